@@ -1,0 +1,60 @@
+// Internal: the backend interface. A backend is a `static const hg_backend_vtable` with
+// designated initializers, registered in backends/registry.c. The core validates every request
+// (handles, dtypes, ranges, launch config, argument binding) before it reaches a backend, so
+// backends only execute. Slots marked optional may be NULL.
+#ifndef HG_BACKENDS_BACKEND_H
+#define HG_BACKENDS_BACKEND_H
+#include <stddef.h>
+#include <stdint.h>
+#include "hologram.h"
+#include "isa/program.h"
+
+// A launch argument after the core checked it against the parameter.
+typedef struct hg_bound_arg {
+    void* base;          // BUFFER: device address of the first visible element
+    uint64_t count;      // BUFFER: number of visible elements
+    uint64_t bits;       // SCALAR: raw value bits
+} hg_bound_arg;
+
+typedef struct hg_backend_vtable {
+    uint32_t api_version;            // must be HG_BACKEND_API_VERSION
+    hg_backend_kind kind;
+    const char* name;
+    // 1 if an executor can be created; else 0 and a reason ("not built in", "no driver: ...",
+    // "no device", "not this platform"). Cheap after the first call.
+    int (*probe)(char* reason, size_t reason_len, int* device_count);
+    hg_status (*device_info)(int index, hg_device_info* out);
+
+    hg_status (*executor_create)(const hg_executor_options* opts, void** out_state);
+    void (*executor_destroy)(void* state);
+    hg_status (*synchronize)(void* state);
+    int (*num_threads)(void* state);
+
+    // Memory. Byte offsets and sizes. `host_visible` = 1 when device memory is a host pointer
+    // (map and wrap are then allowed).
+    int host_visible;
+    hg_status (*mem_alloc)(void* state, size_t nbytes, void** out);   // zeroed
+    void (*mem_free)(void* state, void* mem);
+    hg_status (*mem_write)(void* state, void* mem, size_t offset, const void* src, size_t n);
+    hg_status (*mem_read)(void* state, const void* mem, size_t offset, void* dst, size_t n);
+    hg_status (*mem_copy)(void* state, void* dst, const void* src, size_t n);
+    // optional: fill n elements of `elem_size` bytes with the pattern at `value`
+    hg_status (*mem_fill)(void* state, void* mem, size_t n, const void* value, size_t elem_size);
+
+    // Programs. supports_op says whether an instruction (opcode, type) runs on this backend;
+    // compile is called only with validated programs it supports; the compiled kernel owns
+    // whatever it needs (it may keep a pointer to prog, which outlives the kernel).
+    int (*supports_op)(hg_opcode op, hg_dtype type);
+    uint32_t max_shared_bytes;       // static + dynamic shared memory per block
+    hg_status (*kernel_compile)(void* state, const hg_prog* prog, void** out_kernel);
+    void (*kernel_destroy)(void* state, void* kernel);
+    hg_status (*kernel_launch)(void* state, void* kernel, const hg_launch_config* cfg,
+                               const hg_bound_arg* args, size_t nargs);
+} hg_backend_vtable;
+
+// The registry: the vtable of a concrete backend kind, or NULL when not built in.
+const hg_backend_vtable* hg_backend_get(hg_backend_kind kind);
+
+extern const hg_backend_vtable hg_cpu_backend;
+
+#endif

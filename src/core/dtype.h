@@ -1,0 +1,30 @@
+// Internal: dtype facts.
+#ifndef HG_CORE_DTYPE_H
+#define HG_CORE_DTYPE_H
+#include <stdbool.h>
+#include "hologram.h"
+
+static inline bool hg_dtype_valid(int t) { return t >= 0 && t < HG_DTYPE_COUNT; }
+static inline bool hg_dtype_is_float(int t) {
+    return t == HG_DTYPE_F16 || t == HG_DTYPE_BF16 || t == HG_DTYPE_F32 || t == HG_DTYPE_F64;
+}
+static inline bool hg_dtype_is_signed_int(int t) {
+    return t == HG_DTYPE_I8 || t == HG_DTYPE_I16 || t == HG_DTYPE_I32 || t == HG_DTYPE_I64;
+}
+static inline bool hg_dtype_is_unsigned_int(int t) {
+    return t == HG_DTYPE_U8 || t == HG_DTYPE_U16 || t == HG_DTYPE_U32 || t == HG_DTYPE_U64;
+}
+static inline bool hg_dtype_is_int(int t) { return hg_dtype_is_signed_int(t) || hg_dtype_is_unsigned_int(t); }
+static inline unsigned hg_dtype_bits(int t) { return (unsigned)hg_dtype_size((hg_dtype)t) * 8u; }
+// Bit set of dtypes (1u << dtype) used by the opcode table.
+#define HG_TS(t) (1u << (t))
+#define HG_TS_BOOL HG_TS(HG_DTYPE_BOOL)
+#define HG_TS_SINT (HG_TS(HG_DTYPE_I8) | HG_TS(HG_DTYPE_I16) | HG_TS(HG_DTYPE_I32) | HG_TS(HG_DTYPE_I64))
+#define HG_TS_UINT (HG_TS(HG_DTYPE_U8) | HG_TS(HG_DTYPE_U16) | HG_TS(HG_DTYPE_U32) | HG_TS(HG_DTYPE_U64))
+#define HG_TS_INT (HG_TS_SINT | HG_TS_UINT)
+#define HG_TS_FLOAT (HG_TS(HG_DTYPE_F16) | HG_TS(HG_DTYPE_BF16) | HG_TS(HG_DTYPE_F32) | HG_TS(HG_DTYPE_F64))
+#define HG_TS_NUM (HG_TS_INT | HG_TS_FLOAT)
+#define HG_TS_ALL (HG_TS_NUM | HG_TS_BOOL)
+#define HG_TS_ATOMIC (HG_TS(HG_DTYPE_I32) | HG_TS(HG_DTYPE_U32) | HG_TS(HG_DTYPE_I64) | HG_TS(HG_DTYPE_U64) | HG_TS(HG_DTYPE_F32) | HG_TS(HG_DTYPE_F64))
+
+#endif

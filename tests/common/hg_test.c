@@ -1,0 +1,23 @@
+#include "hg_test.h"
+
+int hg_test_passed = 0;
+int hg_test_failed = 0;
+
+int hg_test_finish(const char* name) {
+    printf("%s: %d passed, %d failed\n", name, hg_test_passed, hg_test_failed);
+    return hg_test_failed ? 1 : 0;
+}
+
+const char* hg_test_source_path(const char* rel) {
+    static char buf[4096];
+    const char* root = getenv("HG_SOURCE_DIR");
+    snprintf(buf, sizeof buf, "%s/%s", root ? root : ".", rel);
+    return buf;
+}
+
+uint64_t hg_test_rand(uint64_t* state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
