@@ -1,0 +1,47 @@
+// Picks the lane-array kernel set once: AVX2+FMA (+F16C) when this CPU has it and the build
+// compiled it, else the portable set. Both sets give bit-identical results (tested).
+#include "backends/cpu/cpu_kernels.h"
+#include <pthread.h>
+#include <string.h>
+
+static hg_cpu_kernels generic_set;
+#ifdef HG_CPU_HAS_AVX2_SET
+static hg_cpu_kernels avx2_set;
+static int avx2_ok;
+#endif
+static const hg_cpu_kernels* chosen;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void init_sets(void) {
+    generic_set.name = "generic";
+    hg_cpu_fill_arith_generic(&generic_set);
+    hg_cpu_fill_math_generic(&generic_set);
+    hg_cpu_fill_cvt_generic(&generic_set);
+    chosen = &generic_set;
+#ifdef HG_CPU_HAS_AVX2_SET
+    __builtin_cpu_init();
+    avx2_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+              __builtin_cpu_supports("f16c");
+    if (avx2_ok) {
+        avx2_set.name = "avx2";
+        hg_cpu_fill_arith_avx2(&avx2_set);
+        hg_cpu_fill_math_avx2(&avx2_set);
+        hg_cpu_fill_cvt_avx2(&avx2_set);
+        chosen = &avx2_set;
+    }
+#endif
+}
+
+const hg_cpu_kernels* hg_cpu_kernels_get(void) {
+    pthread_once(&once, init_sets);
+    return chosen;
+}
+
+const hg_cpu_kernels* hg_cpu_kernels_named(const char* name) {
+    pthread_once(&once, init_sets);
+    if (!strcmp(name, "generic")) return &generic_set;
+#ifdef HG_CPU_HAS_AVX2_SET
+    if (!strcmp(name, "avx2") && avx2_ok) return &avx2_set;
+#endif
+    return NULL;
+}

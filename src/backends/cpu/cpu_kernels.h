@@ -1,0 +1,68 @@
+// Internal (CPU backend): the table of lane-array kernels. Every kernel works on dense arrays of
+// n lanes in the register storage layout (see cpu_storage_size): bool as uint8 0/1, integers
+// natively, f16/bf16 as float values already rounded to the type, f32 float, f64 double.
+// The files under simd/ are compiled twice (portable and AVX2+FMA); each fills the part of the
+// table it owns, and cpu_kernels.c picks one set at startup.
+#ifndef HG_BACKENDS_CPU_KERNELS_H
+#define HG_BACKENDS_CPU_KERNELS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "hologram.h"
+
+// d = f(a, b, c) lane by lane. d may be the same array as a source (never a partial overlap).
+typedef void (*hg_cpu_kfn)(void* d, const void* a, const void* b, const void* c, size_t n);
+// Converts n elements between memory layout and register layout.
+typedef void (*hg_cpu_convfn)(void* dst, const void* src, size_t n);
+// d[i] = m[i] ? t[i] : d[i]
+typedef void (*hg_cpu_blendfn)(void* d, const void* t, const uint8_t* m, size_t n);
+
+typedef struct hg_cpu_kernels {
+    const char* name;                                  // "avx2" / "generic"
+    hg_cpu_kfn op[HG_OPCODE_COUNT][HG_DTYPE_COUNT];    // arithmetic, math, sel, mov
+    hg_cpu_kfn cmp[HG_CMP_COUNT][HG_DTYPE_COUNT];      // d is bool
+    hg_cpu_kfn cvt[HG_DTYPE_COUNT][HG_DTYPE_COUNT];    // [dst][src]
+    hg_cpu_convfn load[HG_DTYPE_COUNT];                // memory elements -> register lanes
+    hg_cpu_convfn store[HG_DTYPE_COUNT];               // register lanes -> memory elements
+    hg_cpu_blendfn blend[4];                           // by log2 of the storage size
+} hg_cpu_kernels;
+
+// Bytes per lane of a register of the type (f16/bf16 live as float).
+static inline unsigned hg_cpu_storage_size(int t) {
+    switch (t) {
+    case HG_DTYPE_BOOL: case HG_DTYPE_I8: case HG_DTYPE_U8: return 1;
+    case HG_DTYPE_I16: case HG_DTYPE_U16: return 2;
+    case HG_DTYPE_I64: case HG_DTYPE_U64: case HG_DTYPE_F64: return 8;
+    default: return 4;
+    }
+}
+static inline unsigned hg_cpu_storage_log2(int t) {
+    unsigned s = hg_cpu_storage_size(t);
+    return s == 1 ? 0u : s == 2 ? 1u : s == 4 ? 2u : 3u;
+}
+
+// The selected kernel set (AVX2+FMA when the CPU has it, else portable). Thread-safe.
+const hg_cpu_kernels* hg_cpu_kernels_get(void);
+// A specific set by name ("generic", "avx2"); NULL if not built or not supported by this CPU.
+// Tests use it to compare both sets bit for bit.
+const hg_cpu_kernels* hg_cpu_kernels_named(const char* name);
+
+#define HG_CAT2(a, b) a##b
+#define HG_CAT(a, b) HG_CAT2(a, b)
+#ifdef HG_SIMD_SUFFIX
+#define HG_SIMD_NAME(x) HG_CAT(x, HG_SIMD_SUFFIX)
+#endif
+
+// x86-64 always has an AVX2 set: from the build's simd/ objects, or from avx2_kernels_*.c.
+#if defined(HG_HAVE_AVX2_KERNELS) || defined(__x86_64__)
+#define HG_CPU_HAS_AVX2_SET 1
+#endif
+
+// Fill functions exported by the simd/ files, one per instruction set.
+#define HG_CPU_DECLARE_FILLERS(sfx)                           \
+    void hg_cpu_fill_arith_##sfx(hg_cpu_kernels* k);          \
+    void hg_cpu_fill_math_##sfx(hg_cpu_kernels* k);           \
+    void hg_cpu_fill_cvt_##sfx(hg_cpu_kernels* k);
+HG_CPU_DECLARE_FILLERS(generic)
+HG_CPU_DECLARE_FILLERS(avx2)
+
+#endif

@@ -1,0 +1,78 @@
+// Lane-array kernels for the float functions of docs/isa.md §5: sqrt rsqrt exp exp2 log log2 sin
+// cos tanh sigmoid erf floor ceil round trunc. f16/bf16 compute in f32 and round once to the
+// register type. Transcendentals call libm (accuracy first); sqrt and the roundings vectorize.
+#include "backends/cpu/simd/simd_common.h"
+
+#define KSIG(name) static void name(void* dv, const void* av, const void* bv, const void* cv, size_t n)
+#define K1(name, T, expr)                                                      \
+    KSIG(name) {                                                               \
+        T* d = dv;                                                             \
+        const T* a = av;                                                       \
+        (void)bv; (void)cv;                                                    \
+        HG_IVDEP for (size_t i = 0; i < n; i++) { T x = a[i]; d[i] = (expr); } \
+    }
+
+// sigmoid(x) = 1/(1+e^-x), evaluated with e^-|x| so it never overflows to inf/inf = NaN.
+static inline float sigmoidf_(float x) {
+    float e = expf(-fabsf(x));
+    return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+static inline double sigmoid_(double x) {
+    double e = exp(-fabs(x));
+    return x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+}
+// 1/sqrt(x) for f32 is computed in double so the only error is the final rounding (and
+// rsqrt(+-0) = +-inf, rsqrt(x<0) = NaN, rsqrt(inf) = 0 as 1/sqrt gives).
+static inline float rsqrtf_(float x) { return (float)(1.0 / sqrt((double)x)); }
+static inline double rsqrt_(double x) { return 1.0 / sqrt(x); }
+
+// F the storage type, R the rounding to the register type, S the libm suffix (f for float).
+#define MATHS(tag, F, R, SQRT, RSQRT, EXP, EXP2, LOG, LOG2, SIN, COS, TANH, SIGM, ERF,    \
+              FLOOR, CEIL, RINT, TRUNC)                                                \
+    K1(sqrt_##tag, F, R(SQRT(x)))                                                      \
+    K1(rsqrt_##tag, F, R(RSQRT(x)))                                                    \
+    K1(exp_##tag, F, R(EXP(x)))                                                        \
+    K1(exp2_##tag, F, R(EXP2(x)))                                                      \
+    K1(log_##tag, F, R(LOG(x)))                                                        \
+    K1(log2_##tag, F, R(LOG2(x)))                                                      \
+    K1(sin_##tag, F, R(SIN(x)))                                                        \
+    K1(cos_##tag, F, R(COS(x)))                                                        \
+    K1(tanh_##tag, F, R(TANH(x)))                                                      \
+    K1(sigmoid_##tag, F, R(SIGM(x)))                                                   \
+    K1(erf_##tag, F, R(ERF(x)))                                                        \
+    K1(floor_##tag, F, FLOOR(x))                                                       \
+    K1(ceil_##tag, F, CEIL(x))                                                         \
+    K1(round_##tag, F, RINT(x))                                                        \
+    K1(trunc_##tag, F, TRUNC(x))
+
+#define R_ID(v) (v)
+// round = to nearest, ties to even: rint in the default rounding mode (the library never
+// changes it), which vectorizes as roundps where floor/ceil/trunc do.
+#define F32_FUNCS sqrtf, rsqrtf_, expf, exp2f, logf, log2f, sinf, cosf, tanhf, sigmoidf_, erff, \
+                  floorf, ceilf, rintf, truncf
+#define F64_FUNCS sqrt, rsqrt_, exp, exp2, log, log2, sin, cos, tanh, sigmoid_, erf, floor, ceil, \
+                  rint, trunc
+// One level of indirection so the function lists expand into separate arguments.
+#define MATHS_(...) MATHS(__VA_ARGS__)
+MATHS_(f32, float, R_ID, F32_FUNCS)
+MATHS_(f64, double, R_ID, F64_FUNCS)
+// Rounding an f16/bf16 value to an integral value gives an f16/bf16 value: no extra rounding.
+MATHS_(f16, float, hg_v_round_f16, F32_FUNCS)
+MATHS_(bf16, float, hg_v_round_bf16, F32_FUNCS)
+
+#define SET_MATH(tag, dt)                                                                  \
+    k->op[HG_OP_SQRT][dt] = sqrt_##tag; k->op[HG_OP_RSQRT][dt] = rsqrt_##tag;              \
+    k->op[HG_OP_EXP][dt] = exp_##tag; k->op[HG_OP_EXP2][dt] = exp2_##tag;                  \
+    k->op[HG_OP_LOG][dt] = log_##tag; k->op[HG_OP_LOG2][dt] = log2_##tag;                  \
+    k->op[HG_OP_SIN][dt] = sin_##tag; k->op[HG_OP_COS][dt] = cos_##tag;                    \
+    k->op[HG_OP_TANH][dt] = tanh_##tag; k->op[HG_OP_SIGMOID][dt] = sigmoid_##tag;          \
+    k->op[HG_OP_ERF][dt] = erf_##tag; k->op[HG_OP_FLOOR][dt] = floor_##tag;                \
+    k->op[HG_OP_CEIL][dt] = ceil_##tag; k->op[HG_OP_ROUND][dt] = round_##tag;              \
+    k->op[HG_OP_TRUNC][dt] = trunc_##tag;
+
+void HG_SIMD_NAME(hg_cpu_fill_math_)(hg_cpu_kernels* k) {
+    SET_MATH(f32, HG_DTYPE_F32)
+    SET_MATH(f64, HG_DTYPE_F64)
+    SET_MATH(f16, HG_DTYPE_F16)
+    SET_MATH(bf16, HG_DTYPE_BF16)
+}

@@ -1,0 +1,21 @@
+// Internal: configuration from the environment. Precedence everywhere: an explicit argument,
+// else the environment variable, else the default.
+#ifndef HG_CORE_CONFIG_H
+#define HG_CORE_CONFIG_H
+#include "hologram.h"
+
+// The backend HOLOGRAM_BACKEND names, for resolving AUTO. *out is AUTO when the variable is
+// unset, empty or "auto". A name that is not a backend gives HG_ERR_INVALID_ARGUMENT naming the
+// variable and the valid names.
+hg_status hg_config_backend(hg_backend_kind* out);
+
+// Number of CPU worker threads: `requested` if > 0, else HOLOGRAM_NUM_THREADS, else
+// OMP_NUM_THREADS (its first entry), else the number of online cores. Always in
+// [1, HG_CONFIG_MAX_THREADS]; malformed variables are ignored with a warning.
+#define HG_CONFIG_MAX_THREADS 1024
+int hg_config_num_threads(int requested);
+
+// Number of online CPU cores (at least 1).
+int hg_config_num_cores(void);
+
+#endif

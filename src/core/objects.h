@@ -1,0 +1,70 @@
+// Internal: the objects behind executor, buffer and kernel handles.
+//
+// Locking: ex->lock guards the executor's lists of buffers and kernels; ex->launch_lock
+// serializes launches on the executor (backends run one launch at a time) and guards the
+// compiled-kernel cache of hg_launch, whose entries are only used while it is held.
+#ifndef HG_CORE_OBJECTS_H
+#define HG_CORE_OBJECTS_H
+#include <pthread.h>
+#include <stdint.h>
+#include "backends/backend.h"
+#include "hologram.h"
+
+typedef struct hg_buffer_obj hg_buffer_obj;
+typedef struct hg_kernel_obj hg_kernel_obj;
+
+typedef struct hg_executor_obj {
+    uint64_t handle;
+    const hg_backend_vtable* vt;
+    void* state;                  // the backend's executor state
+    hg_backend_kind kind;         // concrete (never AUTO)
+    int device;
+    pthread_mutex_t lock;         // buffers, kernels
+    pthread_mutex_t launch_lock;  // launches, cache
+    hg_buffer_obj* buffers;       // live buffers (doubly linked)
+    hg_kernel_obj* kernels;       // live kernel handles (doubly linked)
+    // hg_launch cache: buckets of kernels (not handles) chained through cache_next.
+    hg_kernel_obj** cache;
+    uint32_t cache_buckets, cache_count;
+} hg_executor_obj;
+
+struct hg_buffer_obj {
+    uint64_t handle;
+    hg_executor_obj* ex;
+    hg_dtype dtype;
+    size_t count;
+    size_t nbytes;
+    void* mem;       // backend memory (NULL when nbytes == 0)
+    int wrapped;     // caller memory: never freed by the library
+    hg_buffer_obj *prev, *next;
+};
+
+struct hg_kernel_obj {
+    uint64_t handle;           // 0 for kernels owned by the launch cache
+    hg_executor_obj* ex;
+    hg_prog* prog;             // owned copy, immutable
+    void* compiled;            // the backend's kernel
+    uint64_t hash;             // hg_prog_hash(prog)
+    hg_kernel_obj *prev, *next;  // executor's list (handles)
+    hg_kernel_obj* cache_next;   // cache chain
+};
+
+// Executor internals used by buffer.c and kernel.c.
+hg_executor_obj* hg_executor_resolve(hg_executor ex, const char* what);
+void hg_executor_link_buffer(hg_executor_obj* ex, hg_buffer_obj* b);
+void hg_executor_unlink_buffer(hg_executor_obj* ex, hg_buffer_obj* b);
+void hg_executor_link_kernel(hg_executor_obj* ex, hg_kernel_obj* k);
+void hg_executor_unlink_kernel(hg_executor_obj* ex, hg_kernel_obj* k);
+
+// Releases a buffer's memory and object (the handle must already be removed).
+void hg_buffer_release(hg_buffer_obj* b);
+// Releases a kernel's compiled code, program and object (the handle must already be removed).
+void hg_kernel_release(hg_kernel_obj* k);
+// Drops every cached kernel of the executor (caller holds ex->launch_lock or is the last user).
+void hg_kernel_cache_clear(hg_executor_obj* ex);
+
+// Converts a double to one element of dtype (cvt semantics: float->int truncates and
+// saturates, NaN -> 0; bool = nonzero), written to out (hg_dtype_size bytes).
+void hg_convert_from_double(hg_dtype dtype, double v, void* out);
+
+#endif
