@@ -317,6 +317,13 @@ static void test_cli_errors(void) {
     CHECK_MSG(rc == 1 && (strstr(g_err, "HG_ERR_INVALID_PROGRAM") || strstr(g_err, "HG_ERR_PARSE")) &&
               strlen(g_err) > 60, "check bad.hasm: exit %d: %s", rc, g_err);
     CHECK(g_out[0] == 0);
+    // ... as is an operand of the wrong type; the message names the instruction.
+    CHECK(write_text(tmp_path("bad3.hasm"),
+                     ".kernel bad3\n.reg u32 i\n.reg f32 x\n    add.f32 x, i, x\n") == 0);
+    snprintf(args, sizeof args, "check '%s'", tmp_path("bad3.hasm"));
+    rc = cli(args);
+    CHECK_MSG(rc == 1 && (strstr(g_err, "HG_ERR_INVALID_PROGRAM") || strstr(g_err, "HG_ERR_PARSE")) &&
+              strstr(g_err, "add"), "check bad3.hasm: exit %d: %s", rc, g_err);
     // ... and an unknown mnemonic is a parse error.
     CHECK(write_text(tmp_path("bad2.hasm"),
                      ".kernel bad2\n.reg u32 i\n    frob.u32 i, i\n") == 0);
@@ -376,8 +383,9 @@ static void test_cli_errors(void) {
     CHECK(write_npy(tmp_path("fort.npy"), "<f4", "(2, 3)", z, sizeof z) == 0);
     {
         // Patch fortran_order in place (same length: "False" -> "True ").
+        // (The search starts after the 10-byte preamble, which contains a NUL.)
         char* t = read_text(tmp_path("fort.npy"));
-        char* p = t ? strstr(t, "False") : NULL;
+        char* p = t ? strstr(t + 10, "False") : NULL;
         if (p) {
             memcpy(p, "True ", 5);
             FILE* ff = fopen(tmp_path("fort.npy"), "r+b");

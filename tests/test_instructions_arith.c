@@ -35,8 +35,8 @@ static void run_one(hg_opcode op, hg_dtype t, uint64_t* rng, size_t* total) {
         for (uint64_t b = 0; b < 65536; b++) ih_push(&c.in[0], b);
         c.n = 65536;
     } else {
-        size_t max_combo = ks.nsrc == 3 ? 60000 : 20000;
-        size_t nrand = narrow ? 40000 : 12000;
+        size_t max_combo = ks.nsrc == 3 ? 100000 : 20000;
+        size_t nrand = narrow ? 250000 : 60000;
         ih_gen_cases(&ks, max_combo, nrand, rng, &c);
     }
     ih_stat st;

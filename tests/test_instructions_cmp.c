@@ -25,7 +25,7 @@ int main(void) {
         for (int cc = 0; cc < HG_CMP_COUNT; cc++) {
             ih_kspec ks = ih_spec(HG_OP_CMP, (hg_dtype)t, (uint8_t)cc);
             ih_cases c;
-            ih_gen_cases(&ks, 20000, t == HG_DTYPE_BOOL ? 16 : narrow ? 30000 : 8000, &rng, &c);
+            ih_gen_cases(&ks, 20000, t == HG_DTYPE_BOOL ? 16 : narrow ? 60000 : 20000, &rng, &c);
             // Equal operands are rare among random pairs: add some.
             for (int i = 0; i < 500 && t != HG_DTYPE_BOOL; i++) {
                 uint64_t x = ih_rand_value((hg_dtype)t, &rng);

@@ -58,7 +58,7 @@ static void gen_inputs(hg_dtype src, uint64_t* rng, ih_cases* c) {
         ih_specials(src, v);
         if (ir_is_int(src)) push_int_ties(src, v);
         else push_float_bounds(src, v);
-        for (int i = 0; i < 20000; i++) ih_push(v, ih_rand_value(src, rng));
+        for (int i = 0; i < 100000; i++) ih_push(v, ih_rand_value(src, rng));
     }
     c->n = v->n;
 }

@@ -1,79 +1,13 @@
 // Memory instructions on the CPU backend: ld/st of every dtype (bit-exact, NaN payloads kept,
 // any non-zero bool byte loads as 1) in global and shared space with every integer index type,
-// immediate and parameter indices and buffer ranges; atomics add/min/max/exch (i32 u32 i64 u64
-// f32 f64) and cas (ints) in global and shared space, with many lanes on one element and on
-// distinct elements, checked against a sequential reference: the final values, and the returned
-// old values forming a valid serialization (each lane's old -> op(old, v) is one step of a chain
-// from the initial to the final value), plus counters whose olds are exactly 0..n-1.
+// immediate and parameter indices and buffer ranges. Atomics are in test_instructions_atomics.c.
 #include <stdlib.h>
 
 #include "instr_harness.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-// Builder with sticky error: the first failing call is reported, later ones are skipped.
-typedef struct kb { hg_program p; int err; } kb;
-static void kb_do(kb* k, hg_status s, const char* what) {
-    if (s != HG_OK && !k->err) {
-        k->err = 1;
-        CHECK_MSG(0, "%s: %s: %s", what, hg_status_string(s), hg_last_error());
-    }
-}
-#define K(expr) kb_do(&k, (k.err ? HG_OK : (expr)), #expr)
-
-static uint32_t reg(kb* kp, const char* name, hg_dtype t) {
-    uint32_t r = 0;
-    kb_do(kp, kp->err ? HG_OK : hg_program_add_reg(kp->p, name, t, &r), name);
-    return r;
-}
-static uint32_t bufp(kb* kp, const char* name, hg_dtype t, int is_const) {
-    uint32_t r = 0;
-    kb_do(kp, kp->err ? HG_OK : hg_program_add_buffer_param(kp->p, name, t, is_const, &r), name);
-    return r;
-}
-static uint32_t scal(kb* kp, const char* name, hg_dtype t) {
-    uint32_t r = 0;
-    kb_do(kp, kp->err ? HG_OK : hg_program_add_scalar_param(kp->p, name, t, &r), name);
-    return r;
-}
-static hg_status atom(hg_program p, hg_atomic_op aop, hg_space sp, hg_dtype t, uint32_t slot,
-                      hg_operand dst, hg_operand idx, hg_operand v, hg_operand v2) {
-    hg_instr in;
-    memset(&in, 0, sizeof in);
-    in.op = HG_OP_ATOM;
-    in.type = (uint8_t)t;
-    in.aux = (uint8_t)(aop | (sp << 4));
-    in.mem = slot;
-    in.dst = dst;
-    in.src[0] = idx;
-    in.src[1] = v;
-    in.src[2] = v2;
-    return hg_program_emit(p, &in);
-}
-
-static hg_buffer make_buf(hg_dtype t, size_t n, const uint64_t* bits) {
-    hg_buffer b = {0};
-    CHECK_OK(hg_buffer_create(ih_executor(), t, n, &b));
-    if (bits && b.handle) {
-        void* host = malloc(n * 8 + 8);
-        ih_pack(host, bits, n, t);
-        CHECK_OK(hg_buffer_write(b, 0, host, n));
-        free(host);
-    }
-    return b;
-}
-static void read_buf(hg_buffer b, hg_dtype t, size_t n, uint64_t* bits) {
-    void* host = calloc(n + 1, 8);
-    CHECK_OK(hg_buffer_read(b, 0, host, n));
-    ih_unpack(bits, host, n, t);
-    free(host);
-}
-static hg_status launch(kb* k, hg_launch_config cfg, const hg_arg* args, size_t nargs) {
-    if (k->err) return HG_ERR_INVALID_PROGRAM;
-    hg_status s = hg_launch(ih_executor(), k->p, &cfg, args, nargs);
-    CHECK_MSG(s == HG_OK, "launch: %s: %s", hg_status_string(s), hg_last_error());
-    return s;
-}
+#define K(expr) IH_K(&k, expr)
 
 static const hg_dtype k_int_idx[] = {HG_DTYPE_U32, HG_DTYPE_I32, HG_DTYPE_U64, HG_DTYPE_I64,
                                      HG_DTYPE_U16, HG_DTYPE_I16, HG_DTYPE_U8,  HG_DTYPE_I8};
@@ -81,11 +15,11 @@ static const hg_dtype k_int_idx[] = {HG_DTYPE_U32, HG_DTYPE_I32, HG_DTYPE_U64, H
 // ---- ld/st global: out[j] = in[j] with j = i converted to an index type ------------------
 static void test_copy_global(hg_dtype t, hg_dtype idx_t, uint64_t* rng) {
     size_t n = ir_width(idx_t) == 8 ? 100 : 1000;
-    kb k = {{0}, 0};
-    K(hg_program_create("copy", &k.p));
-    uint32_t a = bufp(&k, "a", t, 1), o = bufp(&k, "o", t, 0), pn = scal(&k, "n", HG_DTYPE_U32);
-    uint32_t i = reg(&k, "i", HG_DTYPE_U32), p = reg(&k, "p", HG_DTYPE_BOOL);
-    uint32_t j = reg(&k, "j", idx_t), x = reg(&k, "x", t);
+    ih_kb k;
+    ih_kb_begin(&k, "copy");
+    uint32_t a = ih_kb_buf(&k, "a", t, 1), o = ih_kb_buf(&k, "o", t, 0), pn = ih_kb_scalar(&k, "n", HG_DTYPE_U32);
+    uint32_t i = ih_kb_reg(&k, "i", HG_DTYPE_U32), p = ih_kb_reg(&k, "p", HG_DTYPE_BOOL);
+    uint32_t j = ih_kb_reg(&k, "j", idx_t), x = ih_kb_reg(&k, "x", t);
     K(hg_emit_unary(k.p, HG_OP_MOV, HG_DTYPE_U32, i, hg_sreg(HG_SREG_GID_X)));
     K(hg_emit_cmp(k.p, HG_CMP_LT, HG_DTYPE_U32, p, hg_reg(i), hg_param(pn)));
     K(hg_emit_control(k.p, HG_OP_IF, hg_reg(p)));
@@ -101,10 +35,10 @@ static void test_copy_global(hg_dtype t, hg_dtype idx_t, uint64_t* rng) {
         in[q] = q < sp.n ? sp.v[q] : (t == HG_DTYPE_BOOL ? hg_test_rand(rng) & 0xFF
                                                          : hg_test_rand(rng) & ir_mask(t));
     if (t == HG_DTYPE_BOOL) in[0] = 7, in[1] = 0, in[2] = 0x80, in[3] = 1;  // raw bytes
-    hg_buffer ba = make_buf(t, n, in), bo = make_buf(t, n, NULL);
+    hg_buffer ba = ih_make_buf(t, n, in), bo = ih_make_buf(t, n, NULL);
     hg_arg args[] = {hg_arg_buffer(ba), hg_arg_buffer(bo), hg_arg_u32((uint32_t)n)};
-    if (launch(&k, hg_launch_1d(n, 256), args, 3) == HG_OK) {
-        read_buf(bo, t, n, out);
+    if (ih_kb_launch(&k, hg_launch_1d(n, 256), args, 3) == HG_OK) {
+        ih_read_buf(bo, t, n, out);
         size_t bad = 0;
         for (size_t q = 0; q < n; q++) {
             uint64_t want = t == HG_DTYPE_BOOL ? in[q] != 0 : in[q];
@@ -118,7 +52,7 @@ static void test_copy_global(hg_dtype t, hg_dtype idx_t, uint64_t* rng) {
     }
     hg_buffer_destroy(ba);
     hg_buffer_destroy(bo);
-    hg_program_destroy(k.p);
+    ih_kb_end(&k);
     ih_vec_free(&sp);
     free(in);
     free(out);
@@ -127,12 +61,12 @@ static void test_copy_global(hg_dtype t, hg_dtype idx_t, uint64_t* rng) {
 // Immediate and parameter indices, and a buffer range: out[i] = in[5] + in[p] (ints).
 static void test_uniform_index(void) {
     const size_t n = 300;
-    kb k = {{0}, 0};
-    K(hg_program_create("uidx", &k.p));
-    uint32_t a = bufp(&k, "a", HG_DTYPE_I64, 1), o = bufp(&k, "o", HG_DTYPE_I64, 0);
-    uint32_t pn = scal(&k, "n", HG_DTYPE_U32), pj = scal(&k, "j", HG_DTYPE_I64);
-    uint32_t i = reg(&k, "i", HG_DTYPE_U32), p = reg(&k, "p", HG_DTYPE_BOOL);
-    uint32_t x = reg(&k, "x", HG_DTYPE_I64), y = reg(&k, "y", HG_DTYPE_I64);
+    ih_kb k;
+    ih_kb_begin(&k, "uidx");
+    uint32_t a = ih_kb_buf(&k, "a", HG_DTYPE_I64, 1), o = ih_kb_buf(&k, "o", HG_DTYPE_I64, 0);
+    uint32_t pn = ih_kb_scalar(&k, "n", HG_DTYPE_U32), pj = ih_kb_scalar(&k, "j", HG_DTYPE_I64);
+    uint32_t i = ih_kb_reg(&k, "i", HG_DTYPE_U32), p = ih_kb_reg(&k, "p", HG_DTYPE_BOOL);
+    uint32_t x = ih_kb_reg(&k, "x", HG_DTYPE_I64), y = ih_kb_reg(&k, "y", HG_DTYPE_I64);
     K(hg_emit_unary(k.p, HG_OP_MOV, HG_DTYPE_U32, i, hg_sreg(HG_SREG_GID_X)));
     K(hg_emit_cmp(k.p, HG_CMP_LT, HG_DTYPE_U32, p, hg_reg(i), hg_param(pn)));
     K(hg_emit_control(k.p, HG_OP_IF, hg_reg(p)));
@@ -143,13 +77,13 @@ static void test_uniform_index(void) {
     K(hg_emit_control(k.p, HG_OP_ENDIF, hg_none()));
     uint64_t in[40], out[300];
     for (int q = 0; q < 40; q++) in[q] = (uint64_t)q * 1000003ull + (1ull << 40);
-    hg_buffer ba = make_buf(HG_DTYPE_I64, 40, in), bo = make_buf(HG_DTYPE_I64, n + 10, NULL);
+    hg_buffer ba = ih_make_buf(HG_DTYPE_I64, 40, in), bo = ih_make_buf(HG_DTYPE_I64, n + 10, NULL);
     // Range: the kernel sees a[10..39] as a[0..29] and o[10..] as o[0..].
     hg_arg args[] = {hg_arg_buffer_range(ba, 10, 30), hg_arg_buffer_range(bo, 10, n),
                      hg_arg_u32((uint32_t)n), hg_arg_i64(17)};
-    if (launch(&k, hg_launch_1d(n, 128), args, 4) == HG_OK) {
+    if (ih_kb_launch(&k, hg_launch_1d(n, 128), args, 4) == HG_OK) {
         uint64_t all[310];
-        read_buf(bo, HG_DTYPE_I64, n + 10, all);
+        ih_read_buf(bo, HG_DTYPE_I64, n + 10, all);
         memcpy(out, all + 10, sizeof out);
         size_t bad = 0;
         for (size_t q = 0; q < n; q++) bad += out[q] != in[15] + in[27];
@@ -158,21 +92,20 @@ static void test_uniform_index(void) {
     }
     hg_buffer_destroy(ba);
     hg_buffer_destroy(bo);
-    hg_program_destroy(k.p);
+    ih_kb_end(&k);
 }
 
 // ---- shared: lane t stores in[i] to sh[t]; after bar, out[i] = sh[(t + 1) % ntid] ----------
 static void test_shared_rotate(hg_dtype t, int unsized, uint64_t* rng) {
     const uint32_t block = 128, grid = 5;
     const size_t n = (size_t)block * grid - 37;  // the last block is partly idle
-    kb k = {{0}, 0};
-    K(hg_program_create("rot", &k.p));
-    uint32_t a = bufp(&k, "a", t, 1), o = bufp(&k, "o", t, 0), pn = scal(&k, "n", HG_DTYPE_U32);
-    uint32_t sh = 0;
-    K(hg_program_add_shared(k.p, "sh", t, unsized ? 0 : block, &sh));
-    uint32_t i = reg(&k, "i", HG_DTYPE_U32), tid = reg(&k, "t", HG_DTYPE_U32);
-    uint32_t j = reg(&k, "j", HG_DTYPE_U32), p = reg(&k, "p", HG_DTYPE_BOOL);
-    uint32_t x = reg(&k, "x", t);
+    ih_kb k;
+    ih_kb_begin(&k, "rot");
+    uint32_t a = ih_kb_buf(&k, "a", t, 1), o = ih_kb_buf(&k, "o", t, 0), pn = ih_kb_scalar(&k, "n", HG_DTYPE_U32);
+    uint32_t sh = ih_kb_shared(&k, "sh", t, unsized ? 0 : block);
+    uint32_t i = ih_kb_reg(&k, "i", HG_DTYPE_U32), tid = ih_kb_reg(&k, "t", HG_DTYPE_U32);
+    uint32_t j = ih_kb_reg(&k, "j", HG_DTYPE_U32), p = ih_kb_reg(&k, "p", HG_DTYPE_BOOL);
+    uint32_t x = ih_kb_reg(&k, "x", t);
     K(hg_emit_unary(k.p, HG_OP_MOV, HG_DTYPE_U32, i, hg_sreg(HG_SREG_GID_X)));
     K(hg_emit_unary(k.p, HG_OP_MOV, HG_DTYPE_U32, tid, hg_sreg(HG_SREG_TID_X)));
     K(hg_emit_cmp(k.p, HG_CMP_LT, HG_DTYPE_U32, p, hg_reg(i), hg_param(pn)));
@@ -193,12 +126,12 @@ static void test_shared_rotate(hg_dtype t, int unsized, uint64_t* rng) {
     ih_specials(t, &sp);
     for (size_t q = 0; q < n; q++)
         in[q] = q < sp.n ? sp.v[q] : ih_rand_value(t, rng);
-    hg_buffer ba = make_buf(t, n, in), bo = make_buf(t, n, NULL);
+    hg_buffer ba = ih_make_buf(t, n, in), bo = ih_make_buf(t, n, NULL);
     hg_arg args[] = {hg_arg_buffer(ba), hg_arg_buffer(bo), hg_arg_u32((uint32_t)n)};
     hg_launch_config cfg = hg_launch_1d(n, block);
     cfg.shared_bytes = unsized ? block * (uint32_t)ir_size(t) : 0;
-    if (launch(&k, cfg, args, 3) == HG_OK) {
-        read_buf(bo, t, n, out);
+    if (ih_kb_launch(&k, cfg, args, 3) == HG_OK) {
+        ih_read_buf(bo, t, n, out);
         size_t bad = 0;
         for (size_t q = 0; q < n; q++) {
             size_t base = q / block * block, src = base + (q - base + 1) % block;
@@ -213,13 +146,11 @@ static void test_shared_rotate(hg_dtype t, int unsized, uint64_t* rng) {
     }
     hg_buffer_destroy(ba);
     hg_buffer_destroy(bo);
-    hg_program_destroy(k.p);
+    ih_kb_end(&k);
     ih_vec_free(&sp);
     free(in);
     free(out);
 }
-
-#include "instr_atomics.inc"
 
 int main(void) {
     double t0 = ih_now();
@@ -232,7 +163,6 @@ int main(void) {
     }
     printf("  ld/st global (8 index types) and shared (static, unsized): 13 types done\n");
     test_uniform_index();
-    test_atomics(&rng);
     printf("test_instructions_memory: %.1f s\n", ih_now() - t0);
     ih_shutdown();
     return hg_test_finish("test_instructions_memory");

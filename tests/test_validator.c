@@ -63,7 +63,7 @@ static int list_corpus(const char* dir, char*** out) {
         names[n++] = strdup(e->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    if (n) qsort(names, (size_t)n, sizeof *names, cmp_str);
     *out = names;
     return n;
 }
@@ -116,6 +116,7 @@ static void test_invalid_corpus(void) {
                   "%s: first line must be `// expect: HG_ERR_...: <substring>`", names[k]);
         hg_clear_error();
         hg_status s = parse_and_validate(text, len);
+        if (getenv("HG_TEST_VERBOSE")) printf("%-36s %s\n", names[k], hg_last_error());
         CHECK_MSG(strcmp(hg_status_string(s), want_status) == 0, "%s: got %s (%s), want %s",
                   names[k], hg_status_string(s), hg_last_error(), want_status);
         CHECK_MSG(strstr(hg_last_error(), want_sub) != NULL, "%s: message \"%s\" lacks \"%s\"",
@@ -324,18 +325,18 @@ static void test_builder_instructions(void) {
          ADD_F32(OREG(R_X), OREG(99), OREG(R_X)));
     CASE("dst reg out of range", 0, "dst: register index 50 is out of range",
          ADD_F32(OREG(50), OREG(R_X), OREG(R_X)));
-    CASE("src type mismatch", 0, "src[1]: register 'k' has type i32, expected a f32 value",
+    CASE("src type mismatch", 0, "src[1]: register 'k' has type i32, expected an f32 value",
          ADD_F32(OREG(R_X), OREG(R_X), OREG(R_K)));
-    CASE("dst type mismatch", 0, "dst: register 'k' has type i32, expected a f32 register",
+    CASE("dst type mismatch", 0, "dst: register 'k' has type i32, expected an f32 register",
          ADD_F32(OREG(R_K), OREG(R_X), OREG(R_X)));
-    CASE("dst immediate", 0, "dst is an immediate, expected a f32 register",
+    CASE("dst immediate", 0, "dst is an immediate, expected an f32 register",
          ADD_F32(OIMM(0), OREG(R_X), OREG(R_X)));
     CASE("dst special", 0, "dst is a special register",
          INS(HG_OP_MOV, T_U32, 0, 0, OSP(HG_SREG_TID_X), OIMM(1), ONONE, ONONE));
     CASE("dst param", 0, "dst is a parameter", INS(HG_OP_MOV, T_U32, 0, 0, OPAR(P_N), OIMM(1), ONONE, ONONE));
-    CASE("dst missing", 0, "dst is empty (NONE), expected a f32 register",
+    CASE("dst missing", 0, "dst is empty (NONE), expected an f32 register",
          ADD_F32(ONONE, OREG(R_X), OREG(R_X)));
-    CASE("src missing", 0, "src[1] is missing, expected a f32 value",
+    CASE("src missing", 0, "src[1] is missing, expected an f32 value",
          ADD_F32(OREG(R_X), OREG(R_X), ONONE));
     CASE("extra src", 0, "src[2] is a register", INS(HG_OP_ADD, T_F32, 0, 0, OREG(R_X), OREG(R_X), OREG(R_X), OREG(R_X)));
     CASE("NONE slot with index", 0, "src[2] is empty (NONE) (kind 0, index 3",
@@ -368,11 +369,11 @@ static void test_builder_instructions(void) {
          ADD_F32(OREG(R_X), OREG(R_X), OPAR(40)));
     CASE("buffer param as value", 0, "src[1]: parameter 'a' is a buffer",
          ADD_F32(OREG(R_X), OREG(R_X), OPAR(P_A)));
-    CASE("scalar param type", 0, "src[1]: parameter 'n' has type u32, expected a f32 value",
+    CASE("scalar param type", 0, "src[1]: parameter 'n' has type u32, expected an f32 value",
          ADD_F32(OREG(R_X), OREG(R_X), OPAR(P_N)));
     CASE("special out of range", 0, "special register 15 is unknown",
          INS(HG_OP_MOV, T_U32, 0, 0, OREG(R_I), OSP(15), ONONE, ONONE));
-    CASE("special as f32", 0, "%tid.x has type u32, expected a f32 value",
+    CASE("special as f32", 0, "%tid.x has type u32, expected an f32 value",
          ADD_F32(OREG(R_X), OSP(HG_SREG_TID_X), OREG(R_X)));
     CASE("special with bits", 0, "a special register operand has bits",
          INS(HG_OP_MOV, T_U32, 0, 0, OREG(R_I), ORAW(HG_OPERAND_SPECIAL, 0, 4), ONONE, ONONE));
@@ -401,15 +402,15 @@ static void test_builder_instructions(void) {
          ST(SH, T_F32, S_TILE, OREG(R_P), OREG(R_X)));
     CASE("float param index", 0, "parameter 's' has type f32, expected an integer-typed value",
          LD(G, T_F32, OREG(R_Y), P_A, OPAR(P_S)));
-    CASE("st value type", 0, "src[1]: register 'k' has type i32, expected a f32 value",
+    CASE("st value type", 0, "src[1]: register 'k' has type i32, expected an f32 value",
          ST(G, T_F32, P_C, OIMM(0), OREG(R_K)));
     CASE("atom add with third operand", 0, "(only atom.cas takes a third operand)",
          ATOM(HG_ATOMIC_ADD, G, T_F32, ONONE, P_C, OIMM(0), OREG(R_X), OREG(R_Y)));
     CASE("cas missing new value", 0, "src[2] is missing, expected the new i32 value",
          ATOM(HG_ATOMIC_CAS, G, T_I32, OREG(R_K), P_IB, OIMM(0), OREG(R_K), ONONE));
-    CASE("atom dst immediate", 0, "dst is an immediate, expected a f32 register or `_`",
+    CASE("atom dst immediate", 0, "dst is an immediate, expected an f32 register or `_`",
          ATOM(HG_ATOMIC_ADD, G, T_F32, OIMM(0), P_C, OIMM(0), OREG(R_X), ONONE));
-    CASE("atom dst type", 0, "dst: register 'k' has type i32, expected a f32 register",
+    CASE("atom dst type", 0, "dst: register 'k' has type i32, expected an f32 register",
          ATOM(HG_ATOMIC_EXCH, G, T_F32, OREG(R_K), P_C, OIMM(0), OREG(R_X), ONONE));
 
     // Role-specific types.
@@ -417,7 +418,7 @@ static void test_builder_instructions(void) {
          INS(HG_OP_CMP, T_F32, HG_CMP_LT, 0, OREG(R_X), OREG(R_X), OREG(R_Y), ONONE));
     CASE("sel non-bool condition", 0, "src[0]: register 'x' has type f32, expected a bool value",
          INS(HG_OP_SEL, T_F32, 0, 0, OREG(R_Y), OREG(R_X), OREG(R_X), OREG(R_Y)));
-    CASE("cvt source mismatch", 0, "src[0]: register 'x' has type f32, expected a i32 value",
+    CASE("cvt source mismatch", 0, "src[0]: register 'x' has type f32, expected an i32 value",
          INS(HG_OP_CVT, T_F32, T_I32, 0, OREG(R_X), OREG(R_X), ONONE, ONONE));
     CASE("if without condition", 0, "src[0] is missing, expected a bool value",
          CTRL(HG_OP_IF, ONONE), CTRL(HG_OP_ENDIF, ONONE));
@@ -660,9 +661,12 @@ static void test_large(void) {
     hg_prog_free(p);
 }
 
+// Random valid programs validate; the same programs with one field of one instruction made
+// certainly invalid are rejected naming that instruction; arbitrary corruption never crashes.
 static void test_random_programs(void) {
 #ifdef HAVE_RANDOM_PROGRAM
-    int bad = 0;
+    int bad = 0, checked = 0;
+    uint64_t rng = 12345;
     for (uint64_t seed = 1; seed <= 500; seed++) {
         hg_prog* p = hg_test_random_program(seed);
         CHECK_MSG(p != NULL, "random program %" PRIu64 " not generated", seed);
@@ -671,8 +675,48 @@ static void test_random_programs(void) {
         if (s != HG_OK && bad++ < 5)
             fprintf(stderr, "random program %" PRIu64 ": %s\n", seed, hg_last_error());
         CHECK(s == HG_OK);
+        checked++;
+        if (p->ninstrs == 0) {
+            hg_prog_free(p);
+            continue;
+        }
+        // One certain error at a random instruction: the message must name it.
+        uint32_t at = (uint32_t)(hg_test_rand(&rng) % p->ninstrs);
+        hg_instr saved = p->instrs[at];
+        hg_instr* in = &p->instrs[at];
+        switch (hg_test_rand(&rng) % 4) {
+        case 0: in->op = (uint16_t)(HG_OPCODE_COUNT + hg_test_rand(&rng) % 100); break;
+        case 1: in->type = (uint8_t)(HG_DTYPE_COUNT + hg_test_rand(&rng) % 100); break;
+        case 2: in->src[2] = (hg_operand){HG_OPERAND_KIND_COUNT, 0, 0}; break;
+        default: in->dst = (hg_operand){HG_OPERAND_REG, p->nregs + 7, 0}; break;
+        }
+        // Each variant breaks instruction `at` itself whatever its opcode; the earlier ones
+        // stay valid, so the message must name `at`.
+        char want[64];
+        snprintf(want, sizeof want, "instruction %u (`", at);
+        s = hg_prog_validate(p);
+        CHECK_MSG(s == HG_ERR_INVALID_PROGRAM && strstr(hg_last_error(), want),
+                  "seed %" PRIu64 ": corrupting instruction %u gave %s: %s", seed, at,
+                  hg_status_string(s), hg_last_error());
+        p->instrs[at] = saved;
+        // Arbitrary bit flips: OK or INVALID_PROGRAM, never a crash (ASan/UBSan builds).
+        for (int m = 0; m < 20; m++) {
+            uint32_t w = (uint32_t)(hg_test_rand(&rng) % p->ninstrs);
+            hg_instr keep = p->instrs[w];
+            unsigned char* bytes = (unsigned char*)&p->instrs[w];
+            int flips = 1 + (int)(hg_test_rand(&rng) % 3);
+            for (int f = 0; f < flips; f++) {
+                size_t byte = (size_t)(hg_test_rand(&rng) % sizeof(hg_instr));
+                bytes[byte] ^= (unsigned char)(1u << (hg_test_rand(&rng) % 8));
+            }
+            s = hg_prog_validate(p);
+            CHECK_MSG(s == HG_OK || s == HG_ERR_INVALID_PROGRAM, "bit flip gave %s",
+                      hg_status_string(s));
+            p->instrs[w] = keep;
+        }
         hg_prog_free(p);
     }
+    printf("random programs validated: %d\n", checked);
 #else
     printf("tests/common/random_program.h not present: random programs skipped\n");
 #endif

@@ -19,6 +19,13 @@ static const registry_row rows[HG_BACKEND_KIND_COUNT] = {
 };
 _Static_assert(sizeof(rows) / sizeof(rows[0]) == HG_BACKEND_KIND_COUNT, "one row per backend");
 
+static const hg_backend_kind auto_order[] = {HG_BACKEND_CUDA, HG_BACKEND_METAL, HG_BACKEND_CPU};
+
+const hg_backend_kind* hg_backend_auto_order(size_t* count) {
+    *count = sizeof auto_order / sizeof auto_order[0];
+    return auto_order;
+}
+
 static int abi_ok(const hg_backend_vtable* vt) {
     return vt->api_version == HG_BACKEND_API_VERSION;
 }

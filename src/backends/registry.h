@@ -10,4 +10,7 @@
 // available) and *device_count (0 when unavailable). Returns 1 if available.
 int hg_backend_probe(hg_backend_kind kind, char* reason, size_t reason_len, int* device_count);
 
+// The order AUTO tries concrete backends in (fastest first; the CPU, always built, last).
+const hg_backend_kind* hg_backend_auto_order(size_t* count);
+
 #endif

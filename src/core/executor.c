@@ -14,9 +14,6 @@ static const char* const backend_names[HG_BACKEND_KIND_COUNT] = {"auto", "cpu", 
 _Static_assert(sizeof(backend_names) / sizeof(backend_names[0]) == HG_BACKEND_KIND_COUNT,
                "one name per backend kind");
 
-// The order AUTO tries backends in: the fastest first, the CPU (always built) last.
-static const hg_backend_kind auto_order[] = {HG_BACKEND_CUDA, HG_BACKEND_METAL, HG_BACKEND_CPU};
-
 const char* hg_backend_name(hg_backend_kind kind) {
     return ((int)kind >= 0 && kind < HG_BACKEND_KIND_COUNT) ? backend_names[kind] : NULL;
 }
@@ -55,9 +52,9 @@ hg_status hg_backend_query(hg_backend_kind kind, hg_backend_info* out) {
     return HG_OK;
 }
 
-// Resolves AUTO to a concrete, available backend: HOLOGRAM_BACKEND if set, else the first
-// available of auto_order. Concrete kinds are returned as they are (availability is checked
-// by the caller, which reports the reason).
+// Resolves AUTO to a concrete backend: HOLOGRAM_BACKEND if set, else the first available in
+// the registry's AUTO order. Concrete kinds are returned as they are (the caller checks that
+// they are available and reports the reason when not).
 static hg_status resolve_kind(hg_backend_kind kind, hg_backend_kind* out, int* from_env) {
     *from_env = 0;
     if (kind != HG_BACKEND_AUTO) {
@@ -73,8 +70,9 @@ static hg_status resolve_kind(hg_backend_kind kind, hg_backend_kind* out, int* f
         return HG_OK;
     }
     char reasons[1024] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < sizeof auto_order / sizeof auto_order[0]; i++) {
+    size_t used = 0, norder = 0;
+    const hg_backend_kind* auto_order = hg_backend_auto_order(&norder);
+    for (size_t i = 0; i < norder; i++) {
         char why[256];
         int count;
         if (hg_backend_probe(auto_order[i], why, sizeof why, &count)) {

@@ -229,7 +229,8 @@ static hg_status r_str(reader* r, const char* what, char out[HG_NAME_MAX]) {
     memcpy(out, r->p + r->pos, n);
     out[n] = 0;
     r->pos += n;
-    if (!hg_name_is_identifier(out))
+    // strlen-based checks would accept "ab\0c" as "ab": check every byte.
+    if (memchr(out, 0, n) || !hg_name_is_identifier(out))
         return bad(r, "%s is not an identifier, expected [A-Za-z_][A-Za-z0-9_]*", what);
     return HG_OK;
 }

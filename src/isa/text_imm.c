@@ -244,16 +244,26 @@ bool hg_text_parse_imm(const char* tok, size_t n, int dtype, uint64_t* bits, cha
     return parse_float(tok, n, dtype, bits, why, why_len);
 }
 
-// Shortest %.Pg (P from 1 up) for which accept(text) holds; the last precision always works.
-static void shortest_f32(float v, char* buf, size_t len, int dtype) {
-    uint32_t want = f32_to_bits(v);
-    uint16_t want16 = dtype == HG_DTYPE_F32 ? 0 : narrow16(v, dtype);
-    for (int prec = 1; prec <= 9; prec++) {
-        snprintf(buf, len, "%.*g", prec, (double)v);
-        float back = strtof(buf, NULL);
-        bool ok = dtype == HG_DTYPE_F32 ? f32_to_bits(back) == want
-                                        : narrow16(back, dtype) == want16;
-        if (ok) return;
+// The shortest %.Pg text (P = 1..max, ties to the lower P) that reads back to the same bits;
+// P = 9 (f32) and 17 (f64) always do. Comparing lengths across all P prefers "65504" over the
+// "6.55e+04" that a smaller P gives.
+static void shortest_float(double v, int dtype, char* buf, size_t len) {
+    char cand[64];
+    size_t best = SIZE_MAX;
+    int max = dtype == HG_DTYPE_F64 ? 17 : 9;
+    uint64_t want = dtype == HG_DTYPE_F64 ? f64_to_bits(v) : f32_to_bits((float)v);
+    uint16_t want16 = (dtype == HG_DTYPE_F16 || dtype == HG_DTYPE_BF16) ? narrow16((float)v, dtype) : 0;
+    for (int prec = 1; prec <= max; prec++) {
+        int n = snprintf(cand, sizeof cand, "%.*g", prec, v);
+        if (n <= 0 || (size_t)n >= best) continue;
+        bool ok;
+        if (dtype == HG_DTYPE_F64) ok = f64_to_bits(strtod(cand, NULL)) == want;
+        else if (dtype == HG_DTYPE_F32) ok = f32_to_bits(strtof(cand, NULL)) == want;
+        else ok = narrow16(strtof(cand, NULL), dtype) == want16;
+        if (ok) {
+            best = (size_t)n;
+            snprintf(buf, len, "%s", cand);
+        }
     }
 }
 
@@ -286,12 +296,7 @@ char* hg_text_format_imm(uint64_t bits, int dtype, char* buf, size_t len) {
         memcpy(&d, &v, sizeof d);
         if (isnan(d)) snprintf(buf, len, "0d%016llx", (unsigned long long)v);
         else if (isinf(d)) snprintf(buf, len, "%s", d < 0 ? "-inf" : "inf");
-        else {
-            for (int prec = 1; prec <= 17; prec++) {
-                snprintf(buf, len, "%.*g", prec, d);
-                if (f64_to_bits(strtod(buf, NULL)) == v) break;
-            }
-        }
+        else shortest_float(d, dtype, buf, len);
         return buf;
     }
     float f;
@@ -307,7 +312,7 @@ char* hg_text_format_imm(uint64_t bits, int dtype, char* buf, size_t len) {
     } else if (isinf(f)) {
         snprintf(buf, len, "%s", f < 0 ? "-inf" : "inf");
     } else {
-        shortest_f32(f, buf, len, dtype);
+        shortest_float((double)f, dtype, buf, len);
     }
     return buf;
 }

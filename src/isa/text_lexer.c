@@ -18,10 +18,9 @@ bool hg_lexer_next_line(hg_lexer* lx) {
     } else {
         if (lx->line_end >= lx->len) return false;
         start = lx->line_end + 1;
+        if (start >= lx->len) return false;  // the text ends with '\n': no further line
         lx->line++;
     }
-    if (start > lx->len) return false;
-    if (start == lx->len && lx->line > 1) return false;  // text ends with '\n'
     const char* nl = start < lx->len ? memchr(lx->text + start, '\n', lx->len - start) : NULL;
     lx->line_start = start;
     lx->line_end = nl ? (size_t)(nl - lx->text) : lx->len;

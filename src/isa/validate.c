@@ -17,6 +17,12 @@ static const char* tname(unsigned t) {
     return n ? n : "(invalid type)";
 }
 
+// The article before a type name in messages ("an i32", "a u8", "an f32").
+static const char* art(unsigned t) {
+    const char* n = tname(t);
+    return n[0] == 'i' || n[0] == 'f' ? "an" : "a";
+}
+
 // "i8 i16 ..." for a set of dtypes (HG_TS_*), written into buf.
 static const char* type_set(uint32_t set, char* buf, size_t len) {
     size_t n = 0;
@@ -215,7 +221,7 @@ typedef struct want {
 
 static const char* want_text(want w, char* buf, size_t len) {
     if (w.any_int) snprintf(buf, len, "an integer-typed value (memory index)");
-    else snprintf(buf, len, "a %s value", tname(w.type));
+    else snprintf(buf, len, "%s %s value", art(w.type), tname(w.type));
     return buf;
 }
 
@@ -264,12 +270,16 @@ static hg_status check_value(const hg_prog* p, uint32_t i, int slot, const hg_op
         if (o->index != 0)
             return hg_validate_fail(p, i, "%s: immediate has index %u, expected 0", sn, o->index);
         // Memory indices are immediates of type i64: any bits are a value.
-        if (!w.any_int && !imm_fits(o->bits, w.type))
+        if (!w.any_int && !imm_fits(o->bits, w.type)) {
+            unsigned bits = hg_dtype_bits((int)w.type);
+            if (w.type == HG_DTYPE_BOOL)
+                return hg_validate_fail(p, i, "%s: immediate bits 0x%llx do not fit type bool, "
+                                        "expected 0 or 1", sn, (unsigned long long)o->bits);
             return hg_validate_fail(p, i, "%s: immediate bits 0x%llx do not fit type %s, expected "
-                                    "%s (a %u-bit value with the unused high bits zero)", sn,
-                                    (unsigned long long)o->bits, tname(w.type),
-                                    w.type == HG_DTYPE_BOOL ? "0 or 1" : "the value's bits",
-                                    w.type == HG_DTYPE_BOOL ? 1u : hg_dtype_bits((int)w.type));
+                                    "the value's bits (%s %u-bit value with the unused high bits "
+                                    "zero)", sn, (unsigned long long)o->bits, tname(w.type),
+                                    bits == 8 ? "an" : "a", bits);
+        }
         return HG_OK;
     default:
         return hg_validate_fail(p, i, "%s: operand kind %u is unknown, expected REG, IMM, SPECIAL "
@@ -296,15 +306,15 @@ static hg_status check_dst(const hg_prog* p, uint32_t i, const hg_operand* o, un
                            bool optional) {
     if (optional && o->kind == HG_OPERAND_NONE) return check_none(p, i, -1, o, "or a register");
     if (o->kind != HG_OPERAND_REG)
-        return hg_validate_fail(p, i, "dst is %s, expected a %s register%s", kind_name(o->kind),
-                                tname(type), optional ? " or `_`" : "");
+        return hg_validate_fail(p, i, "dst is %s, expected %s %s register%s", kind_name(o->kind),
+                                art(type), tname(type), optional ? " or `_`" : "");
     if (o->index >= p->nregs)
         return hg_validate_fail(p, i, "dst: register index %u is out of range, expected an index "
                                 "below %u", o->index, p->nregs);
     const hg_reg_decl* r = &p->regs[o->index];
     if (r->dtype != type)
-        return hg_validate_fail(p, i, "dst: register '%s' has type %s, expected a %s register",
-                                r->name, tname(r->dtype), tname(type));
+        return hg_validate_fail(p, i, "dst: register '%s' has type %s, expected %s %s register",
+                                r->name, tname(r->dtype), art(type), tname(type));
     if (o->bits != 0)
         return hg_validate_fail(p, i, "dst: register operand has bits 0x%llx, expected 0",
                                 (unsigned long long)o->bits);

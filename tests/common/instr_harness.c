@@ -28,7 +28,7 @@ static int g_have_prog;
 
 static int same_kernel(const ih_kspec* a, const ih_kspec* b) {
     if (a->op != b->op || a->type != b->type || a->aux != b->aux || a->nsrc != b->nsrc ||
-        a->dst_t != b->dst_t)
+        a->dst_t != b->dst_t || a->sparse != b->sparse)
         return 0;
     for (int k = 0; k < a->nsrc; k++) {
         if (a->src_t[k] != b->src_t[k] || a->mode[k] != b->mode[k]) return 0;
@@ -91,6 +91,7 @@ const char* ih_spec_name(const ih_kspec* ks) {
     } while (0)
 
 // Builds:  mov.u32 i, %gid.x; cmp.lt.u32 p, i, n; if p; ld operands; OP; st out[i]; endif
+// (sparse: i = %gid.x >> 1 and p also requires %gid.x even).
 // Parameters: a<k> (REG operands), out, n, s<k> (PARAM operands), in that order.
 static hg_status build(const ih_kspec* ks, hg_program* out) {
     hg_program p = {0};
@@ -123,7 +124,18 @@ static hg_status build(const ih_kspec* ks, hg_program* out) {
     TRY(hg_program_add_reg(p, "y", ks->dst_t, &r_y));
 
     TRY(hg_emit_unary(p, HG_OP_MOV, HG_DTYPE_U32, r_i, hg_sreg(HG_SREG_GID_X)));
-    TRY(hg_emit_cmp(p, HG_CMP_LT, HG_DTYPE_U32, r_p, hg_reg(r_i), hg_param(par_n)));
+    if (ks->sparse) {
+        uint32_t r_odd, r_q;
+        TRY(hg_program_add_reg(p, "odd", HG_DTYPE_U32, &r_odd));
+        TRY(hg_program_add_reg(p, "q", HG_DTYPE_BOOL, &r_q));
+        TRY(hg_emit_binary(p, HG_OP_AND, HG_DTYPE_U32, r_odd, hg_reg(r_i), hg_imm_u64(1)));
+        TRY(hg_emit_cmp(p, HG_CMP_EQ, HG_DTYPE_U32, r_q, hg_reg(r_odd), hg_imm_u64(0)));
+        TRY(hg_emit_binary(p, HG_OP_SHR, HG_DTYPE_U32, r_i, hg_reg(r_i), hg_imm_u64(1)));
+        TRY(hg_emit_cmp(p, HG_CMP_LT, HG_DTYPE_U32, r_p, hg_reg(r_i), hg_param(par_n)));
+        TRY(hg_emit_binary(p, HG_OP_AND, HG_DTYPE_BOOL, r_p, hg_reg(r_p), hg_reg(r_q)));
+    } else {
+        TRY(hg_emit_cmp(p, HG_CMP_LT, HG_DTYPE_U32, r_p, hg_reg(r_i), hg_param(par_n)));
+    }
     TRY(hg_emit_control(p, HG_OP_IF, hg_reg(r_p)));
     hg_instr in;
     memset(&in, 0, sizeof in);
@@ -191,7 +203,7 @@ static hg_status run_chunk(const ih_kspec* ks, size_t n, const uint64_t* const i
     for (int k = 0; k < ks->nsrc; k++)
         if (ks->mode[k] == IH_PARAM) args[nargs++] = hg_arg_scalar(ks->src_t[k], ks->uni[k]);
     if (s == HG_OK) {
-        hg_launch_config cfg = hg_launch_1d(n, 256);
+        hg_launch_config cfg = hg_launch_1d(ks->sparse ? 2 * n : n, 256);
         s = hg_launch(ex, g_prog, &cfg, args, nargs);
     }
     if (s == HG_OK) s = hg_buffer_read(bufs[3], 0, host, n);
@@ -379,6 +391,7 @@ void ih_check(const ih_kspec* ks, const ih_cases* c, ih_ref_fn ref, ih_cmpmode m
     uint64_t* out = calloc(n, sizeof *out);
     if (!out) { fprintf(stderr, "instr_harness: out of memory\n"); exit(2); }
     const uint64_t* in[3] = {c->in[0].v, c->in[1].v, c->in[2].v};
+    const char* how = ks->sparse ? "reg, sparse lanes" : NULL;
     ih_mode top = IH_REG;
     for (int k = 0; k < ks->nsrc; k++)
         if (ks->mode[k] > top) top = ks->mode[k];
@@ -398,8 +411,8 @@ void ih_check(const ih_kspec* ks, const ih_cases* c, ih_ref_fn ref, ih_cmpmode m
         bad++;
         if (st->mismatches + bad <= 4) {
             char b0[64], b1[64], b2[64], bg[64], bw[64];
-            fprintf(stderr, "MISMATCH %s [%s] lane %zu: a=%s", ih_spec_name(ks),
-                    mode_name(top), i, ir_fmt(b0, sizeof b0, src[0], ks->src_t[0]));
+            fprintf(stderr, "MISMATCH %s [%s] case %zu: a=%s", ih_spec_name(ks),
+                    how ? how : mode_name(top), i, ir_fmt(b0, sizeof b0, src[0], ks->src_t[0]));
             if (ks->nsrc > 1) fprintf(stderr, " b=%s", ir_fmt(b1, sizeof b1, src[1], ks->src_t[1]));
             if (ks->nsrc > 2) fprintf(stderr, " c=%s", ir_fmt(b2, sizeof b2, src[2], ks->src_t[2]));
             fprintf(stderr, " got=%s want=%s\n", ir_fmt(bg, sizeof bg, got, ks->dst_t),
@@ -409,7 +422,7 @@ void ih_check(const ih_kspec* ks, const ih_cases* c, ih_ref_fn ref, ih_cmpmode m
     st->cases[top] += n;
     st->mismatches += bad;
     CHECK_MSG(bad == 0, "%s [%s]: %zu of %zu lanes differ from the reference", ih_spec_name(ks),
-              mode_name(top), bad, n);
+              how ? how : mode_name(top), bad, n);
     free(out);
 }
 
@@ -417,7 +430,11 @@ void ih_check_all_modes(const ih_kspec* ks0, const ih_cases* c, ih_ref_fn ref, i
                         ih_stat* st, uint64_t* rng) {
     ih_kspec ks = *ks0;
     for (int k = 0; k < 3; k++) ks.mode[k] = IH_REG;
+    ks.sparse = 0;
     ih_check(&ks, c, ref, mode, st);
+    ks.sparse = 1;
+    ih_check(&ks, c, ref, mode, st);
+    ks.sparse = 0;
     // Uniform operands: a few specials of operand k, other operands from a subset of cases.
     ih_cases sub;
     memset(&sub, 0, sizeof sub);
@@ -472,4 +489,84 @@ double ih_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+// ---- hand-written kernels ------------------------------------------------------------------
+void ih_kb_do(ih_kb* kb, hg_status s, const char* what) {
+    if (s != HG_OK && !kb->err) {
+        kb->err = 1;
+        CHECK_MSG(0, "%s: %s: %s", what, hg_status_string(s), hg_last_error());
+    }
+}
+void ih_kb_begin(ih_kb* kb, const char* name) {
+    kb->err = 0;
+    kb->p.handle = 0;
+    ih_kb_do(kb, hg_program_create(name, &kb->p), "hg_program_create");
+}
+uint32_t ih_kb_reg(ih_kb* kb, const char* name, hg_dtype t) {
+    uint32_t r = 0;
+    IH_K(kb, hg_program_add_reg(kb->p, name, t, &r));
+    return r;
+}
+uint32_t ih_kb_buf(ih_kb* kb, const char* name, hg_dtype t, int is_const) {
+    uint32_t r = 0;
+    IH_K(kb, hg_program_add_buffer_param(kb->p, name, t, is_const, &r));
+    return r;
+}
+uint32_t ih_kb_scalar(ih_kb* kb, const char* name, hg_dtype t) {
+    uint32_t r = 0;
+    IH_K(kb, hg_program_add_scalar_param(kb->p, name, t, &r));
+    return r;
+}
+uint32_t ih_kb_shared(ih_kb* kb, const char* name, hg_dtype t, uint32_t count) {
+    uint32_t r = 0;
+    IH_K(kb, hg_program_add_shared(kb->p, name, t, count, &r));
+    return r;
+}
+hg_status ih_emit_atom(hg_program p, hg_atomic_op aop, hg_space sp, hg_dtype t, uint32_t slot,
+                       hg_operand dst, hg_operand idx, hg_operand v, hg_operand v2) {
+    hg_instr in;
+    memset(&in, 0, sizeof in);
+    in.op = HG_OP_ATOM;
+    in.type = (uint8_t)t;
+    in.aux = (uint8_t)((unsigned)aop | ((unsigned)sp << 4));
+    in.mem = slot;
+    in.dst = dst;
+    in.src[0] = idx;
+    in.src[1] = v;
+    in.src[2] = v2;
+    return hg_program_emit(p, &in);
+}
+hg_status ih_kb_launch(ih_kb* kb, hg_launch_config cfg, const hg_arg* args, size_t nargs) {
+    if (kb->err) return HG_ERR_INVALID_PROGRAM;
+    hg_executor ex = ih_executor();
+    if (!ex.handle) return HG_ERR_BACKEND_UNAVAILABLE;
+    hg_status s = hg_launch(ex, kb->p, &cfg, args, nargs);
+    CHECK_MSG(s == HG_OK, "launch: %s: %s", hg_status_string(s), hg_last_error());
+    return s;
+}
+void ih_kb_end(ih_kb* kb) {
+    if (kb->p.handle) hg_program_destroy(kb->p);
+    kb->p.handle = 0;
+}
+hg_buffer ih_make_buf(hg_dtype t, size_t n, const uint64_t* bits) {
+    hg_buffer b = {0};
+    hg_executor ex = ih_executor();
+    if (!ex.handle) return b;
+    CHECK_OK(hg_buffer_create(ex, t, n, &b));
+    if (bits && b.handle) {
+        void* host = malloc(n * 8 + 8);
+        if (!host) { fprintf(stderr, "instr_harness: out of memory\n"); exit(2); }
+        ih_pack(host, bits, n, t);
+        CHECK_OK(hg_buffer_write(b, 0, host, n));
+        free(host);
+    }
+    return b;
+}
+void ih_read_buf(hg_buffer b, hg_dtype t, size_t n, uint64_t* bits) {
+    void* host = calloc(n + 1, 8);
+    if (!host) { fprintf(stderr, "instr_harness: out of memory\n"); exit(2); }
+    CHECK_OK(hg_buffer_read(b, 0, host, n));
+    ih_unpack(bits, host, n, t);
+    free(host);
 }

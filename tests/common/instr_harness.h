@@ -22,6 +22,8 @@ typedef struct ih_kspec {
     hg_dtype dst_t;
     ih_mode mode[3];      // how each operand is supplied
     uint64_t uni[3];      // IMM: immediate bits; PARAM: scalar argument bits
+    int sparse;           // 1: launch 2n lanes, odd lanes idle (every op runs under a partial
+                          // lane mask, which backends execute on a separate blend path)
 } ih_kspec;
 
 ih_kspec ih_spec(hg_opcode op, hg_dtype type, uint8_t aux);
@@ -82,7 +84,7 @@ void ih_stat_print(const ih_stat* st);
 // stat printed with inputs, got and expected); one passed check per clean call.
 void ih_check(const ih_kspec* ks, const ih_cases* c, ih_ref_fn ref, ih_cmpmode mode,
               ih_stat* st);
-// Runs the register form on the cases, then, for each operand position, a few of its special
+// Runs the register form on the cases (dense and sparse), then, for each operand position, a few of its special
 // values as an immediate and as a scalar parameter against all the cases' other operands.
 void ih_check_all_modes(const ih_kspec* ks, const ih_cases* c, ih_ref_fn ref, ih_cmpmode mode,
                         ih_stat* st, uint64_t* rng);
@@ -97,6 +99,26 @@ uint64_t ih_ref_round(const ih_kspec* ks, const uint64_t src[3]);
 // Packs/unpacks bit patterns to/from little-endian elements of type t.
 void ih_pack(void* dst, const uint64_t* src, size_t n, hg_dtype t);
 void ih_unpack(uint64_t* dst, const void* src, size_t n, hg_dtype t);
+
+// Kernel builder with a sticky error for hand-written test kernels: the first failing call is
+// reported as a failed check, later ones are skipped.
+typedef struct ih_kb { hg_program p; int err; } ih_kb;
+void ih_kb_do(ih_kb* kb, hg_status s, const char* what);
+#define IH_K(kb, expr) ih_kb_do((kb), (kb)->err ? HG_OK : (expr), #expr)
+void ih_kb_begin(ih_kb* kb, const char* name);
+uint32_t ih_kb_reg(ih_kb* kb, const char* name, hg_dtype t);
+uint32_t ih_kb_buf(ih_kb* kb, const char* name, hg_dtype t, int is_const);
+uint32_t ih_kb_scalar(ih_kb* kb, const char* name, hg_dtype t);
+uint32_t ih_kb_shared(ih_kb* kb, const char* name, hg_dtype t, uint32_t count);
+// atom.SPACE.OP.T dst, slot[idx], v [, v2]  (cas: v = compare, v2 = new value)
+hg_status ih_emit_atom(hg_program p, hg_atomic_op aop, hg_space sp, hg_dtype t, uint32_t slot,
+                       hg_operand dst, hg_operand idx, hg_operand v, hg_operand v2);
+// Launches kb's program on the shared executor (a failure is a failed check).
+hg_status ih_kb_launch(ih_kb* kb, hg_launch_config cfg, const hg_arg* args, size_t nargs);
+void ih_kb_end(ih_kb* kb);
+// Buffers on the shared executor from / to bit patterns (bits may be NULL: zeros).
+hg_buffer ih_make_buf(hg_dtype t, size_t n, const uint64_t* bits);
+void ih_read_buf(hg_buffer b, hg_dtype t, size_t n, uint64_t* bits);
 
 // Wall-clock seconds (for the timing line).
 double ih_now(void);

@@ -236,27 +236,25 @@ static int verify(bench_ctx* c) {
     return CLI_OK;
 }
 
+// The processor's model name (/proc/cpuinfo), else the CPU device's name from the library.
 static void cpu_name(bench_ctx* c, char* out, size_t cap) {
-    hg_device_info di;
-    if (hg_executor_device(c->ex, &di) == HG_OK && di.name[0]) {
-        snprintf(out, cap, "%s", di.name);
-        return;
-    }
-    snprintf(out, cap, "unknown");
+    out[0] = 0;
     FILE* f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
             char* colon = strchr(line, ':');
-            if (colon) {
+            if (strncmp(line, "model name", 10) == 0 && colon && colon[1]) {
                 snprintf(out, cap, "%s", colon + 2);
                 out[strcspn(out, "\n")] = 0;
+                break;
             }
-            break;
         }
+        fclose(f);
     }
-    fclose(f);
+    hg_device_info di;
+    if (!out[0] && hg_executor_device(c->ex, &di) == HG_OK) snprintf(out, cap, "%s", di.name);
+    if (!out[0]) snprintf(out, cap, "unknown");
 }
 
 static double gbs(const bench_ctx* c, int k, double t) {
@@ -346,10 +344,10 @@ static int run_bench(bench_ctx* c, int repeats, int warmup, const char* json) {
             if (t < 0) return CLI_FAIL;
             if (r >= warmup) c->times[k][r - warmup] = t;
         }
+        // On a terminal one line is rewritten in place; in a log, every 5th round gets a line.
         if (tty || r + 1 == warmup + repeats || (r + 1) % 5 == 0)
-            fprintf(stderr, "%sbench: round %d/%d (%s) %.1f s", tty ? "\r" : "", r + 1, warmup + repeats,
-                    r < warmup ? "warm-up" : "timed", now_s() - start);
-        if (!tty) fputc('\n', stderr);
+            fprintf(stderr, "%sbench: round %d/%d (%s) %.1f s%s", tty ? "\r" : "", r + 1,
+                    warmup + repeats, r < warmup ? "warm-up" : "timed", now_s() - start, tty ? "" : "\n");
     }
     if (tty) fputc('\n', stderr);
 
@@ -393,7 +391,7 @@ int cmd_bench(int argc, char** argv) {
             continue;
         }
         struct { const char* name; uint64_t* dst; uint64_t lo, hi; } nums[] = {
-            {"--size", &size, 1, UINT32_MAX}, {"--threads", &threads, 1, 4096},
+            {"--size", &size, 1, (uint64_t)1 << 31}, {"--threads", &threads, 1, 4096},
             {"--repeats", &repeats, 1, 1000000}, {"--warmup", &warmup, 0, 1000000},
             {"--block", &block, 1, 1024},
         };

@@ -130,14 +130,32 @@ CMPS(b, uint8_t)
     K2(div_##tag, F, R(x / y))                                                            \
     K2(rem_##tag, F, R(FMOD(x, y)))                                                       \
     K3(fma_##tag, F, R(FMA(x, y, z)))                                                     \
-    K2(min_##tag, F, x != x ? x : y != y ? y : x < y ? x : y < x ? y                      \
-                                                 : FROMU(TOU(x) | TOU(y)))                \
-    K2(max_##tag, F, x != x ? x : y != y ? y : x > y ? x : y > x ? y                      \
-                                                 : FROMU(TOU(x) & TOU(y)))                \
+    K2(min_##tag, F, fmin_##tag(x, y))                                                    \
+    K2(max_##tag, F, fmax_##tag(x, y))                                                    \
     K1(abs_##tag, F, FROMU(TOU(x) & ~SIGN))                                               \
     K1(neg_##tag, F, FROMU(TOU(x) ^ SIGN))                                                \
     CMPS(tag, F)
 
+// Written as a chain of selects over the bit patterns so the loops vectorize.
+#define MINMAX(tag, F, UI, TOU, FROMU)                                                    \
+    static inline F fmin_##tag(F x, F y) {                                                \
+        UI a = TOU(x), b = TOU(y);                                                        \
+        UI r = x < y ? a : b;                                                             \
+        r = x == y ? (a | b) : r;                                                         \
+        r = y != y ? b : r;                                                               \
+        return FROMU(x != x ? a : r);                                                     \
+    }                                                                                     \
+    static inline F fmax_##tag(F x, F y) {                                                \
+        UI a = TOU(x), b = TOU(y);                                                        \
+        UI r = x > y ? a : b;                                                             \
+        r = x == y ? (a & b) : r;                                                         \
+        r = y != y ? b : r;                                                               \
+        return FROMU(x != x ? a : r);                                                     \
+    }
+MINMAX(f32, float, uint32_t, hg_f2u, hg_u2f)
+MINMAX(f64, double, uint64_t, hg_d2u, hg_u2d)
+MINMAX(f16, float, uint32_t, hg_f2u, hg_u2f)
+MINMAX(bf16, float, uint32_t, hg_f2u, hg_u2f)
 #define SIGN32 0x80000000u
 #define SIGN64 0x8000000000000000ull
 FLOATS(f32, float, uint32_t, hg_f2u, hg_u2f, R_ID, fmaf, fmodf, SIGN32)

@@ -1,0 +1,236 @@
+// The CPU backend's vtable: executors (a worker pool plus per-worker scratch), host memory
+// (64-byte aligned; 2 MiB and more as anonymous mappings with transparent huge pages),
+// compilation to a lane-block plan (cpu_compile.c) and launches (cpu_exec.c).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "backends/cpu/cpu_features.h"
+#include "backends/cpu/cpu_internal.h"
+#include "core/config.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+static int cpu_probe(char* reason, size_t reason_len, int* device_count) {
+    if (reason_len) reason[0] = 0;
+    *device_count = 1;
+    return 1;
+}
+
+static hg_status cpu_device_info(int index, hg_device_info* out) {
+    if (index != 0)
+        return hg_error(HG_ERR_OUT_OF_RANGE, "cpu device index %d is out of range: the CPU "
+                        "backend has 1 device", index);
+    memset(out, 0, sizeof *out);
+    out->backend = HG_BACKEND_CPU;
+    out->index = 0;
+    const char* arch =
+#if defined(__x86_64__)
+        "x86_64";
+#elif defined(__aarch64__)
+        "aarch64";
+#else
+        "cpu";
+#endif
+    const hg_cpu_kernels* k = hg_cpu_kernels_get();
+    snprintf(out->name, sizeof out->name, "%s (%s, %s kernels; %s)", hg_cpu_model_name(), arch,
+             k->name, hg_cpu_features());
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    out->memory_bytes = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+    out->compute_units = hg_config_num_threads(0);
+    return HG_OK;
+}
+
+static void cpu_executor_destroy(void* state) {
+    cpu_state* st = state;
+    if (!st) return;
+    hg_pool_destroy(st->pool);
+    if (st->workers)
+        for (int i = 0; i < st->nthreads; i++) {
+            free(st->workers[i].arena);
+            free(st->workers[i].shared);
+        }
+    free(st->workers);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+static hg_status cpu_executor_create(const hg_executor_options* opts, void** out_state) {
+    int n = opts && opts->num_threads > 0 ? opts->num_threads : hg_config_num_cores();
+    if (n > HG_CONFIG_MAX_THREADS) n = HG_CONFIG_MAX_THREADS;
+    cpu_state* st = calloc(1, sizeof *st);
+    if (!st) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a CPU executor");
+    pthread_mutex_init(&st->lock, NULL);
+    st->nthreads = n;
+    st->workers = calloc((size_t)n, sizeof *st->workers);
+    st->pool = st->workers ? hg_pool_create(n) : NULL;
+    if (!st->pool) {
+        cpu_executor_destroy(st);
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "could not start %d CPU worker threads", n);
+    }
+    *out_state = st;
+    return HG_OK;
+}
+
+static hg_status cpu_synchronize(void* state) {
+    (void)state;  // launches run to completion before they return
+    return HG_OK;
+}
+
+static int cpu_num_threads(void* state) { return ((cpu_state*)state)->nthreads; }
+
+// ---- memory ---------------------------------------------------------------------------------
+// A 64-byte header in front of every block records how to release it.
+#define HEAP_MAGIC 0x48474d454d484541ull   // heap block
+#define MAP_MAGIC 0x48474d454d4d4150ull    // mapping
+#define HUGE_SIZE ((size_t)2 << 20)
+#define PAGE 4096u
+
+typedef struct mem_header {
+    uint64_t magic;
+    void* map_start;
+    size_t map_len;
+} mem_header;
+
+static hg_status cpu_mem_alloc(void* state, size_t nbytes, void** out) {
+    (void)state;
+    if (nbytes < HUGE_SIZE) {
+        size_t sz = 64 + ((nbytes + 63) & ~(size_t)63);
+        uint8_t* raw = aligned_alloc(64, sz);
+        if (!raw) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes",
+                                  nbytes);
+        memset(raw, 0, sz);
+        mem_header h = {HEAP_MAGIC, raw, sz};
+        memcpy(raw, &h, sizeof h);
+        *out = raw + 64;
+        return HG_OK;
+    }
+    // Map enough to place the data on a 2 MiB boundary (so the kernel can back it with huge
+    // pages) with one small page in front for the header; unmap the slack on both sides.
+    size_t data = (nbytes + PAGE - 1) & ~(size_t)(PAGE - 1);
+    size_t len = data + HUGE_SIZE + PAGE;
+    uint8_t* raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "out of host memory mapping %zu bytes", nbytes);
+    uintptr_t p = ((uintptr_t)raw + PAGE + HUGE_SIZE - 1) & ~(uintptr_t)(HUGE_SIZE - 1);
+    uint8_t* data_start = (uint8_t*)p;
+    uint8_t* map_start = data_start - PAGE;
+    if (map_start > raw) munmap(raw, (size_t)(map_start - raw));
+    uint8_t* end = data_start + data;
+    if (end < raw + len) munmap(end, (size_t)(raw + len - end));
+#ifdef MADV_HUGEPAGE
+    madvise(data_start, data, MADV_HUGEPAGE);
+#endif
+    mem_header h = {MAP_MAGIC, map_start, PAGE + data};
+    memcpy(data_start - 64, &h, sizeof h);
+    *out = data_start;
+    return HG_OK;
+}
+
+static void cpu_mem_free(void* state, void* mem) {
+    (void)state;
+    if (!mem) return;
+    mem_header h;
+    memcpy(&h, (uint8_t*)mem - 64, sizeof h);
+    if (h.magic == MAP_MAGIC) munmap(h.map_start, h.map_len);
+    else if (h.magic == HEAP_MAGIC) free(h.map_start);
+}
+
+static hg_status cpu_mem_write(void* state, void* mem, size_t offset, const void* src, size_t n) {
+    (void)state;
+    if (n) memcpy((uint8_t*)mem + offset, src, n);
+    return HG_OK;
+}
+
+static hg_status cpu_mem_read(void* state, const void* mem, size_t offset, void* dst, size_t n) {
+    (void)state;
+    if (n) memcpy(dst, (const uint8_t*)mem + offset, n);
+    return HG_OK;
+}
+
+static hg_status cpu_mem_copy(void* state, void* dst, const void* src, size_t n) {
+    (void)state;
+    if (n) memmove(dst, src, n);
+    return HG_OK;
+}
+
+static hg_status cpu_mem_fill(void* state, void* mem, size_t n, const void* value, size_t es) {
+    (void)state;
+    if (!n) return HG_OK;
+    uint8_t* d = mem;
+    memcpy(d, value, es);
+    // Doubling copies: log2(n) memcpy calls.
+    size_t done = 1;
+    while (done < n) {
+        size_t c = done < n - done ? done : n - done;
+        memcpy(d + done * es, d, c * es);
+        done += c;
+    }
+    return HG_OK;
+}
+
+// ---- programs -------------------------------------------------------------------------------
+static int cpu_supports_op(hg_opcode op, hg_dtype type) {
+    const hg_opinfo* info = hg_opinfo_of((unsigned)op);
+    if (!info) return 0;
+    if (!info->typed) return type == 0;
+    if (!hg_dtype_valid((int)type)) return 0;
+    return (info->types >> type) & 1u;
+}
+
+static hg_status cpu_kernel_compile(void* state, const hg_prog* prog, void** out_kernel) {
+    (void)state;
+    cpu_plan* p;
+    hg_status s = hg_cpu_plan_build(prog, hg_cpu_kernels_get(), &p);
+    if (s) return s;
+    *out_kernel = p;
+    return HG_OK;
+}
+
+static void cpu_kernel_destroy(void* state, void* kernel) {
+    (void)state;
+    hg_cpu_plan_free(kernel);
+}
+
+static hg_status cpu_kernel_launch(void* state, void* kernel, const hg_launch_config* cfg,
+                                   const hg_bound_arg* args, size_t nargs) {
+    cpu_state* st = state;
+    const cpu_plan* p = kernel;
+    if ((uint64_t)cfg->block.x * cfg->block.y * cfg->block.z > HG_MAX_BLOCK_LANES)
+        return hg_error(HG_ERR_LAUNCH_CONFIG, "block (%u,%u,%u) has more than %u lanes",
+                        cfg->block.x, cfg->block.y, cfg->block.z, HG_MAX_BLOCK_LANES);
+    if (p->block_mode && (uint64_t)p->shared_static_bytes + cfg->shared_bytes > HG_CPU_MAX_SHARED_BYTES)
+        return hg_error(HG_ERR_LAUNCH_CONFIG, "kernel '%s' needs %u bytes of static plus %u bytes "
+                        "of dynamic shared memory, the CPU backend allows %u per block",
+                        p->prog->name, p->shared_static_bytes, cfg->shared_bytes,
+                        HG_CPU_MAX_SHARED_BYTES);
+    pthread_mutex_lock(&st->lock);
+    hg_status s = hg_cpu_launch(st, p, cfg, args, nargs);
+    pthread_mutex_unlock(&st->lock);
+    return s;
+}
+
+const hg_backend_vtable hg_cpu_backend = {
+    .api_version = HG_BACKEND_API_VERSION,
+    .kind = HG_BACKEND_CPU,
+    .name = "cpu",
+    .probe = cpu_probe,
+    .device_info = cpu_device_info,
+    .executor_create = cpu_executor_create,
+    .executor_destroy = cpu_executor_destroy,
+    .synchronize = cpu_synchronize,
+    .num_threads = cpu_num_threads,
+    .host_visible = 1,
+    .mem_alloc = cpu_mem_alloc,
+    .mem_free = cpu_mem_free,
+    .mem_write = cpu_mem_write,
+    .mem_read = cpu_mem_read,
+    .mem_copy = cpu_mem_copy,
+    .mem_fill = cpu_mem_fill,
+    .supports_op = cpu_supports_op,
+    .max_shared_bytes = HG_CPU_MAX_SHARED_BYTES,
+    .kernel_compile = cpu_kernel_compile,
+    .kernel_destroy = cpu_kernel_destroy,
+    .kernel_launch = cpu_kernel_launch,
+};

@@ -1,0 +1,446 @@
+// Runs a compiled plan: splits the launch into chunks of lanes handed to the worker pool,
+// fills constant and special registers, and walks the instructions of each chunk with the
+// structured-control-flow mask stack of docs/isa.md §7.
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backends/cpu/cpu_internal.h"
+#include "core/error.h"
+
+void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...) {
+    pthread_mutex_lock(&L->err_lock);
+    if (!atomic_load(&L->failed)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(L->msg, sizeof L->msg, fmt, ap);
+        va_end(ap);
+        L->err = s;
+        atomic_store(&L->failed, 1);
+    }
+    pthread_mutex_unlock(&L->err_lock);
+}
+
+// Coordinates of a global linear lane (x fastest: lanes of a block, then blocks).
+typedef struct lane_pos { uint64_t t[3], c[3]; } lane_pos;
+
+static lane_pos decompose(const cpu_launch* L, uint64_t lane) {
+    const hg_launch_config* g = &L->cfg;
+    lane_pos p;
+    uint64_t blk = lane / L->lanes_per_block, t = lane % L->lanes_per_block;
+    p.t[0] = t % g->block.x;
+    p.t[1] = (t / g->block.x) % g->block.y;
+    p.t[2] = t / ((uint64_t)g->block.x * g->block.y);
+    p.c[0] = blk % g->grid.x;
+    p.c[1] = (blk / g->grid.x) % g->grid.y;
+    p.c[2] = blk / ((uint64_t)g->grid.x * g->grid.y);
+    return p;
+}
+
+void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len) {
+    lane_pos p = decompose(c->L, c->first + i);
+    snprintf(buf, len, "block (%llu,%llu,%llu) lane (%llu,%llu,%llu)",
+             (unsigned long long)p.c[0], (unsigned long long)p.c[1], (unsigned long long)p.c[2],
+             (unsigned long long)p.t[0], (unsigned long long)p.t[1], (unsigned long long)p.t[2]);
+}
+
+static void fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n) {
+    switch (size) {
+    case 1: memset(dst, (int)(uint8_t)bits, n); break;
+    case 2: { uint16_t* d = dst; for (uint32_t i = 0; i < n; i++) d[i] = (uint16_t)bits; break; }
+    case 4: { uint32_t* d = dst; for (uint32_t i = 0; i < n; i++) d[i] = (uint32_t)bits; break; }
+    default: { uint64_t* d = dst; for (uint32_t i = 0; i < n; i++) d[i] = bits; break; }
+    }
+}
+
+// Value bits of a constant in register storage (f16/bf16 widened to float, bool 0/1).
+static uint64_t storage_bits(uint8_t type, uint64_t bits) {
+    switch (type) {
+    case HG_DTYPE_BOOL: return bits != 0;
+    case HG_DTYPE_F16: {
+        float f = hg_f16_to_f32((uint16_t)bits);
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    case HG_DTYPE_BF16: return (uint64_t)((uint32_t)(uint16_t)bits << 16);
+    default: return bits;
+    }
+}
+
+// Constant registers and the launch-uniform special registers, once per worker and launch.
+static void fill_constants(cpu_launch* L, uint8_t* base) {
+    const cpu_plan* p = L->plan;
+    uint32_t n = (uint32_t)L->chunk;
+    for (uint32_t i = 0; i < p->nconsts; i++) {
+        const cpu_const* c = &p->consts[i];
+        uint64_t bits = c->is_param ? L->args[c->param].bits : c->bits;
+        fill_lanes(base + (size_t)c->slot * L->slot_bytes, storage_bits(c->type, bits),
+                   hg_cpu_storage_size(c->type), n);
+    }
+    const uint32_t dims[6] = {L->cfg.block.x, L->cfg.block.y, L->cfg.block.z,
+                              L->cfg.grid.x, L->cfg.grid.y, L->cfg.grid.z};
+    for (int s = HG_SREG_NTID_X; s <= HG_SREG_NCTAID_Z; s++) {
+        if (s >= HG_SREG_CTAID_X && s <= HG_SREG_CTAID_Z) continue;
+        uint32_t slot = p->special_slot[s];
+        int k = s <= HG_SREG_NTID_Z ? s - HG_SREG_NTID_X : 3 + s - HG_SREG_NCTAID_X;
+        if (slot != CPU_NO_SLOT) fill_lanes(base + (size_t)slot * L->slot_bytes, dims[k], 4, n);
+    }
+}
+
+static void fill_run_const(uint32_t* d, uint32_t v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) d[i] = v;
+}
+static void fill_run_iota(uint32_t* d, uint32_t v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) d[i] = v + i;
+}
+
+// Per-chunk special registers (tid, ctaid, gid), filled in runs of lanes along x.
+static void fill_specials(cpu_chunk* c) {
+    const cpu_launch* L = c->L;
+    const cpu_plan* p = L->plan;
+    uint32_t* tid[3], *cta[3], *gid[3];
+    int any = 0;
+    for (int k = 0; k < 3; k++) {
+        uint32_t s1 = p->special_slot[HG_SREG_TID_X + k], s2 = p->special_slot[HG_SREG_CTAID_X + k],
+                 s3 = p->special_slot[HG_SREG_GID_X + k];
+        tid[k] = s1 == CPU_NO_SLOT ? NULL : cpu_own(c, s1);
+        cta[k] = s2 == CPU_NO_SLOT ? NULL : cpu_own(c, s2);
+        gid[k] = s3 == CPU_NO_SLOT ? NULL : cpu_own(c, s3);
+        any |= tid[k] || cta[k] || gid[k];
+    }
+    if (!any) return;
+    const hg_launch_config* g = &L->cfg;
+    const uint64_t bd[3] = {g->block.x, g->block.y, g->block.z};
+    const uint64_t gd[3] = {g->grid.x, g->grid.y, g->grid.z};
+    lane_pos q = decompose(L, c->first);
+    uint32_t i = 0;
+    while (i < c->n) {
+        uint32_t run = (uint32_t)(bd[0] - q.t[0]);
+        if (run > c->n - i) run = c->n - i;
+        for (int k = 0; k < 3; k++) {
+            uint32_t t = (uint32_t)q.t[k], cc = (uint32_t)q.c[k];
+            uint32_t gv = (uint32_t)(q.c[k] * bd[k] + q.t[k]);
+            if (k == 0) {
+                if (tid[0]) fill_run_iota(tid[0] + i, t, run);
+                if (gid[0]) fill_run_iota(gid[0] + i, gv, run);
+            } else {
+                if (tid[k]) fill_run_const(tid[k] + i, t, run);
+                if (gid[k]) fill_run_const(gid[k] + i, gv, run);
+            }
+            if (cta[k]) fill_run_const(cta[k] + i, cc, run);
+        }
+        i += run;
+        // Advance to the start of the next row of lanes, carrying into y, z, then the block.
+        q.t[0] = 0;
+        if (++q.t[1] == bd[1]) {
+            q.t[1] = 0;
+            if (++q.t[2] == bd[2]) {
+                q.t[2] = 0;
+                if (++q.c[0] == gd[0]) {
+                    q.c[0] = 0;
+                    if (++q.c[1] == gd[1]) { q.c[1] = 0; q.c[2]++; }
+                }
+            }
+        }
+    }
+}
+
+void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi) {
+    uint32_t keep = 0;
+    for (uint32_t j = 0; j < c->nborrowed; j++) {
+        uint32_t r = c->borrowed[j];
+        const uint8_t* q = c->ptr[r];
+        if (q >= c->base && q < c->arena_end) continue;  // took its storage back already
+        size_t len = (size_t)c->n * c->L->plan->reg_size[r];
+        if (lo == NULL || (q < hi && q + len > lo)) {
+            memcpy(cpu_own(c, r), q, len);
+            c->ptr[r] = cpu_own(c, r);
+        } else {
+            c->borrowed[keep++] = r;
+        }
+    }
+    c->nborrowed = keep;
+}
+
+// One level of the mask stack.
+typedef struct mframe {
+    uint8_t* saved;       // lanes active before the if/loop (they continue after it)
+    uint8_t* elsem;       // if: lanes that take the else part
+    uint32_t cnt_saved, cnt_else;
+    uint32_t resume;      // where to go when no lane is active inside
+    int is_loop;
+} mframe;
+
+static uint32_t count_mask(const uint8_t* m, uint32_t n) {
+    uint32_t s = 0;
+    for (uint32_t i = 0; i < n; i++) s += m[i];
+    return s;
+}
+
+// Removes lanes `gone` from the frames [from, depth).
+static void drop_lanes(mframe* fr, uint32_t from, uint32_t depth, const uint8_t* gone, uint32_t n) {
+    for (uint32_t f = from; f < depth; f++) {
+        for (uint32_t i = 0; i < n; i++) fr[f].saved[i] &= (uint8_t)~gone[i];
+        fr[f].cnt_saved = count_mask(fr[f].saved, n);
+        if (!fr[f].is_loop) {
+            for (uint32_t i = 0; i < n; i++) fr[f].elsem[i] &= (uint8_t)~gone[i];
+            fr[f].cnt_else = count_mask(fr[f].elsem, n);
+        }
+    }
+}
+
+// Executes the plan for one chunk. 0 on success, -1 after a recorded failure.
+static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
+    const cpu_launch* L = c->L;
+    const cpu_plan* p = L->plan;
+    const hg_cpu_kernels* k = L->k;
+    const uint32_t n = c->n;
+    mframe fr[HG_MAX_NESTING + 2];
+    uint32_t depth = 0;
+    uint8_t* scratch = masks + mask_bytes;          // cur is masks[0], scratch masks[1]
+    uint8_t* frames = masks + 2 * mask_bytes;
+    uint8_t* cur = c->cur;
+    uint32_t pc = 0;
+    while (pc < p->nops) {
+        const cpu_op* op = &p->ops[pc];
+        switch ((cpu_kind)op->kind) {
+        case CPU_K_ALU: {
+            // Sources first: taking back the destination's storage must not move a source.
+            void* a = cpu_slot(c, op->a);
+            void* b = cpu_slot(c, op->b);
+            void* cc = cpu_slot(c, op->c);
+            if (c->cnt == n) {
+                if (op->borrow) c->ptr[op->d] = a;
+                else op->fn(cpu_wslot(c, op->d, 1), a, b, cc, n);
+            } else {
+                void* tmp = cpu_own(c, p->tmp_slot);
+                op->fn(tmp, a, b, cc, n);
+                k->blend[op->dlog2](cpu_wslot(c, op->d, 0), tmp, cur, n);
+            }
+            break;
+        }
+        case CPU_K_LD:
+            if (hg_cpu_exec_ld(c, op, pc)) return -1;
+            break;
+        case CPU_K_ST:
+            if (hg_cpu_exec_st(c, op, pc)) return -1;
+            break;
+        case CPU_K_ATOM:
+            if (hg_cpu_exec_atom(c, op, pc)) return -1;
+            break;
+        case CPU_K_IF: {
+            mframe* f = &fr[depth];
+            f->saved = frames + (size_t)(2 * depth) * mask_bytes;
+            f->elsem = f->saved + mask_bytes;
+            f->is_loop = 0;
+            f->resume = op->target;
+            f->cnt_saved = c->cnt;
+            depth++;
+            const uint8_t* pv = cpu_slot(c, op->a);
+            uint8_t* sv = f->saved;
+            uint8_t* ev = f->elsem;
+            uint32_t t = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                uint8_t m = cur[i], q = pv[i];
+                sv[i] = m;
+                ev[i] = m & (uint8_t)(q ^ 1u);
+                cur[i] = m & q;
+                t += m & q;
+            }
+            f->cnt_else = c->cnt - t;
+            c->cnt = t;
+            if (!t) { pc = op->target; continue; }
+            break;
+        }
+        case CPU_K_ELSE: {
+            mframe* f = &fr[depth - 1];
+            memcpy(cur, f->elsem, n);
+            c->cnt = f->cnt_else;
+            f->resume = op->target;
+            if (!c->cnt) { pc = op->target; continue; }
+            break;
+        }
+        case CPU_K_ENDIF:
+        case CPU_K_ENDLOOP: {
+            mframe* f = &fr[depth - 1];
+            if (op->kind == CPU_K_ENDLOOP && c->cnt) { pc = op->target + 1; continue; }
+            memcpy(cur, f->saved, n);
+            c->cnt = f->cnt_saved;
+            depth--;
+            if (!c->cnt) goto resume;
+            break;
+        }
+        case CPU_K_LOOP: {
+            mframe* f = &fr[depth];
+            f->saved = frames + (size_t)(2 * depth) * mask_bytes;
+            f->elsem = NULL;
+            f->is_loop = 1;
+            f->resume = op->target;
+            f->cnt_saved = c->cnt;
+            memcpy(f->saved, cur, n);
+            depth++;
+            break;
+        }
+        case CPU_K_BREAK: {
+            // Lanes leaving the loop: out of the current mask and of the ifs inside the loop;
+            // the loop frame's saved mask brings them back after endloop.
+            uint32_t lf = depth;
+            while (lf > 0 && !fr[lf - 1].is_loop) lf--;
+            const uint8_t* pv = op->a == CPU_NO_SLOT ? NULL : cpu_slot(c, op->a);
+            uint32_t gone = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                uint8_t g = pv ? (uint8_t)(cur[i] & pv[i]) : cur[i];
+                scratch[i] = g;
+                cur[i] &= (uint8_t)~g;
+                gone += g;
+            }
+            if (gone) {
+                drop_lanes(fr, lf, depth, scratch, n);
+                c->cnt -= gone;
+            }
+            if (!c->cnt) goto resume;
+            break;
+        }
+        case CPU_K_EXIT:
+            memcpy(scratch, cur, n);
+            memset(cur, 0, n);
+            c->cnt = 0;
+            drop_lanes(fr, 0, depth, scratch, n);
+            goto resume;
+        case CPU_K_BAR:
+            hg_cpu_unborrow(c, NULL, NULL);
+            // All lanes of the block run every instruction before the next one starts, and
+            // bar only appears in block-uniform control flow: nothing to wait for.
+            break;
+        case CPU_K_FENCE:
+            hg_cpu_unborrow(c, NULL, NULL);
+            atomic_thread_fence(memory_order_seq_cst);
+            break;
+        default:
+            hg_cpu_fail(c->L, HG_ERR_INTERNAL, "cpu: unknown plan operation %u at instruction %u",
+                        op->kind, pc);
+            return -1;
+        }
+        pc++;
+        continue;
+    resume:
+        // No lane is active here: continue where the innermost if/loop picks lanes up again.
+        if (!depth) return 0;
+        pc = fr[depth - 1].resume;
+    }
+    return 0;
+}
+
+static void worker_main(void* ctx, int w) {
+    cpu_launch* L = ctx;
+    const cpu_plan* p = L->plan;
+    cpu_worker* W = &L->st->workers[w];
+    uint8_t* base = W->arena;
+    fill_constants(L, base);
+    size_t mask_bytes = (L->chunk + 63) & ~(size_t)63;
+    uint8_t* masks = base + (size_t)p->nslots * L->slot_bytes;
+    cpu_chunk c;
+    c.L = L;
+    c.w = W;
+    c.base = base;
+    c.cur = masks;
+    c.arena_end = masks;
+    c.ptr = (void**)(masks + (2 * p->max_depth + 2) * mask_bytes);
+    c.borrowed = (uint32_t*)(c.ptr + p->nslots);
+    c.gid_x = p->special_slot[HG_SREG_GID_X] == CPU_NO_SLOT
+                  ? NULL : cpu_own(&c, p->special_slot[HG_SREG_GID_X]);
+    for (;;) {
+        if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return;
+        uint64_t g = atomic_fetch_add(&L->next, L->group);
+        if (g >= L->nchunks) return;
+        uint64_t end = g + L->group < L->nchunks ? g + L->group : L->nchunks;
+        for (uint64_t ci = g; ci < end; ci++) {
+            c.first = ci * L->chunk;
+            uint64_t left = L->total_lanes - c.first;
+            c.n = (uint32_t)(left < L->chunk ? left : L->chunk);
+            for (uint32_t s = 0; s < p->nslots; s++) c.ptr[s] = cpu_own(&c, s);
+            c.nborrowed = 0;
+            for (uint32_t z = 0; z < p->nzero; z++) {
+                uint32_t r = p->zero_regs[z];
+                memset(cpu_own(&c, r), 0, (size_t)c.n * p->reg_size[r]);
+            }
+            fill_specials(&c);
+            if (L->shared_bytes) memset(W->shared, 0, L->shared_bytes);
+            memset(c.cur, 1, c.n);
+            c.cnt = c.n;
+            if (run_chunk(&c, masks, mask_bytes)) return;
+        }
+    }
+}
+
+static hg_status grow(uint8_t** buf, size_t* cap, size_t need) {
+    if (*cap >= need) return HG_OK;
+    size_t sz = (need + 63) & ~(size_t)63;
+    void* q = aligned_alloc(64, sz);
+    if (!q) return hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory allocating %zu bytes of "
+                            "worker scratch", sz);
+    free(*buf);
+    *buf = q;
+    *cap = sz;
+    return HG_OK;
+}
+
+hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
+                        const hg_bound_arg* args, size_t nargs) {
+    (void)nargs;
+    cpu_launch* L = calloc(1, sizeof *L);
+    if (!L) return hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory starting a launch");
+    L->plan = plan;
+    L->k = hg_cpu_kernels_get();
+    L->cfg = *cfg;
+    L->args = args;
+    L->st = st;
+    L->lanes_per_block = (uint64_t)cfg->block.x * cfg->block.y * cfg->block.z;
+    uint64_t blocks, total;
+    if (__builtin_mul_overflow((uint64_t)cfg->grid.x * cfg->grid.y, (uint64_t)cfg->grid.z, &blocks) ||
+        __builtin_mul_overflow(blocks, L->lanes_per_block, &total) || total > (1ull << 62)) {
+        free(L);
+        return hg_error(HG_ERR_LAUNCH_CONFIG, "grid (%u,%u,%u) x block (%u,%u,%u) has more lanes "
+                        "than the CPU backend can count (2^62)", cfg->grid.x, cfg->grid.y,
+                        cfg->grid.z, cfg->block.x, cfg->block.y, cfg->block.z);
+    }
+    L->total_lanes = total;
+    L->chunk = plan->block_mode ? L->lanes_per_block : plan->chunk;
+    L->x_linear = cfg->block.y == 1 && cfg->block.z == 1 && cfg->grid.y == 1 && cfg->grid.z == 1;
+    L->nchunks = (total + L->chunk - 1) / L->chunk;
+    L->slot_bytes = ((size_t)L->chunk * 8 + 63) & ~(size_t)63;
+    size_t mask_bytes = (L->chunk + 63) & ~(size_t)63;
+    size_t arena = (size_t)plan->nslots * L->slot_bytes + (2 * plan->max_depth + 2) * mask_bytes +
+                   (size_t)plan->nslots * sizeof(void*) + (size_t)plan->prog->nregs * 4;
+    if (plan->block_mode) {
+        const hg_shared_decl* dyn = plan->has_dynamic_shared
+                                        ? &plan->prog->shared[plan->dynamic_shared_index] : NULL;
+        size_t es = dyn ? hg_dtype_size((hg_dtype)dyn->dtype) : 1;
+        L->dyn_shared_count = dyn ? cfg->shared_bytes / (uint32_t)es : 0;
+        L->shared_bytes = plan->shared_static_bytes + (size_t)L->dyn_shared_count * es;
+    }
+    int nworkers = st->nthreads;
+    if ((uint64_t)nworkers > L->nchunks) nworkers = (int)L->nchunks;
+    // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
+    // still balance uneven chunks.
+    L->group = L->nchunks / ((uint64_t)nworkers * 8);
+    if (L->group < 1) L->group = 1;
+    if (L->group > 64) L->group = 64;
+    hg_status s = HG_OK;
+    for (int w = 0; w < nworkers && !s; w++) {
+        s = grow(&st->workers[w].arena, &st->workers[w].arena_cap, arena);
+        if (!s && L->shared_bytes)
+            s = grow(&st->workers[w].shared, &st->workers[w].shared_cap, L->shared_bytes);
+    }
+    if (!s) {
+        pthread_mutex_init(&L->err_lock, NULL);
+        atomic_init(&L->next, 0);
+        atomic_init(&L->failed, 0);
+        hg_pool_run(st->pool, nworkers, worker_main, L);
+        if (atomic_load(&L->failed)) s = hg_error(L->err, "%s", L->msg);
+        pthread_mutex_destroy(&L->err_lock);
+    }
+    free(L);
+    return s;
+}

@@ -1,0 +1,178 @@
+// Internal (CPU backend): the execution plan a kernel compiles to, the per-worker scratch, and
+// the functions the backend's files share.
+//
+// Execution model: every instruction runs over a chunk of lanes at once. A register is an
+// array of `chunk` lanes (8 bytes reserved per lane, typed dense view); immediates and scalar
+// parameters are constant registers filled once per worker and launch, special registers are
+// filled per chunk, so every kernel is a register-to-register loop. Programs without bar and
+// shared memory use chunks of consecutive global lanes spanning blocks; programs with them use
+// exactly one block per chunk, whose lanes run each instruction in lockstep (so bar is a no-op).
+// Divergence runs under byte masks; the all-active case calls kernels without masks.
+#ifndef HG_BACKENDS_CPU_INTERNAL_H
+#define HG_BACKENDS_CPU_INTERNAL_H
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "backends/backend.h"
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/thread_pool.h"
+
+#define HG_CPU_MAX_SHARED_BYTES (1u << 20)
+#define HG_CPU_CHUNK 1024u          // lanes per chunk for programs without bar/shared memory
+#define HG_CPU_MAX_ARENA (4u << 20) // the chunk shrinks for programs with many registers
+
+// What an operation does (plan kinds).
+typedef enum cpu_kind {
+    CPU_K_ALU = 0,   // fn(d, a, b, c, n); blended under a partial mask
+    CPU_K_LD, CPU_K_ST, CPU_K_ATOM,
+    CPU_K_IF, CPU_K_ELSE, CPU_K_ENDIF, CPU_K_LOOP, CPU_K_ENDLOOP,
+    CPU_K_BREAK, CPU_K_EXIT, CPU_K_BAR, CPU_K_FENCE,
+    CPU_K_COUNT
+} cpu_kind;
+
+#define CPU_NO_SLOT UINT32_MAX
+
+typedef struct cpu_op {
+    hg_cpu_kfn fn;         // ALU kernel
+    uint32_t d, a, b, c;   // slots (CPU_NO_SLOT when absent); a = condition for if/break
+    uint32_t target;       // if: its else (or endif); else: endif; loop: endloop; endloop: loop
+    uint32_t mem;          // ld/st/atom: buffer parameter or shared array index
+    uint8_t kind;          // cpu_kind
+    uint8_t type;          // instruction type
+    uint8_t dlog2;         // log2 of the destination's storage size
+    uint8_t idx_type;      // ld/st/atom: dtype of the index operand
+    uint8_t space;         // ld/st/atom: hg_space
+    uint8_t aop;           // atom: hg_atomic_op
+    uint8_t borrow;        // mov from a constant/special register: borrow its lanes
+} cpu_op;
+
+// A constant register: an immediate or a scalar parameter, in the storage layout of `type`.
+typedef struct cpu_const {
+    uint32_t slot;
+    uint8_t type;
+    uint8_t is_param;
+    uint32_t param;        // parameter index when is_param
+    uint64_t bits;         // immediate bits otherwise
+} cpu_const;
+
+typedef struct cpu_plan {
+    const hg_prog* prog;
+    cpu_op* ops;
+    uint32_t nops;
+    uint32_t nslots;          // registers, constants, specials, temporaries
+    uint32_t tmp_slot;        // result of a masked ALU op before blending
+    uint32_t idx_slot;        // memory indices widened to int64
+    uint32_t special_slot[HG_SREG_COUNT];  // CPU_NO_SLOT when unused
+    cpu_const* consts;
+    uint32_t nconsts;
+    uint8_t* reg_size;        // storage bytes per lane of each register
+    uint32_t* zero_regs;      // registers some lane may read before writing: zeroed per chunk
+    uint32_t nzero;
+    uint32_t max_depth;       // deepest if/loop nesting
+    int block_mode;           // 1: one block per chunk (bar or shared memory)
+    uint32_t chunk;           // lanes per chunk when !block_mode
+    // shared arrays: byte offset in the worker's shared area (64-aligned), static counts
+    uint32_t* shared_off;
+    uint32_t shared_static_bytes;
+    int has_dynamic_shared;
+    uint32_t dynamic_shared_index;
+} cpu_plan;
+
+// Per-worker scratch, reused across launches (grown when a launch needs more).
+typedef struct cpu_worker {
+    uint8_t* arena;           // slots * chunk * 8 bytes + masks, 64-byte aligned
+    size_t arena_cap;
+    uint8_t* shared;          // shared memory of the block being run
+    size_t shared_cap;
+} cpu_worker;
+
+typedef struct cpu_state {
+    int nthreads;
+    hg_pool* pool;
+    cpu_worker* workers;      // nthreads entries; guarded by lock
+    pthread_mutex_t lock;     // one launch at a time per executor
+} cpu_state;
+
+// The launch being run, shared by all workers.
+typedef struct cpu_launch {
+    const cpu_plan* plan;
+    const hg_cpu_kernels* k;
+    hg_launch_config cfg;
+    const hg_bound_arg* args;
+    uint64_t lanes_per_block;
+    uint64_t total_lanes;
+    uint64_t chunk;           // lanes per chunk
+    uint64_t nchunks;
+    uint64_t group;           // chunks taken per grab
+    size_t slot_bytes;        // chunk * 8 rounded to 64
+    uint32_t dyn_shared_count;
+    size_t shared_bytes;      // per block
+    int x_linear;             // 1-D launch: %gid.x of lane i of a chunk is first + i
+    atomic_uint_fast64_t next;  // next chunk to hand out
+    atomic_int failed;
+    pthread_mutex_t err_lock;
+    hg_status err;
+    char msg[1024];
+    cpu_state* st;
+} cpu_launch;
+
+// One chunk being executed by one worker.
+typedef struct cpu_chunk {
+    cpu_launch* L;
+    cpu_worker* w;
+    uint8_t* base;            // arena
+    uint64_t first;           // global linear lane of lane 0
+    uint32_t n;               // lanes in this chunk
+    uint8_t* cur;             // active mask
+    uint32_t cnt;             // active lanes
+    // Where each slot's lanes are now. Usually the slot's own arena storage, but a register
+    // may borrow read-only lanes instead of copying them: a full contiguous load points it at
+    // the buffer itself, a full mov from a constant or special register at that register. The
+    // first write to a borrowing register takes back its own storage (cpu_wslot).
+    void** ptr;
+    uint32_t* borrowed;       // registers pointing into buffers (may hold stale entries)
+    uint32_t nborrowed;
+    const uint8_t* arena_end; // slots below this are arena storage
+    const void* gid_x;        // own lanes of %gid.x (NULL when unused)
+} cpu_chunk;
+
+static inline void* cpu_own(const cpu_chunk* c, uint32_t slot) {
+    return c->base + (size_t)slot * c->L->slot_bytes;
+}
+// Lanes of a slot for reading.
+static inline void* cpu_slot(const cpu_chunk* c, uint32_t slot) { return c->ptr[slot]; }
+// Lanes of a register about to be written: its own storage (with the borrowed values copied
+// in first when only some lanes are written).
+static inline void* cpu_wslot(cpu_chunk* c, uint32_t reg, int full) {
+    void* own = cpu_own(c, reg);
+    if (c->ptr[reg] != own) {
+        if (!full) memcpy(own, c->ptr[reg], (size_t)c->n * c->L->plan->reg_size[reg]);
+        c->ptr[reg] = own;
+    }
+    return own;
+}
+// Gives back borrowed buffer lanes (copying them) for every register borrowing from
+// [lo, hi); all of them when lo == hi == NULL. Called before anything writes memory.
+void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi);
+
+// cpu_compile.c
+hg_status hg_cpu_plan_build(const hg_prog* prog, const hg_cpu_kernels* k, cpu_plan** out);
+void hg_cpu_plan_free(cpu_plan* p);
+
+// cpu_exec.c
+hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
+                        const hg_bound_arg* args, size_t nargs);
+// Records the launch's first error (later ones are dropped) and stops other workers.
+void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+// "block (x,y,z) lane (x,y,z)" of lane i of the chunk.
+void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len);
+
+// cpu_memory_ops.c: 0 on success, -1 after hg_cpu_fail.
+int hg_cpu_exec_ld(cpu_chunk* c, const cpu_op* op, uint32_t pc);
+int hg_cpu_exec_st(cpu_chunk* c, const cpu_op* op, uint32_t pc);
+int hg_cpu_exec_atom(cpu_chunk* c, const cpu_op* op, uint32_t pc);
+
+#endif

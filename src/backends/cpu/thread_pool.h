@@ -1,0 +1,18 @@
+// Internal (CPU backend): a persistent pool of worker threads. hg_pool_run runs fn(ctx, w) on
+// workers w = 0 .. nworkers-1, w = 0 on the calling thread, and returns when all are done. The
+// job itself hands out work (the CPU backend uses an atomic chunk counter). Calls must not
+// overlap on one pool: the owner serializes them (the CPU executor holds its launch lock).
+#ifndef HG_BACKENDS_CPU_THREAD_POOL_H
+#define HG_BACKENDS_CPU_THREAD_POOL_H
+
+typedef struct hg_pool hg_pool;
+typedef void (*hg_pool_fn)(void* ctx, int worker);
+
+// A pool of nthreads workers in all (nthreads - 1 threads plus the caller); NULL on failure.
+hg_pool* hg_pool_create(int nthreads);
+void hg_pool_destroy(hg_pool* p);
+int hg_pool_size(const hg_pool* p);
+// Runs fn on min(nworkers, size) workers.
+void hg_pool_run(hg_pool* p, int nworkers, hg_pool_fn fn, void* ctx);
+
+#endif
