@@ -67,10 +67,10 @@ static void check_reference_anchors(void) {
     CHECK(ir_arith(HG_OP_NEG, HG_DTYPE_F16, 0x7e01, 0, 0) == 0xfe01);         // NaN sign flip
     CHECK(ir_arith(HG_OP_ADD, HG_DTYPE_F16, 0x3c00, 0x3c00, 0) == 0x4000);     // 1 + 1 = 2
     CHECK(ir_arith(HG_OP_ADD, HG_DTYPE_F16, 0x7bff, 0x5000, 0) == 0x7c00);     // overflow: inf
-    CHECK(ir_arith(HG_OP_ADD, HG_DTYPE_BF16, 0x3f80, 0x3b80, 0) == 0x3f80);    // 1 + 2^-8: tie, even
-    CHECK(ir_arith(HG_OP_ADD, HG_DTYPE_BF16, 0x3f81, 0x3b80, 0) == 0x3f82);    // tie rounds up to even
-    CHECK(ir_arith(HG_OP_MUL, HG_DTYPE_F16, 0x0001, 0x3800, 0) == 0x0000);     // min sub * 0.5: tie to 0
-    CHECK(ir_arith(HG_OP_MUL, HG_DTYPE_F16, 0x0003, 0x3800, 0) == 0x0002);     // 1.5 sub: to even 2
+    CHECK(ir_arith(HG_OP_ADD, HG_DTYPE_BF16, 0x3f80, 0x3b80, 0) == 0x3f80);    // 1 + 2^-8: tie
+    CHECK(ir_arith(HG_OP_ADD, HG_DTYPE_BF16, 0x3f81, 0x3b80, 0) == 0x3f82);    // tie: up, even
+    CHECK(ir_arith(HG_OP_MUL, HG_DTYPE_F16, 0x0001, 0x3800, 0) == 0x0000);     // tie: to 0
+    CHECK(ir_arith(HG_OP_MUL, HG_DTYPE_F16, 0x0003, 0x3800, 0) == 0x0002);     // tie: even 2
     CHECK(ir_arith(HG_OP_FMA, HG_DTYPE_I8, 16, 16, 1) == 1);                   // 257 wraps
     CHECK(ir_arith(HG_OP_NOT, HG_DTYPE_BOOL, 1, 0, 0) == 0);
 }

@@ -145,7 +145,8 @@ static void test_rmw(hg_atomic_op aop, hg_dtype t, hg_space space, size_t m, uin
                         "chain of steps from the initial to the final value\n", label, el);
         }
         CHECK_MSG(bad_final == 0, "%s: %zu elements with a wrong final value", label, bad_final);
-        CHECK_MSG(bad_chain == 0, "%s: %zu elements with inconsistent old values", label, bad_chain);
+        CHECK_MSG(bad_chain == 0, "%s: %zu elements with inconsistent old values", label,
+                  bad_chain);
         printf("  %-44s %5zu lanes  %s\n", label, n, bad_final || bad_chain ? "MISMATCH" : "ok");
         free(lhs);
         free(rhs);
@@ -211,8 +212,8 @@ static void test_counter(hg_dtype t, hg_space space) {
             bad += fin != per;
             free(vals);
         }
-        CHECK_MSG(bad == 0, "atom.%s.add.%s counter: %zu wrong olds/finals", space ? "shared" : "global",
-                  ir_name(t), bad);
+        CHECK_MSG(bad == 0, "atom.%s.add.%s counter: %zu wrong olds/finals",
+                  space ? "shared" : "global", ir_name(t), bad);
         printf("  atom.%s.add.%s counter of %zu lanes: olds are 0..%zu  %s\n",
                space ? "shared" : "global", ir_name(t), per, per - 1, bad ? "MISMATCH" : "ok");
         free(olds);
@@ -236,7 +237,8 @@ static void test_float_nan(hg_dtype t, hg_atomic_op aop) {
     K(hg_emit_cmp(k.p, HG_CMP_LT, HG_DTYPE_U32, p, hg_reg(i), hg_param(pn)));
     K(hg_emit_control(k.p, HG_OP_IF, hg_reg(p)));
     K(hg_emit_load(k.p, HG_SPACE_GLOBAL, t, x, bv, hg_reg(i)));
-    K(ih_emit_atom(k.p, aop, HG_SPACE_GLOBAL, t, bb, hg_none(), hg_imm_u64(0), hg_reg(x), hg_none()));
+    K(ih_emit_atom(k.p, aop, HG_SPACE_GLOBAL, t, bb, hg_none(), hg_imm_u64(0), hg_reg(x),
+                   hg_none()));
     K(hg_emit_control(k.p, HG_OP_ENDIF, hg_none()));
     uint64_t* v = malloc(n * 8);
     for (size_t j = 0; j < n; j++) v[j] = ir_from_double((double)j - 300, t);
@@ -344,7 +346,8 @@ static void test_cas(hg_dtype t, hg_space space, uint64_t* rng) {
             bad2 += winners != 1 || w < gi * per || w >= (gi + 1) * per || olds2[w] != 0;
         }
         CHECK_MSG(bad2 == 0, "atom.%s.cas.%s contended: %zu inconsistencies (want exactly one "
-                  "winner per element and every other lane seeing its value)", sp, ir_name(t), bad2);
+                  "winner per element and every other lane seeing its value)", sp, ir_name(t),
+                  bad2);
         printf("  atom.%s.cas.%s: %zu distinct + %zu contended lanes  %s\n", sp, ir_name(t), n, n,
                bad || bad2 ? "MISMATCH" : "ok");
     }

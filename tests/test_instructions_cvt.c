@@ -78,7 +78,7 @@ static void check_reference_anchors(void) {
     CHECK(ir_cvt(HG_DTYPE_BOOL, HG_DTYPE_F16, 0x7e00) == 1);                     // NaN -> true
     CHECK(ir_cvt(HG_DTYPE_F16, HG_DTYPE_F32, ir_bits_f32(65520.f)) == 0x7c00);   // tie -> inf
     CHECK(ir_cvt(HG_DTYPE_F16, HG_DTYPE_F32, ir_bits_f32(65519.f)) == 0x7bff);
-    CHECK(ir_cvt(HG_DTYPE_F16, HG_DTYPE_U32, 2049) == 0x6800);                   // 2048: tie to even
+    CHECK(ir_cvt(HG_DTYPE_F16, HG_DTYPE_U32, 2049) == 0x6800);                   // tie: 2048
     CHECK(ir_cvt(HG_DTYPE_F16, HG_DTYPE_U32, 2051) == 0x6802);                   // 2052
     CHECK(ir_cvt(HG_DTYPE_BF16, HG_DTYPE_F32, 0x3f808000u) == 0x3f80);           // tie to even
     CHECK(ir_cvt(HG_DTYPE_BF16, HG_DTYPE_F32, 0x3f818000u) == 0x3f82);

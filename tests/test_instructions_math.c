@@ -40,7 +40,10 @@ static void gen_inputs(const math_op* mo, hg_dtype t, uint64_t* rng, ih_vec* v) 
     }
     ih_specials(t, v);
     double lo = mo->lo, hi = mo->hi;
-    if (t == HG_DTYPE_F64 && (mo->op == HG_OP_EXP || mo->op == HG_OP_SIGMOID)) { lo = -760; hi = 720; }
+    if (t == HG_DTYPE_F64 && (mo->op == HG_OP_EXP || mo->op == HG_OP_SIGMOID)) {
+        lo = -760;
+        hi = 720;
+    }
     if (t == HG_DTYPE_F64 && mo->op == HG_OP_EXP2) { lo = -1090; hi = 1030; }
     for (int i = 0; i < 150000; i++) ih_push(v, ih_rand_value(t, rng));
     for (int i = 0; i < 150000; i++) ih_push(v, ir_from_double(ih_rand_range(rng, lo, hi), t));
@@ -134,8 +137,10 @@ static void run_op(const math_op* mo, hg_dtype t, uint64_t* rng, size_t* total) 
             ih_kspec u = ks;
             u.mode[0] = (ih_mode)m;
             u.uni[0] = sp.v[picks[j] % sp.n];
-            if (ih_run(&u, 300, in, out) == HG_OK) check_lanes(&u, mo, 300, NULL, u.uni[0], out, &ty);
-            else ty.bad++;
+            if (ih_run(&u, 300, in, out) == HG_OK)
+                check_lanes(&u, mo, 300, NULL, u.uni[0], out, &ty);
+            else
+                ty.bad++;
         }
     CHECK_MSG(ty.bad == 0, "%s: %zu of %zu lanes out of bounds", ih_spec_name(&ks), ty.bad,
               ty.cases);

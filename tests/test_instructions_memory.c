@@ -17,7 +17,8 @@ static void test_copy_global(hg_dtype t, hg_dtype idx_t, uint64_t* rng) {
     size_t n = ir_width(idx_t) == 8 ? 100 : 1000;
     ih_kb k;
     ih_kb_begin(&k, "copy");
-    uint32_t a = ih_kb_buf(&k, "a", t, 1), o = ih_kb_buf(&k, "o", t, 0), pn = ih_kb_scalar(&k, "n", HG_DTYPE_U32);
+    uint32_t a = ih_kb_buf(&k, "a", t, 1), o = ih_kb_buf(&k, "o", t, 0);
+    uint32_t pn = ih_kb_scalar(&k, "n", HG_DTYPE_U32);
     uint32_t i = ih_kb_reg(&k, "i", HG_DTYPE_U32), p = ih_kb_reg(&k, "p", HG_DTYPE_BOOL);
     uint32_t j = ih_kb_reg(&k, "j", idx_t), x = ih_kb_reg(&k, "x", t);
     K(hg_emit_unary(k.p, HG_OP_MOV, HG_DTYPE_U32, i, hg_sreg(HG_SREG_GID_X)));
@@ -88,7 +89,8 @@ static void test_uniform_index(void) {
         size_t bad = 0;
         for (size_t q = 0; q < n; q++) bad += out[q] != in[15] + in[27];
         for (size_t q = 0; q < 10; q++) bad += all[q] != 0;
-        CHECK_MSG(bad == 0, "ld with immediate/parameter index over a buffer range: %zu wrong", bad);
+        CHECK_MSG(bad == 0, "ld with immediate/parameter index over a buffer range: %zu wrong",
+                  bad);
     }
     hg_buffer_destroy(ba);
     hg_buffer_destroy(bo);
@@ -101,7 +103,8 @@ static void test_shared_rotate(hg_dtype t, int unsized, uint64_t* rng) {
     const size_t n = (size_t)block * grid - 37;  // the last block is partly idle
     ih_kb k;
     ih_kb_begin(&k, "rot");
-    uint32_t a = ih_kb_buf(&k, "a", t, 1), o = ih_kb_buf(&k, "o", t, 0), pn = ih_kb_scalar(&k, "n", HG_DTYPE_U32);
+    uint32_t a = ih_kb_buf(&k, "a", t, 1), o = ih_kb_buf(&k, "o", t, 0);
+    uint32_t pn = ih_kb_scalar(&k, "n", HG_DTYPE_U32);
     uint32_t sh = ih_kb_shared(&k, "sh", t, unsized ? 0 : block);
     uint32_t i = ih_kb_reg(&k, "i", HG_DTYPE_U32), tid = ih_kb_reg(&k, "t", HG_DTYPE_U32);
     uint32_t j = ih_kb_reg(&k, "j", HG_DTYPE_U32), p = ih_kb_reg(&k, "p", HG_DTYPE_BOOL);

@@ -5,6 +5,7 @@
 #include "instr_harness.h"
 
 #define K(expr) IH_K(&k, expr)
+#define BIN(op, d, a, b) K(hg_emit_binary(k.p, op, HG_DTYPE_U32, d, a, b))
 
 static void test_shape(hg_dim3 grid, hg_dim3 block) {
     uint64_t lanes = (uint64_t)grid.x * grid.y * grid.z * block.x * block.y * block.z;
@@ -23,24 +24,24 @@ static void test_shape(hg_dim3 grid, hg_dim3 block) {
     for (int q = 0; q < HG_SREG_COUNT; q++)
         K(hg_emit_unary(k.p, HG_OP_MOV, HG_DTYPE_U32, s[q], hg_sreg((hg_special)q)));
     // blk = (ctaid.z * nctaid.y + ctaid.y) * nctaid.x + ctaid.x
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, blk, hg_reg(s[HG_SREG_CTAID_Z]), hg_reg(s[HG_SREG_NCTAID_Y])));
-    K(hg_emit_binary(k.p, HG_OP_ADD, HG_DTYPE_U32, blk, hg_reg(blk), hg_reg(s[HG_SREG_CTAID_Y])));
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, blk, hg_reg(blk), hg_reg(s[HG_SREG_NCTAID_X])));
-    K(hg_emit_binary(k.p, HG_OP_ADD, HG_DTYPE_U32, blk, hg_reg(blk), hg_reg(s[HG_SREG_CTAID_X])));
+    BIN(HG_OP_MUL, blk, hg_reg(s[HG_SREG_CTAID_Z]), hg_reg(s[HG_SREG_NCTAID_Y]));
+    BIN(HG_OP_ADD, blk, hg_reg(blk), hg_reg(s[HG_SREG_CTAID_Y]));
+    BIN(HG_OP_MUL, blk, hg_reg(blk), hg_reg(s[HG_SREG_NCTAID_X]));
+    BIN(HG_OP_ADD, blk, hg_reg(blk), hg_reg(s[HG_SREG_CTAID_X]));
     // lane = (tid.z * ntid.y + tid.y) * ntid.x + tid.x   (special registers as direct operands)
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, lane, hg_sreg(HG_SREG_TID_Z), hg_sreg(HG_SREG_NTID_Y)));
-    K(hg_emit_binary(k.p, HG_OP_ADD, HG_DTYPE_U32, lane, hg_reg(lane), hg_sreg(HG_SREG_TID_Y)));
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, lane, hg_reg(lane), hg_sreg(HG_SREG_NTID_X)));
-    K(hg_emit_binary(k.p, HG_OP_ADD, HG_DTYPE_U32, lane, hg_reg(lane), hg_sreg(HG_SREG_TID_X)));
+    BIN(HG_OP_MUL, lane, hg_sreg(HG_SREG_TID_Z), hg_sreg(HG_SREG_NTID_Y));
+    BIN(HG_OP_ADD, lane, hg_reg(lane), hg_sreg(HG_SREG_TID_Y));
+    BIN(HG_OP_MUL, lane, hg_reg(lane), hg_sreg(HG_SREG_NTID_X));
+    BIN(HG_OP_ADD, lane, hg_reg(lane), hg_sreg(HG_SREG_TID_X));
     // id = blk * (ntid.x * ntid.y * ntid.z) + lane; idx = id * 15
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, tmp, hg_reg(s[HG_SREG_NTID_X]), hg_reg(s[HG_SREG_NTID_Y])));
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, tmp, hg_reg(tmp), hg_reg(s[HG_SREG_NTID_Z])));
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, tmp, hg_reg(tmp), hg_reg(blk)));
-    K(hg_emit_binary(k.p, HG_OP_ADD, HG_DTYPE_U32, tmp, hg_reg(tmp), hg_reg(lane)));
-    K(hg_emit_binary(k.p, HG_OP_MUL, HG_DTYPE_U32, idx, hg_reg(tmp), hg_imm_u64(HG_SREG_COUNT)));
+    BIN(HG_OP_MUL, tmp, hg_reg(s[HG_SREG_NTID_X]), hg_reg(s[HG_SREG_NTID_Y]));
+    BIN(HG_OP_MUL, tmp, hg_reg(tmp), hg_reg(s[HG_SREG_NTID_Z]));
+    BIN(HG_OP_MUL, tmp, hg_reg(tmp), hg_reg(blk));
+    BIN(HG_OP_ADD, tmp, hg_reg(tmp), hg_reg(lane));
+    BIN(HG_OP_MUL, idx, hg_reg(tmp), hg_imm_u64(HG_SREG_COUNT));
     for (int q = 0; q < HG_SREG_COUNT; q++) {
         K(hg_emit_store(k.p, HG_SPACE_GLOBAL, HG_DTYPE_U32, bo, hg_reg(idx), hg_reg(s[q])));
-        K(hg_emit_binary(k.p, HG_OP_ADD, HG_DTYPE_U32, idx, hg_reg(idx), hg_imm_u64(1)));
+        BIN(HG_OP_ADD, idx, hg_reg(idx), hg_imm_u64(1));
     }
     uint64_t* want = malloc(n * 8);
     uint64_t* got = malloc(n * 8);
@@ -79,7 +80,8 @@ static void test_shape(hg_dim3 grid, hg_dim3 block) {
         CHECK_MSG(bad == 0, "special registers, grid %ux%ux%u block %ux%ux%u: %zu wrong", grid.x,
                   grid.y, grid.z, block.x, block.y, block.z, bad);
         printf("  grid %ux%ux%u block %ux%ux%u: %llu lanes x 15 specials  %s\n", grid.x, grid.y,
-               grid.z, block.x, block.y, block.z, (unsigned long long)lanes, bad ? "MISMATCH" : "ok");
+               grid.z, block.x, block.y, block.z, (unsigned long long)lanes,
+               bad ? "MISMATCH" : "ok");
     }
     hg_buffer_destroy(b);
     ih_kb_end(&k);
@@ -93,7 +95,8 @@ int main(void) {
         {{7, 1, 1}, {33, 1, 1}}, {{1, 1, 5}, {2, 2, 2}}, {{2, 2, 2}, {8, 8, 16}},
         {{300, 1, 1}, {1, 1, 1}}, {{1, 4, 1}, {1, 1, 64}}, {{2, 1, 1}, {1024, 1, 1}},
     };
-    for (size_t q = 0; q < sizeof shapes / sizeof shapes[0]; q++) test_shape(shapes[q][0], shapes[q][1]);
+    for (size_t q = 0; q < sizeof shapes / sizeof shapes[0]; q++)
+        test_shape(shapes[q][0], shapes[q][1]);
     ih_shutdown();
     return hg_test_finish("test_instructions_sreg");
 }

@@ -88,10 +88,13 @@ static hg_status check_name(const hg_prog* p, const char* what, const char* name
 typedef struct named {
     const char* name;
     const char* what;
+    uint32_t order;     // declaration order, so the message is the same on every libc
 } named;
 
 static int cmp_named(const void* a, const void* b) {
-    return strcmp(((const named*)a)->name, ((const named*)b)->name);
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->order > y->order) - (x->order < y->order);
 }
 
 // One namespace for parameters, shared arrays and registers (sorted, so 4096 registers stay
@@ -100,11 +103,14 @@ static hg_status check_unique(const hg_prog* p) {
     uint32_t n = p->nparams + p->nshared + p->nregs;
     if (n < 2) return HG_OK;
     named* all = malloc(n * sizeof *all);
-    if (!all) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory validating kernel '%s'", p->name);
+    if (!all)
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory validating kernel '%s'", p->name);
     uint32_t k = 0;
-    for (uint32_t i = 0; i < p->nparams; i++) all[k++] = (named){p->params[i].name, "parameter"};
-    for (uint32_t i = 0; i < p->nshared; i++) all[k++] = (named){p->shared[i].name, "shared array"};
-    for (uint32_t i = 0; i < p->nregs; i++) all[k++] = (named){p->regs[i].name, "register"};
+    for (uint32_t i = 0; i < p->nparams; i++, k++)
+        all[k] = (named){p->params[i].name, "parameter", k};
+    for (uint32_t i = 0; i < p->nshared; i++, k++)
+        all[k] = (named){p->shared[i].name, "shared array", k};
+    for (uint32_t i = 0; i < p->nregs; i++, k++) all[k] = (named){p->regs[i].name, "register", k};
     qsort(all, n, sizeof *all, cmp_named);
     hg_status s = HG_OK;
     for (uint32_t i = 1; i < n && !s; i++)
@@ -120,8 +126,9 @@ static hg_status check_decls(const hg_prog* p) {
     hg_status s;
     if (!memchr(p->name, 0, sizeof p->name) || !hg_name_is_identifier(p->name) ||
         is_reserved(p->name))
-        return decl_fail(p, "kernel name is not a valid identifier, expected [A-Za-z_][A-Za-z0-9_]* "
-                         "of at most %d characters that is not a type name or keyword",
+        return decl_fail(p, "kernel name is not a valid identifier, expected "
+                         "[A-Za-z_][A-Za-z0-9_]* of at most %d characters that is not a type "
+                         "name or keyword",
                          HG_NAME_MAX - 1);
     if (p->nparams > HG_MAX_PARAMS)
         return decl_fail(p, "%u parameters, expected at most %d", p->nparams, HG_MAX_PARAMS);
@@ -225,7 +232,9 @@ static const char* want_text(want w, char* buf, size_t len) {
     return buf;
 }
 
-static bool type_ok(want w, unsigned t) { return w.any_int ? hg_dtype_is_int((int)t) : t == w.type; }
+static bool type_ok(want w, unsigned t) {
+    return w.any_int ? hg_dtype_is_int((int)t) : t == w.type;
+}
 
 // Checks a source operand that must hold a value (register, scalar parameter, special, imm).
 static hg_status check_value(const hg_prog* p, uint32_t i, int slot, const hg_operand* o, want w) {
@@ -233,7 +242,8 @@ static hg_status check_value(const hg_prog* p, uint32_t i, int slot, const hg_op
     const char* sn = slot_name(slot);
     switch (o->kind) {
     case HG_OPERAND_NONE:
-        return hg_validate_fail(p, i, "%s is missing, expected %s", sn, want_text(w, wt, sizeof wt));
+        return hg_validate_fail(p, i, "%s is missing, expected %s", sn,
+                                want_text(w, wt, sizeof wt));
     case HG_OPERAND_REG: {
         if (o->index >= p->nregs)
             return hg_validate_fail(p, i, "%s: register index %u is out of range, expected an "
@@ -384,7 +394,8 @@ static hg_status check_mem(const hg_prog* p, uint32_t i, unsigned space) {
                                     "instruction type", d->name, tname(d->dtype), tname(in->type));
         if (writes && d->is_const)
             return hg_validate_fail(p, i, "%s into const buffer '%s', expected a buffer parameter "
-                                    "declared without const", in->op == HG_OP_ST ? "store" : "atomic",
+                                    "declared without const",
+                                    in->op == HG_OP_ST ? "store" : "atomic",
                                     d->name);
     } else {
         if (in->mem >= p->nshared)
@@ -495,8 +506,8 @@ static hg_status check_structure(const hg_prog* p, hg_vstruct* st) {
         case HG_OP_IF:
         case HG_OP_LOOP:
             if (depth == HG_MAX_NESTING)
-                return hg_validate_fail(p, i, "nesting depth %d exceeds the limit, expected at most "
-                                        "%d nested if/loop blocks", depth + 1, HG_MAX_NESTING);
+                return hg_validate_fail(p, i, "nesting depth %d exceeds the limit, expected at "
+                                        "most %d nested if/loop blocks", depth + 1, HG_MAX_NESTING);
             stack[depth++] = (frame){i, HG_VNONE};
             if (in->op == HG_OP_LOOP) loop = i;
             break;

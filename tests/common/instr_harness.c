@@ -261,7 +261,8 @@ void ih_specials(hg_dtype t, ih_vec* out) {
         int w = ir_width(t);
         uint64_t minv = ir_is_sint(t) ? 1ull << (w - 1) : 0, maxv = ir_is_sint(t) ? m >> 1 : m;
         const uint64_t base[] = {0, 1, 2, 3, 5, 7, 9, (uint64_t)w - 1, (uint64_t)w,
-                                 (uint64_t)w + 1, 2 * (uint64_t)w, 100, 0x55, 0xAAAAAAAAAAAAAAAAull};
+                                 (uint64_t)w + 1, 2 * (uint64_t)w, 100, 0x55,
+                                 0xAAAAAAAAAAAAAAAAull};
         for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) ih_push_unique(out, base[i] & m);
         const uint64_t lim[] = {m, m - 1, m - 2, minv, minv + 1, maxv, maxv - 1, (0ull - 7) & m};
         for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) ih_push_unique(out, lim[i] & m);
@@ -354,7 +355,8 @@ void ih_gen_cases(const ih_kspec* ks, size_t max_combo, size_t nrand, uint64_t* 
         for (int k = 0; k < ks->nsrc; k++) {
             // Mix random values with specials so rare pairings (x with MIN, inf...) occur too.
             uint64_t r = hg_test_rand(rng);
-            uint64_t v = (r & 7) == 0 ? sp[k].v[(r >> 8) % sp[k].n] : ih_rand_value(ks->src_t[k], rng);
+            uint64_t v = (r & 7) == 0 ? sp[k].v[(r >> 8) % sp[k].n]
+                                      : ih_rand_value(ks->src_t[k], rng);
             ih_push(&out->in[k], v);
         }
     out->n = out->in[0].n;

@@ -84,8 +84,9 @@ void ih_stat_print(const ih_stat* st);
 // stat printed with inputs, got and expected); one passed check per clean call.
 void ih_check(const ih_kspec* ks, const ih_cases* c, ih_ref_fn ref, ih_cmpmode mode,
               ih_stat* st);
-// Runs the register form on the cases (dense and sparse), then, for each operand position, a few of its special
-// values as an immediate and as a scalar parameter against all the cases' other operands.
+// Runs the register form on the cases (dense and sparse), then, for each operand position, a
+// few of its special values as an immediate and as a scalar parameter against a subset of the
+// cases' other operands.
 void ih_check_all_modes(const ih_kspec* ks, const ih_cases* c, ih_ref_fn ref, ih_cmpmode mode,
                         ih_stat* st, uint64_t* rng);
 

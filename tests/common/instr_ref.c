@@ -77,7 +77,12 @@ int ir_is_inf(uint64_t b, hg_dtype t) {
 int ir_is_zero(uint64_t b, hg_dtype t) { return (b & ~ir_sign_bit(t) & ir_mask(t)) == 0; }
 
 uint64_t ir_bits_f32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-float ir_f32_of(uint64_t bits) { uint32_t u = (uint32_t)bits; float f; memcpy(&f, &u, 4); return f; }
+float ir_f32_of(uint64_t bits) {
+    uint32_t u = (uint32_t)bits;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 uint64_t ir_bits_f64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 double ir_f64_of(uint64_t bits) { double d; memcpy(&d, &bits, 8); return d; }
 

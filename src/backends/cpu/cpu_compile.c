@@ -234,6 +234,38 @@ static hg_status match_control(builder* b) {
     return HG_OK;
 }
 
+// Marks ALU ops whose result goes straight to a store: `op r, ...; st.global buf[i], r` with a
+// plain (copyable) type, outside loops, and r read by nothing after the store. Such an op may
+// compute directly into the buffer (docs: the store's checks happen first).
+static void find_store_fusion(builder* b) {
+    const hg_prog* g = b->prog;
+    cpu_plan* p = b->plan;
+    if (!g->nregs || g->ninstrs < 2) return;
+    // last_read[r]: index of the last instruction reading r (or 0 with has_read 0)
+    uint32_t* last_read = calloc(g->nregs, sizeof *last_read);
+    if (!last_read) return;  // an optimization only
+    for (uint32_t i = 0; i < g->ninstrs; i++)
+        for (int k = 0; k < 3; k++)
+            if (g->instrs[i].src[k].kind == HG_OPERAND_REG) last_read[g->instrs[i].src[k].index] = i + 1;
+    uint32_t loop_depth = 0;
+    for (uint32_t i = 0; i + 1 < g->ninstrs; i++) {
+        const hg_instr* in = &g->instrs[i];
+        if (in->op == HG_OP_LOOP) loop_depth++;
+        if (in->op == HG_OP_ENDLOOP) loop_depth--;
+        const hg_instr* st = &g->instrs[i + 1];
+        int t = in->type;
+        if (p->ops[i].kind != CPU_K_ALU || in->op == HG_OP_CMP || loop_depth ||
+            in->dst.kind != HG_OPERAND_REG || st->op != HG_OP_ST || st->aux != HG_SPACE_GLOBAL ||
+            st->src[1].kind != HG_OPERAND_REG || st->src[1].index != in->dst.index ||
+            st->type != t || t == HG_DTYPE_BOOL || t == HG_DTYPE_F16 || t == HG_DTYPE_BF16)
+            continue;
+        // the store's index must not be the register being written
+        if (st->src[0].kind == HG_OPERAND_REG && st->src[0].index == in->dst.index) continue;
+        if (last_read[in->dst.index] == i + 2) p->ops[i].fuse_st = 1;
+    }
+    free(last_read);
+}
+
 static hg_status build_shared(builder* b) {
     const hg_prog* g = b->prog;
     cpu_plan* p = b->plan;
@@ -315,6 +347,7 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     if (g->nshared) p->block_mode = 1;
     if (!s) s = match_control(&b);
     if (!s) s = find_zero_regs(&b);
+    if (!s) find_store_fusion(&b);
     if (!s) s = build_shared(&b);
     free(b.hash);
     if (s) {

@@ -206,6 +206,14 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
         const cpu_op* op = &p->ops[pc];
         switch ((cpu_kind)op->kind) {
         case CPU_K_ALU: {
+            if (op->fuse_st && c->cnt == n) {
+                void* dst = hg_cpu_store_target(c, op + 1);
+                if (dst) {
+                    op->fn(dst, cpu_slot(c, op->a), cpu_slot(c, op->b), cpu_slot(c, op->c), n);
+                    pc += 2;
+                    continue;
+                }
+            }
             // Sources first: taking back the destination's storage must not move a source.
             void* a = cpu_slot(c, op->a);
             void* b = cpu_slot(c, op->b);

@@ -46,6 +46,8 @@ typedef struct cpu_op {
     uint8_t space;         // ld/st/atom: hg_space
     uint8_t aop;           // atom: hg_atomic_op
     uint8_t borrow;        // mov from a constant/special register: borrow its lanes
+    uint8_t fuse_st;       // the next op stores this result, which nothing reads afterwards:
+                           // when that store is full and contiguous, compute straight into it
 } cpu_op;
 
 // A constant register: an immediate or a scalar parameter, in the storage layout of `type`.
@@ -174,5 +176,8 @@ void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len);
 int hg_cpu_exec_ld(cpu_chunk* c, const cpu_op* op, uint32_t pc);
 int hg_cpu_exec_st(cpu_chunk* c, const cpu_op* op, uint32_t pc);
 int hg_cpu_exec_atom(cpu_chunk* c, const cpu_op* op, uint32_t pc);
+// The memory a full, contiguous, in-bounds store `st` would write (after giving back borrowed
+// lanes of that memory), or NULL when the store must run lane by lane.
+void* hg_cpu_store_target(cpu_chunk* c, const cpu_op* st);
 
 #endif

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "backends/cpu/cpu_internal.h"
 #include "core/dtype.h"
@@ -106,22 +107,60 @@ static int check_lanes(cpu_chunk* c, const cpu_op* op, uint32_t pc, const mem_vi
     return 0;
 }
 
+// Chunks of one worker are consecutive, so a contiguous access is followed by the next n
+// elements: prefetching them overlaps the next chunk's memory latency with this chunk's work
+// (the hardware prefetchers stop at every 4 KiB page, which is about one chunk).
+static void prefetch_next(const cpu_chunk* c, const uint8_t* at, const mem_view* v, int64_t lo,
+                          int write) {
+    static int off = -1;
+    if (off < 0) off = getenv("HGPF_OFF") != NULL;
+    if (off) return;
+    uint64_t next = (uint64_t)lo + c->n;
+    if (next >= v->count) return;
+    uint64_t cnt = v->count - next < c->n ? v->count - next : c->n;
+    const uint8_t* p = at + (size_t)c->n * v->es;
+    size_t bytes = (size_t)cnt * v->es;
+    if (write)
+        for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 1, 3);
+    else
+        for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
+}
+
+// Whether every lane is active and the indices are first..first+n-1 in bounds; *lo = first.
+static int full_range(const cpu_chunk* c, const cpu_op* op, const mem_view* v, int64_t* lo) {
+    if (c->cnt != c->n) return 0;
+    const void* idx = cpu_slot(c, op->a);
+    if (idx == c->gid_x && c->L->x_linear) *lo = (int64_t)c->first;  // %gid.x itself, 1-D
+    else if (!contiguous(idx, op->idx_type, c->n, lo)) return 0;
+    return (uint64_t)*lo + c->n <= v->count;
+}
+
 int hg_cpu_exec_ld(cpu_chunk* c, const cpu_op* op, uint32_t pc) {
     mem_view v;
     view_of(c, op, &v);
     const hg_cpu_kernels* k = c->L->k;
-    void* dst = cpu_slot(c, op->d);
     int64_t lo;
-    if (c->cnt == c->n && contiguous(cpu_slot(c, op->a), op->idx_type, c->n, &lo) &&
-        (uint64_t)lo + c->n <= v.count) {
-        k->load[op->type](dst, v.base + (size_t)lo * v.es, c->n);
+    if (full_range(c, op, &v, &lo)) {
+        uint8_t* src = v.base + (size_t)lo * v.es;
+        if (op->space == HG_SPACE_GLOBAL) prefetch_next(c, src, &v, lo, 0);
+        int plain = op->type != HG_DTYPE_BOOL && op->type != HG_DTYPE_F16 && op->type != HG_DTYPE_BF16;
+        if (plain && op->space == HG_SPACE_GLOBAL) {
+            // Borrow the buffer's elements instead of copying them (given back before any
+            // write to that memory; see hg_cpu_unborrow).
+            c->ptr[op->d] = src;
+            uint32_t j = 0;
+            while (j < c->nborrowed && c->borrowed[j] != op->d) j++;
+            if (j == c->nborrowed) c->borrowed[c->nborrowed++] = op->d;
+            return 0;
+        }
+        k->load[op->type](cpu_wslot(c, op->d, 1), src, c->n);
         return 0;
     }
     int64_t* ix;
     if (check_lanes(c, op, pc, &v, &ix)) return -1;
     const uint8_t* m = c->cur;
     unsigned ss = hg_cpu_storage_size(op->type);
-    uint8_t* d = dst;
+    uint8_t* d = cpu_wslot(c, op->d, c->cnt == c->n);
     switch (op->type) {
     case HG_DTYPE_BOOL: case HG_DTYPE_F16: case HG_DTYPE_BF16:
         for (uint32_t i = 0; i < c->n; i++)
@@ -135,14 +174,26 @@ int hg_cpu_exec_ld(cpu_chunk* c, const cpu_op* op, uint32_t pc) {
     return 0;
 }
 
+void* hg_cpu_store_target(cpu_chunk* c, const cpu_op* st) {
+    mem_view v;
+    view_of(c, st, &v);
+    int64_t lo;
+    if (!full_range(c, st, &v, &lo)) return NULL;
+    hg_cpu_unborrow(c, v.base, v.base + v.count * v.es);
+    prefetch_next(c, v.base + (size_t)lo * v.es, &v, lo, 1);
+    return v.base + (size_t)lo * v.es;
+}
+
 int hg_cpu_exec_st(cpu_chunk* c, const cpu_op* op, uint32_t pc) {
     mem_view v;
     view_of(c, op, &v);
     const hg_cpu_kernels* k = c->L->k;
+    if (op->space == HG_SPACE_GLOBAL)
+        hg_cpu_unborrow(c, v.base, v.base + v.count * v.es);
     const uint8_t* src = cpu_slot(c, op->b);
     int64_t lo;
-    if (c->cnt == c->n && contiguous(cpu_slot(c, op->a), op->idx_type, c->n, &lo) &&
-        (uint64_t)lo + c->n <= v.count) {
+    if (full_range(c, op, &v, &lo)) {
+        if (op->space == HG_SPACE_GLOBAL) prefetch_next(c, v.base + (size_t)lo * v.es, &v, lo, 1);
         k->store[op->type](v.base + (size_t)lo * v.es, src, c->n);
         return 0;
     }
@@ -259,10 +310,11 @@ int hg_cpu_exec_atom(cpu_chunk* c, const cpu_op* op, uint32_t pc) {
     view_of(c, op, &v);
     int64_t* ix;
     if (check_lanes(c, op, pc, &v, &ix)) return -1;
+    if (op->space == HG_SPACE_GLOBAL) hg_cpu_unborrow(c, NULL, NULL);
     int wide = v.es == 8;
     const uint8_t* val = cpu_slot(c, op->b);
     const uint8_t* nv = op->c == CPU_NO_SLOT ? NULL : cpu_slot(c, op->c);
-    uint8_t* d = op->d == CPU_NO_SLOT ? NULL : cpu_slot(c, op->d);
+    uint8_t* d = op->d == CPU_NO_SLOT ? NULL : cpu_wslot(c, op->d, c->cnt == c->n);
     int shared = op->space == HG_SPACE_SHARED;
     const uint8_t* m = c->cur;
     // Lanes apply in lane order.
