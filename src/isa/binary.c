@@ -270,7 +270,7 @@ static hg_status read_payload(reader* r, hg_prog** out) {
     uint32_t n = 0;
     if ((s = r_count(r, "parameters", HG_MAX_PARAMS, 5, &n))) goto fail;
     for (uint32_t i = 0; i < n; i++) {
-        uint8_t dtype;
+        uint8_t dtype = 0;
         if ((s = r_str(r, "parameter name", name))) goto fail;
         if (!need(r, 1)) { s = bad(r, "truncated parameter '%s'", name); goto fail; }
         unsigned kind = r_le(r, 1);
@@ -291,7 +291,7 @@ static hg_status read_payload(reader* r, hg_prog** out) {
     }
     if ((s = r_count(r, "shared arrays", HG_MAX_SHARED_ARRAYS, 6, &n))) goto fail;
     for (uint32_t i = 0; i < n; i++) {
-        uint8_t dtype;
+        uint8_t dtype = 0;
         if ((s = r_str(r, "shared array name", name)) || (s = r_dtype(r, "shared array", &dtype)))
             goto fail;
         if (!need(r, 4)) { s = bad(r, "truncated shared array '%s'", name); goto fail; }
@@ -300,7 +300,7 @@ static hg_status read_payload(reader* r, hg_prog** out) {
     }
     if ((s = r_count(r, "registers", HG_MAX_REGS, 3, &n))) goto fail;
     for (uint32_t i = 0; i < n; i++) {
-        uint8_t dtype;
+        uint8_t dtype = 0;
         if ((s = r_str(r, "register name", name)) || (s = r_dtype(r, "register", &dtype))) goto fail;
         if ((s = hg_prog_add_reg(p, name, (hg_dtype)dtype, NULL))) { s = refused(r, s); goto fail; }
     }

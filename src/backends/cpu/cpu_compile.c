@@ -376,7 +376,7 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
                                              in->src[0].kind == HG_OPERAND_PARAM ||
                                              in->src[0].kind == HG_OPERAND_SPECIAL);
     }
-    // Chunks of 1024 lanes keep per-instruction overhead negligible; programs with very many
+    // Chunks of 4096 lanes keep per-instruction overhead negligible; programs with very many
     // registers use fewer lanes so a worker's registers stay within a few MiB.
     p->chunk = HG_CPU_CHUNK;
     while (p->chunk > 64 && (uint64_t)p->nslots * p->chunk * 8 > HG_CPU_MAX_ARENA) p->chunk /= 2;

@@ -20,8 +20,8 @@
 #include "backends/cpu/thread_pool.h"
 
 #define HG_CPU_MAX_SHARED_BYTES (1u << 20)
-#define HG_CPU_CHUNK 1024u          // lanes per chunk for programs without bar/shared memory
-#define HG_CPU_MAX_ARENA (4u << 20) // the chunk shrinks for programs with many registers
+#define HG_CPU_CHUNK 4096u          // lanes per chunk for programs without bar/shared memory
+#define HG_CPU_MAX_ARENA (8u << 20) // the chunk shrinks for programs with many registers
 
 // What an operation does (plan kinds).
 typedef enum cpu_kind {

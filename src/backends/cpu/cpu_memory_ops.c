@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "backends/cpu/cpu_internal.h"
 #include "core/dtype.h"
@@ -107,25 +106,6 @@ static int check_lanes(cpu_chunk* c, const cpu_op* op, uint32_t pc, const mem_vi
     return 0;
 }
 
-// Chunks of one worker are consecutive, so a contiguous access is followed by the next n
-// elements: prefetching them overlaps the next chunk's memory latency with this chunk's work
-// (the hardware prefetchers stop at every 4 KiB page, which is about one chunk).
-static void prefetch_next(const cpu_chunk* c, const uint8_t* at, const mem_view* v, int64_t lo,
-                          int write) {
-    static int off = -1;
-    if (off < 0) off = getenv("HGPF_OFF") != NULL;
-    if (off) return;
-    uint64_t next = (uint64_t)lo + c->n;
-    if (next >= v->count) return;
-    uint64_t cnt = v->count - next < c->n ? v->count - next : c->n;
-    const uint8_t* p = at + (size_t)c->n * v->es;
-    size_t bytes = (size_t)cnt * v->es;
-    if (write)
-        for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 1, 3);
-    else
-        for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
-}
-
 // Whether every lane is active and the indices are first..first+n-1 in bounds; *lo = first.
 static int full_range(const cpu_chunk* c, const cpu_op* op, const mem_view* v, int64_t* lo) {
     if (c->cnt != c->n) return 0;
@@ -142,7 +122,6 @@ int hg_cpu_exec_ld(cpu_chunk* c, const cpu_op* op, uint32_t pc) {
     int64_t lo;
     if (full_range(c, op, &v, &lo)) {
         uint8_t* src = v.base + (size_t)lo * v.es;
-        if (op->space == HG_SPACE_GLOBAL) prefetch_next(c, src, &v, lo, 0);
         int plain = op->type != HG_DTYPE_BOOL && op->type != HG_DTYPE_F16 && op->type != HG_DTYPE_BF16;
         if (plain && op->space == HG_SPACE_GLOBAL) {
             // Borrow the buffer's elements instead of copying them (given back before any
@@ -180,7 +159,6 @@ void* hg_cpu_store_target(cpu_chunk* c, const cpu_op* st) {
     int64_t lo;
     if (!full_range(c, st, &v, &lo)) return NULL;
     hg_cpu_unborrow(c, v.base, v.base + v.count * v.es);
-    prefetch_next(c, v.base + (size_t)lo * v.es, &v, lo, 1);
     return v.base + (size_t)lo * v.es;
 }
 
@@ -193,7 +171,6 @@ int hg_cpu_exec_st(cpu_chunk* c, const cpu_op* op, uint32_t pc) {
     const uint8_t* src = cpu_slot(c, op->b);
     int64_t lo;
     if (full_range(c, op, &v, &lo)) {
-        if (op->space == HG_SPACE_GLOBAL) prefetch_next(c, v.base + (size_t)lo * v.es, &v, lo, 1);
         k->store[op->type](v.base + (size_t)lo * v.es, src, c->n);
         return 0;
     }
