@@ -156,10 +156,11 @@ static void test_half_kind(int ebits, int mbits, float (*to32)(uint16_t), uint16
                 if (fbits(got) != want && fails++ < 10)
                     fprintf(stderr, "%s widen NaN 0x%04x: got 0x%08x want 0x%08x\n", name, h,
                             fbits(got), want);
+                // Narrowing keeps the payload: the round trip is bit-exact, also for
+                // signalling NaNs (docs/isa.md §6).
                 uint16_t back = from32(got);
-                if (!(((back & 0x7FFFu) > inf_code) && (back & quiet) && (back >> 15) == s) &&
-                    fails++ < 10)
-                    fprintf(stderr, "%s narrow NaN 0x%04x: got 0x%04x (not a quiet NaN)\n", name, h,
+                if (back != h && fails++ < 10)
+                    fprintf(stderr, "%s narrow NaN 0x%04x: got 0x%04x (payload not kept)\n", name, h,
                             back);
             }
             continue;

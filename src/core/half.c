@@ -54,8 +54,10 @@ uint16_t hg_f32_to_f16(float value) {
     uint32_t man = u & 0x7FFFFFu;
     if (exp == 0xFF) {
         if (man == 0) return (uint16_t)(sign | 0x7C00u);
-        // NaN: keep the top payload bits and force the quiet bit so it never becomes inf.
-        return (uint16_t)(sign | 0x7C00u | 0x200u | (man >> 13));
+        // NaN: keep the top payload bits (f16 -> f32 -> f16 is bit-exact); set the quiet bit
+        // only when those bits are zero, so a NaN never becomes inf.
+        uint32_t pay = man >> 13;
+        return (uint16_t)(sign | 0x7C00u | pay | (pay ? 0u : 0x200u));
     }
     int e = (int)exp - 127;  // unbiased exponent (f32 subnormals are far below f16 range)
     if (exp == 0) return sign;  // |x| < 2^-126: rounds to zero in f16
@@ -79,7 +81,8 @@ float hg_bf16_to_f32(uint16_t bits) { return bits_f32((uint32_t)bits << 16); }
 uint16_t hg_f32_to_bf16(float value) {
     uint32_t u = f32_bits(value);
     if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFFu))
-        return (uint16_t)((u >> 16) | 0x40u);  // NaN: quiet, never rounded into inf
+        // NaN: keep the top payload bits, quiet only when they are zero (never inf)
+        return (uint16_t)((u >> 16) | (((u >> 16) & 0x7Fu) ? 0u : 0x40u));
     // Round to nearest even on the low 16 bits; a carry moves into the exponent (up to inf).
     u += 0x7FFFu + ((u >> 16) & 1u);
     return (uint16_t)(u >> 16);

@@ -72,7 +72,7 @@ typedef uint64_t (*ih_ref_fn)(const ih_kspec* ks, const uint64_t src[3]);
 // Per-(op, type) tally printed by ih_stat_print.
 typedef struct ih_stat {
     char label[64];
-    size_t cases[3];      // by mode
+    size_t cases[3];      // by mode (reg counts dense and sparse runs)
     size_t mismatches;
     double max_ulp;       // -1 when not measured
 } ih_stat;

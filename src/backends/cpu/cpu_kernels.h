@@ -52,8 +52,9 @@ const hg_cpu_kernels* hg_cpu_kernels_named(const char* name);
 #define HG_SIMD_NAME(x) HG_CAT(x, HG_SIMD_SUFFIX)
 #endif
 
-// x86-64 always has an AVX2 set: from the build's simd/ objects, or from avx2_kernels_*.c.
-#if defined(HG_HAVE_AVX2_KERNELS) || defined(__x86_64__)
+// The build compiles simd/*.c a second time with -mavx2 -mfma -mf16c on x86-64 and then
+// defines HG_HAVE_AVX2_KERNELS for the other objects.
+#if defined(HG_HAVE_AVX2_KERNELS)
 #define HG_CPU_HAS_AVX2_SET 1
 #endif
 

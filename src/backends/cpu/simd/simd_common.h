@@ -8,11 +8,9 @@
 #include <string.h>
 #include "backends/cpu/cpu_kernels.h"
 
-// The build compiles simd/*.c with -DHG_SIMD_SUFFIX=generic and =avx2. Where a build compiles
-// them as ordinary sources (no suffix), they are the portable set, and cpu_kernels_avx2.c
-// builds the AVX2 set itself.
+// The build compiles simd/*.c twice: -DHG_SIMD_SUFFIX=generic and (x86-64) =avx2.
 #ifndef HG_SIMD_SUFFIX
-#define HG_SIMD_SUFFIX generic
+#error "simd/ sources are compiled by CMakeLists.txt with -DHG_SIMD_SUFFIX=generic or =avx2"
 #endif
 #ifndef HG_SIMD_NAME
 #define HG_SIMD_NAME(x) HG_CAT(x, HG_SIMD_SUFFIX)
@@ -27,8 +25,9 @@ static inline float hg_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint64_t hg_d2u(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
 static inline double hg_u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
 
-// float -> binary16 bits, round to nearest even; NaN keeps its top payload bits and becomes
-// quiet (the same results as hg_f32_to_f16 in core/half.c).
+// float -> binary16 bits, round to nearest even; NaN keeps its top payload bits (so f16 values
+// held as f32 in registers come back bit-exact) and is made quiet only when those bits are
+// zero, so it never turns into inf (the same results as hg_f32_to_f16 in core/half.c).
 static inline uint32_t hg_v_f32_to_f16(float f) {
     uint32_t x = hg_f2u(f);
     uint32_t sign = (x >> 16) & 0x8000u;
@@ -38,7 +37,8 @@ static inline uint32_t hg_v_f32_to_f16(float f) {
     // Below 2^-14 the result is subnormal: adding 0.5f aligns the 10 kept bits at the bottom
     // and the FPU rounds to nearest even for us.
     uint32_t sub = hg_f2u(hg_u2f(x) + 0.5f) - 0x3f000000u;
-    uint32_t spec = x > 0x7f800000u ? (0x7e00u | ((x >> 13) & 0x3ffu)) : 0x7c00u;
+    uint32_t pay = (x >> 13) & 0x3ffu;
+    uint32_t spec = x > 0x7f800000u ? (0x7c00u | pay | (pay ? 0u : 0x200u)) : 0x7c00u;
     uint32_t o = x < (113u << 23) ? sub : nrm;
     o = x >= (143u << 23) ? spec : o;
     return o | sign;
@@ -59,11 +59,12 @@ static inline float hg_v_f16_to_f32(uint32_t h) {
 // Rounds a float to the nearest binary16 value (as a float).
 static inline float hg_v_round_f16(float f) { return hg_v_f16_to_f32(hg_v_f32_to_f16(f)); }
 
-// float -> bfloat16 bits, round to nearest even; NaN stays a quiet NaN.
+// float -> bfloat16 bits, round to nearest even; NaN keeps its top payload bits (quiet only
+// when they are zero, so it never turns into inf).
 static inline uint32_t hg_v_f32_to_bf16(float f) {
     uint32_t u = hg_f2u(f);
     uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    uint32_t nan = (u >> 16) | 0x40u;
+    uint32_t nan = (u >> 16) | ((u >> 16) & 0x7fu ? 0u : 0x40u);
     return (u & 0x7fffffffu) > 0x7f800000u ? nan : r;
 }
 static inline float hg_v_round_bf16(float f) { return hg_u2f(hg_v_f32_to_bf16(f) << 16); }
