@@ -329,6 +329,8 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
         }
         if (s) break;
         if (op->kind == CPU_K_LD || op->kind == CPU_K_ST) op->space = in->aux;
+        op->guard = in->op == HG_OP_CMP && in->aux == HG_CMP_LT && in->type == HG_DTYPE_U32 &&
+                    (in->src[1].kind == HG_OPERAND_PARAM || in->src[1].kind == HG_OPERAND_IMM);
         if (op->kind == CPU_K_ATOM) {
             op->space = (uint8_t)hg_atom_space(in->aux);
             op->aop = (uint8_t)hg_atom_op(in->aux);
@@ -360,6 +362,22 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
         return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory compiling kernel '%s'", g->name);
     }
     for (uint32_t r = 0; r < g->nregs; r++) p->reg_size[r] = (uint8_t)hg_cpu_storage_size(g->regs[r].dtype);
+    // A guard whose result only feeds the `if` right after it need not write its lanes when
+    // the whole chunk is in bounds (the if then takes every lane without reading them).
+    uint32_t* reads = g->nregs ? calloc(g->nregs, sizeof *reads) : NULL;
+    if (reads) {  // an optimization only
+        for (uint32_t j = 0; j < g->ninstrs; j++)
+            for (int o = 0; o < 3; o++)
+                if (g->instrs[j].src[o].kind == HG_OPERAND_REG) reads[g->instrs[j].src[o].index]++;
+        for (uint32_t i = 0; i + 1 < g->ninstrs; i++) {
+            const hg_operand* cond = &g->instrs[i + 1].src[0];
+            if (p->ops[i].guard && g->instrs[i + 1].op == HG_OP_IF &&
+                cond->kind == HG_OPERAND_REG && cond->index == g->instrs[i].dst.index &&
+                reads[cond->index] == 1)
+                p->ops[i].guard = 2;
+        }
+        free(reads);
+    }
     p->tmp_slot = p->nslots++;
     p->idx_slot = p->nslots++;
     // Kernels always get valid pointers: absent operands point at the index scratch slot.

@@ -95,7 +95,13 @@ static void fill_run_iota(uint32_t* d, uint32_t v, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) d[i] = v + i;
 }
 
-// Per-chunk special registers (tid, ctaid, gid), filled in runs of lanes along x.
+void hg_cpu_fill_lazy(cpu_chunk* c) {
+    fill_run_iota(c->lazy, (uint32_t)c->first, c->n);
+    c->lazy = NULL;
+}
+
+// Per-chunk special registers (tid, ctaid, gid), filled in runs of lanes along x. In 1-D
+// launches %gid.x is left for hg_cpu_fill_lazy.
 static void fill_specials(cpu_chunk* c) {
     const cpu_launch* L = c->L;
     const cpu_plan* p = L->plan;
@@ -107,8 +113,13 @@ static void fill_specials(cpu_chunk* c) {
         tid[k] = s1 == CPU_NO_SLOT ? NULL : cpu_own(c, s1);
         cta[k] = s2 == CPU_NO_SLOT ? NULL : cpu_own(c, s2);
         gid[k] = s3 == CPU_NO_SLOT ? NULL : cpu_own(c, s3);
-        any |= tid[k] || cta[k] || gid[k];
     }
+    c->lazy = NULL;
+    if (L->x_linear && gid[0]) {
+        c->lazy = gid[0];
+        gid[0] = NULL;
+    }
+    for (int k = 0; k < 3; k++) any |= tid[k] || cta[k] || gid[k];
     if (!any) return;
     const hg_launch_config* g = &L->cfg;
     const uint64_t bd[3] = {g->block.x, g->block.y, g->block.z};
@@ -170,6 +181,8 @@ typedef struct mframe {
     uint32_t cnt_saved, cnt_else;
     uint32_t resume;      // where to go when no lane is active inside
     int is_loop;
+    int full;             // if: every lane was active and took the if part; saved/elsem are
+                          // not written (saved = all lanes, elsem = none)
 } mframe;
 
 static uint32_t count_mask(const uint8_t* m, uint32_t n) {
@@ -181,6 +194,11 @@ static uint32_t count_mask(const uint8_t* m, uint32_t n) {
 // Removes lanes `gone` from the frames [from, depth).
 static void drop_lanes(mframe* fr, uint32_t from, uint32_t depth, const uint8_t* gone, uint32_t n) {
     for (uint32_t f = from; f < depth; f++) {
+        if (fr[f].full) {
+            memset(fr[f].saved, 1, n);
+            memset(fr[f].elsem, 0, n);
+            fr[f].full = 0;
+        }
         for (uint32_t i = 0; i < n; i++) fr[f].saved[i] &= (uint8_t)~gone[i];
         fr[f].cnt_saved = count_mask(fr[f].saved, n);
         if (!fr[f].is_loop) {
@@ -206,6 +224,17 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
         const cpu_op* op = &p->ops[pc];
         switch ((cpu_kind)op->kind) {
         case CPU_K_ALU: {
+            if (op->guard && c->cnt == n && L->x_linear && c->ptr[op->a] == c->gid_x) {
+                // i < n with i = %gid.x: when the chunk's last lane is below the (uniform)
+                // bound, every lane passes; no need to look at the lanes.
+                uint32_t bound = *(const uint32_t*)c->ptr[op->b];
+                if (c->first + n <= bound) {
+                    if (op->guard != 2) memset(cpu_wslot(c, op->d, 1), 1, n);
+                    c->ones_pc = pc;
+                    break;
+                }
+            }
+            c->ones_pc = UINT32_MAX;
             if (op->fuse_st && c->cnt == n) {
                 void* dst = hg_cpu_store_target(c, op + 1);
                 if (dst) {
@@ -213,6 +242,10 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
                     pc += 2;
                     continue;
                 }
+            }
+            if (op->borrow && c->cnt == n) {  // may borrow the unfilled %gid.x lanes too
+                c->ptr[op->d] = c->ptr[op->a];
+                break;
             }
             // Sources first: taking back the destination's storage must not move a source.
             void* a = cpu_slot(c, op->a);
@@ -244,7 +277,14 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
             f->is_loop = 0;
             f->resume = op->target;
             f->cnt_saved = c->cnt;
+            f->full = 0;
             depth++;
+            if (c->cnt == n && pc > 0 && c->ones_pc == pc - 1 && p->ops[pc - 1].d == op->a) {
+                // The guard just before found every lane in bounds: all lanes take the if part.
+                f->full = 1;
+                f->cnt_else = 0;
+                break;
+            }
             const uint8_t* pv = cpu_slot(c, op->a);
             uint8_t* sv = f->saved;
             uint8_t* ev = f->elsem;
@@ -263,6 +303,11 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
         }
         case CPU_K_ELSE: {
             mframe* f = &fr[depth - 1];
+            if (f->full) {  // no lane takes the else part
+                c->cnt = 0;
+                pc = op->target;
+                continue;
+            }
             memcpy(cur, f->elsem, n);
             c->cnt = f->cnt_else;
             f->resume = op->target;
@@ -273,7 +318,11 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
         case CPU_K_ENDLOOP: {
             mframe* f = &fr[depth - 1];
             if (op->kind == CPU_K_ENDLOOP && c->cnt) { pc = op->target + 1; continue; }
-            memcpy(cur, f->saved, n);
+            if (f->full) {
+                if (c->cnt != n) memset(cur, 1, n);
+            } else {
+                memcpy(cur, f->saved, n);
+            }
             c->cnt = f->cnt_saved;
             depth--;
             if (!c->cnt) goto resume;
@@ -284,6 +333,7 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
             f->saved = frames + (size_t)(2 * depth) * mask_bytes;
             f->elsem = NULL;
             f->is_loop = 1;
+            f->full = 0;
             f->resume = op->target;
             f->cnt_saved = c->cnt;
             memcpy(f->saved, cur, n);
@@ -340,6 +390,7 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
     return 0;
 }
 
+
 static void worker_main(void* ctx, int w) {
     cpu_launch* L = ctx;
     const cpu_plan* p = L->plan;
@@ -358,6 +409,8 @@ static void worker_main(void* ctx, int w) {
     c.borrowed = (uint32_t*)(c.ptr + p->nslots);
     c.gid_x = p->special_slot[HG_SREG_GID_X] == CPU_NO_SLOT
                   ? NULL : cpu_own(&c, p->special_slot[HG_SREG_GID_X]);
+    int cur_full = 0;
+    uint32_t prev_n = 0;
     for (;;) {
         if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return;
         uint64_t g = atomic_fetch_add(&L->next, L->group);
@@ -375,9 +428,13 @@ static void worker_main(void* ctx, int w) {
             }
             fill_specials(&c);
             if (L->shared_bytes) memset(W->shared, 0, L->shared_bytes);
-            memset(c.cur, 1, c.n);
+            // The mask is all ones again when the previous chunk ended with every lane active.
+            if (!cur_full || c.n != prev_n) memset(c.cur, 1, c.n);
             c.cnt = c.n;
+            c.ones_pc = UINT32_MAX;
             if (run_chunk(&c, masks, mask_bytes)) return;
+            cur_full = c.cnt == c.n;
+            prev_n = c.n;
         }
     }
 }

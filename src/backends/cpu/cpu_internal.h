@@ -48,6 +48,9 @@ typedef struct cpu_op {
     uint8_t borrow;        // mov from a constant/special register: borrow its lanes
     uint8_t fuse_st;       // the next op stores this result, which nothing reads afterwards:
                            // when that store is full and contiguous, compute straight into it
+    uint8_t guard;         // cmp.lt.u32 with a constant bound: the `i < n` of every elementwise
+                           // kernel, decided per chunk when i is %gid.x (see run_chunk);
+                           // 2: its result is read only by the `if` right after it
 } cpu_op;
 
 // A constant register: an immediate or a scalar parameter, in the storage layout of `type`.
@@ -138,19 +141,29 @@ typedef struct cpu_chunk {
     uint32_t nborrowed;
     const uint8_t* arena_end; // slots below this are arena storage
     const void* gid_x;        // own lanes of %gid.x (NULL when unused)
+    // In 1-D launches %gid.x of lane i is first + i, so its lanes are only written when
+    // something reads their values: `lazy` is gid_x until then (NULL once filled). Code that
+    // only compares pointers with gid_x reads c->ptr directly.
+    void* lazy;
+    uint32_t ones_pc;         // a guard at this op found every lane of the chunk in bounds
 } cpu_chunk;
 
 static inline void* cpu_own(const cpu_chunk* c, uint32_t slot) {
     return c->base + (size_t)slot * c->L->slot_bytes;
 }
+void hg_cpu_fill_lazy(cpu_chunk* c);
 // Lanes of a slot for reading.
-static inline void* cpu_slot(const cpu_chunk* c, uint32_t slot) { return c->ptr[slot]; }
+static inline void* cpu_slot(const cpu_chunk* c, uint32_t slot) {
+    void* p = c->ptr[slot];
+    if (__builtin_expect(p == c->lazy && p != NULL, 0)) hg_cpu_fill_lazy((cpu_chunk*)c);
+    return p;
+}
 // Lanes of a register about to be written: its own storage (with the borrowed values copied
 // in first when only some lanes are written).
 static inline void* cpu_wslot(cpu_chunk* c, uint32_t reg, int full) {
     void* own = cpu_own(c, reg);
     if (c->ptr[reg] != own) {
-        if (!full) memcpy(own, c->ptr[reg], (size_t)c->n * c->L->plan->reg_size[reg]);
+        if (!full) memcpy(own, cpu_slot(c, reg), (size_t)c->n * c->L->plan->reg_size[reg]);
         c->ptr[reg] = own;
     }
     return own;

@@ -109,9 +109,8 @@ static int check_lanes(cpu_chunk* c, const cpu_op* op, uint32_t pc, const mem_vi
 // Whether every lane is active and the indices are first..first+n-1 in bounds; *lo = first.
 static int full_range(const cpu_chunk* c, const cpu_op* op, const mem_view* v, int64_t* lo) {
     if (c->cnt != c->n) return 0;
-    const void* idx = cpu_slot(c, op->a);
-    if (idx == c->gid_x && c->L->x_linear) *lo = (int64_t)c->first;  // %gid.x itself, 1-D
-    else if (!contiguous(idx, op->idx_type, c->n, lo)) return 0;
+    if (c->ptr[op->a] == c->gid_x && c->L->x_linear) *lo = (int64_t)c->first;  // %gid.x, 1-D
+    else if (!contiguous(cpu_slot(c, op->a), op->idx_type, c->n, lo)) return 0;
     return (uint64_t)*lo + c->n <= v->count;
 }
 
