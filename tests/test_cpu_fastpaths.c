@@ -1,0 +1,137 @@
+// The CPU engine's shortcuts for elementwise kernels: the `i < n` guard decided per chunk, the
+// `if` that then takes every lane without masks, and %gid.x lanes that are only written when
+// read. Each program below mixes those shortcuts with what must still work under them (else,
+// break and exit inside the guarded if, the guard's result read again, %gid.x used as a
+// value), on sizes that cover whole chunks, partial chunks and several threads, and compares
+// with the same computation in C.
+#include <stdint.h>
+#include "hg_test.h"
+
+// y[i] = (i < n) ? f(i, x[i]) : untouched, with f exercising else / loop+break / exit.
+static const char* k_mixed =
+    ".kernel mixed\n"
+    ".param x: global const f32\n.param y: global f32\n.param n: u32\n"
+    ".reg u32 i, j, k\n.reg f32 v, w\n.reg bool p, q, odd, stop\n"
+    "    mov.u32 i, %gid.x\n"
+    "    cmp.lt.u32 p, i, n\n"
+    "    if p\n"
+    "        ld.global.f32 v, x[i]\n"
+    "        and.u32 j, i, 1\n"
+    "        cmp.eq.u32 odd, j, 1\n"
+    "        if odd\n"
+    "            cvt.f32.u32 w, i\n"          // %gid.x used as a value
+    "            add.f32 v, v, w\n"
+    "        else\n"
+    "            mov.u32 k, 0\n"
+    "            loop\n"                       // v *= 2, (i % 4) times, with a break
+    "                and.u32 j, i, 3\n"
+    "                cmp.ge.u32 stop, k, j\n"
+    "                break stop\n"
+    "                mul.f32 v, v, 2.0\n"
+    "                add.u32 k, k, 1\n"
+    "            endloop\n"
+    "        endif\n"
+    "        and.u32 j, i, 7\n"
+    "        cmp.eq.u32 q, j, 6\n"
+    "        if q\n"
+    "            exit\n"                       // lanes with i % 8 == 6 store nothing
+    "        endif\n"
+    "        st.global.f32 y[i], v\n"
+    "    endif\n";
+
+static float mixed_ref(uint32_t i, float v) {
+    if (i & 1) return v + (float)i;
+    for (uint32_t k = 0; k < (i & 3); k++) v *= 2.0f;
+    return v;
+}
+
+// The guard's result is read again after the if (so it must be materialized).
+static const char* k_reuse =
+    ".kernel reuse\n"
+    ".param y: global u8\n.param n: u32\n"
+    ".reg u32 i\n.reg u8 b\n.reg bool p\n"
+    "    mov.u32 i, %gid.x\n"
+    "    cmp.lt.u32 p, i, n\n"
+    "    if p\n"
+    "        mov.u8 b, 7\n"
+    "    endif\n"
+    "    cvt.u8.bool b, p\n"
+    "    cmp.lt.u32 p, i, 1000000000\n"      // in bounds for every lane: p stays true
+    "    if p\n"
+    "        add.u8 b, b, 1\n"
+    "    endif\n"
+    "    st.global.u8 y[i], b\n";
+
+static void run_mixed(hg_executor ex, hg_program prog, uint32_t n, uint32_t total) {
+    float* x = malloc(sizeof(float) * total);
+    float* y = malloc(sizeof(float) * total);
+    for (uint32_t i = 0; i < total; i++) x[i] = (float)(i % 97) * 0.25f - 3.0f;
+    hg_buffer bx, by;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, total, &bx));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, total, &by));
+    CHECK_OK(hg_buffer_write(bx, 0, x, total));
+    CHECK_OK(hg_buffer_fill(by, -1.0));
+    hg_arg args[] = {hg_arg_buffer(bx), hg_arg_buffer(by), hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(total, 256);
+    CHECK_OK(hg_launch(ex, prog, &cfg, args, 3));
+    CHECK_OK(hg_buffer_read(by, 0, y, total));
+    int bad = 0;
+    for (uint32_t i = 0; i < total && bad < 5; i++) {
+        float want = (i < n && (i & 7) != 6) ? mixed_ref(i, x[i]) : -1.0f;
+        if (y[i] != want) {
+            bad++;
+            fprintf(stderr, "mixed n=%u total=%u: y[%u] = %g, want %g\n", n, total, i, y[i], want);
+        }
+    }
+    CHECK(bad == 0);
+    hg_buffer_destroy(bx);
+    hg_buffer_destroy(by);
+    free(x);
+    free(y);
+}
+
+static void run_reuse(hg_executor ex, hg_program prog, uint32_t n, uint32_t lanes) {
+    // The store is unguarded: size the buffer to the whole grid.
+    uint32_t total = (lanes + 127) / 128 * 128;
+    uint8_t* y = malloc(total);
+    hg_buffer by;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_U8, total, &by));
+    hg_arg args[] = {hg_arg_buffer(by), hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(total, 128);
+    CHECK_OK(hg_launch(ex, prog, &cfg, args, 2));
+    CHECK_OK(hg_buffer_read(by, 0, y, total));
+    int bad = 0;
+    for (uint32_t i = 0; i < total && bad < 5; i++) {
+        uint8_t want = (uint8_t)((i < n) + 1);
+        if (y[i] != want) {
+            bad++;
+            fprintf(stderr, "reuse n=%u: y[%u] = %u, want %u\n", n, i, y[i], want);
+        }
+    }
+    CHECK(bad == 0);
+    hg_buffer_destroy(by);
+    free(y);
+}
+
+int main(void) {
+    const int threads[] = {1, 2, 3};
+    // Whole chunks in bounds, a bound inside a chunk, a bound on a chunk edge, tiny launches.
+    const uint32_t cases[][2] = {{40000, 40000}, {40000, 40960}, {12288, 16384}, {4095, 4097},
+                                 {1, 256}, {0, 512}, {100000, 100352}};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        hg_executor_options o = {HG_BACKEND_CPU, 0, threads[t]};
+        hg_executor ex;
+        CHECK_OK(hg_executor_create_ex(&o, &ex));
+        hg_program mixed, reuse;
+        CHECK_OK(hg_program_parse(k_mixed, strlen(k_mixed), &mixed));
+        CHECK_OK(hg_program_parse(k_reuse, strlen(k_reuse), &reuse));
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            run_mixed(ex, mixed, cases[c][0], cases[c][1]);
+            run_reuse(ex, reuse, cases[c][0], cases[c][1]);
+        }
+        hg_program_destroy(mixed);
+        hg_program_destroy(reuse);
+        hg_executor_destroy(ex);
+    }
+    return hg_test_finish("test_cpu_fastpaths");
+}
