@@ -112,8 +112,8 @@ static int cli(const char* args) {
 }
 
 static const char* example(const char* name) {
-    static char buf[1024];
-    char rel[128];
+    static char buf[4200];
+    char rel[256];
     snprintf(rel, sizeof rel, "examples/%s", name);
     snprintf(buf, sizeof buf, "%s", hg_test_source_path(rel));
     return buf;
