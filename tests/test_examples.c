@@ -112,10 +112,9 @@ static int cli(const char* args) {
 }
 
 static const char* example(const char* name) {
-    static char buf[4200];
-    char rel[256];
-    snprintf(rel, sizeof rel, "examples/%s", name);
-    snprintf(buf, sizeof buf, "%s", hg_test_source_path(rel));
+    static char buf[1024];
+    const char* root = getenv("HG_SOURCE_DIR");
+    snprintf(buf, sizeof buf, "%s/examples/%s", root ? root : ".", name);
     return buf;
 }
 

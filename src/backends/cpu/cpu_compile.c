@@ -326,6 +326,9 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
             uint8_t t = 0;
             s = operand_slot(&b, in, info->src[j], &in->src[j], slots[j], &t);
             if (j == 0 && info->src[0] == HG_ROLE_INDEX) op->idx_type = t;
+            uint8_t st = info->src[j] == HG_ROLE_T ? in->type
+                         : info->src[j] == HG_ROLE_SRC_T ? in->aux : HG_DTYPE_BOOL;
+            op->slog2[j] = (uint8_t)hg_cpu_storage_log2(st);
         }
         if (s) break;
         if (op->kind == CPU_K_LD || op->kind == CPU_K_ST) op->space = in->aux;
@@ -350,6 +353,7 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     if (!s) s = match_control(&b);
     if (!s) s = find_zero_regs(&b);
     if (!s) find_store_fusion(&b);
+    if (!s) hg_cpu_mark_strips(g, p);
     if (!s) s = build_shared(&b);
     free(b.hash);
     if (s) {

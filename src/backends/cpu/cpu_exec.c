@@ -222,6 +222,10 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
     uint32_t pc = 0;
     while (pc < p->nops) {
         const cpu_op* op = &p->ops[pc];
+        if (op->strip_end && c->cnt == n && hg_cpu_run_strips(c, pc)) {
+            pc = op->strip_end;
+            continue;
+        }
         switch ((cpu_kind)op->kind) {
         case CPU_K_ALU: {
             if (op->guard && c->cnt == n && L->x_linear && c->ptr[op->a] == c->gid_x) {

@@ -51,6 +51,9 @@ typedef struct cpu_op {
     uint8_t guard;         // cmp.lt.u32 with a constant bound: the `i < n` of every elementwise
                            // kernel, decided per chunk when i is %gid.x (see run_chunk);
                            // 2: its result is read only by the `if` right after it
+    uint8_t slog2[3];      // log2 of the storage size of sources a, b, c
+    uint8_t strip_zero;    // in a strip-mined run: operands read / result written at offset 0
+    uint32_t strip_end;    // first op of a strip-mined run: the op after it (0: none)
 } cpu_op;
 
 // A constant register: an immediate or a scalar parameter, in the storage layout of `type`.
@@ -184,6 +187,13 @@ void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 // "block (x,y,z) lane (x,y,z)" of lane i of the chunk.
 void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len);
+
+// cpu_strip.c: straight-line runs of ld/ALU/st replayed in L1-sized strips of lanes.
+#define HG_CPU_STRIP_MAX_OPS 64
+void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p);
+// Runs the run starting at op pc: 1 when done, 0 when it does not apply to this chunk (the
+// caller then runs its ops one by one).
+int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc);
 
 // cpu_memory_ops.c: 0 on success, -1 after hg_cpu_fail.
 int hg_cpu_exec_ld(cpu_chunk* c, const cpu_op* op, uint32_t pc);
