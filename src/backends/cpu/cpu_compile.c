@@ -400,7 +400,12 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     }
     // Chunks of 4096 lanes keep per-instruction overhead negligible; programs with very many
     // registers use fewer lanes so a worker's registers stay within a few MiB.
+    // Strip-mined runs keep their registers in L1 whatever the chunk size, and the chunk-level
+    // work of an elementwise kernel (guard, if) costs the same per chunk: bigger chunks then
+    // measured faster (fused chain, 16M f32: 20 ms at 4096 lanes, 15 ms at 65536).
     p->chunk = HG_CPU_CHUNK;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i].strip_end) p->chunk = HG_CPU_STRIP_CHUNK;
     while (p->chunk > 64 && (uint64_t)p->nslots * p->chunk * 8 > HG_CPU_MAX_ARENA) p->chunk /= 2;
     *out = p;
     return HG_OK;

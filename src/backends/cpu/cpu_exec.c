@@ -476,6 +476,8 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     }
     L->total_lanes = total;
     L->chunk = plan->block_mode ? L->lanes_per_block : plan->chunk;
+    // Small launches: no bigger chunk (and register arrays to fill) than the lanes there are.
+    if (!plan->block_mode && total < L->chunk) L->chunk = total < 64 ? 64 : (total + 63) & ~63ull;
     L->x_linear = cfg->block.y == 1 && cfg->block.z == 1 && cfg->grid.y == 1 && cfg->grid.z == 1;
     L->nchunks = (total + L->chunk - 1) / L->chunk;
     L->slot_bytes = ((size_t)L->chunk * 8 + 63) & ~(size_t)63;

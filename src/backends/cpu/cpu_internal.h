@@ -21,6 +21,7 @@
 
 #define HG_CPU_MAX_SHARED_BYTES (1u << 20)
 #define HG_CPU_CHUNK 4096u          // lanes per chunk for programs without bar/shared memory
+#define HG_CPU_STRIP_CHUNK 65536u   // ... whose body is strip-mined (chunk work is then O(1))
 #define HG_CPU_MAX_ARENA (8u << 20) // the chunk shrinks for programs with many registers
 
 // What an operation does (plan kinds).
