@@ -4,6 +4,7 @@
 // break and exit inside the guarded if, the guard's result read again, %gid.x used as a
 // value), on sizes that cover whole chunks, partial chunks and several threads, and compares
 // with the same computation in C.
+#include <math.h>
 #include <stdint.h>
 #include "hg_test.h"
 
@@ -113,6 +114,72 @@ static void run_reuse(hg_executor ex, hg_program prog, uint32_t n, uint32_t lane
     free(y);
 }
 
+// One straight-line run with f64 and i32 work. Bound with `out` = a fresh buffer the run is
+// strip-mined; bound with `out` = `b` its store overlaps its load and it runs op by op. Both
+// must give the same results.
+static const char* k_strips =
+    ".kernel strips\n"
+    ".param a: global const f64\n.param b: global f64\n.param out: global f64\n"
+    ".param c: global i32\n.param n: u32\n"
+    ".reg u32 i\n.reg f64 x, y\n.reg i32 k\n.reg bool p\n"
+    "    mov.u32 i, %gid.x\n"
+    "    cmp.lt.u32 p, i, n\n"
+    "    if p\n"
+    "        ld.global.f64 x, a[i]\n"
+    "        ld.global.f64 y, b[i]\n"
+    "        fma.f64 y, x, y, 1.0\n"
+    "        mul.f64 x, y, x\n"
+    "        st.global.f64 out[i], x\n"
+    "        cvt.i32.f64 k, x\n"
+    "        add.i32 k, k, 3\n"
+    "        st.global.i32 c[i], k\n"
+    "    endif\n";
+
+static void run_strips(hg_executor ex, hg_program prog, uint32_t n, int in_place) {
+    double* a = malloc(sizeof(double) * n);
+    double* b = malloc(sizeof(double) * n);
+    double* out = malloc(sizeof(double) * n);
+    int32_t* c = malloc(sizeof(int32_t) * n);
+    uint64_t seed = n;
+    for (uint32_t i = 0; i < n; i++) {
+        a[i] = (double)(hg_test_rand(&seed) % 4001) / 1000.0 - 2.0;
+        b[i] = (double)(hg_test_rand(&seed) % 4001) / 1000.0 - 2.0;
+    }
+    hg_buffer ba, bb, bo, bc;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F64, n, &ba));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F64, n, &bb));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F64, n, &bo));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_I32, n, &bc));
+    CHECK_OK(hg_buffer_write(ba, 0, a, n));
+    CHECK_OK(hg_buffer_write(bb, 0, b, n));
+    hg_arg args[] = {hg_arg_buffer(ba), hg_arg_buffer(bb), hg_arg_buffer(in_place ? bb : bo),
+                     hg_arg_buffer(bc), hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(n, 256);
+    if (n % 256 == 0) {
+        CHECK_OK(hg_launch(ex, prog, &cfg, args, 5));
+        CHECK_OK(hg_buffer_read(in_place ? bb : bo, 0, out, n));
+        CHECK_OK(hg_buffer_read(bc, 0, c, n));
+        int bad = 0;
+        for (uint32_t i = 0; i < n && bad < 5; i++) {
+            double y = fma(a[i], b[i], 1.0), x = y * a[i];
+            if (out[i] != x || c[i] != (int32_t)x + 3) {
+                bad++;
+                fprintf(stderr, "strips n=%u in_place=%d: [%u] = %g %d, want %g %d\n", n, in_place,
+                        i, out[i], c[i], x, (int32_t)x + 3);
+            }
+        }
+        CHECK(bad == 0);
+    }
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bo);
+    hg_buffer_destroy(bc);
+    free(a);
+    free(b);
+    free(out);
+    free(c);
+}
+
 int main(void) {
     const int threads[] = {1, 2, 3};
     // Whole chunks in bounds, a bound inside a chunk, a bound on a chunk edge, tiny launches.
@@ -129,6 +196,13 @@ int main(void) {
             run_mixed(ex, mixed, cases[c][0], cases[c][1]);
             run_reuse(ex, reuse, cases[c][0], cases[c][1]);
         }
+        hg_program strips;
+        CHECK_OK(hg_program_parse(k_strips, strlen(k_strips), &strips));
+        const uint32_t sizes[] = {256, 65536, 65536 + 512, 3 * 65536 + 4096, 1024 * 1000};
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            for (int in_place = 0; in_place < 2; in_place++)
+                run_strips(ex, strips, sizes[k], in_place);
+        hg_program_destroy(strips);
         hg_program_destroy(mixed);
         hg_program_destroy(reuse);
         hg_executor_destroy(ex);
