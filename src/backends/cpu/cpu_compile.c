@@ -124,7 +124,12 @@ static hg_cpu_kfn alu_kernel(const hg_cpu_kernels* k, const hg_instr* in) {
     switch (in->op) {
     case HG_OP_CMP: return in->aux < HG_CMP_COUNT ? k->cmp[in->aux][in->type] : NULL;
     case HG_OP_CVT: return in->aux < HG_DTYPE_COUNT ? k->cvt[in->type][in->aux] : NULL;
-    default: return k->op[in->op][in->type];
+    default: {
+        // Immediates and scalar parameters are equal in every lane: read once (see K2K).
+        int kb = in->src[1].kind == HG_OPERAND_IMM || in->src[1].kind == HG_OPERAND_PARAM;
+        if (kb && k->opk[in->op][in->type]) return k->opk[in->op][in->type];
+        return k->op[in->op][in->type];
+    }
     }
 }
 

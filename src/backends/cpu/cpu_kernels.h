@@ -19,6 +19,9 @@ typedef void (*hg_cpu_blendfn)(void* d, const void* t, const uint8_t* m, size_t 
 typedef struct hg_cpu_kernels {
     const char* name;                                  // "avx2" / "generic"
     hg_cpu_kfn op[HG_OPCODE_COUNT][HG_DTYPE_COUNT];    // arithmetic, math, sel, mov
+    // Variants of op for a second operand that is the same in every lane (reads b[0] only);
+    // NULL where there is none.
+    hg_cpu_kfn opk[HG_OPCODE_COUNT][HG_DTYPE_COUNT];
     hg_cpu_kfn cmp[HG_CMP_COUNT][HG_DTYPE_COUNT];      // d is bool
     hg_cpu_kfn cvt[HG_DTYPE_COUNT][HG_DTYPE_COUNT];    // [dst][src]
     hg_cpu_convfn load[HG_DTYPE_COUNT];                // memory elements -> register lanes

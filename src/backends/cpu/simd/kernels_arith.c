@@ -43,6 +43,20 @@ MOVSEL(64)
             d[i] = (expr);                                                     \
         }                                                                      \
     }
+// K2 plus a variant for a constant second operand (an immediate or scalar parameter, equal in
+// every lane): y is read once, so the loop streams one array fewer.
+#define K2K(name, T, expr)                                                     \
+    K2(name, T, expr)                                                          \
+    KSIG(name##_kb) {                                                          \
+        T* d = dv;                                                             \
+        const T* a = av;                                                       \
+        const T y = *(const T*)bv;                                             \
+        (void)cv;                                                              \
+        HG_IVDEP for (size_t i = 0; i < n; i++) {                              \
+            T x = a[i];                                                        \
+            d[i] = (expr);                                                     \
+        }                                                                      \
+    }
 #define K3(name, T, expr)                                                      \
     KSIG(name) {                                                               \
         T* d = dv;                                                             \
@@ -124,14 +138,14 @@ CMPS(b, uint8_t)
 // min(-0, +0) = -0 and max(-0, +0) = +0.
 #define R_ID(v) (v)
 #define FLOATS(tag, F, UI, TOU, FROMU, R, FMA, FMOD, SIGN)                                  \
-    K2(add_##tag, F, R(x + y))                                                            \
-    K2(sub_##tag, F, R(x - y))                                                            \
-    K2(mul_##tag, F, R(x * y))                                                            \
-    K2(div_##tag, F, R(x / y))                                                            \
+    K2K(add_##tag, F, R(x + y))                                                           \
+    K2K(sub_##tag, F, R(x - y))                                                           \
+    K2K(mul_##tag, F, R(x * y))                                                           \
+    K2K(div_##tag, F, R(x / y))                                                           \
     K2(rem_##tag, F, R(FMOD(x, y)))                                                       \
     K3(fma_##tag, F, R(FMA(x, y, z)))                                                     \
-    K2(min_##tag, F, fmin_##tag(x, y))                                                    \
-    K2(max_##tag, F, fmax_##tag(x, y))                                                    \
+    K2K(min_##tag, F, fmin_##tag(x, y))                                                   \
+    K2K(max_##tag, F, fmax_##tag(x, y))                                                   \
     K1(abs_##tag, F, FROMU(TOU(x) & ~SIGN))                                               \
     K1(neg_##tag, F, FROMU(TOU(x) ^ SIGN))                                                \
     CMPS(tag, F)
@@ -195,6 +209,9 @@ BLEND(64)
     k->op[HG_OP_REM][dt] = rem_##tag; k->op[HG_OP_MIN][dt] = min_##tag;                   \
     k->op[HG_OP_MAX][dt] = max_##tag; k->op[HG_OP_ABS][dt] = abs_##tag;                   \
     k->op[HG_OP_NEG][dt] = neg_##tag; k->op[HG_OP_FMA][dt] = fma_##tag;                   \
+    k->opk[HG_OP_ADD][dt] = add_##tag##_kb; k->opk[HG_OP_SUB][dt] = sub_##tag##_kb;       \
+    k->opk[HG_OP_MUL][dt] = mul_##tag##_kb; k->opk[HG_OP_DIV][dt] = div_##tag##_kb;       \
+    k->opk[HG_OP_MIN][dt] = min_##tag##_kb; k->opk[HG_OP_MAX][dt] = max_##tag##_kb;       \
     SET_CMP(tag, dt)
 
 void HG_SIMD_NAME(hg_cpu_fill_arith_)(hg_cpu_kernels* k) {
