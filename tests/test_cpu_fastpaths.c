@@ -202,6 +202,19 @@ int main(void) {
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
             for (int in_place = 0; in_place < 2; in_place++)
                 run_strips(ex, strips, sizes[k], in_place);
+        // An out-of-bounds store into an empty range says so (and writes nothing).
+        hg_buffer guard;
+        CHECK_OK(hg_buffer_create(ex, HG_DTYPE_U8, 128, &guard));
+        hg_arg eargs[] = {hg_arg_buffer_range(guard, 64, 0), hg_arg_u32(128)};
+        hg_launch_config ecfg = hg_launch_1d(128, 128);
+        CHECK_STATUS(hg_launch(ex, reuse, &ecfg, eargs, 2), HG_ERR_OUT_OF_BOUNDS);
+        CHECK_MSG(strstr(hg_last_error(), "it is empty") != NULL, "%s", hg_last_error());
+        uint8_t gb[128];
+        CHECK_OK(hg_buffer_read(guard, 0, gb, 128));
+        int touched = 0;
+        for (int i = 0; i < 128; i++) touched |= gb[i];
+        CHECK(touched == 0);
+        hg_buffer_destroy(guard);
         hg_program_destroy(strips);
         hg_program_destroy(mixed);
         hg_program_destroy(reuse);

@@ -78,14 +78,18 @@ static void index_text(uint8_t type, int64_t v, char* buf, size_t len) {
 static int fail_oob(cpu_chunk* c, const cpu_op* op, uint32_t pc, uint32_t lane, int64_t index,
                     const mem_view* v) {
     const hg_prog* g = c->L->plan->prog;
-    char lanes[160], text[256], ix[32];
+    char lanes[160], text[256], ix[32], valid[64];
     hg_cpu_lane_name(c, lane, lanes, sizeof lanes);
     hg_instr_text(g, pc, text, sizeof text);
     index_text(op->idx_type, index, ix, sizeof ix);
+    if (v->count)
+        snprintf(valid, sizeof valid, "valid indices 0..%" PRIu64, v->count - 1);
+    else
+        snprintf(valid, sizeof valid, "it is empty: no index is valid");
     hg_cpu_fail(c->L, HG_ERR_OUT_OF_BOUNDS,
                 "kernel '%s': %s: instruction %u `%s`: index %s is out of bounds for %s '%s' "
-                "of %" PRIu64 " elements (valid indices 0..%" PRId64 "); the access was not made",
-                g->name, lanes, pc, text, ix, v->what, v->name, v->count, (int64_t)v->count - 1);
+                "of %" PRIu64 " elements (%s); the access was not made",
+                g->name, lanes, pc, text, ix, v->what, v->name, v->count, valid);
     return -1;
 }
 
