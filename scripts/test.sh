@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything and runs all tests: the optimized build, then the same suite under
-# AddressSanitizer + UBSan with halt on error. Exit status is non-zero on any failure.
+# AddressSanitizer + UBSan with halt on error, then the multi-threaded tests under
+# ThreadSanitizer. Exit status is non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_tools.sh
@@ -17,3 +18,9 @@ cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
+
+echo "== ThreadSanitizer build + the multi-threaded tests" >&2
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHG_TSAN=ON >/dev/null
+cmake --build build/tsan -j"$jobs"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_cpu_backend|test_cpu_fastpaths|test_instructions_atomics'
