@@ -1,0 +1,57 @@
+// Internal (CPU backend): single-precision GEMM, the foundation of matmul.
+//
+//   hg_cpu_sgemm(0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n, pool);   // C = A * B
+//
+// C = alpha * op(A) * op(B) + beta * C, row-major, leading dimensions in elements; op(X) is X
+// (trans = 0) or X^T (trans != 0); op(A) is m x k, op(B) is k x n, C is m x n. beta == 0 never
+// reads C (NaNs there are ignored, as in BLAS); alpha == 0 or k == 0 never reads A or B.
+// pool: the executor's worker pool (work is split over its threads), or NULL for the calling
+// thread only. Calls are thread-safe as long as no two of them share a pool at the same time
+// (the pool's rule) and their C matrices do not overlap. Sizes and leading dimensions are the
+// caller's to check (lda >= k or m, ...); this layer trusts them.
+//
+// Structure (BLIS/GotoBLAS; docs/gemm.md): B is packed in KC x NC blocks, A in MC x KC blocks,
+// and a register-blocked MR x NR micro-kernel (simd/gemm_kernel.c, portable and AVX2+FMA builds
+// chosen at run time) multiplies one A micro-panel by one B micro-panel.
+#ifndef HG_BACKENDS_CPU_GEMM_H
+#define HG_BACKENDS_CPU_GEMM_H
+#include <stdint.h>
+#include "backends/cpu/thread_pool.h"
+
+// The largest micro-tile of any set (sizes the edge-tile scratch).
+#define HG_SGEMM_MAX_TILE 256
+
+// One micro-kernel call: the MR x NR tile c (row stride ldc) becomes
+// alpha * A_panel * B_panel + beta * c, where a holds kc steps of MR values (a[p*MR + i]) and b
+// kc steps of NR values (b[p*NR + j]). beta == 0 does not read c.
+typedef void (*hg_sgemm_ukernel)(int64_t kc, const float* a, const float* b, float* c,
+                                 int64_t ldc, float alpha, float beta);
+typedef struct hg_sgemm_kernel {
+    const char* name;   // "generic", "avx2", "avx512"
+    hg_sgemm_ukernel fn;
+    int mr, nr;         // tile rows and columns
+} hg_sgemm_kernel;
+
+void hg_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                  float* c, int64_t ldc, hg_pool* pool);
+
+// The same with a given micro-kernel (tests run every built set).
+void hg_cpu_sgemm_with(const hg_sgemm_kernel* kern, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float beta, float* c, int64_t ldc, hg_pool* pool);
+
+// The micro-kernel of a set by name ("generic", "avx2", "avx512"); NULL when not built or not
+// supported by this CPU. NULL name: the set hg_cpu_sgemm uses (the widest supported).
+const hg_sgemm_kernel* hg_cpu_sgemm_kernel_named(const char* name);
+
+// Exported by simd/gemm_kernel.c: 6 x 16 tiles in both builds (generic, avx2), and from the AVX2
+// build a 16 x 16 AVX-512F kernel (compiled for that target by a function attribute).
+void hg_sgemm_ukernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                              float alpha, float beta);
+void hg_sgemm_ukernel_avx2(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                           float alpha, float beta);
+void hg_sgemm_ukernel16_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                               float alpha, float beta);
+
+#endif

@@ -1,0 +1,147 @@
+// hg_cpu_sgemm against a double-precision triple loop: all four transpose combinations,
+// alpha/beta (beta = 0 over a NaN-filled C must not read it), odd and prime sizes, sizes around
+// every blocking boundary (MR, NR, KC, MC, NC), padded leading dimensions, empty products, with
+// and without a thread pool, for every micro-kernel set this CPU runs.
+#include <math.h>
+#include <stdint.h>
+#include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/thread_pool.h"
+#include "hg_test.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HG_TEST_SMALL 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HG_TEST_SMALL 1
+#endif
+#endif
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static float rnd(void) { return (float)(hg_test_rand(&rng) >> 40) * 0x1p-23f - 1.0f; }
+
+// op(X)(i, j) of a row-major X with leading dimension ld.
+static float at(const float* x, int64_t ld, int trans, int64_t i, int64_t j) {
+    return trans ? x[j * ld + i] : x[i * ld + j];
+}
+
+typedef struct gcase {
+    int64_t m, n, k;
+    int64_t pad;  // extra elements in every leading dimension
+} gcase;
+
+// Runs one product and compares every element of C (and that padding is untouched).
+static int run_case(const hg_sgemm_kernel* kern, const char* kname, int ta, int tb, gcase g, float alpha,
+                    float beta, hg_pool* pool) {
+    int64_t m = g.m, n = g.n, k = g.k;
+    int64_t ar = ta ? k : m, acn = ta ? m : k;  // stored shape of A
+    int64_t br = tb ? n : k, bcn = tb ? k : n;
+    int64_t lda = acn + g.pad, ldb = bcn + g.pad, ldc = n + g.pad;
+    size_t na = (size_t)(ar * lda) + 1, nb = (size_t)(br * ldb) + 1, nc = (size_t)(m * ldc) + 1;
+    float* a = malloc(na * sizeof(float));
+    float* b = malloc(nb * sizeof(float));
+    float* c = malloc(nc * sizeof(float));
+    float* c0 = malloc(nc * sizeof(float));
+    if (!a || !b || !c || !c0) {
+        free(a); free(b); free(c); free(c0);
+        CHECK_MSG(0, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < na; i++) a[i] = rnd();
+    for (size_t i = 0; i < nb; i++) b[i] = rnd();
+    for (size_t i = 0; i < nc; i++) c[i] = beta == 0.0f ? NAN : rnd();
+    // Padding columns of C hold a marker that must survive.
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = n; j < ldc; j++) c[i * ldc + j] = 12345.0f;
+    memcpy(c0, c, nc * sizeof(float));
+    if (kern) hg_cpu_sgemm_with(kern, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool);
+    else hg_cpu_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool);
+    int bad = 0;
+    for (int64_t i = 0; i < m && bad < 3; i++) {
+        for (int64_t j = 0; j < ldc && bad < 3; j++) {
+            float got = c[i * ldc + j];
+            if (j >= n) {
+                if (got != 12345.0f) {
+                    bad++;
+                    CHECK_MSG(0, "%s ta=%d tb=%d %lldx%lldx%lld: padding C[%lld][%lld] changed", kname,
+                              ta, tb, (long long)m, (long long)n, (long long)k, (long long)i, (long long)j);
+                }
+                continue;
+            }
+            double s = 0.0, mag = 0.0;
+            for (int64_t p = 0; p < k; p++) {
+                double t = (double)at(a, lda, ta, i, p) * (double)at(b, ldb, tb, p, j);
+                s += t;
+                mag += fabs(t);
+            }
+            double ref = (double)alpha * s, tol = 1e-5 * fabs((double)alpha) * mag + 1e-6;
+            if (beta != 0.0f) {
+                ref += (double)beta * c0[i * ldc + j];
+                tol += 1e-6 * fabs((double)beta * c0[i * ldc + j]);
+            }
+            if (!(fabs((double)got - ref) <= tol)) {
+                bad++;
+                CHECK_MSG(0, "%s ta=%d tb=%d %lldx%lldx%lld pad=%lld alpha=%g beta=%g pool=%d: C[%lld][%lld] = %.9g, want %.9g (tol %.3g)",
+                          kname, ta, tb, (long long)m, (long long)n, (long long)k, (long long)g.pad,
+                          alpha, beta, pool != NULL, (long long)i, (long long)j, got, ref, tol);
+            }
+        }
+    }
+    if (!bad) CHECK(1);
+    free(a); free(b); free(c); free(c0);
+    return bad == 0;
+}
+
+int main(void) {
+    hg_pool* pool = hg_pool_create(2);
+    CHECK(pool != NULL);
+    const char* names[] = {"generic", "avx2", "avx512"};
+    const gcase small[] = {
+        {1, 1, 1, 0}, {37, 53, 29, 0}, {1, 257, 3, 0}, {255, 1, 511, 0}, {0, 5, 7, 0}, {5, 0, 7, 0},
+        {5, 7, 0, 0}, {6, 16, 1, 0}, {5, 15, 2, 0}, {7, 17, 3, 0}, {12, 32, 8, 3}, {13, 33, 9, 5},
+        {11, 31, 64, 1}, {64, 64, 64, 0}, {100, 3, 1, 2}, {3, 100, 100, 7},
+    };
+    // Around KC = 256, MC = 144 and a 2-thread split.
+    const gcase mid[] = {
+        {6, 16, 255, 0}, {6, 16, 256, 0}, {7, 17, 257, 1}, {143, 40, 100, 0}, {144, 48, 64, 0},
+        {145, 49, 513, 2}, {289, 33, 20, 0}, {47, 95, 97, 3},
+    };
+#ifndef HG_TEST_SMALL
+    // Around NC = 4096 and a long, skinny product.
+    const gcase big[] = {{7, 4097, 30, 0}, {13, 4111, 259, 1}, {300, 290, 280, 0}};
+    const int nbig = (int)(sizeof big / sizeof big[0]);
+#else
+    const gcase big[] = {{7, 4097, 30, 0}};
+    const int nbig = 1;
+#endif
+    const float ab[][2] = {{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}, {0.0f, 2.0f}, {1.0f, -1.0f}};
+    int kernels_run = 0;
+    for (int ki = 0; ki < 3; ki++) {
+        const hg_sgemm_kernel* kern = hg_cpu_sgemm_kernel_named(names[ki]);
+        if (!kern) continue;
+        kernels_run++;
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+                    for (size_t v = 0; v < sizeof ab / sizeof ab[0]; v++)
+                        for (int pl = 0; pl < 2; pl++)
+                            run_case(kern, names[ki], ta, tb, small[i], ab[v][0], ab[v][1], pl ? pool : NULL);
+                for (size_t i = 0; i < sizeof mid / sizeof mid[0]; i++)
+                    for (int pl = 0; pl < 2; pl++)
+                        run_case(kern, names[ki], ta, tb, mid[i], i & 1 ? 0.75f : 1.0f,
+                                 i & 2 ? 0.0f : 0.5f, pl ? pool : NULL);
+                for (int i = 0; i < nbig; i++)
+                    run_case(kern, names[ki], ta, tb, big[i], 1.0f, i & 1 ? 1.0f : 0.0f, i & 1 ? NULL : pool);
+            }
+    }
+    CHECK(kernels_run >= 1);
+    CHECK(hg_cpu_sgemm_kernel_named(NULL) != NULL);
+    CHECK(hg_cpu_sgemm_kernel_named("nonexistent") == NULL);
+    // The public entry point (default kernel set), split over the pool and not.
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            run_case(NULL, "default", ta, tb, (gcase){96, 200, 300, 1}, 1.0f, 0.0f, pool);
+            run_case(NULL, "default", ta, tb, (gcase){203, 61, 150, 0}, -1.5f, 0.5f, NULL);
+        }
+    hg_pool_destroy(pool);
+    return hg_test_finish("gemm");
+}
