@@ -1,0 +1,32 @@
+// Internal: helpers shared by the tensor view files (metadata checks, shape formatting).
+#ifndef HG_TENSOR_INTERNAL_H
+#define HG_TENSOR_INTERNAL_H
+#include <stdint.h>
+#include "core/objects.h"
+#include "hologram.h"
+
+// Longest text hg_tensor_format_dims writes: "(" + 8 * ("-9223372036854775808" + ", ") + ")".
+#define HG_DIMS_TEXT 200
+
+// Writes "(2, 3, 4)" (or "()" for no dims) into buf of HG_DIMS_TEXT bytes; returns buf.
+const char* hg_tensor_format_dims(char* buf, int32_t ndim, const int64_t* dims);
+
+// Checks a tensor given to function fn as argument `name`: live buffer, dtype equal to the
+// buffer's, 0 <= ndim <= HG_MAX_DIMS, sizes >= 0, numel fits int64, every reachable element in
+// the buffer. On success stores the buffer object (if out_buf) and numel (if out_numel).
+hg_status hg_tensor_check(const hg_tensor* t, const char* fn, const char* name,
+                          hg_buffer_obj** out_buf, int64_t* out_numel);
+
+// Lowest and highest reachable element index of a nonempty view (overflow-checked; returns 0
+// on overflow).
+int hg_tensor_extent(int32_t ndim, const int64_t* shape, const int64_t* strides, int64_t offset,
+                     int64_t* lo, int64_t* hi);
+
+// 1 if a checked tensor with numel elements is C-contiguous (hg_tensor_is_contiguous's rule).
+int hg_tensor_is_c_contiguous(const hg_tensor* t, int64_t numel);
+
+// C-contiguous strides for shape (size-0 dims count as 1, so strides stay meaningful; they do
+// not matter for empty tensors anyway).
+void hg_tensor_contiguous_strides(int32_t ndim, const int64_t* shape, int64_t* strides);
+
+#endif
