@@ -225,8 +225,9 @@ hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src) {
     if (dn == 0) return HG_OK;
     if (!db->ex->vt->host_visible)
         return hg_error(HG_ERR_UNSUPPORTED,
-                        "hg_tensor_copy: strided copies on the '%s' backend are not implemented "
-                        "yet (copy whole buffers with hg_buffer_copy)",
+                        "hg_tensor_copy: the '%s' backend's memory is not host-visible and this "
+                        "version has no device kernel for strided copies (the CUDA backend issue "
+                        "adds one); copy whole buffers with hg_buffer_copy",
                         hg_backend_name(db->ex->kind));
     size_t es = hg_dtype_size(dst->dtype);
     unsigned char* dbase = (unsigned char*)db->mem;
