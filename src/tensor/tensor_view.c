@@ -147,15 +147,18 @@ static hg_status norm_dim(const char* fn, const char* arg, int32_t dim, int32_t 
 // Creation and queries
 // ---------------------------------------------------------------------------------------------
 
-hg_status hg_tensor_view(hg_buffer buf, int32_t ndim, const int64_t* shape,
-                         const int64_t* strides, int64_t offset, hg_tensor* out) {
-    hg_buffer_obj* b = hg_handle_resolve(buf.handle, HG_HANDLE_BUFFER, "hg_tensor_view");
+// Shared by hg_tensor_view and hg_tensor_from_buffer (fn names the caller in messages).
+// NULL strides mean C-contiguous; `whole` additionally requires the view to cover exactly the
+// buffer's elements.
+static hg_status make_view(const char* fn, hg_buffer buf, int32_t ndim, const int64_t* shape,
+                           const int64_t* strides, int64_t offset, int whole, hg_tensor* out) {
+    hg_buffer_obj* b = hg_handle_resolve(buf.handle, HG_HANDLE_BUFFER, fn);
     if (!b) return HG_ERR_INVALID_HANDLE;
     if (ndim > 0) HG_CHECK_NULL(shape, "shape");
     HG_CHECK_NULL(out, "out");
     if (ndim < 0 || ndim > HG_MAX_DIMS)
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "hg_tensor_view: ndim %d is out of range "
-                        "(valid: 0..%d)", (int)ndim, HG_MAX_DIMS);
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: ndim %d is out of range (valid: 0..%d)", fn,
+                        (int)ndim, HG_MAX_DIMS);
     hg_tensor r;
     memset(&r, 0, sizeof r);
     r.buffer = buf;
@@ -164,47 +167,32 @@ hg_status hg_tensor_view(hg_buffer buf, int32_t ndim, const int64_t* shape,
     r.offset = offset;
     for (int32_t i = 0; i < ndim; i++) r.shape[i] = shape[i];
     int64_t numel = 0;
-    // Contiguous strides need valid sizes first; check_meta reports bad sizes either way.
-    hg_status s = check_meta("hg_tensor_view", ndim, r.shape, r.strides, 0, 1, &numel);
+    // Sizes first (with a 1-element pseudo buffer the extent check may fail: ignore that).
+    hg_status s = check_meta(fn, ndim, r.shape, r.strides, 0, 1, &numel);
     if (s && s != HG_ERR_OUT_OF_RANGE) return s;
+    char sb[HG_DIMS_TEXT];
+    if (whole && (uint64_t)numel != b->count)
+        return hg_error(HG_ERR_SIZE_MISMATCH,
+                        "%s: shape %s has %lld elements but the buffer has %zu "
+                        "(use hg_tensor_view for a part of a buffer)",
+                        fn, hg_tensor_format_dims(sb, ndim, r.shape), (long long)numel, b->count);
     if (strides)
         for (int32_t i = 0; i < ndim; i++) r.strides[i] = strides[i];
     else
         hg_tensor_contiguous_strides(ndim, r.shape, r.strides);
-    if ((s = check_meta("hg_tensor_view", ndim, r.shape, r.strides, offset, b->count, &numel)))
-        return s;
+    if ((s = check_meta(fn, ndim, r.shape, r.strides, offset, b->count, &numel))) return s;
     *out = r;
     return HG_OK;
 }
 
+hg_status hg_tensor_view(hg_buffer buf, int32_t ndim, const int64_t* shape,
+                         const int64_t* strides, int64_t offset, hg_tensor* out) {
+    return make_view("hg_tensor_view", buf, ndim, shape, strides, offset, 0, out);
+}
+
 hg_status hg_tensor_from_buffer(hg_buffer buf, int32_t ndim, const int64_t* shape,
                                 hg_tensor* out) {
-    hg_buffer_obj* b = hg_handle_resolve(buf.handle, HG_HANDLE_BUFFER, "hg_tensor_from_buffer");
-    if (!b) return HG_ERR_INVALID_HANDLE;
-    if (ndim > 0) HG_CHECK_NULL(shape, "shape");
-    HG_CHECK_NULL(out, "out");
-    if (ndim < 0 || ndim > HG_MAX_DIMS)
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "hg_tensor_from_buffer: ndim %d is out of range "
-                        "(valid: 0..%d)", (int)ndim, HG_MAX_DIMS);
-    hg_tensor r;
-    memset(&r, 0, sizeof r);
-    r.buffer = buf;
-    r.dtype = b->dtype;
-    r.ndim = ndim;
-    for (int32_t i = 0; i < ndim; i++) r.shape[i] = shape[i];
-    int64_t numel = 0;
-    // Sizes first (with a 1-element pseudo buffer the extent check may fail: ignore that).
-    hg_status s = check_meta("hg_tensor_from_buffer", ndim, r.shape, r.strides, 0, 1, &numel);
-    if (s && s != HG_ERR_OUT_OF_RANGE) return s;
-    char sb[HG_DIMS_TEXT];
-    if ((uint64_t)numel != b->count)
-        return hg_error(HG_ERR_SIZE_MISMATCH,
-                        "hg_tensor_from_buffer: shape %s has %lld elements but the buffer has %zu "
-                        "(use hg_tensor_view for a part of a buffer)",
-                        hg_tensor_format_dims(sb, ndim, r.shape), (long long)numel, b->count);
-    hg_tensor_contiguous_strides(ndim, r.shape, r.strides);
-    *out = r;
-    return HG_OK;
+    return make_view("hg_tensor_from_buffer", buf, ndim, shape, NULL, 0, 1, out);
 }
 
 hg_status hg_tensor_numel(const hg_tensor* t, int64_t* out) {
