@@ -50,6 +50,20 @@ typedef struct hg_backend_vtable {
     void (*kernel_destroy)(void* state, void* kernel);
     hg_status (*kernel_launch)(void* state, void* kernel, const hg_launch_config* cfg,
                                const hg_bound_arg* args, size_t nargs);
+
+    // Library calls for the op layer (src/ops). Both optional (NULL: the op layer uses ISA
+    // kernels or refuses with HG_ERR_UNSUPPORTED).
+    // host_parallel (host-visible backends): runs fn(ctx, w) for w = 0 .. n-1 with
+    // n = min(nworkers, threads) on the backend's threads (w = 0 on the caller) and returns when
+    // all are done; *out_nworkers (may be NULL) receives n before the first call. Never called
+    // from inside fn; serialized with launches.
+    hg_status (*host_parallel)(void* state, int nworkers, void (*fn)(void* ctx, int worker),
+                               void* ctx, int* out_nworkers);
+    // sgemm on device memory, row-major: C = alpha * op(A) * op(B) + beta * C (beta == 0: C is
+    // not read). lda/ldb/ldc in elements.
+    hg_status (*sgemm)(void* state, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                       float beta, float* c, int64_t ldc);
 } hg_backend_vtable;
 
 // The registry: the vtable of a concrete backend kind, or NULL when not built in.

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/cpu_internal.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -211,6 +212,39 @@ static hg_status cpu_kernel_launch(void* state, void* kernel, const hg_launch_co
     return s;
 }
 
+typedef struct host_job {
+    void (*fn)(void*, int);
+    void* ctx;
+} host_job;
+
+static void host_job_run(void* ctx, int worker) {
+    host_job* j = ctx;
+    j->fn(j->ctx, worker);
+}
+
+static hg_status cpu_host_parallel(void* state, int nworkers, void (*fn)(void*, int), void* ctx,
+                                   int* out_nworkers) {
+    cpu_state* st = state;
+    int n = nworkers < 1 ? 1 : nworkers > st->nthreads ? st->nthreads : nworkers;
+    if (out_nworkers) *out_nworkers = n;
+    host_job job = {fn, ctx};
+    pthread_mutex_lock(&st->lock);
+    if (n == 1) fn(ctx, 0);  // no wake-up cost for small work
+    else hg_pool_run(st->pool, n, host_job_run, &job);
+    pthread_mutex_unlock(&st->lock);
+    return HG_OK;
+}
+
+static hg_status cpu_sgemm(void* state, int trans_a, int trans_b, int64_t m, int64_t n,
+                           int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                           int64_t ldb, float beta, float* c, int64_t ldc) {
+    cpu_state* st = state;
+    pthread_mutex_lock(&st->lock);
+    hg_cpu_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, st->pool);
+    pthread_mutex_unlock(&st->lock);
+    return HG_OK;
+}
+
 const hg_backend_vtable hg_cpu_backend = {
     .api_version = HG_BACKEND_API_VERSION,
     .kind = HG_BACKEND_CPU,
@@ -233,4 +267,6 @@ const hg_backend_vtable hg_cpu_backend = {
     .kernel_compile = cpu_kernel_compile,
     .kernel_destroy = cpu_kernel_destroy,
     .kernel_launch = cpu_kernel_launch,
+    .host_parallel = cpu_host_parallel,
+    .sgemm = cpu_sgemm,
 };

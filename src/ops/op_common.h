@@ -1,0 +1,91 @@
+// Internal: what every op of the op library (src/ops) and the graph runtime (src/graph) share:
+// checking input tensors, resolving the optional output tensor (allocate / check shape, dtype
+// and aliasing), host views for library kernels, axis lists and the backends' thread pools.
+//
+// Typical op body:
+//     hg_op_ctx c;  hg_op_begin(&c, "hg_softmax");
+//     if ((s = hg_op_input(&c, x, "x", &xb, &n))) return s;
+//     if ((s = hg_op_output(&c, out, result_dtype, ndim, shape))) return s;   // may allocate
+//     if ((s = hg_op_no_overlap(&c, out, x, "x"))) return hg_op_fail(&c, out, s);
+//     ... compute ...
+//     return hg_op_finish(&c, out, s);   // releases an allocated output on failure
+#ifndef HG_OPS_OP_COMMON_H
+#define HG_OPS_OP_COMMON_H
+#include <stdint.h>
+#include "core/objects.h"
+#include "hologram.h"
+
+typedef struct hg_op_ctx {
+    const char* fn;            // public function name for messages
+    hg_executor_obj* ex;       // executor of the first tensor seen (all must match)
+    int allocated;             // 1 when hg_op_output allocated out->buffer
+} hg_op_ctx;
+
+void hg_op_begin(hg_op_ctx* c, const char* fn);
+
+// Checks an input tensor (hg_tensor_check) and that it lives on the call's executor.
+// out_buf / out_numel may be NULL.
+hg_status hg_op_input(hg_op_ctx* c, const hg_tensor* t, const char* name, hg_buffer_obj** out_buf,
+                      int64_t* out_numel);
+
+// numpy "same_kind" casting: bool -> anything, ints -> wider/any float, floats -> floats
+// (any width), unsigned -> wider signed; never float -> int or signed -> unsigned.
+int hg_op_can_cast_same_kind(hg_dtype from, hg_dtype to);
+
+// Resolves the optional output. out->buffer.handle == 0: allocates a C-contiguous buffer of
+// `dtype` and `shape` on c->ex (needs an earlier hg_op_input; else HG_ERR_INVALID_ARGUMENT) and
+// fills *out (c->allocated = 1). Otherwise checks out (live, on c->ex, shape equal, dtype equal
+// to `dtype` or, when allow_cast, reachable by same_kind casting). Never writes data.
+hg_status hg_op_output(hg_op_ctx* c, hg_tensor* out, hg_dtype dtype, int32_t ndim,
+                       const int64_t* shape, int allow_cast);
+
+// An output given by the caller that the op never allocates (fill, arange, gemm's c, ...).
+hg_status hg_op_existing_output(hg_op_ctx* c, const hg_tensor* out, const char* name);
+
+// HG_ERR_INVALID_ARGUMENT if out and in share memory without being the same view (same
+// buffer, dtype, offset, shape and strides). Element ranges are compared conservatively.
+hg_status hg_op_no_overlap(hg_op_ctx* c, const hg_tensor* out, const hg_tensor* in,
+                           const char* name);
+// 1 if the two tensors' element ranges in one buffer intersect (0 for empty tensors).
+int hg_op_overlaps(const hg_tensor* a, const hg_tensor* b);
+
+// On failure after hg_op_output allocated: destroys the buffer and clears out->buffer, so the
+// caller's tensor is unchanged. Returns s.
+hg_status hg_op_finish(hg_op_ctx* c, hg_tensor* out, hg_status s);
+
+// A host view: data points at element (0, ..., 0). Only for host-visible backends
+// (HG_ERR_UNSUPPORTED naming c->fn and the backend otherwise).
+typedef struct hg_host_view {
+    unsigned char* data;
+    hg_dtype dtype;
+    int32_t ndim;
+    int64_t numel;
+    int64_t shape[HG_MAX_DIMS];
+    int64_t strides[HG_MAX_DIMS];   // elements
+} hg_host_view;
+hg_status hg_op_host_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* out);
+
+// Normalizes an axis list (NULL = all axes) into a bit mask over ndim dims; negative axes
+// count from the end; out of range or repeated axes give HG_ERR_OUT_OF_RANGE /
+// HG_ERR_INVALID_ARGUMENT naming the axis.
+hg_status hg_op_axes_mask(hg_op_ctx* c, int32_t ndim, int32_t naxes, const int32_t* axes,
+                          uint32_t* out_mask);
+// One axis in [-ndim, ndim) -> [0, ndim).
+hg_status hg_op_axis(hg_op_ctx* c, int32_t ndim, int32_t axis, int32_t* out);
+
+// Runs fn(ctx, w) for w = 0 .. n-1 on the executor's threads (host-visible backends; n =
+// min(nworkers, threads), 1 runs inline with no wake-up). *out_n (may be NULL) gets n first.
+hg_status hg_op_parallel(hg_op_ctx* c, int nworkers, void (*fn)(void* ctx, int worker), void* ctx,
+                         int* out_n);
+// Worker threads of the executor.
+int hg_op_num_threads(hg_op_ctx* c);
+
+// Element access for library kernels working in double (all 13 dtypes; bool reads 0/1).
+double hg_op_load_f64(hg_dtype dt, const void* p);
+void hg_op_store_f64(hg_dtype dt, void* p, double v);   // cvt semantics (saturating)
+int64_t hg_op_load_i64(hg_dtype dt, const void* p);     // integer dtypes and bool
+
+// Shape text like "(2, 3)" into a buffer of HG_DIMS_TEXT (tensor_internal.h) bytes.
+const char* hg_op_dims(char* buf, int32_t ndim, const int64_t* shape);
+
+#endif
