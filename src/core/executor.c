@@ -182,6 +182,18 @@ hg_status hg_executor_create_by_name(const char* name, hg_executor* out) {
     return hg_executor_create(kind, out);
 }
 
+void* hg_executor_ext(hg_executor_obj* ex, hg_executor_ext_slot slot, void* (*create)(void),
+                      void (*destroy)(void* ext)) {
+    pthread_mutex_lock(&ex->lock);
+    if (!ex->ext[slot]) {
+        ex->ext[slot] = create();
+        ex->ext_free[slot] = destroy;
+    }
+    void* e = ex->ext[slot];
+    pthread_mutex_unlock(&ex->lock);
+    return e;
+}
+
 hg_executor_obj* hg_executor_resolve(hg_executor ex, const char* what) {
     return hg_handle_resolve(ex.handle, HG_HANDLE_EXECUTOR, what);
 }
@@ -195,6 +207,8 @@ hg_status hg_executor_destroy(hg_executor h) {
         return hg_error(HG_ERR_INVALID_HANDLE, "hg_executor_destroy: executor handle 0x%016llx "
                         "was destroyed concurrently", (unsigned long long)h.handle);
     if (ex->vt->synchronize) ex->vt->synchronize(ex->state);
+    for (int i = 0; i < HG_EXT_SLOT_COUNT; i++)
+        if (ex->ext[i] && ex->ext_free[i]) ex->ext_free[i](ex->ext[i]);
 
     pthread_mutex_lock(&ex->lock);
     hg_kernel_obj* k = ex->kernels;

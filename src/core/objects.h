@@ -13,6 +13,14 @@
 typedef struct hg_buffer_obj hg_buffer_obj;
 typedef struct hg_kernel_obj hg_kernel_obj;
 
+// Slots for per-executor state of the layers above the core (op kernel cache, graph plans).
+typedef enum hg_executor_ext_slot {
+    HG_EXT_EWISE = 0,     // src/ops: cached elementwise kernels
+    HG_EXT_GRAPH,         // src/graph: live plans
+    HG_EXT_OPS,           // src/ops: other op caches
+    HG_EXT_SLOT_COUNT
+} hg_executor_ext_slot;
+
 typedef struct hg_executor_obj {
     uint64_t handle;
     const hg_backend_vtable* vt;
@@ -26,6 +34,10 @@ typedef struct hg_executor_obj {
     // hg_launch cache: buckets of kernels (not handles) chained through cache_next.
     hg_kernel_obj** cache;
     uint32_t cache_buckets, cache_count;
+    // Layer state (see hg_executor_ext); freed first by hg_executor_destroy, while buffers
+    // and kernels still exist. Guarded by lock for creation only.
+    void* ext[HG_EXT_SLOT_COUNT];
+    void (*ext_free[HG_EXT_SLOT_COUNT])(void* ext);
 } hg_executor_obj;
 
 struct hg_buffer_obj {
@@ -55,6 +67,11 @@ void hg_executor_link_buffer(hg_executor_obj* ex, hg_buffer_obj* b);
 void hg_executor_unlink_buffer(hg_executor_obj* ex, hg_buffer_obj* b);
 void hg_executor_link_kernel(hg_executor_obj* ex, hg_kernel_obj* k);
 void hg_executor_unlink_kernel(hg_executor_obj* ex, hg_kernel_obj* k);
+
+// The layer state in slot of ex, created by create() on first use (thread-safe); destroy is
+// called once when the executor is destroyed. NULL if create returned NULL.
+void* hg_executor_ext(hg_executor_obj* ex, hg_executor_ext_slot slot, void* (*create)(void),
+                      void (*destroy)(void* ext));
 
 // Releases a buffer's memory and object (the handle must already be removed).
 void hg_buffer_release(hg_buffer_obj* b);
