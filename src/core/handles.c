@@ -95,6 +95,8 @@ static const char* kind_name(unsigned k) {
     case HG_HANDLE_BUFFER: return "buffer";
     case HG_HANDLE_PROGRAM: return "program";
     case HG_HANDLE_KERNEL: return "kernel";
+    case HG_HANDLE_GRAPH: return "graph";
+    case HG_HANDLE_PLAN: return "plan";
     default: return "unknown";
     }
 }

@@ -12,6 +12,8 @@ typedef enum hg_handle_kind {
     HG_HANDLE_BUFFER = 2,
     HG_HANDLE_PROGRAM = 3,
     HG_HANDLE_KERNEL = 4,
+    HG_HANDLE_GRAPH = 5,     // src/graph: hg_graph
+    HG_HANDLE_PLAN = 6,      // src/graph: hg_plan
     HG_HANDLE_KIND_COUNT
 } hg_handle_kind;
 

@@ -150,6 +150,7 @@ static void init_range(void* ctx, size_t b, size_t e) {
 
 int bench_arrays_alloc(bench_pool* p, size_t n, bench_arrays* out) {
     memset(out, 0, sizeof *out);
+    pthread_mutex_init(&out->sum_lock, NULL);
     out->n = n;
     out->a = alloc_floats(n);
     out->b = alloc_floats(n);
@@ -170,6 +171,7 @@ void bench_arrays_free(bench_arrays* arr) {
     free(arr->c);
     free(arr->d);
     free(arr->y);
+    pthread_mutex_destroy(&arr->sum_lock);
     memset(arr, 0, sizeof *arr);
 }
 
@@ -220,6 +222,27 @@ static void fused_range(void* ctx, size_t b, size_t e) {
     }
 }
 
+// Read-only: each range sums into 16 float accumulators (a vectorizable pattern, as a user
+// would write a fast sum) and adds its partial sum into arr->sum under the lock.
+static void sum_range(void* ctx, size_t b, size_t e) {
+    bench_arrays* arr = ctx;
+    const float* restrict a = arr->a;
+    float acc[16] = {0};
+    size_t i = b;
+    for (; i + 16 <= e; i += 16)
+        for (int j = 0; j < 16; j++) acc[j] += a[i + j];
+    double s = 0;
+    for (; i < e; i++) s += a[i];
+    for (int j = 0; j < 16; j++) s += acc[j];
+    pthread_mutex_lock(&arr->sum_lock);
+    arr->sum += s;
+    pthread_mutex_unlock(&arr->sum_lock);
+}
+
+void stream_sum(bench_pool* p, bench_arrays* arr) {
+    arr->sum = 0;
+    bench_pool_run(p, arr->n, sum_range, arr);
+}
 void stream_copy(bench_pool* p, bench_arrays* arr) { bench_pool_run(p, arr->n, copy_range, arr); }
 void stream_add(bench_pool* p, bench_arrays* arr) { bench_pool_run(p, arr->n, add_range, arr); }
 void stream_triad(bench_pool* p, bench_arrays* arr) { bench_pool_run(p, arr->n, triad_range, arr); }

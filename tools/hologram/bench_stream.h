@@ -3,6 +3,7 @@
 // traffic pattern on the same number of threads as the kernels being measured.
 #ifndef HG_CLI_BENCH_STREAM_H
 #define HG_CLI_BENCH_STREAM_H
+#include <pthread.h>
 #include <stddef.h>
 
 typedef struct bench_pool bench_pool;
@@ -22,6 +23,8 @@ typedef struct bench_arrays {
     float* d;   // output of copy/add/triad (so c stays an input of the fused kernel)
     float* y;   // output of the fused kernel
     size_t n;
+    double sum;                // result of stream_sum
+    pthread_mutex_t sum_lock;
 } bench_arrays;
 
 // Allocates five arrays of n floats (huge-page aligned and advised) and initialises them in
@@ -34,5 +37,6 @@ void stream_copy(bench_pool* p, bench_arrays* arr);    // d = a            8 B/e
 void stream_add(bench_pool* p, bench_arrays* arr);     // d = a + b       12 B/elem
 void stream_triad(bench_pool* p, bench_arrays* arr);   // d = a + 3*b     12 B/elem
 void stream_fused(bench_pool* p, bench_arrays* arr);   // y = relu(a*b+c)*0.5   16 B/elem
+void stream_sum(bench_pool* p, bench_arrays* arr);     // sum = sum(a) (read only) 4 B/elem
 
 #endif

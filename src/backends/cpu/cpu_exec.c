@@ -458,8 +458,11 @@ static hg_status grow(uint8_t** buf, size_t* cap, size_t need) {
 hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                         const hg_bound_arg* args, size_t nargs) {
     (void)nargs;
-    cpu_launch* L = calloc(1, sizeof *L);
-    if (!L) return hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory starting a launch");
+    // The launch lives on this stack frame: hg_pool_run returns when every worker is done, and
+    // a tiny launch then costs no allocation at all. Fields are set one by one (msg is written
+    // only on failure and read only after one).
+    cpu_launch launch;
+    cpu_launch* L = &launch;
     L->plan = plan;
     L->k = hg_cpu_kernels_get();
     L->cfg = *cfg;
@@ -469,15 +472,17 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     uint64_t blocks, total;
     if (__builtin_mul_overflow((uint64_t)cfg->grid.x * cfg->grid.y, (uint64_t)cfg->grid.z, &blocks) ||
         __builtin_mul_overflow(blocks, L->lanes_per_block, &total) || total > (1ull << 62)) {
-        free(L);
         return hg_error(HG_ERR_LAUNCH_CONFIG, "grid (%u,%u,%u) x block (%u,%u,%u) has more lanes "
                         "than the CPU backend can count (2^62)", cfg->grid.x, cfg->grid.y,
                         cfg->grid.z, cfg->block.x, cfg->block.y, cfg->block.z);
     }
     L->total_lanes = total;
+    L->dyn_shared_count = 0;
+    L->shared_bytes = 0;
+    L->err = HG_OK;
     L->chunk = plan->block_mode ? L->lanes_per_block : plan->chunk;
     // Small launches: no bigger chunk (and register arrays to fill) than the lanes there are.
-    if (!plan->block_mode && total < L->chunk) L->chunk = total < 64 ? 64 : (total + 63) & ~63ull;
+    if (!plan->block_mode && total < L->chunk) L->chunk = total < 8 ? 8 : (total + 7) & ~7ull;
     L->x_linear = cfg->block.y == 1 && cfg->block.z == 1 && cfg->grid.y == 1 && cfg->grid.z == 1;
     L->nchunks = (total + L->chunk - 1) / L->chunk;
     L->slot_bytes = ((size_t)L->chunk * 8 + 63) & ~(size_t)63;
@@ -512,6 +517,5 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
         if (atomic_load(&L->failed)) s = hg_error(L->err, "%s", L->msg);
         pthread_mutex_destroy(&L->err_lock);
     }
-    free(L);
     return s;
 }

@@ -124,7 +124,9 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
     const cpu_op* ops = L->plan->ops;
     const uint32_t len = ops[pc].strip_end - pc, n = c->n;
     const uint64_t first = c->first;
-    if (!L->x_linear || !c->gid_x) return 0;
+    // A chunk of at most one strip runs op by op just as well (its registers are in L1
+    // anyway) without the setup below: the path of tiny launches.
+    if (!L->x_linear || !c->gid_x || n <= STRIP) return 0;
 
     uint8_t* base[HG_CPU_STRIP_MAX_OPS];   // ld/st: address of element `first`
     uint8_t es_log2[HG_CPU_STRIP_MAX_OPS];

@@ -1,7 +1,10 @@
 // Lane-array kernels for the float functions of docs/isa.md §5: sqrt rsqrt exp exp2 log log2 sin
 // cos tanh sigmoid erf floor ceil round trunc. f16/bf16 compute in f32 and round once to the
-// register type. Transcendentals call libm (accuracy first); sqrt and the roundings vectorize.
+// register type. f32 (and so f16/bf16) exp exp2 log log2 tanh sigmoid erf use the vectorizable
+// implementations of vmath.h; sin and cos, and all f64 transcendentals, call libm. sqrt and the
+// roundings vectorize.
 #include "backends/cpu/simd/simd_common.h"
+#include "backends/cpu/simd/vmath.h"
 
 #define KSIG(name) static void name(void* dv, const void* av, const void* bv, const void* cv, size_t n)
 #define K1(name, T, expr)                                                      \
@@ -13,10 +16,6 @@
     }
 
 // sigmoid(x) = 1/(1+e^-x), evaluated with e^-|x| so it never overflows to inf/inf = NaN.
-static inline float sigmoidf_(float x) {
-    float e = expf(-fabsf(x));
-    return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
-}
 static inline double sigmoid_(double x) {
     double e = exp(-fabs(x));
     return x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
@@ -48,7 +47,8 @@ static inline double rsqrt_(double x) { return 1.0 / sqrt(x); }
 #define R_ID(v) (v)
 // round = to nearest, ties to even: rint in the default rounding mode (the library never
 // changes it), which vectorizes as roundps where floor/ceil/trunc do.
-#define F32_FUNCS sqrtf, rsqrtf_, expf, exp2f, logf, log2f, sinf, cosf, tanhf, sigmoidf_, erff, \
+#define F32_FUNCS sqrtf, rsqrtf_, hg_vm_exp_f32, hg_vm_exp2_f32, hg_vm_log_f32, hg_vm_log2_f32, \
+                  sinf, cosf, hg_vm_tanh_f32, hg_vm_sigmoid_f32, hg_vm_erf_f32, \
                   floorf, ceilf, rintf, truncf
 #define F64_FUNCS sqrt, rsqrt_, exp, exp2, log, log2, sin, cos, tanh, sigmoid_, erf, floor, ceil, \
                   rint, trunc

@@ -1,0 +1,205 @@
+// canonicalize: algebraic rewrites (rules.c), constant folding, CSE and DCE.
+//
+// The pass rebuilds the graph node by node through hash-consing, so equal subgraphs become one
+// node (CSE) as they are rebuilt; each new node is first folded (all operands constant: the
+// value is computed by the elementwise kernel itself on the executor, so folding has exactly the
+// kernels' semantics), then offered to the rule table (a rewrite's new nodes are simplified the
+// same way). Dead nodes are dropped at the end; inputs always stay (the run binds them by
+// position). The sweep repeats until nothing changes.
+#include <stdlib.h>
+#include <string.h>
+#include "core/dtype.h"
+#include "core/error.h"
+#include "graph/graph_internal.h"
+
+typedef struct canon {
+    hg_gir* g;
+    hg_executor_obj* ex;
+    const hg_compile_opts* o;
+    int32_t rewrites;
+    int32_t* hits;
+    int depth;
+} canon;
+
+// Value of a 1-element result as a scalar; 0 when a scalar cannot hold it exactly (u64 values
+// above INT64_MAX).
+static int scalar_from_bits(hg_dtype t, const unsigned char* p, hg_scalar* out) {
+    switch (t) {
+    case HG_DTYPE_BOOL: *out = hg_scalar_b(p[0] != 0); return 1;
+    case HG_DTYPE_I8: { int8_t v; memcpy(&v, p, 1); *out = hg_scalar_i(v); return 1; }
+    case HG_DTYPE_I16: { int16_t v; memcpy(&v, p, 2); *out = hg_scalar_i(v); return 1; }
+    case HG_DTYPE_I32: { int32_t v; memcpy(&v, p, 4); *out = hg_scalar_i(v); return 1; }
+    case HG_DTYPE_I64: { int64_t v; memcpy(&v, p, 8); *out = hg_scalar_i(v); return 1; }
+    case HG_DTYPE_U8: *out = hg_scalar_i(p[0]); return 1;
+    case HG_DTYPE_U16: { uint16_t v; memcpy(&v, p, 2); *out = hg_scalar_i(v); return 1; }
+    case HG_DTYPE_U32: { uint32_t v; memcpy(&v, p, 4); *out = hg_scalar_i(v); return 1; }
+    case HG_DTYPE_U64: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        if (v > (uint64_t)INT64_MAX) return 0;
+        *out = hg_scalar_i((int64_t)v);
+        return 1;
+    }
+    case HG_DTYPE_F16: { uint16_t v; memcpy(&v, p, 2); *out = hg_scalar_f(hg_f16_to_f32(v)); return 1; }
+    case HG_DTYPE_BF16: { uint16_t v; memcpy(&v, p, 2); *out = hg_scalar_f(hg_bf16_to_f32(v)); return 1; }
+    case HG_DTYPE_F32: { float v; memcpy(&v, p, 4); *out = hg_scalar_f(v); return 1; }
+    case HG_DTYPE_F64: { double v; memcpy(&v, p, 8); *out = hg_scalar_f(v); return 1; }
+    default: return 0;
+    }
+}
+
+// Folds n (all operands constant) into a constant node: >= 0 the node, -1 not folded, -2 error.
+static int32_t fold(canon* c, const hg_gnode* n) {
+    hg_ew_expr* e = malloc(sizeof *e);
+    if (!e) { hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); return -2; }
+    hg_ew_expr_init(e, 0, NULL);
+    int arity = hg_gop_table[n->kind].arity;
+    int32_t in[3] = {-1, -1, -1};
+    for (int i = 0; i < arity; i++) {
+        const hg_gnode* k = &c->g->nodes[n->in[i]];
+        in[i] = hg_ew_const(e, k->dtype, k->value);
+    }
+    int32_t r = -1;
+    switch (n->kind) {
+    case HG_GOP_UNARY: r = hg_ew_unary(e, (hg_unary_op)n->op, in[0]); break;
+    case HG_GOP_BINARY: r = hg_ew_binary(e, (hg_binary_op)n->op, in[0], in[1]); break;
+    case HG_GOP_WHERE: r = hg_ew_where(e, in[0], in[1], in[2]); break;
+    case HG_GOP_FMA: r = hg_ew_fma(e, in[0], in[1], in[2]); break;
+    case HG_GOP_CAST: r = hg_ew_cast(e, in[0], n->dtype); break;
+    default: break;
+    }
+    int32_t result = -2;
+    hg_ew_kernel* k = NULL;
+    hg_buffer buf = {0};
+    if (r < 0 || e->nodes[r].dtype != n->dtype || hg_ew_output(e, r, n->dtype)) goto done;
+    if (hg_ew_kernel_create(c->ex, e, &k)) goto done;
+    hg_executor exh = {c->ex->handle};
+    if (hg_buffer_create(exh, n->dtype, 1, &buf)) goto done;
+    hg_tensor t;
+    memset(&t, 0, sizeof t);
+    t.buffer = buf;
+    t.dtype = n->dtype;
+    hg_tensor dummy_in;
+    memset(&dummy_in, 0, sizeof dummy_in);
+    if (hg_ew_kernel_run(k, &dummy_in, &t)) goto done;
+    unsigned char bytes[8] = {0};
+    if (hg_buffer_read(buf, 0, bytes, 1)) goto done;
+    hg_scalar v;
+    if (!scalar_from_bits(n->dtype, bytes, &v)) { result = -1; goto done; }
+    hg_gnode cn = hg_gnode_make(HG_GOP_CONST, 0, n->dtype, 0, NULL);
+    cn.value = v;
+    result = hg_gir_add(c->g, &cn);
+    if (result < 0) result = -2;
+done:
+    if (buf.handle) hg_buffer_destroy(buf);
+    if (k) hg_ew_kernel_destroy(k);
+    free(e);
+    if (result == -2) hg_error_prefix(HG_ERR_INTERNAL, "graph canonicalize: folding a %s", hg_gnode_op_name(n));
+    return result;
+}
+
+static int foldable(const hg_gir* g, const hg_gnode* n) {
+    if (n->kind != HG_GOP_UNARY && n->kind != HG_GOP_BINARY && n->kind != HG_GOP_WHERE &&
+        n->kind != HG_GOP_FMA && n->kind != HG_GOP_CAST)
+        return 0;
+    for (int i = 0; i < hg_gop_table[n->kind].arity; i++)
+        if (g->nodes[n->in[i]].kind != HG_GOP_CONST) return 0;
+    return 1;
+}
+
+static int32_t simplify(void* vc, const hg_gnode* n) {
+    canon* c = vc;
+    // Structural no-ops (not rules): a broadcast to the operand's own shape, and a broadcast
+    // of a broadcast.
+    if (n->kind == HG_GOP_EXPAND) {
+        const hg_gnode* x = &c->g->nodes[n->in[0]];
+        if (hg_gir_same_shape(x, n)) return n->in[0];
+        if (x->kind == HG_GOP_EXPAND) {
+            hg_gnode e = *n;
+            e.in[0] = x->in[0];
+            return simplify(c, &e);
+        }
+    }
+    if (c->o->fold && foldable(c->g, n)) {
+        int32_t r = fold(c, n);
+        if (r >= 0) { c->rewrites++; return r; }
+        if (r == -2) return -1;
+    }
+    int32_t id = hg_gir_add(c->g, n);
+    if (id < 0 || !c->o->rewrites || c->depth > 16) return id;
+    c->depth++;
+    int rule = -1;
+    int32_t r = hg_rules_apply(c->g, id, simplify, c, &rule);
+    c->depth--;
+    if (r == -2) return -1;
+    if (r >= 0) {
+        c->rewrites++;
+        if (c->hits) c->hits[rule]++;
+        return r;
+    }
+    return id;
+}
+
+// One sweep: rebuilds g into a new graph through simplify, then drops dead nodes.
+static hg_status sweep(hg_gir* g, canon* c) {
+    hg_status s = HG_OK;
+    hg_gir ng, live;
+    hg_gir_init(&ng);
+    hg_gir_init(&live);
+    int32_t* map = malloc((size_t)(g->n ? g->n : 1) * sizeof *map);
+    int32_t* map2 = NULL;
+    char* mark = NULL;
+    if (!map) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); goto done; }
+    ng.ninputs = g->ninputs;
+    c->g = &ng;
+    for (int32_t id = 0; id < g->n; id++) {
+        hg_gnode n = g->nodes[id];
+        for (int i = 0; i < hg_gop_table[n.kind].arity; i++) n.in[i] = map[n.in[i]];
+        map[id] = n.kind == HG_GOP_INPUT ? hg_gir_add(&ng, &n) : simplify(c, &n);
+        if (map[id] < 0) { s = hg_error_prefix(HG_ERR_INTERNAL, "graph canonicalize"); goto done; }
+    }
+    // DCE: keep what the outputs need, and every input.
+    mark = calloc((size_t)(ng.n ? ng.n : 1), 1);
+    map2 = malloc((size_t)(ng.n ? ng.n : 1) * sizeof *map2);
+    if (!mark || !map2) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); goto done; }
+    for (int32_t i = 0; i < g->noutputs; i++) mark[map[g->outputs[i]]] = 1;
+    for (int32_t id = ng.n - 1; id >= 0; id--) {
+        if (ng.nodes[id].kind == HG_GOP_INPUT) mark[id] = 1;
+        if (!mark[id]) continue;
+        for (int i = 0; i < hg_gop_table[ng.nodes[id].kind].arity; i++) mark[ng.nodes[id].in[i]] = 1;
+    }
+    live.ninputs = ng.ninputs;
+    for (int32_t id = 0; id < ng.n; id++) {
+        if (!mark[id]) continue;
+        hg_gnode n = ng.nodes[id];
+        for (int i = 0; i < hg_gop_table[n.kind].arity; i++) n.in[i] = map2[n.in[i]];
+        if ((map2[id] = hg_gir_add(&live, &n)) < 0) { s = HG_ERR_OUT_OF_MEMORY; goto done; }
+    }
+    for (int32_t i = 0; i < g->noutputs; i++)
+        if ((s = hg_gir_add_output(&live, map2[map[g->outputs[i]]]))) goto done;
+    hg_gir_free(g);
+    *g = live;
+    hg_gir_init(&live);
+done:
+    c->g = NULL;
+    hg_gir_free(&ng);
+    hg_gir_free(&live);
+    free(map);
+    free(map2);
+    free(mark);
+    return s;
+}
+
+hg_status hg_pass_canonicalize(hg_gir* g, hg_executor_obj* ex, const hg_compile_opts* o,
+                               int32_t* rewrites, int32_t* rule_hits) {
+    canon c = {NULL, ex, o, 0, rule_hits, 0};
+    for (int iter = 0; iter < 8; iter++) {
+        int32_t before = c.rewrites, nodes = g->n;
+        hg_status s = sweep(g, &c);
+        if (s) return s;
+        if ((s = hg_gir_verify(g, "canonicalize"))) return s;
+        if (c.rewrites == before && g->n == nodes) break;
+    }
+    *rewrites = c.rewrites;
+    return HG_OK;
+}

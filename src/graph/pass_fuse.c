@@ -1,0 +1,165 @@
+// fuse: groups elementwise nodes into kernels (one hg_ew_expr each) and attaches trailing
+// reductions.
+//
+// Groups grow from a root (the last node of the group in topological order, processed from the
+// end of the graph) towards the inputs: an elementwise node joins when every consumer of it is
+// already in the group (so nothing outside needs it materialized) and its shape broadcasts to
+// the root's (it is then recomputed per iteration element, which is exact: elementwise ops are
+// pure). A member that is also a graph output joins only when it has the root's shape (it is
+// stored as an extra output of the kernel). Constants never form groups of their own unless they
+// are outputs: every kernel that reads one inlines it. Limits: HG_EW_MAX_NODES nodes and
+// HG_EW_MAX_INPUTS distinct inputs per kernel (members are given back until it fits).
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "graph/graph_internal.h"
+
+static int is_ew(const hg_gnode* n) { return hg_gop_table[n->kind].elementwise; }
+
+typedef struct fuse_ctx {
+    const hg_gir* g;
+    int32_t *cons_start, *cons;    // CSR: consumers of each node
+    char* is_output;
+    int32_t* group;
+} fuse_ctx;
+
+static int all_consumers_in(const fuse_ctx* f, int32_t o, int32_t gid) {
+    int32_t a = f->cons_start[o], b = f->cons_start[o + 1];
+    if (a == b) return 0;
+    for (int32_t i = a; i < b; i++)
+        if (f->group[f->cons[i]] != gid) return 0;
+    return 1;
+}
+
+// Distinct operands from outside the group (constants are inlined, so they do not count).
+static int32_t count_inputs(const fuse_ctx* f, int32_t gid, int32_t root, char* seen) {
+    int32_t k = 0;
+    memset(seen, 0, (size_t)f->g->n);
+    for (int32_t id = 0; id <= root; id++) {
+        if (f->group[id] != gid) continue;
+        const hg_gnode* n = &f->g->nodes[id];
+        for (int i = 0; i < hg_gop_table[n->kind].arity; i++) {
+            int32_t o = n->in[i];
+            if (f->group[o] == gid || seen[o] || f->g->nodes[o].kind == HG_GOP_CONST) continue;
+            seen[o] = 1;
+            k++;
+        }
+    }
+    return k;
+}
+
+hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngroups,
+                       int32_t* fused_reduce) {
+    int32_t n = g->n;
+    fuse_ctx f = {g, calloc((size_t)n + 1, sizeof(int32_t)), NULL, calloc((size_t)n + 1, 1), group};
+    char* seen = malloc((size_t)n + 1);
+    int32_t* fill = calloc((size_t)n + 1, sizeof(int32_t));
+    int32_t* renum = malloc(((size_t)n + 1) * sizeof(int32_t));
+    int32_t* red = malloc(((size_t)n + 1) * sizeof(int32_t));
+    hg_status s = HG_OK;
+    if (!f.cons_start || !f.is_output || !seen || !fill || !renum || !red) goto oom;
+    int32_t edges = 0;
+    for (int32_t id = 0; id < n; id++)
+        for (int i = 0; i < hg_gop_table[g->nodes[id].kind].arity; i++) {
+            f.cons_start[g->nodes[id].in[i] + 1]++;
+            edges++;
+        }
+    for (int32_t id = 0; id < n; id++) f.cons_start[id + 1] += f.cons_start[id];
+    f.cons = malloc(((size_t)edges + 1) * sizeof(int32_t));
+    if (!f.cons) goto oom;
+    for (int32_t id = 0; id < n; id++)
+        for (int i = 0; i < hg_gop_table[g->nodes[id].kind].arity; i++) {
+            int32_t o = g->nodes[id].in[i];
+            f.cons[f.cons_start[o] + fill[o]++] = id;
+        }
+    for (int32_t i = 0; i < g->noutputs; i++) f.is_output[g->outputs[i]] = 1;
+    for (int32_t id = 0; id < n; id++) group[id] = -1;
+
+    int32_t ng = 0;
+    for (int32_t root = n - 1; root >= 0; root--) {
+        const hg_gnode* r = &g->nodes[root];
+        if (!is_ew(r) || group[root] >= 0) continue;
+        if (r->kind == HG_GOP_CONST && !f.is_output[root]) {
+            // Inlined by the kernels that read it, unless a library call needs it in memory.
+            int lib = 0;
+            for (int32_t i = f.cons_start[root]; i < f.cons_start[root + 1]; i++)
+                lib |= !is_ew(&g->nodes[f.cons[i]]);
+            if (!lib) continue;
+        }
+        int32_t gid = ng++;
+        group[root] = gid;
+        if (!fusion) continue;
+        int32_t members = 1, extra_outputs = 0;
+        for (int32_t o = root - 1; o >= 0; o--) {
+            const hg_gnode* on = &g->nodes[o];
+            if (group[o] >= 0 || !is_ew(on) || on->kind == HG_GOP_CONST) continue;
+            // Each member adds at most 3 operand nodes (inputs, constants) to the expression.
+            if (members >= HG_EW_MAX_NODES / 4) break;
+            if (!hg_shape_broadcasts_to(on->ndim, on->shape, r->ndim, r->shape)) continue;
+            if (f.is_output[o] && (!hg_gir_same_shape(on, r) || extra_outputs >= HG_EW_MAX_OUTPUTS - 1))
+                continue;
+            if (!all_consumers_in(&f, o, gid)) continue;
+            group[o] = gid;
+            members++;
+            extra_outputs += f.is_output[o];
+        }
+        // Too many inputs: give members back (lowest first, with whatever then has a consumer
+        // outside) until the kernel's inputs fit.
+        while (count_inputs(&f, gid, root, seen) > HG_EW_MAX_INPUTS) {
+            for (int32_t o = 0; o < root; o++)
+                if (group[o] == gid) { group[o] = -1; break; }
+            for (int changed = 1; changed;) {
+                changed = 0;
+                for (int32_t o = root - 1; o >= 0; o--)
+                    if (group[o] == gid && !all_consumers_in(&f, o, gid)) { group[o] = -1; changed = 1; }
+            }
+        }
+        // Given-back members are roots of groups of their own: the loop above visits them
+        // later (lower ids), since it walks downward from this root.
+    }
+    // Number groups in the order of their roots (their highest member): a topological order
+    // of the kernels.
+    for (int32_t k = 0; k < ng; k++) red[k] = -1;
+    for (int32_t id = 0; id < n; id++)
+        if (group[id] >= 0) red[group[id]] = id;
+    int32_t next = 0;
+    for (int32_t id = 0; id < n; id++)
+        if (group[id] >= 0 && red[group[id]] == id) renum[group[id]] = next++;
+    for (int32_t id = 0; id < n; id++)
+        if (group[id] >= 0) group[id] = renum[group[id]];
+    for (int32_t k = 0; k < ng; k++) red[k] = -1;
+    // Trailing full reductions (sum/mean/min/max over every element) of a group's root that
+    // only the reduction reads join that group.
+    for (int32_t id = 0; fusion && id < n; id++) {
+        const hg_gnode* r = &g->nodes[id];
+        if (r->kind != HG_GOP_REDUCE) continue;
+        if (r->op != HG_REDUCE_SUM && r->op != HG_REDUCE_MEAN && r->op != HG_REDUCE_MIN &&
+            r->op != HG_REDUCE_MAX)
+            continue;
+        int32_t x = r->in[0];
+        const hg_gnode* xn = &g->nodes[x];
+        uint32_t all = xn->ndim >= 32 ? 0xFFFFFFFFu : ((1u << xn->ndim) - 1u);
+        if ((uint32_t)r->aux != all || group[x] < 0 || f.is_output[x] || xn->kind == HG_GOP_CONST)
+            continue;
+        if (f.cons_start[x + 1] - f.cons_start[x] != 1) continue;
+        int32_t gid = group[x];
+        int root = 1;   // x must be the group's root (its highest member)
+        for (int32_t j = x + 1; j < n && root; j++) root = group[j] != gid;
+        if (!root || red[gid] >= 0) continue;
+        red[gid] = id;
+    }
+    for (int32_t k = 0; k < ng; k++) fused_reduce[k] = red[k];
+    *ngroups = ng;
+    goto done;
+oom:
+    s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph fuse: out of memory");
+done:
+    free(f.cons_start);
+    free(f.cons);
+    free(f.is_output);
+    free(seen);
+    free(fill);
+    free(renum);
+    free(red);
+    return s;
+}

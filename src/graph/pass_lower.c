@@ -1,0 +1,270 @@
+// lower: turns the fused graph into plan steps — one ISA kernel per fusion group (hg_ew_expr ->
+// hg_ew_kernel), a fused kernel for a group with its trailing reduction, library calls for
+// reductions, softmax and matmul, views for reshapes — and the value table the plan pass gives
+// memory to.
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "graph/graph_internal.h"
+
+typedef struct lower_ctx {
+    hg_plan_obj* p;
+    int32_t* value_of;      // node -> value (-1: none)
+    int32_t cap_values, cap_steps;
+} lower_ctx;
+
+static int32_t new_value(lower_ctx* L, int32_t node, hg_value_home home, int32_t index) {
+    hg_plan_obj* p = L->p;
+    if (p->nvalues == L->cap_values) {
+        int32_t cap = L->cap_values ? L->cap_values * 2 : 16;
+        hg_plan_value* v = realloc(p->values, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        p->values = v;
+        L->cap_values = cap;
+    }
+    hg_plan_value* v = &p->values[p->nvalues];
+    memset(v, 0, sizeof *v);
+    const hg_gnode* n = &p->ir.nodes[node];
+    v->node = node;
+    v->dtype = n->dtype;
+    v->ndim = n->ndim;
+    memcpy(v->shape, n->shape, sizeof v->shape);
+    v->home = home;
+    v->index = index;
+    v->src = -1;
+    return p->nvalues++;
+}
+
+static hg_plan_step* new_step(lower_ctx* L, hg_step_kind kind, int32_t node, int32_t nin,
+                              int32_t nout) {
+    hg_plan_obj* p = L->p;
+    if (p->nsteps == L->cap_steps) {
+        int32_t cap = L->cap_steps ? L->cap_steps * 2 : 16;
+        hg_plan_step* s = realloc(p->steps, (size_t)cap * sizeof *s);
+        if (!s) return NULL;
+        p->steps = s;
+        L->cap_steps = cap;
+    }
+    hg_plan_step* s = &p->steps[p->nsteps];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->node = node;
+    s->in = calloc((size_t)nin + 1, sizeof *s->in);
+    s->out = calloc((size_t)nout + 1, sizeof *s->out);
+    if (!s->in || !s->out) { free(s->in); free(s->out); return NULL; }
+    s->nin = nin;
+    s->nout = nout;
+    p->nsteps++;
+    return s;
+}
+
+// Builds the expression of group gid (root = its highest node). ext receives the values read
+// (in input order), outs the member nodes stored (root first, then members that are outputs).
+static hg_status build_expr(lower_ctx* L, int32_t gid, int32_t root, const int32_t* group,
+                            const char* is_output, int with_root, hg_ew_expr* e, int32_t* ext,
+                            int32_t* next, int32_t* outs, int32_t* nouts) {
+    const hg_gir* g = &L->p->ir;
+    int32_t* en = malloc((size_t)g->n * sizeof *en);   // node -> expression node
+    if (!en) return hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
+    for (int32_t i = 0; i < g->n; i++) en[i] = -1;
+    const hg_gnode* r = &g->nodes[root];
+    hg_ew_expr_init(e, r->ndim, r->shape);
+    *next = 0;
+    *nouts = 0;
+    hg_status s = HG_OK;
+    for (int32_t id = 0; id <= root && !s; id++) {
+        if (group[id] != gid) continue;
+        const hg_gnode* n = &g->nodes[id];
+        int32_t in[3] = {-1, -1, -1};
+        for (int i = 0; i < hg_gop_table[n->kind].arity; i++) {
+            int32_t o = n->in[i];
+            if (en[o] < 0) {
+                const hg_gnode* on = &g->nodes[o];
+                if (on->kind == HG_GOP_CONST) {
+                    en[o] = hg_ew_const(e, on->dtype, on->value);
+                } else {
+                    if (L->value_of[o] < 0) {
+                        s = hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d reads %%%d, which "
+                                     "has no value", (int)id, (int)o);
+                        break;
+                    }
+                    en[o] = hg_ew_input(e, on->dtype, on->ndim, on->shape);
+                    ext[(*next)++] = L->value_of[o];
+                }
+                if (en[o] < 0) { s = hg_error_prefix(HG_ERR_INTERNAL, "graph lower"); break; }
+            }
+            in[i] = en[o];
+        }
+        if (s) break;
+        switch (n->kind) {
+        case HG_GOP_CONST: en[id] = hg_ew_const(e, n->dtype, n->value); break;
+        case HG_GOP_UNARY: en[id] = hg_ew_unary(e, (hg_unary_op)n->op, in[0]); break;
+        case HG_GOP_BINARY: en[id] = hg_ew_binary(e, (hg_binary_op)n->op, in[0], in[1]); break;
+        case HG_GOP_WHERE: en[id] = hg_ew_where(e, in[0], in[1], in[2]); break;
+        case HG_GOP_FMA: en[id] = hg_ew_fma(e, in[0], in[1], in[2]); break;
+        case HG_GOP_CAST: en[id] = hg_ew_cast(e, in[0], n->dtype); break;
+        case HG_GOP_EXPAND: en[id] = in[0]; break;   // broadcasting is implicit in the expression
+        default: break;
+        }
+        if (en[id] < 0) { s = hg_error_prefix(HG_ERR_INTERNAL, "graph lower: node %%%d", (int)id); break; }
+        if (e->nodes[en[id]].dtype != n->dtype) {
+            s = hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d has dtype %s in the graph and "
+                         "%s in its kernel", (int)id, hg_dtype_name(n->dtype),
+                         hg_dtype_name(e->nodes[en[id]].dtype));
+            break;
+        }
+    }
+    if (!s && with_root) {
+        outs[(*nouts)++] = root;
+        s = hg_ew_output(e, en[root], r->dtype);
+    }
+    for (int32_t id = 0; id < root && !s; id++)
+        if (group[id] == gid && is_output[id]) {
+            outs[(*nouts)++] = id;
+            s = hg_ew_output(e, en[id], g->nodes[id].dtype);
+        }
+    if (s && hg_last_error()[0] == 0) s = hg_error(s, "graph lower: building group %d", (int)gid);
+    free(en);
+    return s;
+}
+
+hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
+                        const int32_t* fused_reduce) {
+    const hg_gir* g = &p->ir;
+    lower_ctx L = {p, malloc((size_t)(g->n + 1) * sizeof(int32_t)), 0, 0};
+    char* is_output = calloc((size_t)g->n + 1, 1);
+    char* reduce_done = calloc((size_t)g->n + 1, 1);
+    int32_t* root_of = malloc(((size_t)ngroups + 1) * sizeof(int32_t));
+    hg_ew_expr* e = malloc(sizeof *e);
+    int32_t ext[HG_EW_MAX_INPUTS], outs[HG_EW_MAX_OUTPUTS + 1];
+    hg_status s = HG_OK;
+    p->input_value = malloc(((size_t)p->ninputs + 1) * sizeof(int32_t));
+    p->output_value = malloc(((size_t)p->noutputs + 1) * sizeof(int32_t));
+    if (!L.value_of || !is_output || !reduce_done || !root_of || !e || !p->input_value ||
+        !p->output_value) {
+        s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
+        goto done;
+    }
+    for (int32_t i = 0; i < g->n; i++) L.value_of[i] = -1;
+    for (int32_t i = 0; i < g->noutputs; i++) is_output[g->outputs[i]] = 1;
+    for (int32_t k = 0; k < ngroups; k++) root_of[k] = -1;
+    for (int32_t id = 0; id < g->n; id++)
+        if (group[id] >= 0) root_of[group[id]] = id;
+
+    for (int32_t id = 0; id < g->n && !s; id++) {
+        const hg_gnode* n = &g->nodes[id];
+        int32_t gid = group[id];
+        if (n->kind == HG_GOP_INPUT) {
+            int32_t v = new_value(&L, id, HG_HOME_INPUT, (int32_t)n->aux);
+            if (v < 0) goto oom;
+            L.value_of[id] = v;
+            p->input_value[n->aux] = v;
+            continue;
+        }
+        if (gid >= 0) {
+            if (root_of[gid] != id) continue;
+            int32_t next, nouts;
+            int32_t red = fused_reduce ? fused_reduce[gid] : -1;
+            // A fused trailing reduction: the group's root is not stored, only the reduction.
+            if (red >= 0 && !is_output[id]) {
+                if ((s = build_expr(&L, gid, id, group, is_output, 1, e, ext, &next, outs, &nouts)))
+                    break;
+                hg_fused_reduce* fr = NULL;
+                if (nouts == 1) {
+                    s = hg_fused_reduce_create(p->ex, e, (hg_reduce_op)g->nodes[red].op,
+                                               g->nodes[red].dtype, &fr);
+                    if (s == HG_ERR_UNSUPPORTED) { hg_clear_error(); s = HG_OK; }
+                    if (s) break;
+                }
+                if (fr) {
+                    // The plain kernel too: the run falls back to it (and a library reduction)
+                    // when the inputs' layouts are not ones the fused kernel reads.
+                    hg_ew_kernel* k = NULL;
+                    if ((s = hg_ew_kernel_create(p->ex, e, &k))) { hg_fused_reduce_destroy(fr); break; }
+                    hg_plan_step* st = new_step(&L, HG_STEP_EW_REDUCE, red, next, 1);
+                    if (!st) { hg_fused_reduce_destroy(fr); hg_ew_kernel_destroy(k); goto oom; }
+                    st->fred = fr;
+                    st->kernel = k;
+                    memcpy(st->in, ext, (size_t)next * sizeof *ext);
+                    for (int32_t m = 0; m <= id; m++) st->ew_nodes += group[m] == gid;
+                    int32_t v = new_value(&L, red, HG_HOME_SLOT, -1);
+                    if (v < 0) goto oom;
+                    st->out[0] = L.value_of[red] = v;
+                    reduce_done[red] = 1;
+                    continue;
+                }
+            }
+            if ((s = build_expr(&L, gid, id, group, is_output, 1, e, ext, &next, outs, &nouts)))
+                break;
+            hg_ew_kernel* k = NULL;
+            if ((s = hg_ew_kernel_create(p->ex, e, &k))) {
+                s = hg_error_prefix(s, "graph lower: kernel for %%%d", (int)id);
+                break;
+            }
+            hg_plan_step* st = new_step(&L, HG_STEP_EW, id, next, nouts);
+            if (!st) { hg_ew_kernel_destroy(k); goto oom; }
+            st->kernel = k;
+            memcpy(st->in, ext, (size_t)next * sizeof *ext);
+            for (int32_t m = 0; m <= id; m++) st->ew_nodes += group[m] == gid;
+            for (int32_t j = 0; j < nouts; j++) {
+                int32_t v = new_value(&L, outs[j], HG_HOME_SLOT, -1);
+                if (v < 0) goto oom;
+                st->out[j] = L.value_of[outs[j]] = v;
+            }
+            continue;
+        }
+        if (n->kind == HG_GOP_CONST) continue;   // inlined where it is read
+        if (n->kind == HG_GOP_REDUCE && reduce_done[id]) continue;
+        int32_t x = L.value_of[n->in[0]];
+        if (x < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: %%%d reads a node with no value", (int)id); break; }
+        hg_step_kind kind = n->kind == HG_GOP_REDUCE ? HG_STEP_REDUCE
+                            : n->kind == HG_GOP_SOFTMAX ? HG_STEP_SOFTMAX
+                            : n->kind == HG_GOP_MATMUL ? HG_STEP_MATMUL
+                            : n->kind == HG_GOP_RESHAPE ? HG_STEP_RESHAPE : HG_STEP_KIND_COUNT;
+        if (kind == HG_STEP_KIND_COUNT) {
+            s = hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d (%s) has no lowering", (int)id,
+                         hg_gnode_op_name(n));
+            break;
+        }
+        int nin = kind == HG_STEP_MATMUL ? 2 : 1;
+        hg_plan_step* st = new_step(&L, kind, id, nin, 1);
+        if (!st) goto oom;
+        st->in[0] = x;
+        if (nin == 2) {
+            st->in[1] = L.value_of[n->in[1]];
+            if (st->in[1] < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: matmul operand has no value"); break; }
+        }
+        int32_t v = new_value(&L, id, kind == HG_STEP_RESHAPE ? HG_HOME_VIEW : HG_HOME_SLOT, -1);
+        if (v < 0) goto oom;
+        if (kind == HG_STEP_RESHAPE) p->values[v].src = x;
+        p->steps[p->nsteps - 1].out[0] = L.value_of[id] = v;
+    }
+    // Outputs: computed in place in the caller's tensor where possible, else copied there.
+    for (int32_t k = 0; k < g->noutputs && !s; k++) {
+        int32_t v = L.value_of[g->outputs[k]];
+        if (v < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: output %d has no value", (int)k); break; }
+        if (p->values[v].home == HG_HOME_SLOT) {
+            p->values[v].home = HG_HOME_OUTPUT;
+            p->values[v].index = k;
+            p->output_value[k] = v;
+            continue;
+        }
+        int32_t w = new_value(&L, g->outputs[k], HG_HOME_OUTPUT, k);
+        if (w < 0) goto oom;
+        hg_plan_step* st = new_step(&L, HG_STEP_COPY, g->outputs[k], 1, 1);
+        if (!st) goto oom;
+        st->in[0] = v;
+        st->out[0] = w;
+        p->output_value[k] = w;
+    }
+    goto done;
+oom:
+    s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
+done:
+    free(L.value_of);
+    free(is_output);
+    free(reduce_done);
+    free(root_of);
+    free(e);
+    return s;
+}

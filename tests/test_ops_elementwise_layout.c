@@ -1,0 +1,796 @@
+// Elementwise ops beyond the per-dtype tables: shapes (empty, 0-d, odd, prime, large,
+// broadcast), strided and negative-stride views, out with another dtype, in place, where /
+// clip / fma / cast / scalars, every error path (status, message, nothing written), the
+// expression interface against node-by-node eager results, and dense accuracy sweeps of the
+// composite functions on f32.
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/hg_test.h"
+#include "hologram.h"
+#include "ops/ewise.h"
+#include "ops/ewise_internal.h"
+#include "core/handles.h"
+#include "core/objects.h"
+#include "test_ops_elementwise_ref.h"
+
+static hg_executor ex;
+static uint64_t rng = 777;
+static double urand(void) { return (double)(hg_test_rand(&rng) >> 11) * 0x1p-53; }
+
+// A buffer of n elements of dtype t filled with v(i) (as doubles, cvt semantics).
+static hg_buffer make_buf(hg_dtype t, int64_t n, double (*v)(int64_t)) {
+    hg_buffer b = {0};
+    if (hg_buffer_create(ex, t, (size_t)n, &b) || !v) return b;
+    size_t es = hg_dtype_size(t);
+    unsigned char* host = malloc((size_t)n * es + 8);
+    for (int64_t i = 0; i < n; i++) cvt_from_double(t, v(i), host + (size_t)i * es);
+    if (n) hg_buffer_write(b, 0, host, (size_t)n);
+    free(host);
+    return b;
+}
+static double val_a(int64_t i) { return (double)((i * 37) % 101) * 0.25 - 12.0; }
+static double val_b(int64_t i) { return (double)((i * 53) % 97) * 0.5 - 20.0; }
+static double val_small(int64_t i) { return (double)((i * 7) % 19) - 9.0; }
+
+static unsigned char* read_all(hg_buffer b, size_t* n) {
+    size_t cnt = 0;
+    hg_buffer_count(b, &cnt);
+    hg_dtype t;
+    hg_buffer_dtype(b, &t);
+    unsigned char* h = malloc(cnt * hg_dtype_size(t) + 8);
+    if (cnt) hg_buffer_read(b, 0, h, cnt);
+    if (n) *n = cnt;
+    return h;
+}
+
+// Element of view t (host copy of its buffer) at the C-order linear index li of shape `shape`
+// broadcast to t (numpy alignment).
+static double view_at(const hg_tensor* t, const unsigned char* host, int32_t ndim,
+                      const int64_t* shape, int64_t li) {
+    int64_t idx = t->offset;
+    for (int32_t d = ndim - 1; d >= 0; d--) {
+        int64_t c = li % shape[d];
+        li /= shape[d];
+        int32_t td = d - (ndim - t->ndim);
+        if (td >= 0 && t->shape[td] != 1) idx += c * t->strides[td];
+    }
+    return ld_any(t->dtype, host + (size_t)idx * hg_dtype_size(t->dtype));
+}
+
+// Checks out == a (op) b elementwise for add/mul/sub on exactly representable values.
+static void check_add(const char* what, const hg_tensor* a, const hg_tensor* b,
+                      const hg_tensor* out, const unsigned char* ha, const unsigned char* hb,
+                      double scale_b) {
+    unsigned char* ho = read_all(out->buffer, NULL);
+    int64_t n = 1;
+    for (int32_t d = 0; d < out->ndim; d++) n *= out->shape[d];
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++) {
+        double want = view_at(a, ha, out->ndim, out->shape, i) +
+                      scale_b * view_at(b, hb, out->ndim, out->shape, i);
+        double got = view_at(out, ho, out->ndim, out->shape, i);
+        if (got != want) {
+            bad++;
+            CHECK_MSG(0, "%s: element %lld = %g, want %g", what, (long long)i, got, want);
+        }
+    }
+    if (!bad) hg_test_passed++;
+    free(ho);
+}
+
+static void test_shapes(void) {
+    static const int64_t sizes[] = {0, 1, 7, 1009, 100003};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        int64_t n = sizes[k];
+        hg_buffer ba = make_buf(D_F32, n, val_a), bb = make_buf(D_F32, n, val_b);
+        hg_tensor a, b, c = {0};
+        hg_tensor_from_buffer(ba, 1, &n, &a);
+        hg_tensor_from_buffer(bb, 1, &n, &b);
+        CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &b, &c));
+        CHECK(c.ndim == 1 && c.shape[0] == n && c.dtype == D_F32);
+        unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL);
+        char what[64];
+        snprintf(what, sizeof what, "add (%lld,)", (long long)n);
+        check_add(what, &a, &b, &c, ha, hb, 1.0);
+        // Repeated call into the existing out (cached kernel) gives the same.
+        CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &b, &c));
+        check_add(what, &a, &b, &c, ha, hb, 1.0);
+        free(ha);
+        free(hb);
+        hg_buffer_destroy(c.buffer);
+        hg_buffer_destroy(ba);
+        hg_buffer_destroy(bb);
+    }
+    // Empty with more dims, and 0-d.
+    {
+        hg_buffer b0 = make_buf(D_F32, 0, val_a);
+        hg_tensor e, r = {0};
+        CHECK_OK(hg_tensor_view(b0, 3, (int64_t[]){2, 0, 3}, NULL, 0, &e));
+        CHECK_OK(hg_unary(HG_UNARY_EXP, &e, &r));
+        CHECK(r.ndim == 3 && r.shape[1] == 0 && r.shape[2] == 3);
+        hg_buffer_destroy(r.buffer);
+        hg_buffer_destroy(b0);
+        hg_buffer bs = make_buf(D_F64, 1, val_a), bt = make_buf(D_F64, 1, val_b);
+        hg_tensor s, t, o = {0};
+        hg_tensor_from_buffer(bs, 0, NULL, &s);
+        hg_tensor_from_buffer(bt, 0, NULL, &t);
+        CHECK_OK(hg_binary(HG_BINARY_MUL, &s, &t, &o));
+        double got = 0;
+        hg_buffer_read(o.buffer, 0, &got, 1);
+        CHECK(o.ndim == 0 && got == val_a(0) * val_b(0));
+        hg_buffer_destroy(o.buffer);
+        hg_buffer_destroy(bs);
+        hg_buffer_destroy(bt);
+    }
+    // Broadcast (3,1,5) with (4,1) -> (3,4,5), in i32.
+    {
+        hg_buffer ba = make_buf(D_I32, 15, val_small), bb = make_buf(D_I32, 4, val_small);
+        hg_tensor a, b, c = {0};
+        hg_tensor_from_buffer(ba, 3, (int64_t[]){3, 1, 5}, &a);
+        hg_tensor_from_buffer(bb, 2, (int64_t[]){4, 1}, &b);
+        CHECK_OK(hg_binary(HG_BINARY_SUB, &a, &b, &c));
+        CHECK(c.ndim == 3 && c.shape[0] == 3 && c.shape[1] == 4 && c.shape[2] == 5);
+        unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL);
+        check_add("sub broadcast (3,1,5) (4,1)", &a, &b, &c, ha, hb, -1.0);
+        free(ha);
+        free(hb);
+        hg_buffer_destroy(c.buffer);
+        hg_buffer_destroy(ba);
+        hg_buffer_destroy(bb);
+    }
+}
+
+static void test_views(void) {
+    hg_buffer ba = make_buf(D_F32, 35, val_a), bb = make_buf(D_F32, 35, val_b);
+    unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL);
+    hg_tensor a, b, at, c = {0}, rev, step, c2 = {0};
+    hg_tensor_from_buffer(ba, 2, (int64_t[]){5, 7}, &a);
+    hg_tensor_from_buffer(bb, 2, (int64_t[]){7, 5}, &b);
+    hg_tensor_transpose(&b, 0, 1, &at);                    // (5,7) strides (1,5)
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &at, &c));
+    check_add("add with transposed", &a, &at, &c, ha, hb, 1.0);
+    // Negative strides: a[::-1, ::-2] + at[:, ::-2] into a strided out (c[::-1, ::2]).
+    hg_tensor_slice(&a, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &rev);
+    hg_tensor_slice(&rev, 1, HG_SLICE_NONE, HG_SLICE_NONE, -2, &rev);
+    hg_tensor_slice(&at, 1, HG_SLICE_NONE, HG_SLICE_NONE, -2, &step);
+    hg_buffer bo = make_buf(D_F64, 35, val_small);
+    hg_tensor o, ov;
+    hg_tensor_from_buffer(bo, 2, (int64_t[]){5, 7}, &o);
+    hg_tensor_slice(&o, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &ov);
+    hg_tensor_slice(&ov, 1, HG_SLICE_NONE, HG_SLICE_NONE, 2, &ov);   // (5,4), f64: same_kind cast
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &rev, &step, &ov));
+    check_add("negative strides into strided f64 out", &rev, &step, &ov, ha, hb, 1.0);
+    // Untouched elements of o (odd columns) keep their value.
+    unsigned char* ho = read_all(bo, NULL);
+    int kept = 1;
+    for (int i = 0; i < 5; i++)
+        for (int j = 1; j < 7; j += 2) kept &= ld_f(D_F64, ho + 8 * (size_t)(i * 7 + j)) == val_small(i * 7 + j);
+    CHECK(kept);
+    free(ho);
+    // In place: a = a * 2 (out is exactly a), via a scalar.
+    CHECK_OK(hg_binary_scalar(HG_BINARY_MUL, &a, hg_scalar_i(2), 0, &a));
+    unsigned char* h2 = read_all(ba, NULL);
+    int ok = 1;
+    for (int i = 0; i < 35; i++) ok &= ld_f(D_F32, h2 + 4 * i) == 2 * ld_f(D_F32, ha + 4 * i);
+    CHECK(ok);
+    free(h2);
+    // Broadcast row (7,) over (5,7) with a strided out of dtype f64.
+    hg_tensor row;
+    hg_tensor_select(&at, 0, 2, &row);   // (7,) stride 5
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &at, &row, &c2));
+    check_add("broadcast strided row", &at, &row, &c2, hb, hb, 1.0);
+    hg_buffer_destroy(c.buffer);
+    hg_buffer_destroy(c2.buffer);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bo);
+    free(ha);
+    free(hb);
+}
+
+static void test_out_dtypes(void) {
+    // i8 + i8 -> i8 values computed in i8 (wrapping), stored into i64 and f32 outs.
+    hg_buffer ba = make_buf(D_I8, 4, NULL), bo = {0};
+    int8_t av[4] = {100, -100, 127, -128};
+    hg_buffer_write(ba, 0, av, 4);
+    hg_tensor a, o;
+    hg_tensor_from_buffer(ba, 1, (int64_t[]){4}, &a);
+    hg_buffer_create(ex, D_I64, 4, &bo);
+    hg_tensor_from_buffer(bo, 1, (int64_t[]){4}, &o);
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &a, &o));
+    int64_t got[4];
+    hg_buffer_read(bo, 0, got, 4);
+    CHECK(got[0] == -56 && got[1] == 56 && got[2] == -2 && got[3] == 0);
+    hg_buffer_destroy(bo);
+    hg_buffer_create(ex, D_F32, 4, &bo);
+    hg_tensor_from_buffer(bo, 1, (int64_t[]){4}, &o);
+    CHECK_OK(hg_unary(HG_UNARY_NEG, &a, &o));
+    float gf[4];
+    hg_buffer_read(bo, 0, gf, 4);
+    CHECK(gf[0] == -100 && gf[1] == 100 && gf[2] == -127 && gf[3] == -128);   // neg(-128) wraps
+    // f64 result (i8 / i8) stored into f16.
+    hg_buffer b16;
+    hg_buffer_create(ex, D_F16, 4, &b16);
+    hg_tensor o16;
+    hg_tensor_from_buffer(b16, 1, (int64_t[]){4}, &o16);
+    CHECK_OK(hg_binary(HG_BINARY_DIV, &a, &a, &o16));
+    uint16_t h[4];
+    hg_buffer_read(b16, 0, h, 4);
+    CHECK(hg_f16_to_f32(h[0]) == 1.0f && hg_f16_to_f32(h[3]) == 1.0f);
+    hg_buffer_destroy(b16);
+    hg_buffer_destroy(bo);
+    hg_buffer_destroy(ba);
+}
+
+static void test_scalars_and_misc(void) {
+    hg_buffer bx = make_buf(D_U8, 4, NULL);
+    uint8_t xv[4] = {0, 1, 200, 255};
+    hg_buffer_write(bx, 0, xv, 4);
+    hg_tensor x, o = {0};
+    hg_tensor_from_buffer(bx, 1, (int64_t[]){4}, &x);
+    // NEP 50: u8 + 1 stays u8 (wraps), u8 + 1.5 is f64, 300 does not fit u8.
+    CHECK_OK(hg_binary_scalar(HG_BINARY_ADD, &x, hg_scalar_i(1), 0, &o));
+    uint8_t r8[4];
+    hg_buffer_read(o.buffer, 0, r8, 4);
+    CHECK(o.dtype == D_U8 && r8[0] == 1 && r8[2] == 201 && r8[3] == 0);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    CHECK_OK(hg_binary_scalar(HG_BINARY_SUB, &x, hg_scalar_f(1.5), 1, &o));   // 1.5 - x
+    double r64[4];
+    hg_buffer_read(o.buffer, 0, r64, 4);
+    CHECK(o.dtype == D_F64 && r64[0] == 1.5 && r64[3] == -253.5);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    CHECK_STATUS(hg_binary_scalar(HG_BINARY_ADD, &x, hg_scalar_i(300), 0, &o), HG_ERR_OUT_OF_RANGE);
+    CHECK(o.buffer.handle == 0);
+    CHECK(strstr(hg_last_error(), "300") && strstr(hg_last_error(), "u8"));
+    // Comparisons with an out-of-range int compare by value (numpy 2): u8 < 300 all true,
+    // -1 < u8 all true, u8 == -1 all false.
+    static const struct { hg_binary_op op; int64_t v; int first; uint8_t want; } cmp[] = {
+        {HG_BINARY_LT, 300, 0, 1}, {HG_BINARY_GE, 300, 0, 0}, {HG_BINARY_LT, -1, 1, 1},
+        {HG_BINARY_EQ, -1, 0, 0}, {HG_BINARY_NE, 256, 1, 1}, {HG_BINARY_GT, -5, 0, 1}};
+    for (size_t i = 0; i < sizeof cmp / sizeof *cmp; i++) {
+        CHECK_OK(hg_binary_scalar(cmp[i].op, &x, hg_scalar_i(cmp[i].v), cmp[i].first, &o));
+        uint8_t rb[4];
+        hg_buffer_read(o.buffer, 0, rb, 4);
+        CHECK_MSG(o.dtype == D_BOOL && rb[0] == cmp[i].want && rb[3] == cmp[i].want,
+                  "%s with %lld: got %d", hg_binary_op_name(cmp[i].op), (long long)cmp[i].v, rb[0]);
+        hg_buffer_destroy(o.buffer);
+        memset(&o, 0, sizeof o);
+    }
+    // floor_divide by a scalar first: 7 // x (x = 0 gives 0).
+    CHECK_OK(hg_binary_scalar(HG_BINARY_FLOOR_DIVIDE, &x, hg_scalar_i(7), 1, &o));
+    hg_buffer_read(o.buffer, 0, r8, 4);
+    CHECK(r8[0] == 0 && r8[1] == 7 && r8[2] == 0);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    // clip_scalar with out-of-range bounds clamps them: clip(u8, -5, 300) is the identity.
+    CHECK_OK(hg_clip_scalar(&x, hg_scalar_i(-5), hg_scalar_i(300), &o));
+    hg_buffer_read(o.buffer, 0, r8, 4);
+    CHECK(o.dtype == D_U8 && !memcmp(r8, xv, 4));
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    CHECK_OK(hg_clip_scalar(&x, hg_scalar_i(2), hg_scalar_i(100), &o));
+    hg_buffer_read(o.buffer, 0, r8, 4);
+    CHECK(r8[0] == 2 && r8[1] == 2 && r8[2] == 100 && r8[3] == 100);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    hg_buffer_destroy(bx);
+
+    // where / clip / fma / cast on f32 with broadcasting and NaN.
+    float fv[6] = {-2.0f, -0.5f, 0.0f, 0.5f, NAN, 3.0f};
+    hg_buffer bf = make_buf(D_F32, 6, NULL);
+    hg_buffer_write(bf, 0, fv, 6);
+    hg_tensor f, lo, hi, cond;
+    hg_tensor_from_buffer(bf, 1, (int64_t[]){6}, &f);
+    hg_buffer blo = make_buf(D_F32, 1, NULL), bhi = make_buf(D_F64, 1, NULL);
+    float lov = -1.0f;
+    double hiv = 1.0;
+    hg_buffer_write(blo, 0, &lov, 1);
+    hg_buffer_write(bhi, 0, &hiv, 1);
+    hg_tensor_from_buffer(blo, 0, NULL, &lo);
+    hg_tensor_from_buffer(bhi, 1, (int64_t[]){1}, &hi);
+    CHECK_OK(hg_clip(&f, &lo, &hi, &o));   // f32 with f64 -> f64
+    double cr[6];
+    hg_buffer_read(o.buffer, 0, cr, 6);
+    CHECK(o.dtype == D_F64 && cr[0] == -1 && cr[1] == -0.5 && cr[3] == 0.5 && isnan(cr[4]) &&
+          cr[5] == 1);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    CHECK_OK(hg_clip(&f, NULL, &lo, &o));   // only an upper bound
+    float fr[6];
+    hg_buffer_read(o.buffer, 0, fr, 6);
+    CHECK(fr[0] == -2 && fr[1] == -1 && fr[5] == -1 && isnan(fr[4]));
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    hg_buffer bc = make_buf(D_I32, 6, val_small);   // nonzero except where val_small is 0
+    hg_tensor_from_buffer(bc, 1, (int64_t[]){6}, &cond);
+    CHECK_OK(hg_where(&cond, &f, &lo, &o));
+    hg_buffer_read(o.buffer, 0, fr, 6);
+    int okw = 1;
+    for (int i = 0; i < 6; i++) {
+        float want = val_small(i) != 0 ? fv[i] : -1.0f;
+        okw &= (isnan(want) && isnan(fr[i])) || fr[i] == want;
+    }
+    CHECK(okw);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    // fma rounds once: (1 + 2^-12)^2 - 1 - 2^-11 = 2^-24 exactly in f32.
+    float fa = 1.0f + 0x1p-12f, fc = -(1.0f + 0x1p-11f);
+    hg_buffer b1 = make_buf(D_F32, 1, NULL), b2 = make_buf(D_F32, 1, NULL);
+    hg_buffer_write(b1, 0, &fa, 1);
+    hg_buffer_write(b2, 0, &fc, 1);
+    hg_tensor t1, t2;
+    hg_tensor_from_buffer(b1, 0, NULL, &t1);
+    hg_tensor_from_buffer(b2, 0, NULL, &t2);
+    CHECK_OK(hg_fma(&t1, &t1, &t2, &o));
+    float fm;
+    hg_buffer_read(o.buffer, 0, &fm, 1);
+    CHECK(fm == 0x1p-24f);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    // cast f32 -> i8 saturates, NaN -> 0; with an existing out the dtype must equal.
+    CHECK_OK(hg_cast(&f, D_I8, &o));
+    int8_t ir[6];
+    hg_buffer_read(o.buffer, 0, ir, 6);
+    CHECK(o.dtype == D_I8 && ir[0] == -2 && ir[1] == 0 && ir[4] == 0 && ir[5] == 3);
+    hg_tensor keep = o;
+    hg_buffer b16;
+    hg_buffer_create(ex, D_I16, 6, &b16);
+    hg_tensor o16;
+    hg_tensor_from_buffer(b16, 1, (int64_t[]){6}, &o16);
+    CHECK_STATUS(hg_cast(&f, D_I8, &o16), HG_ERR_DTYPE_MISMATCH);
+    hg_buffer_destroy(b16);
+    hg_buffer_destroy(keep.buffer);
+    hg_buffer_destroy(b1);
+    hg_buffer_destroy(b2);
+    hg_buffer_destroy(bc);
+    hg_buffer_destroy(bf);
+    hg_buffer_destroy(blo);
+    hg_buffer_destroy(bhi);
+}
+
+// Every error: status, message, and the guard values of out unchanged.
+static void test_errors(void) {
+    hg_buffer ba = make_buf(D_F32, 12, val_a), bo = make_buf(D_F32, 12, val_b);
+    hg_tensor a, b, o, bad;
+    hg_tensor_from_buffer(ba, 2, (int64_t[]){3, 4}, &a);
+    hg_tensor_from_buffer(ba, 2, (int64_t[]){4, 3}, &b);
+    hg_tensor_from_buffer(bo, 2, (int64_t[]){3, 4}, &o);
+    unsigned char* before = read_all(bo, NULL);
+#define NOTHING_WRITTEN()                                                            \
+    do {                                                                             \
+        unsigned char* now_ = read_all(bo, NULL);                                    \
+        CHECK(!memcmp(now_, before, 48));                                            \
+        free(now_);                                                                  \
+    } while (0)
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &a, &b, &o), HG_ERR_SIZE_MISMATCH);
+    CHECK(strstr(hg_last_error(), "(3, 4)") && strstr(hg_last_error(), "(4, 3)"));
+    NOTHING_WRITTEN();
+    CHECK_STATUS(hg_binary(HG_BINARY_BITWISE_AND, &a, &a, &o), HG_ERR_DTYPE_MISMATCH);
+    CHECK(strstr(hg_last_error(), "bitwise_and") && strstr(hg_last_error(), "f32"));
+    NOTHING_WRITTEN();
+    hg_buffer bb = make_buf(D_BOOL, 12, val_small), bi = make_buf(D_I32, 12, val_small);
+    hg_tensor tb, ti;
+    hg_tensor_from_buffer(bb, 2, (int64_t[]){3, 4}, &tb);
+    hg_tensor_from_buffer(bi, 2, (int64_t[]){3, 4}, &ti);
+    hg_tensor newo = {0};
+    CHECK_STATUS(hg_unary(HG_UNARY_NEG, &tb, &newo), HG_ERR_DTYPE_MISMATCH);
+    CHECK(newo.buffer.handle == 0);
+    CHECK_STATUS(hg_binary(HG_BINARY_SUB, &tb, &tb, &newo), HG_ERR_DTYPE_MISMATCH);
+    // Cross-kind out: an f32 result into an i32 out.
+    unsigned char* ib = read_all(bi, NULL);
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &a, &a, &ti), HG_ERR_DTYPE_MISMATCH);
+    CHECK(strstr(hg_last_error(), "same_kind"));
+    unsigned char* ia = read_all(bi, NULL);
+    CHECK(!memcmp(ib, ia, 48));
+    free(ib);
+    free(ia);
+    // Signed result into an unsigned out is not same_kind either.
+    hg_buffer bu = make_buf(D_U32, 12, val_a);
+    hg_tensor tu;
+    hg_tensor_from_buffer(bu, 2, (int64_t[]){3, 4}, &tu);
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &ti, &ti, &tu), HG_ERR_DTYPE_MISMATCH);
+    // Overlap: out is a shifted view of the input's buffer.
+    hg_tensor shifted, in6, out6;
+    hg_tensor_view(ba, 1, (int64_t[]){6}, NULL, 0, &in6);
+    hg_tensor_view(ba, 1, (int64_t[]){6}, NULL, 1, &shifted);
+    unsigned char* ab = read_all(ba, NULL);
+    CHECK_STATUS(hg_unary(HG_UNARY_EXP, &in6, &shifted), HG_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(hg_last_error(), "overlaps"));
+    unsigned char* aa = read_all(ba, NULL);
+    CHECK(!memcmp(ab, aa, 48));
+    free(ab);
+    free(aa);
+    // Reversed view of the same elements is an overlap too (not the same view).
+    hg_tensor_slice(&in6, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &out6);
+    CHECK_STATUS(hg_unary(HG_UNARY_NEG, &in6, &out6), HG_ERR_INVALID_ARGUMENT);
+    // A broadcast (stride 0) out cannot be written.
+    hg_tensor bcast;
+    hg_tensor_view(bo, 2, (int64_t[]){3, 4}, (int64_t[]){0, 1}, 0, &bcast);
+    CHECK_STATUS(hg_unary(HG_UNARY_EXP, &a, &bcast), HG_ERR_INVALID_ARGUMENT);
+    NOTHING_WRITTEN();
+    // Out of the wrong shape.
+    hg_tensor o6;
+    hg_tensor_view(bo, 1, (int64_t[]){6}, NULL, 0, &o6);
+    CHECK_STATUS(hg_unary(HG_UNARY_EXP, &a, &o6), HG_ERR_SIZE_MISMATCH);
+    NOTHING_WRITTEN();
+    // Bad handles and NULL pointers.
+    bad = a;
+    bad.buffer.handle = 0x0200000100000999ull;
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &bad, &a, &o), HG_ERR_INVALID_HANDLE);
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &a, &a, &bad), HG_ERR_INVALID_HANDLE);
+    NOTHING_WRITTEN();
+    hg_buffer gone = make_buf(D_F32, 12, val_a);
+    hg_tensor tg;
+    hg_tensor_from_buffer(gone, 2, (int64_t[]){3, 4}, &tg);
+    hg_buffer_destroy(gone);
+    CHECK_STATUS(hg_unary(HG_UNARY_ABS, &tg, &o), HG_ERR_INVALID_HANDLE);
+    CHECK_STATUS(hg_unary(HG_UNARY_ABS, NULL, &o), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_unary(HG_UNARY_ABS, &a, NULL), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &a, NULL, &o), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_where(NULL, &a, &a, &o), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_fma(&a, &a, NULL, &o), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_cast(NULL, D_F32, &o), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_clip(&a, NULL, NULL, NULL), HG_ERR_NULL_POINTER);
+    NOTHING_WRITTEN();
+    // Invalid op, dtype and scalar kind.
+    CHECK_STATUS(hg_unary((hg_unary_op)99, &a, &o), HG_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(hg_binary((hg_binary_op)-3, &a, &a, &o), HG_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(hg_cast(&a, (hg_dtype)77, &o), HG_ERR_INVALID_ARGUMENT);
+    hg_scalar weird = {(hg_scalar_kind)9, 0, 0};
+    CHECK_STATUS(hg_binary_scalar(HG_BINARY_ADD, &a, weird, 0, &o), HG_ERR_INVALID_ARGUMENT);
+    // A tensor whose dtype disagrees with its buffer.
+    bad = a;
+    bad.dtype = D_I32;
+    CHECK_STATUS(hg_unary(HG_UNARY_ABS, &bad, &o), HG_ERR_DTYPE_MISMATCH);
+    NOTHING_WRITTEN();
+    // Tensors of two executors.
+    hg_executor ex2;
+    CHECK_OK(hg_executor_create(HG_BACKEND_CPU, &ex2));
+    hg_buffer b2;
+    hg_buffer_create(ex2, D_F32, 12, &b2);
+    hg_tensor t2;
+    hg_tensor_from_buffer(b2, 2, (int64_t[]){3, 4}, &t2);
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &a, &t2, &o), HG_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(hg_binary(HG_BINARY_ADD, &a, &a, &t2), HG_ERR_INVALID_ARGUMENT);
+    NOTHING_WRITTEN();
+    hg_executor_destroy(ex2);
+    free(before);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bo);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bi);
+    hg_buffer_destroy(bu);
+#undef NOTHING_WRITTEN
+}
+
+// relu(a*b + c) * 0.5 in f16 with broadcasting: one fused expression kernel equals the eager
+// chain node by node, bit for bit; also a strided run of the same kernel and two outputs.
+static void test_expr_chain(void) {
+    hg_buffer ba = make_buf(D_F16, 24, val_a), bb = make_buf(D_F16, 4, val_b),
+              bc = make_buf(D_F32, 6, val_small);
+    hg_tensor a, b, c;
+    hg_tensor_from_buffer(ba, 3, (int64_t[]){2, 3, 4}, &a);
+    hg_tensor_from_buffer(bb, 1, (int64_t[]){4}, &b);
+    hg_tensor_from_buffer(bc, 3, (int64_t[]){2, 3, 1}, &c);
+    // Eager, node by node.
+    hg_tensor m = {0}, s = {0}, r = {0}, y = {0};
+    CHECK_OK(hg_binary(HG_BINARY_MUL, &a, &b, &m));            // f16
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &m, &c, &s));            // f32
+    CHECK_OK(hg_unary(HG_UNARY_RELU, &s, &r));
+    CHECK_OK(hg_binary_scalar(HG_BINARY_MUL, &r, hg_scalar_f(0.5), 0, &y));
+    // Fused.
+    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
+    hg_ew_expr* e = malloc(sizeof *e);
+    int64_t shape[3] = {2, 3, 4};
+    hg_ew_expr_init(e, 3, shape);
+    int32_t ia = hg_ew_input(e, D_F16, 3, a.shape), ib = hg_ew_input(e, D_F16, 1, b.shape),
+            ic = hg_ew_input(e, D_F32, 3, c.shape);
+    int32_t nm = hg_ew_binary(e, HG_BINARY_MUL, ia, ib);
+    int32_t ns = hg_ew_binary(e, HG_BINARY_ADD, nm, ic);
+    int32_t nr = hg_ew_unary(e, HG_UNARY_RELU, ns);
+    int32_t nh = hg_ew_const(e, hg_ew_scalar_dtype(hg_scalar_f(0.5), D_F32), hg_scalar_f(0.5));
+    int32_t ny = hg_ew_binary(e, HG_BINARY_MUL, nr, nh);
+    CHECK(ny >= 0 && e->nodes[nm].dtype == D_F16 && e->nodes[ny].dtype == D_F32);
+    CHECK_OK(hg_ew_output(e, ny, D_F32));
+    CHECK_OK(hg_ew_output(e, nm, D_F16));   // a second output: the f16 product
+    hg_ew_kernel* k = NULL;
+    CHECK_OK(hg_ew_kernel_create(exo, e, &k));
+    CHECK(hg_ew_kernel_instr_count(k) > 5);
+    hg_buffer by, bm;
+    hg_buffer_create(ex, D_F32, 24, &by);
+    hg_buffer_create(ex, D_F16, 24, &bm);
+    hg_tensor outs[2];
+    hg_tensor_from_buffer(by, 3, shape, &outs[0]);
+    hg_tensor_from_buffer(bm, 3, shape, &outs[1]);
+    hg_tensor ins[3] = {a, b, c};
+    CHECK_OK(hg_ew_kernel_run(k, ins, outs));
+    unsigned char *g1 = read_all(by, NULL), *w1 = read_all(y.buffer, NULL);
+    unsigned char *g2 = read_all(bm, NULL), *w2 = read_all(m.buffer, NULL);
+    CHECK(!memcmp(g1, w1, 24 * 4));
+    CHECK(!memcmp(g2, w2, 24 * 2));
+    free(g1);
+    free(g2);
+    // Run again with a permuted (strided) view of a: compare with eager on the same view.
+    hg_tensor ap;
+    hg_buffer ba2 = make_buf(D_F16, 24, val_b);
+    hg_tensor a2;
+    hg_tensor_from_buffer(ba2, 3, (int64_t[]){4, 3, 2}, &a2);
+    hg_tensor_permute(&a2, (int32_t[]){2, 1, 0}, &ap);   // (2,3,4), not contiguous
+    ins[0] = ap;
+    CHECK_OK(hg_ew_kernel_run(k, ins, outs));
+    hg_tensor m2 = {0}, s2 = {0}, r2 = {0}, y2 = {0};
+    CHECK_OK(hg_binary(HG_BINARY_MUL, &ap, &b, &m2));
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &m2, &c, &s2));
+    CHECK_OK(hg_unary(HG_UNARY_RELU, &s2, &r2));
+    CHECK_OK(hg_binary_scalar(HG_BINARY_MUL, &r2, hg_scalar_f(0.5), 0, &y2));
+    g1 = read_all(by, NULL);
+    free(w1);
+    w1 = read_all(y2.buffer, NULL);
+    CHECK(!memcmp(g1, w1, 24 * 4));
+    // Wrong dtype / shape of a run's tensor.
+    ins[0] = c;
+    CHECK_STATUS(hg_ew_kernel_run(k, ins, outs), HG_ERR_DTYPE_MISMATCH);
+    // Builder errors are the eager errors.
+    CHECK(hg_ew_unary(e, HG_UNARY_BITWISE_NOT, ny) < 0);
+    CHECK(hg_ew_binary(e, HG_BINARY_ADD, ny, 999) < 0);
+    CHECK(hg_ew_input(e, D_F32, 2, (int64_t[]){5, 4}) < 0);
+    // hg_ew_emit into a caller's program: every node gets a register of its dtype.
+    hg_prog* p = hg_prog_new("emit_test");
+    uint32_t regs[3], nodes[HG_EW_MAX_NODES];
+    hg_prog_add_reg(p, "xa", D_F16, &regs[0]);
+    hg_prog_add_reg(p, "xb", D_F16, &regs[1]);
+    hg_prog_add_reg(p, "xc", D_F32, &regs[2]);
+    CHECK_OK(hg_ew_emit(p, e, regs, nodes));
+    CHECK(p->regs[nodes[ny]].dtype == D_F32 && p->regs[nodes[nm]].dtype == D_F16 &&
+          p->regs[nodes[nh]].dtype == D_F32);
+    CHECK_OK(hg_prog_validate(p));
+    hg_prog_free(p);
+    hg_ew_kernel_destroy(k);
+    free(e);
+    free(g1);
+    free(w1);
+    free(w2);
+    hg_tensor* made[] = {&m, &s, &r, &y, &m2, &s2, &r2, &y2};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++) hg_buffer_destroy(made[i]->buffer);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(ba2);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bc);
+    hg_buffer_destroy(by);
+    hg_buffer_destroy(bm);
+}
+
+// Dense sweeps of the composite functions on f32 against long double references.
+static long double sig_l(long double x) { return 1.0L / (1.0L + expl(-x)); }
+static void test_composite_accuracy(void) {
+    const int64_t n = 200000;
+    float* x = malloc((size_t)n * sizeof *x);
+    for (int64_t i = 0; i < n; i++) {
+        double u = urand();
+        x[i] = (float)(i % 4 == 0 ? (u * 40 - 20) : i % 4 == 1 ? (u * 2 - 1) * exp2(-urand() * 30)
+                       : i % 4 == 2 ? (u * 200 - 100) : (u * 8 - 4));
+    }
+    hg_buffer bx;
+    hg_buffer_create(ex, D_F32, (size_t)n, &bx);
+    hg_buffer_write(bx, 0, x, (size_t)n);
+    hg_tensor tx;
+    hg_tensor_from_buffer(bx, 1, &n, &tx);
+    static const hg_unary_op ops[] = {HG_UNARY_GELU, HG_UNARY_GELU_ERF, HG_UNARY_SILU,
+                                      HG_UNARY_SIGMOID, HG_UNARY_TANH, HG_UNARY_EXPM1,
+                                      HG_UNARY_LOG1P, HG_UNARY_SOFTPLUS};
+    static const double tol[] = {6, 6, 6, 6, 6, 4, 4, 4};
+    float* y = malloc((size_t)n * sizeof *y);
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        hg_tensor o = {0};
+        CHECK_OK(hg_unary(ops[k], &tx, &o));
+        hg_buffer_read(o.buffer, 0, y, (size_t)n);
+        double worst = 0;
+        int64_t wi = 0;
+        for (int64_t i = 0; i < n; i++) {
+            long double v = x[i], r;
+            switch (ops[k]) {
+            case HG_UNARY_GELU: r = v * sig_l(2 * 0.7978845608028654L * (v + 0.044715L * v * v * v)); break;
+            case HG_UNARY_GELU_ERF: r = 0.5L * v * erfcl(-v / sqrtl(2.0L)); break;
+            case HG_UNARY_SILU: r = v * sig_l(v); break;
+            case HG_UNARY_SIGMOID: r = sig_l(v); break;
+            case HG_UNARY_TANH: r = tanhl(v); break;
+            case HG_UNARY_EXPM1: r = expm1l(v); break;
+            case HG_UNARY_LOG1P: r = log1pl(v); break;
+            default: r = v > 0 ? v + log1pl(expl(-v)) : log1pl(expl(v)); break;
+            }
+            double d = ulp_diff(D_F32, y[i], (double)(float)r);
+            if (d > worst) { worst = d; wi = i; }
+        }
+        CHECK_MSG(worst <= tol[k], "%s f32: worst %.1f ulp at x = %.9g", hg_unary_op_name(ops[k]),
+                  worst, (double)x[wi]);
+        if (getenv("HG_TEST_VERBOSE"))
+            printf("%-10s f32 dense: worst %.2f ulp (x = %.9g)\n", hg_unary_op_name(ops[k]), worst,
+                   (double)x[wi]);
+        hg_buffer_destroy(o.buffer);
+    }
+    free(x);
+    free(y);
+    hg_buffer_destroy(bx);
+}
+
+// Random views: permuted, sliced with random (negative) steps, broadcast, into strided outs.
+static void test_random_views(void) {
+    for (int iter = 0; iter < 300; iter++) {
+        int32_t nd = 1 + (int32_t)(hg_test_rand(&rng) % 4);
+        int64_t shape[4];
+        for (int32_t d = 0; d < nd; d++) shape[d] = 1 + (int64_t)(hg_test_rand(&rng) % 6);
+        // a: a view with the result shape taken from a bigger buffer (step +-1 or +-2, permuted)
+        int64_t big[4], steps[4];
+        int32_t perm[4] = {0, 1, 2, 3};
+        for (int32_t d = nd - 1; d > 0; d--) {
+            int32_t j = (int32_t)(hg_test_rand(&rng) % (uint64_t)(d + 1)), tmp = perm[d];
+            perm[d] = perm[j];
+            perm[j] = tmp;
+        }
+        int64_t total = 1;
+        for (int32_t d = 0; d < nd; d++) {
+            steps[d] = (int64_t)(hg_test_rand(&rng) % 2 + 1) * (hg_test_rand(&rng) % 2 ? -1 : 1);
+            big[d] = shape[perm[d]] * (steps[d] < 0 ? -steps[d] : steps[d]);
+            total *= big[d];
+        }
+        hg_buffer ba = make_buf(D_F32, total, val_a);
+        hg_tensor a, t;
+        hg_tensor_from_buffer(ba, nd, big, &t);
+        for (int32_t d = 0; d < nd; d++)
+            hg_tensor_slice(&t, d, HG_SLICE_NONE, HG_SLICE_NONE, steps[d], &t);
+        int32_t inv[4];
+        for (int32_t d = 0; d < nd; d++) inv[perm[d]] = d;
+        CHECK_OK(hg_tensor_permute(&t, inv, &a));
+        // b: some dims set to 1 (broadcast), maybe fewer dims, maybe reversed
+        int32_t bnd = nd - (int32_t)(hg_test_rand(&rng) % (uint64_t)nd);
+        int64_t bshape[4];
+        int64_t bn = 1;
+        for (int32_t d = 0; d < bnd; d++) {
+            bshape[d] = hg_test_rand(&rng) % 3 == 0 ? 1 : shape[nd - bnd + d];
+            bn *= bshape[d];
+        }
+        hg_buffer bb = make_buf(D_F32, bn, val_b);
+        hg_tensor b;
+        hg_tensor_from_buffer(bb, bnd, bshape, &b);
+        if (hg_test_rand(&rng) % 2) hg_tensor_slice(&b, bnd - 1, HG_SLICE_NONE, HG_SLICE_NONE, -1, &b);
+        // out: f32 or f64, contiguous or reversed in its first dim
+        hg_dtype odt = hg_test_rand(&rng) % 2 ? D_F32 : D_F64;
+        int64_t on = 1;
+        for (int32_t d = 0; d < nd; d++) on *= shape[d];
+        hg_buffer bo;
+        hg_buffer_create(ex, odt, (size_t)on, &bo);
+        hg_tensor o;
+        hg_tensor_from_buffer(bo, nd, shape, &o);
+        if (hg_test_rand(&rng) % 2) hg_tensor_slice(&o, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &o);
+        CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &b, &o));
+        unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL);
+        char what[64];
+        snprintf(what, sizeof what, "random views #%d", iter);
+        check_add(what, &a, &b, &o, ha, hb, 1.0);
+        free(ha);
+        free(hb);
+        hg_buffer_destroy(ba);
+        hg_buffer_destroy(bb);
+        hg_buffer_destroy(bo);
+    }
+    // Non-power-of-two sizes with millions of lanes (the reciprocal estimate of the index math).
+    int64_t rows = 2999, cols = 1003;
+    hg_buffer ba = make_buf(D_F32, rows * cols, val_a), bb = make_buf(D_F32, cols, val_b);
+    hg_tensor a, b, c = {0}, at, ct = {0};
+    hg_tensor_from_buffer(ba, 2, (int64_t[]){rows, cols}, &a);
+    hg_tensor_from_buffer(bb, 1, &cols, &b);
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &b, &c));
+    unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL);
+    check_add("(2999,1003) + (1003,)", &a, &b, &c, ha, hb, 1.0);
+    hg_tensor_transpose(&a, 0, 1, &at);   // (1003, 2999) strided, b broadcast as a column
+    hg_tensor bcol;
+    hg_tensor_unsqueeze(&b, 1, &bcol);
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &at, &bcol, &ct));
+    check_add("(1003,2999)^T + (1003,1)", &at, &bcol, &ct, ha, hb, 1.0);
+    free(ha);
+    free(hb);
+    hg_buffer_destroy(c.buffer);
+    hg_buffer_destroy(ct.buffer);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bb);
+}
+
+// Runs longer than one launch are split (linear ranges re-bound, strided lanes offset by a start
+// parameter): lowered limit, then linear, scalar and strided operands against the reference.
+static void test_split_launches(void) {
+    uint64_t saved = hg_ew_launch_max;
+    hg_ew_launch_max = 1000;
+    int64_t rows = 37, cols = 101;   // 3737 elements: 4 launches
+    hg_buffer ba = make_buf(D_F32, rows * cols, val_a), bb = make_buf(D_F32, cols, val_b);
+    hg_buffer bs = make_buf(D_F32, 1, val_b);
+    hg_tensor a, b, s0, c = {0}, at, ct = {0}, cs = {0};
+    hg_tensor_from_buffer(ba, 2, (int64_t[]){rows, cols}, &a);
+    hg_tensor_from_buffer(bb, 1, &cols, &b);
+    hg_tensor_from_buffer(bs, 0, NULL, &s0);
+    unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL), *hs = read_all(bs, NULL);
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &b, &c));           // linear + strided (broadcast)
+    check_add("split: (37,101) + (101,)", &a, &b, &c, ha, hb, 1.0);
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &s0, &cs));         // linear + scalar
+    check_add("split: (37,101) + ()", &a, &s0, &cs, ha, hs, 1.0);
+    hg_tensor_transpose(&a, 0, 1, &at);
+    hg_tensor_slice(&at, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &at);   // strided, negative
+    hg_tensor bcol;
+    hg_tensor_from_buffer(bb, 2, (int64_t[]){cols, 1}, &bcol);
+    CHECK_OK(hg_binary(HG_BINARY_SUB, &at, &bcol, &ct));
+    check_add("split: transposed reversed - column", &at, &bcol, &ct, ha, hb, -1.0);
+    hg_ew_launch_max = saved;
+    free(ha);
+    free(hb);
+    free(hs);
+    hg_buffer_destroy(c.buffer);
+    hg_buffer_destroy(ct.buffer);
+    hg_buffer_destroy(cs.buffer);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bs);
+}
+
+// Eager calls from several threads on one executor (shared kernel cache, new kernels compiled
+// concurrently): every thread's results are right.
+typedef struct thread_job { int id; int ok; } thread_job;
+static void* thread_main(void* p) {
+    thread_job* j = p;
+    j->ok = 1;
+    int64_t n = 1000 + j->id;
+    hg_buffer ba = make_buf(D_F32, n, val_a);
+    hg_tensor a;
+    hg_tensor_from_buffer(ba, 1, &n, &a);
+    for (int it = 0; it < 50 && j->ok; it++) {
+        hg_tensor o = {0};
+        hg_binary_op op = (it + j->id) % 2 ? HG_BINARY_ADD : HG_BINARY_MUL;
+        hg_dtype dt = (hg_dtype)(HG_DTYPE_I8 + (it + j->id) % 12);   // kernels for many dtypes
+        if (hg_binary_scalar(op, &a, hg_scalar_i(3), 0, &o)) { j->ok = 0; break; }
+        hg_tensor c = {0};
+        if (hg_cast(&o, dt, &c)) { j->ok = 0; break; }
+        float* h = malloc((size_t)n * sizeof *h);
+        hg_buffer_read(o.buffer, 0, h, (size_t)n);
+        for (int64_t i = 0; i < n; i++)
+            if (h[i] != (float)(op == HG_BINARY_ADD ? val_a(i) + 3 : val_a(i) * 3)) j->ok = 0;
+        free(h);
+        hg_buffer_destroy(o.buffer);
+        hg_buffer_destroy(c.buffer);
+    }
+    hg_buffer_destroy(ba);
+    return NULL;
+}
+static void test_threads(void) {
+    pthread_t th[4];
+    thread_job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i].id = i;
+        pthread_create(&th[i], NULL, thread_main, &jobs[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_MSG(jobs[i].ok, "thread %d got a wrong result or error: %s", i, hg_last_error());
+    }
+}
+
+int main(void) {
+    if (hg_executor_create(HG_BACKEND_CPU, &ex)) {
+        fprintf(stderr, "no CPU executor: %s\n", hg_last_error());
+        return 1;
+    }
+    test_shapes();
+    test_views();
+    test_random_views();
+    test_split_launches();
+    test_threads();
+    test_out_dtypes();
+    test_scalars_and_misc();
+    test_errors();
+    test_expr_chain();
+    test_composite_accuracy();
+    hg_executor_destroy(ex);
+    return hg_test_finish("ops_elementwise_layout");
+}

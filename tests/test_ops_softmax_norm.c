@@ -1,0 +1,489 @@
+// softmax, log_softmax, layer_norm and rms_norm against long-double references: random views of
+// every float dtype (0-d, empty, broadcast, reversed, permuted), every axis, magnitudes up to
+// 1e4, -inf masks (fully masked slices give NaN), NaN, existing outs of other float dtypes,
+// in-place runs, sizes that take the threaded and tiled paths, and every error path.
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hg_test.h"
+#include "ops/softmax.h"
+#include "tensor_ref.h"
+
+static const hg_dtype FLOATS[4] = {HG_DTYPE_F16, HG_DTYPE_BF16, HG_DTYPE_F32, HG_DTYPE_F64};
+
+static double eps_of(hg_dtype d) {
+    return d == HG_DTYPE_F16 ? 9.77e-4 : d == HG_DTYPE_BF16 ? 7.82e-3 : d == HG_DTYPE_F32 ? 1.2e-7 : 2.3e-16;
+}
+
+static double ld(hg_dtype dt, const unsigned char* host, int64_t e) {
+    switch (dt) {
+    case HG_DTYPE_F16: return hg_f16_to_f32(((const uint16_t*)host)[e]);
+    case HG_DTYPE_BF16: return hg_bf16_to_f32(((const uint16_t*)host)[e]);
+    case HG_DTYPE_F32: return ((const float*)host)[e];
+    default: return ((const double*)host)[e];
+    }
+}
+
+static void st(hg_dtype dt, unsigned char* host, int64_t e, double v) {
+    switch (dt) {
+    case HG_DTYPE_F16: ((uint16_t*)host)[e] = hg_f32_to_f16((float)v); break;
+    case HG_DTYPE_BF16: ((uint16_t*)host)[e] = hg_f32_to_bf16((float)v); break;
+    case HG_DTYPE_F32: ((float*)host)[e] = (float)v; break;
+    default: ((double*)host)[e] = v; break;
+    }
+}
+
+static double round_to(hg_dtype dt, double v) {
+    unsigned char b[8];
+    st(dt, b, 0, v);
+    return ld(dt, b, 0);
+}
+
+// got vs want (want already rounded to the out dtype): NaN where NaN, infinities equal.
+static int close_to(double got, double want, double tol) {
+    if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
+    if (isinf(want) || isinf(got)) return got == want;
+    return fabs(got - want) <= tol;
+}
+
+typedef struct {
+    tref_ctx t;
+    hg_buffer buf[4];
+    unsigned char* host[4];
+} ctx_t;
+
+// Fills the 4 float buffers: values in [-4, 4] times 1 or 1e4 per region, with -inf masks and
+// rare NaN; the first 64 elements of each buffer are -inf (fully masked slices).
+static void fill(ctx_t* c) {
+    for (int k = 0; k < 4; k++) {
+        CHECK_OK(hg_buffer_create(c->t.ex, FLOATS[k], TREF_IOTA_N, &c->buf[k]));
+        CHECK_OK(hg_buffer_map(c->buf[k], (void**)&c->host[k]));
+        for (int64_t i = 0; i < TREF_IOTA_N; i++) {
+            double scale = (i / 512) % 3 == 2 ? 1e4 : 1.0;
+            double v = (double)tref_rnd(&c->t, -4000000, 4000000) / 1e6 * scale;
+            int64_t r = tref_rnd(&c->t, 0, 99);
+            if (r < 6) v = -INFINITY;
+            else if (r == 6 && i > 2048) v = NAN;
+            if (i < 64) v = -INFINITY;
+            if (FLOATS[k] == HG_DTYPE_F16 && fabs(v) > 60000) v = v > 0 ? 6e4 : -6e4;
+            st(FLOATS[k], c->host[k], i, v);
+        }
+    }
+}
+
+// ---- softmax -------------------------------------------------------------------------------
+static void check_softmax(ctx_t* c, const hg_tensor* x, const unsigned char* host, int32_t axis,
+                          int logm, hg_dtype odt, int mode) {
+    // mode 0: allocate, 1: existing out of odt, 2: in place (x must have distinct elements).
+    int32_t ax = x->ndim ? (axis < 0 ? axis + x->ndim : axis) : 0;
+    int64_t n = tref_numel(x->ndim, x->shape);
+    hg_tensor out;
+    memset(&out, 0, sizeof out);
+    hg_buffer ob = {0};
+    unsigned char* before = NULL;
+    if (mode == 1) {
+        CHECK_OK(hg_buffer_create(c->t.ex, odt, (size_t)n, &ob));
+        CHECK_OK(hg_tensor_from_buffer(ob, x->ndim, x->shape, &out));
+    } else if (mode == 2) {
+        out = *x;
+        odt = x->dtype;
+        before = malloc(TREF_IOTA_N * 8);
+        memcpy(before, host, TREF_IOTA_N * hg_dtype_size(x->dtype));
+        host = before;
+    } else {
+        odt = x->dtype;
+    }
+    hg_status s = logm ? hg_log_softmax(x, axis, &out) : hg_softmax(x, axis, &out);
+    CHECK_MSG(s == HG_OK, "softmax %s ndim %d axis %d: %s", hg_dtype_name(x->dtype), (int)x->ndim,
+              (int)axis, hg_last_error());
+    if (s != HG_OK) { free(before); if (ob.handle) hg_buffer_destroy(ob); return; }
+    unsigned char* oh;
+    CHECK_OK(hg_buffer_map(out.buffer, (void**)&oh));
+    int64_t L = x->ndim ? x->shape[ax] : 1;
+    int bad = 0;
+    int64_t idx[HG_MAX_DIMS] = {0};
+    double e = eps_of(x->dtype) > eps_of(odt) ? eps_of(x->dtype) : eps_of(odt);
+    if (n > 0) do {
+        if (x->ndim && idx[ax] != 0) continue;   // one visit per slice
+        long double m = -INFINITY, s2 = 0;
+        int nan = 0;
+        int64_t j[HG_MAX_DIMS];
+        memcpy(j, idx, sizeof j);
+        for (int64_t l = 0; l < L; l++) {
+            if (x->ndim) j[ax] = l;
+            double v = ld(x->dtype, host, tref_elem_of(x, j));
+            if (v != v) nan = 1;
+            else if (v > m) m = v;
+        }
+        if (nan) m = NAN;
+        for (int64_t l = 0; l < L; l++) {
+            if (x->ndim) j[ax] = l;
+            s2 += expl(ld(x->dtype, host, tref_elem_of(x, j)) - m);
+        }
+        for (int64_t l = 0; l < L && bad < 3; l++) {
+            if (x->ndim) j[ax] = l;
+            long double v = ld(x->dtype, host, tref_elem_of(x, j));
+            long double r = logm ? (v - m) - logl(s2) : expl(v - m) / s2;
+            double want = round_to(odt, round_to(x->dtype, (double)r));
+            double got = ld(odt, oh, tref_elem_of(&out, j));
+            // x - max is rounded (in f64 for f64, else in f32): exp magnifies its error.
+            double dm = isfinite((double)(v - m)) ? fabs((double)(v - m)) : 0.0;
+            double tol = logm ? 8 * e * (fabs(want) + fabs((double)logl(s2)) + 1)
+                              : 8 * e * fabs(want) * (1 + dm) + 1e-37;
+            if (!close_to(got, want, tol)) {
+                bad++;
+                CHECK_MSG(0, "%s %s ndim %d axis %d L %lld out %s: got %.10g want %.10g",
+                          logm ? "log_softmax" : "softmax", hg_dtype_name(x->dtype), (int)x->ndim,
+                          (int)axis, (long long)L, hg_dtype_name(odt), got, want);
+            }
+        }
+    } while (tref_next_index(x->ndim, x->shape, idx));
+    if (!bad) CHECK(1);
+    if (mode == 2) {   // restore the shared data for later trials
+        unsigned char* live;
+        CHECK_OK(hg_buffer_map(x->buffer, (void**)&live));
+        memcpy(live, before, TREF_IOTA_N * hg_dtype_size(x->dtype));
+    } else {
+        hg_buffer_destroy(out.buffer);
+    }
+    free(before);
+}
+
+static int distinct(const hg_tensor* t) {
+    int64_t n = tref_numel(t->ndim, t->shape);
+    if (n == 0) return 0;   // an empty view may still have zero strides (not writable)
+    if (n == 1) return 1;
+    int64_t* e = tref_elems_of(t);
+    char* seen = calloc(TREF_IOTA_N, 1);
+    int ok = 1;
+    for (int64_t k = 0; k < n && ok; k++) ok = !seen[e[k]]++;
+    free(seen);
+    free(e);
+    return ok;
+}
+
+static void softmax_random(ctx_t* c, int trials) {
+    for (int t = 0; t < trials; t++) {
+        hg_tensor v;
+        if (!tref_rand_view(&c->t, &v)) continue;
+        int k = (int)tref_rnd(&c->t, 0, 3);
+        v.buffer = c->buf[k];
+        v.dtype = FLOATS[k];
+        int32_t axis = v.ndim ? (int32_t)tref_rnd(&c->t, -v.ndim, v.ndim - 1) : (int32_t)tref_rnd(&c->t, -1, 0);
+        int mode = (int)tref_rnd(&c->t, 0, 2);
+        if (mode == 2 && !distinct(&v)) mode = 0;
+        check_softmax(c, &v, c->host[k], axis, (int)tref_rnd(&c->t, 0, 1),
+                      FLOATS[tref_rnd(&c->t, 0, 3)], mode);
+    }
+}
+
+// Sizes above the threading threshold, axis innermost and not (tiled), and each dtype.
+static void softmax_big(ctx_t* c) {
+    hg_executor ex = c->t.ex;
+    for (int k = 0; k < 4; k++) {
+        hg_buffer b;
+        int64_t n = 7 * 301 * 23;
+        CHECK_OK(hg_buffer_create(ex, FLOATS[k], (size_t)n, &b));
+        unsigned char* h;
+        CHECK_OK(hg_buffer_map(b, (void**)&h));
+        for (int64_t i = 0; i < n; i++)
+            st(FLOATS[k], h, i, i % 97 == 0 ? -INFINITY : (double)tref_rnd(&c->t, -8000, 8000) / 100.0);
+        hg_tensor x;
+        CHECK_OK(hg_tensor_from_buffer(b, 3, (int64_t[]){7, 301, 23}, &x));
+        for (int32_t axis = -3; axis < 3; axis++)
+            check_softmax(c, &x, h, axis, axis & 1, FLOATS[k], axis < 0 ? 0 : 1);
+        hg_tensor xt;
+        CHECK_OK(hg_tensor_transpose(&x, 0, 2, &xt));
+        CHECK_OK(hg_tensor_slice(&xt, 1, HG_SLICE_NONE, HG_SLICE_NONE, -1, &xt));
+        check_softmax(c, &xt, h, 1, 0, FLOATS[k], 0);
+        check_softmax(c, &xt, h, 2, 1, FLOATS[k], 0);
+        hg_buffer_destroy(b);
+    }
+    // f32 rows of 4096 at magnitude 1e4 (the contiguous fast path), in place.
+    hg_buffer b;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, 16 * 4096, &b));
+    float* h;
+    CHECK_OK(hg_buffer_map(b, (void**)&h));
+    for (int64_t i = 0; i < 16 * 4096; i++) h[i] = (float)tref_rnd(&c->t, -10000, 10000);
+    for (int64_t i = 0; i < 4096; i++) h[4096 + i] = -INFINITY;   // row 1 fully masked
+    hg_tensor x;
+    CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){16, 4096}, &x));
+    check_softmax(c, &x, (unsigned char*)h, -1, 0, HG_DTYPE_F32, 0);
+    check_softmax(c, &x, (unsigned char*)h, 1, 1, HG_DTYPE_F32, 0);
+    hg_tensor out;
+    memset(&out, 0, sizeof out);
+    CHECK_OK(hg_softmax(&x, 1, &out));
+    float* o;
+    CHECK_OK(hg_buffer_map(out.buffer, (void**)&o));
+    int nan_row = 1;
+    for (int i = 0; i < 4096; i++) nan_row &= isnan(o[4096 + i]);
+    CHECK(nan_row);
+    double sum = 0;
+    for (int i = 0; i < 4096; i++) sum += o[i];
+    CHECK_MSG(fabs(sum - 1.0) < 1e-5, "row sum %.9g", sum);
+    hg_buffer_destroy(out.buffer);
+    hg_buffer_destroy(b);
+}
+
+// expf of the kernels against libm over a sweep (<= 2 ulp in the normal range).
+static void exp_accuracy(void) {
+    double worst = 0;
+    for (float x = -87.0f; x <= 0.0f; x += 0.00137f) {
+        float got = hg_softmax_expf(x);
+        double want = exp((double)x);
+        double ulp = fabs(got - want) / (nextafterf((float)want, INFINITY) - (float)want);
+        if (ulp > worst) worst = ulp;
+    }
+    CHECK_MSG(worst <= 2.0, "expf worst %.3f ulp", worst);
+    CHECK(hg_softmax_expf(-INFINITY) == 0.0f);
+    CHECK(isnan(hg_softmax_expf(NAN)));
+    CHECK(hg_softmax_expf(0.0f) == 1.0f);
+    CHECK(hg_softmax_expf(-95.0f) == 0.0f);   // below 2^-126: flushed (documented)
+    CHECK(hg_softmax_expf(-87.0f) > 1e-38f);
+    CHECK(fabsf(hg_softmax_expf(88.0f) - 1.6516363e38f) <= 2e31f);
+}
+
+// ---- layer_norm / rms_norm ------------------------------------------------------------------
+// A contiguous parameter tensor of dtype dt and the given shape with values around 1 (weight) or
+// 0 (bias), reversed along its first dim to make it strided.
+static hg_tensor make_param(ctx_t* c, hg_dtype dt, int32_t nd, const int64_t* shape, double center,
+                            hg_buffer* b, double* vals) {
+    int64_t n = tref_numel(nd, shape);
+    CHECK_OK(hg_buffer_create(c->t.ex, dt, (size_t)n, b));
+    unsigned char* h;
+    CHECK_OK(hg_buffer_map(*b, (void**)&h));
+    for (int64_t i = 0; i < n; i++) st(dt, h, i, center + (double)tref_rnd(&c->t, -1000, 1000) / 1000.0);
+    hg_tensor t;
+    CHECK_OK(hg_tensor_from_buffer(*b, nd, shape, &t));
+    if (nd > 0 && n > 0) CHECK_OK(hg_tensor_slice(&t, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &t));
+    int64_t idx[HG_MAX_DIMS] = {0};
+    int64_t k = 0;
+    if (n > 0) do vals[k++] = ld(dt, h, tref_elem_of(&t, idx));
+    while (tref_next_index(nd, shape, idx));
+    return t;
+}
+
+static void check_norm(ctx_t* c, const hg_tensor* x, const unsigned char* host, int rms,
+                       int32_t nnorm, int use_w, int use_b, double eps, hg_dtype odt, int alloc) {
+    int64_t R = 1, n = tref_numel(x->ndim, x->shape);
+    for (int32_t d = x->ndim - nnorm; d < x->ndim; d++) R *= x->shape[d];
+    double* wv = malloc((size_t)(R + 1) * sizeof(double));
+    double* bv = malloc((size_t)(R + 1) * sizeof(double));
+    hg_buffer wb = {0}, bb = {0};
+    hg_tensor w, b;
+    if (use_w) w = make_param(c, FLOATS[tref_rnd(&c->t, 0, 3)], nnorm, x->shape + x->ndim - nnorm, 1.0, &wb, wv);
+    if (use_b) b = make_param(c, FLOATS[tref_rnd(&c->t, 0, 3)], nnorm, x->shape + x->ndim - nnorm, 0.0, &bb, bv);
+    hg_tensor out;
+    memset(&out, 0, sizeof out);
+    hg_buffer ob = {0};
+    if (alloc) odt = x->dtype;
+    else {
+        CHECK_OK(hg_buffer_create(c->t.ex, odt, (size_t)n, &ob));
+        CHECK_OK(hg_tensor_from_buffer(ob, x->ndim, x->shape, &out));
+    }
+    hg_status s = rms ? hg_rms_norm(x, nnorm, use_w ? &w : NULL, eps, &out)
+                      : hg_layer_norm(x, nnorm, use_w ? &w : NULL, use_b ? &b : NULL, eps, &out);
+    CHECK_MSG(s == HG_OK, "%s: %s", rms ? "rms_norm" : "layer_norm", hg_last_error());
+    if (s == HG_OK && n > 0) {
+        unsigned char* oh;
+        CHECK_OK(hg_buffer_map(out.buffer, (void**)&oh));
+        double e = eps_of(x->dtype) > eps_of(odt) ? eps_of(x->dtype) : eps_of(odt);
+        int bad = 0;
+        int64_t idx[HG_MAX_DIMS] = {0}, k = 0;
+        long double mean = 0, var = 0;
+        double* row = malloc((size_t)R * sizeof(double));
+        do {
+            int64_t j = k % R;
+            if (j == 0) {   // statistics of the row starting here
+                int64_t ri[HG_MAX_DIMS];
+                memcpy(ri, idx, sizeof ri);
+                for (int64_t q = 0; q < R; q++) {
+                    row[q] = ld(x->dtype, host, tref_elem_of(x, ri));
+                    tref_next_index(x->ndim, x->shape, ri);
+                }
+                mean = 0;
+                for (int64_t q = 0; q < R; q++) mean += row[q];
+                mean = rms ? 0 : mean / R;
+                var = 0;
+                for (int64_t q = 0; q < R; q++) var += (row[q] - mean) * (row[q] - mean);
+                var /= R;
+            }
+            long double r = (row[j] - mean) / sqrtl(var + eps);
+            double nr = fabs((double)r);
+            if (use_w) r *= wv[j];
+            if (use_b && !rms) r += bv[j];
+            double want = round_to(odt, round_to(x->dtype, (double)r));
+            double got = ld(odt, oh, tref_elem_of(&out, idx));
+            // The rounding of x itself relative to the spread of the row is inherent.
+            double rel = fabs(row[j]) / sqrt((double)var + eps);
+            double tol = 16 * e * (fabs(want) + (nr + rel) * (use_w ? fabs(wv[j]) : 1.0) + 1e-3);
+            if (!close_to(got, want, tol) && bad++ < 3)
+                CHECK_MSG(0, "%s %s ndim %d nnorm %d out %s elem %lld: got %.10g want %.10g",
+                          rms ? "rms_norm" : "layer_norm", hg_dtype_name(x->dtype), (int)x->ndim,
+                          (int)nnorm, hg_dtype_name(odt), (long long)k, got, want);
+            k++;
+        } while (tref_next_index(x->ndim, x->shape, idx));
+        if (!bad) CHECK(1);
+        free(row);
+    }
+    if (s == HG_OK) hg_buffer_destroy(out.buffer);
+    if (wb.handle) hg_buffer_destroy(wb);
+    if (bb.handle) hg_buffer_destroy(bb);
+    free(wv);
+    free(bv);
+}
+
+static void norm_random(ctx_t* c, int trials) {
+    // Finite data only (a region of each buffer without -inf or NaN: rewrite it).
+    hg_buffer nb[4];
+    unsigned char* nh[4];
+    for (int k = 0; k < 4; k++) {
+        CHECK_OK(hg_buffer_create(c->t.ex, FLOATS[k], TREF_IOTA_N, &nb[k]));
+        CHECK_OK(hg_buffer_map(nb[k], (void**)&nh[k]));
+        for (int64_t i = 0; i < TREF_IOTA_N; i++)
+            st(FLOATS[k], nh[k], i, (double)tref_rnd(&c->t, -3000, 3000) / 1000.0 + (i % 7 == 0 ? 50 : 0));
+    }
+    for (int t = 0; t < trials; t++) {
+        hg_tensor v;
+        if (!tref_rand_view(&c->t, &v) || v.ndim == 0) continue;
+        int k = (int)tref_rnd(&c->t, 0, 3);
+        v.buffer = nb[k];
+        v.dtype = FLOATS[k];
+        int32_t nnorm = (int32_t)tref_rnd(&c->t, 1, v.ndim);
+        double eps = tref_rnd(&c->t, 0, 1) ? 1e-5 : 0.5;
+        check_norm(c, &v, nh[k], (int)tref_rnd(&c->t, 0, 1), nnorm, (int)tref_rnd(&c->t, 0, 1),
+                   (int)tref_rnd(&c->t, 0, 1), eps, FLOATS[tref_rnd(&c->t, 0, 3)],
+                   (int)tref_rnd(&c->t, 0, 1));
+    }
+    // Threaded sizes: (64, 1024) rows, f32 contiguous fast path and f64, in place too.
+    for (int k = 2; k < 4; k++) {
+        hg_buffer b;
+        CHECK_OK(hg_buffer_create(c->t.ex, FLOATS[k], 64 * 1024, &b));
+        unsigned char* h;
+        CHECK_OK(hg_buffer_map(b, (void**)&h));
+        for (int64_t i = 0; i < 64 * 1024; i++)
+            st(FLOATS[k], h, i, 1e4 + (double)tref_rnd(&c->t, -1000, 1000) / 1000.0);
+        hg_tensor x;
+        CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){64, 1024}, &x));
+        check_norm(c, &x, h, 0, 1, 1, 1, 1e-5, FLOATS[k], 1);
+        check_norm(c, &x, h, 1, 2, 1, 0, 1e-6, FLOATS[k], 1);
+        hg_tensor xt;
+        CHECK_OK(hg_tensor_transpose(&x, 0, 1, &xt));
+        check_norm(c, &xt, h, 0, 1, 0, 1, 1e-5, HG_DTYPE_F64, 0);
+        hg_buffer_destroy(b);
+    }
+    for (int k = 0; k < 4; k++) hg_buffer_destroy(nb[k]);
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+static void errors(ctx_t* c) {
+    hg_tensor x, out, xi, good;
+    hg_buffer b, bi, ob;
+    CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, 24, &b));
+    CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_I32, 24, &bi));
+    CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, 24, &ob));
+    CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){4, 6}, &x));
+    CHECK_OK(hg_tensor_from_buffer(bi, 2, (int64_t[]){4, 6}, &xi));
+    CHECK_OK(hg_tensor_from_buffer(ob, 2, (int64_t[]){4, 6}, &good));
+    CHECK_OK(hg_buffer_fill(ob, 7.0));
+    TREF_CHECK_ERR(&out, hg_softmax(&xi, 0, &out), HG_ERR_DTYPE_MISMATCH);
+    CHECK(strstr(hg_last_error(), "i32") != NULL);
+    TREF_CHECK_ERR(&out, hg_log_softmax(&x, 2, &out), HG_ERR_OUT_OF_RANGE);
+    CHECK(strstr(hg_last_error(), "axis 2") && strstr(hg_last_error(), "2 dims"));
+    TREF_CHECK_ERR(&out, hg_softmax(&x, -3, &out), HG_ERR_OUT_OF_RANGE);
+    TREF_CHECK_ERR(&out, hg_softmax(NULL, 0, &out), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_softmax(&x, 0, NULL), HG_ERR_NULL_POINTER);
+    hg_buffer dead;
+    CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, 24, &dead));
+    CHECK_OK(hg_buffer_destroy(dead));
+    hg_tensor bad[TREF_N_BAD];
+    hg_status want[TREF_N_BAD];
+    tref_bad_tensors(&x, dead, bad, want);
+    for (int i = 0; i < TREF_N_BAD; i++) {
+        TREF_CHECK_ERR(&out, hg_softmax(&bad[i], 0, &out), want[i]);
+        TREF_CHECK_ERR(&out, hg_layer_norm(&bad[i], 1, NULL, NULL, 1e-5, &out), want[i]);
+        TREF_CHECK_ERR(&out, hg_rms_norm(&x, 1, &bad[i], 1e-5, &out), want[i]);
+    }
+    // Existing outs: wrong shape, int dtype (float -> int is not same_kind), overlap: nothing
+    // is written.
+    hg_tensor wrong, iout, ovl;
+    CHECK_OK(hg_tensor_view(ob, 2, (int64_t[]){6, 4}, NULL, 0, &wrong));
+    CHECK_STATUS(hg_softmax(&x, 1, &wrong), HG_ERR_SIZE_MISMATCH);
+    CHECK_STATUS(hg_layer_norm(&x, 1, NULL, NULL, 1e-5, &wrong), HG_ERR_SIZE_MISMATCH);
+    CHECK_STATUS(hg_softmax(&x, 1, &xi), HG_ERR_DTYPE_MISMATCH);
+    CHECK_STATUS(hg_rms_norm(&x, 1, NULL, 1e-5, &xi), HG_ERR_DTYPE_MISMATCH);
+    iout = xi;
+    (void)iout;
+    CHECK_OK(hg_tensor_view(b, 2, (int64_t[]){4, 5}, (int64_t[]){6, 1}, 1, &ovl));
+    hg_tensor xs;
+    CHECK_OK(hg_tensor_view(b, 2, (int64_t[]){4, 5}, (int64_t[]){6, 1}, 0, &xs));
+    CHECK_STATUS(hg_softmax(&xs, 1, &ovl), HG_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(hg_last_error(), "overlaps") != NULL);
+    CHECK_STATUS(hg_layer_norm(&xs, 1, NULL, NULL, 1e-5, &ovl), HG_ERR_INVALID_ARGUMENT);
+    float chk[24];
+    CHECK_OK(hg_buffer_read(ob, 0, chk, 24));
+    int untouched = 1;
+    for (int i = 0; i < 24; i++) untouched &= chk[i] == 7.0f;
+    CHECK(untouched);
+    // Norm arguments: nnorm range, eps, weight shape and dtype, weight overlapping out.
+    TREF_CHECK_ERR(&out, hg_layer_norm(&x, 0, NULL, NULL, 1e-5, &out), HG_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(hg_last_error(), "nnorm 0") != NULL);
+    TREF_CHECK_ERR(&out, hg_layer_norm(&x, 3, NULL, NULL, 1e-5, &out), HG_ERR_INVALID_ARGUMENT);
+    TREF_CHECK_ERR(&out, hg_rms_norm(&x, 1, NULL, -1.0, &out), HG_ERR_INVALID_ARGUMENT);
+    TREF_CHECK_ERR(&out, hg_rms_norm(&x, 1, NULL, NAN, &out), HG_ERR_INVALID_ARGUMENT);
+    TREF_CHECK_ERR(&out, hg_layer_norm(&xi, 1, NULL, NULL, 1e-5, &out), HG_ERR_DTYPE_MISMATCH);
+    hg_buffer wb;
+    hg_tensor w5, w6, wi;
+    CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, 6, &wb));
+    CHECK_OK(hg_tensor_view(wb, 1, (int64_t[]){5}, NULL, 0, &w5));
+    CHECK_OK(hg_tensor_from_buffer(wb, 1, (int64_t[]){6}, &w6));
+    CHECK_OK(hg_tensor_view(bi, 1, (int64_t[]){6}, NULL, 0, &wi));
+    memset(&out, 0, sizeof out);
+    CHECK_STATUS(hg_layer_norm(&x, 1, &w5, NULL, 1e-5, &out), HG_ERR_SIZE_MISMATCH);
+    CHECK(strstr(hg_last_error(), "weight") != NULL && out.buffer.handle == 0);
+    CHECK_STATUS(hg_layer_norm(&x, 1, &w6, &w5, 1e-5, &out), HG_ERR_SIZE_MISMATCH);
+    CHECK(strstr(hg_last_error(), "bias") != NULL && out.buffer.handle == 0);
+    CHECK_STATUS(hg_rms_norm(&x, 1, &wi, 1e-5, &out), HG_ERR_DTYPE_MISMATCH);
+    CHECK(out.buffer.handle == 0);
+    hg_tensor wov;
+    CHECK_OK(hg_tensor_view(ob, 1, (int64_t[]){6}, NULL, 0, &wov));
+    CHECK_STATUS(hg_layer_norm(&x, 1, &wov, NULL, 1e-5, &good), HG_ERR_INVALID_ARGUMENT);
+    CHECK_OK(hg_buffer_read(ob, 0, chk, 24));
+    untouched = 1;
+    for (int i = 0; i < 24; i++) untouched &= chk[i] == 7.0f;
+    CHECK(untouched);
+    // 0-d softmax: axis 0 and -1 allowed, the result is 1 (log: 0).
+    hg_tensor s0;
+    CHECK_OK(hg_tensor_view(b, 0, NULL, NULL, 3, &s0));
+    memset(&out, 0, sizeof out);
+    CHECK_OK(hg_softmax(&s0, -1, &out));
+    float one = 0;
+    CHECK_OK(hg_buffer_read(out.buffer, 0, &one, 1));
+    CHECK(one == 1.0f);
+    hg_buffer_destroy(out.buffer);
+    TREF_CHECK_ERR(&out, hg_softmax(&s0, 1, &out), HG_ERR_OUT_OF_RANGE);
+    hg_buffer_destroy(wb);
+    hg_buffer_destroy(b);
+    hg_buffer_destroy(bi);
+    hg_buffer_destroy(ob);
+}
+
+int main(void) {
+    hg_executor ex;
+    hg_executor_options o = {HG_BACKEND_CPU, 0, 3};
+    CHECK_OK(hg_executor_create_ex(&o, &ex));
+    ctx_t c;
+    memset(&c, 0, sizeof c);
+    CHECK_OK(tref_init(&c.t, ex, 0x50f7));
+    fill(&c);
+    exp_accuracy();
+    softmax_random(&c, 1500);
+    softmax_big(&c);
+    norm_random(&c, 800);
+    errors(&c);
+    for (int k = 0; k < 4; k++) hg_buffer_destroy(c.buf[k]);
+    tref_fini(&c.t);
+    hg_executor_destroy(ex);
+    return hg_test_finish("test_ops_softmax_norm");
+}
