@@ -631,7 +631,7 @@ HG_API hg_status hg_result_type(hg_dtype a, hg_dtype b, hg_dtype* out);
 typedef enum hg_unary_op {
     HG_UNARY_NEG = 0,      // -x (bool: refused)
     HG_UNARY_ABS,
-    HG_UNARY_SIGN,         // -1, 0, +1 (NaN stays NaN; -0.0 gives -0.0 as numpy)
+    HG_UNARY_SIGN,         // -1, 0, +1 (NaN stays NaN; -0.0 gives -0.0, where numpy 2 gives +0.0)
     HG_UNARY_SQRT,         // float functions: integer and bool inputs give a float result
     HG_UNARY_RSQRT,        //   (numpy's rule: 8-bit and bool -> f16, 16-bit -> f32, else f64)
     HG_UNARY_RECIPROCAL,   // 1/x (integers: computed as numpy's integer reciprocal)
@@ -671,8 +671,8 @@ typedef enum hg_binary_op {
     HG_BINARY_DIV,          // true division: integer inputs give f64 (numpy)
     HG_BINARY_FLOOR_DIVIDE, // numpy //: floor of the quotient (integers: x // 0 = 0)
     HG_BINARY_REMAINDER,    // numpy %: sign of the divisor (integers: x % 0 = 0)
-    HG_BINARY_POW,          // integers: negative exponent refused per element as 0 (documented)
-    HG_BINARY_MINIMUM,      // NaN-propagating (numpy.minimum)
+    HG_BINARY_POW,          // integers: a negative exponent gives 0 (numpy raises); floats: C pow
+    HG_BINARY_MINIMUM,      // NaN-propagating (numpy.minimum); -0.0 < +0.0 (IEEE 754-2019)
     HG_BINARY_MAXIMUM,
     HG_BINARY_EQ,           // comparisons -> bool
     HG_BINARY_NE,
@@ -732,7 +732,8 @@ HG_API hg_status hg_cast(const hg_tensor* x, hg_dtype dtype, hg_tensor* out);
 // = 0 with axes != NULL reduces over none. Negative axes count from the end; repeats refused.
 // keepdims keeps reduced dims as size 1. Result dtypes as numpy: sum/prod of bool and signed
 // ints -> i64, unsigned -> u64; mean/var/std of integers -> f64; f16/bf16 accumulate in f32.
-// f32 sums accumulate pairwise (relative error ~1e-7 * log2(n)). Empty reductions: sum 0,
+// f32 sums accumulate in SIMD partial sums combined in f64 (relative error ~1e-7, not growing
+// with n); f64 sums pairwise; var/std in two f64 passes. Empty reductions: sum 0,
 // prod 1, mean/var/std NaN, logsumexp -inf; min/max/argmin/argmax of empty refused
 // (HG_ERR_INVALID_ARGUMENT, as numpy raises). NaN propagates through min/max; argmin/argmax
 // return the first NaN's index like numpy.
@@ -761,7 +762,7 @@ HG_API hg_status hg_std(const hg_tensor* x, int32_t naxes, const int32_t* axes, 
                         double ddof, hg_tensor* out);
 
 // softmax / log_softmax along axis (floats only; stable for large magnitudes and -inf entries;
-// a slice that is all -inf gives NaN, as torch).
+// a slice that is all -inf gives NaN, as torch; f32 softmax results below 2^-126 are 0).
 HG_API hg_status hg_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out);
 HG_API hg_status hg_log_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out);
 // Normalization over the last `nnorm` dims (torch's normalized_shape = x's last nnorm sizes).
@@ -775,7 +776,8 @@ HG_API hg_status hg_rms_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor*
 // Floats and integers (integers accumulate in their own type, wrapping, as numpy).
 HG_API hg_status hg_matmul(const hg_tensor* a, const hg_tensor* b, hg_tensor* out);
 // BLAS gemm on 2-D tensors: c = alpha * op(a) @ op(b) + beta * c, op = transpose when trans_*
-// is 1. c must exist (it is read when beta != 0; beta == 0 ignores its contents, NaN included).
+// is 1. c must exist (it is read when beta != 0; beta == 0 ignores its contents, NaN included)
+// and must not overlap a or b. Float dtypes only (integers: use hg_matmul).
 HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor* a,
                          const hg_tensor* b, double beta, const hg_tensor* c);
 // y = a @ x with a 2-D (m, n) and x 1-D (n): out 1-D (m).
@@ -797,8 +799,8 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
 HG_API hg_status hg_binary_cross_entropy(const hg_tensor* prob, const hg_tensor* target,
                                          const hg_tensor* weight, hg_reduction reduction,
                                          hg_tensor* out);
-// Stable form max(x,0) - x*t + log1p(exp(-|x|)); pos_weight (broadcast to the last dim) may be
-// NULL.
+// Stable form max(x,0) - x*t + log1p(exp(-|x|)) (torch's pos_weight form); weight and
+// pos_weight (each broadcast to the input) may be NULL.
 HG_API hg_status hg_binary_cross_entropy_with_logits(const hg_tensor* logits,
                                                      const hg_tensor* target,
                                                      const hg_tensor* weight,
@@ -807,6 +809,8 @@ HG_API hg_status hg_binary_cross_entropy_with_logits(const hg_tensor* logits,
 
 // Data. These write into an existing out (no allocation: they have no input to take an
 // executor from).
+// An integer value must fit an integer dtype exactly (HG_ERR_OUT_OF_RANGE); a float value into
+// an integer dtype converts with cvt rules.
 HG_API hg_status hg_fill(const hg_tensor* out, hg_scalar value);
 // out[i] = start + i * step over the elements in C order (computed in f64, then converted).
 HG_API hg_status hg_arange(const hg_tensor* out, double start, double step);
@@ -824,7 +828,7 @@ HG_API hg_status hg_concat(int32_t n, const hg_tensor* inputs, int32_t axis, hg_
 HG_API hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tensor* index,
                                  hg_tensor* out);
 // torch.gather: out[i][j][k] = x[index[i][j][k]][j][k] for axis 0 (index has x's ndim; out
-// has index's shape).
+// has index's shape; negative indices count from the end, as numpy.take_along_axis).
 HG_API hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index,
                            hg_tensor* out);
 

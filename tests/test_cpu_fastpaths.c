@@ -6,6 +6,7 @@
 // with the same computation in C.
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "hg_test.h"
 
 // y[i] = (i < n) ? f(i, x[i]) : untouched, with f exercising else / loop+break / exit.
@@ -180,6 +181,109 @@ static void run_strips(hg_executor ex, hg_program prog, uint32_t n, int in_place
     free(c);
 }
 
+// ---- fused f32 pairs in strip-mined runs ----------------------------------------------------
+// t = OP1(x, B); [ld u]; t = OP2(t, C); [tail]; y[i] = t for every pair of add sub mul min max,
+// with B a lane array or an immediate and C a lane array or a scalar parameter, the second op
+// either feeding the store directly or followed by another op, and a load between the two.
+// Inputs include NaN, +-0 and +-inf; results must equal the two ops run in C bit for bit
+// (any NaN for NaN).
+static const char* const k_pair_ops[5] = {"add", "sub", "mul", "min", "max"};
+
+static float ref_minmax(float x, float y, int is_max) {
+    if (isnan(x)) return x;
+    if (isnan(y)) return y;
+    if (x == y) {
+        uint32_t a, b, r;
+        memcpy(&a, &x, 4);
+        memcpy(&b, &y, 4);
+        r = is_max ? (a & b) : (a | b);
+        float f;
+        memcpy(&f, &r, 4);
+        return f;
+    }
+    return is_max ? (x > y ? x : y) : (x < y ? x : y);
+}
+
+static float ref_op(int op, float x, float y) {
+    switch (op) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    default: return ref_minmax(x, y, op == 4);
+    }
+}
+
+static void run_pairs(hg_executor ex) {
+    enum { N = 3072 };  // one launch of N lanes, all in bounds: strip-mined (several strips)
+    static float a[N], b[N], c[N], y[N];
+    const float specials[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1.0f, -1.5f, 1e30f};
+    uint64_t seed = 99;
+    for (int i = 0; i < N; i++) {
+        float* arr[3] = {a, b, c};
+        for (int k = 0; k < 3; k++) {
+            uint64_t r = hg_test_rand(&seed);
+            arr[k][i] = r % 5 == 0 ? specials[(r >> 8) % 8]
+                                   : (float)((int64_t)(r >> 16) % 20001 - 10000) / 512.0f;
+        }
+    }
+    hg_buffer ba, bb, bc, by;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &ba));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &bb));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &bc));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &by));
+    CHECK_OK(hg_buffer_write(ba, 0, a, N));
+    CHECK_OK(hg_buffer_write(bb, 0, b, N));
+    CHECK_OK(hg_buffer_write(bc, 0, c, N));
+    const float imm = -0.75f, param = 2.5f;
+    int failures = 0;
+    for (int o1 = 0; o1 < 5; o1++)
+        for (int o2 = 0; o2 < 5; o2++)
+            for (int shape = 0; shape < 16; shape++) {
+                int kb = shape & 1, kc = (shape >> 1) & 1, tail = (shape >> 2) & 1,
+                    ld_between = (shape >> 3) & 1;
+                char text[1024];
+                snprintf(text, sizeof text,
+                         ".kernel pair\n.param a: global const f32\n.param b: global const f32\n"
+                         ".param c: global const f32\n.param y: global f32\n.param n: u32\n"
+                         ".param s: f32\n.reg u32 i\n.reg f32 x, t, u\n.reg bool p\n"
+                         "    mov.u32 i, %%gid.x\n    cmp.lt.u32 p, i, n\n    if p\n"
+                         "        ld.global.f32 x, a[i]\n        ld.global.f32 t, b[i]\n"
+                         "%s"
+                         "        %s.f32 t, x, %s\n"
+                         "%s"
+                         "        %s.f32 t, t, %s\n"
+                         "%s"
+                         "        st.global.f32 y[i], t\n    endif\n",
+                         ld_between ? "" : "        ld.global.f32 u, c[i]\n", k_pair_ops[o1],
+                         kb ? "-0.75" : "t",
+                         ld_between ? "        ld.global.f32 u, c[i]\n" : "", k_pair_ops[o2],
+                         kc ? "s" : "u", tail ? "        add.f32 t, t, 0.25\n" : "");
+                hg_program prog;
+                CHECK_OK(hg_program_parse(text, strlen(text), &prog));
+                hg_arg args[6] = {hg_arg_buffer(ba), hg_arg_buffer(bb), hg_arg_buffer(bc),
+                                  hg_arg_buffer(by), hg_arg_u32(N), hg_arg_f32(param)};
+                hg_launch_config cfg = hg_launch_1d(N, 256);
+                CHECK_OK(hg_launch(ex, prog, &cfg, args, 6));
+                CHECK_OK(hg_buffer_read(by, 0, y, N));
+                hg_program_destroy(prog);
+                int bad = 0;
+                for (int i = 0; i < N; i++) {
+                    float t = ref_op(o1, a[i], kb ? imm : b[i]);
+                    t = ref_op(o2, t, kc ? param : c[i]);
+                    if (tail) t = t + 0.25f;
+                    int same = isnan(t) ? isnan(y[i]) : memcmp(&t, &y[i], 4) == 0;
+                    if (!same && !bad++ && failures++ < 5)
+                        fprintf(stderr, "pair %s/%s shape %d: [%d] = %a, want %a\n",
+                                k_pair_ops[o1], k_pair_ops[o2], shape, i, (double)y[i], (double)t);
+                }
+                CHECK(bad == 0);
+            }
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bc);
+    hg_buffer_destroy(by);
+}
+
 int main(void) {
     const int threads[] = {1, 2, 3};
     // Whole chunks in bounds, a bound inside a chunk, a bound on a chunk edge, tiny launches.
@@ -215,6 +319,7 @@ int main(void) {
         for (int i = 0; i < 128; i++) touched |= gb[i];
         CHECK(touched == 0);
         hg_buffer_destroy(guard);
+        run_pairs(ex);
         hg_program_destroy(strips);
         hg_program_destroy(mixed);
         hg_program_destroy(reuse);

@@ -74,8 +74,11 @@ static hg_operand gelu_tanh_f64(hg_ew_em* m, hg_operand x) {
 static hg_operand gelu_erf_f64(hg_ew_em* m, hg_operand x) {
     hg_operand t = hg_ew_op2(m, HG_OP_MUL, F64, x, imm(F64, -0.7071067811865476));
     hg_operand erf = hg_ew_op1(m, HG_OP_ERF, F64, hg_ew_op1(m, HG_OP_NEG, F64, t));
-    hg_operand phi = hg_ew_op2(m, HG_OP_MUL, F64, hg_ew_op2(m, HG_OP_ADD, F64, erf, imm(F64, 1.0)),
-                               imm(F64, 0.5));
+    uint32_t phi = hg_ew_new_reg(m, F64);
+    hg_ew_set(m, HG_OP_MUL, F64, phi, hg_ew_op2(m, HG_OP_ADD, F64, erf, imm(F64, 1.0)),
+              imm(F64, 0.5), hg_none());
+    // The tail in a branch: chunks of lanes that all stay above -3 skip its 40 divisions.
+    hg_ew_ctl(m, HG_OP_IF, hg_ew_cmp(m, HG_CMP_LT, F64, x, imm(F64, -3.0)));
     hg_operand f = t;
     for (int k = 40; k >= 1; k--)
         f = hg_ew_op2(m, HG_OP_ADD, F64, t, hg_ew_op2(m, HG_OP_DIV, F64, imm(F64, 0.5 * k), f));
@@ -83,12 +86,11 @@ static hg_operand gelu_erf_f64(hg_ew_em* m, hg_operand x) {
     hg_operand e = hg_ew_op1(m, HG_OP_EXP, F64,
                              hg_ew_op2(m, HG_OP_MUL, F64, hg_ew_op2(m, HG_OP_MUL, F64, x, x),
                                        imm(F64, -0.5)));
-    hg_operand tail = hg_ew_op2(m, HG_OP_DIV, F64, hg_ew_op2(m, HG_OP_MUL, F64, e,
-                                                             imm(F64, 0.28209479177387814)),
-                                f);   // 1 / (2 sqrt(pi))
-    hg_operand far = hg_ew_cmp(m, HG_CMP_LT, F64, x, imm(F64, -3.0));
-    phi = hg_ew_sel(m, F64, far, tail, phi);
-    return fix_neg_inf(m, x, hg_ew_op2(m, HG_OP_MUL, F64, x, phi));
+    hg_ew_set(m, HG_OP_DIV, F64, phi,
+              hg_ew_op2(m, HG_OP_MUL, F64, e, imm(F64, 0.28209479177387814)),   // 1/(2 sqrt(pi))
+              f, hg_none());
+    hg_ew_ctl(m, HG_OP_ENDIF, hg_none());
+    return fix_neg_inf(m, x, hg_ew_op2(m, HG_OP_MUL, F64, x, hg_reg(phi)));
 }
 
 static hg_operand composite(hg_ew_em* m, hg_unary_op op, hg_dtype c, hg_dtype rt,

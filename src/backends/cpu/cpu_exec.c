@@ -9,16 +9,15 @@
 #include "core/error.h"
 
 void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...) {
-    pthread_mutex_lock(&L->err_lock);
-    if (!atomic_load(&L->failed)) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(L->msg, sizeof L->msg, fmt, ap);
-        va_end(ap);
-        L->err = s;
-        atomic_store(&L->failed, 1);
-    }
-    pthread_mutex_unlock(&L->err_lock);
+    // The first failing worker claims the error (others see `failed` and stop); the message
+    // is read only after every worker has returned from the pool.
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&L->failed, &expected, 1)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->msg, sizeof L->msg, fmt, ap);
+    va_end(ap);
+    L->err = s;
 }
 
 // Coordinates of a global linear lane (x fastest: lanes of a block, then blocks).
@@ -510,12 +509,10 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
             s = grow(&st->workers[w].shared, &st->workers[w].shared_cap, L->shared_bytes);
     }
     if (!s) {
-        pthread_mutex_init(&L->err_lock, NULL);
         atomic_init(&L->next, 0);
         atomic_init(&L->failed, 0);
         hg_pool_run(st->pool, nworkers, worker_main, L);
         if (atomic_load(&L->failed)) s = hg_error(L->err, "%s", L->msg);
-        pthread_mutex_destroy(&L->err_lock);
     }
     return s;
 }

@@ -54,6 +54,8 @@ typedef struct cpu_op {
                            // 2: its result is read only by the `if` right after it
     uint8_t slog2[3];      // log2 of the storage size of sources a, b, c
     uint8_t strip_zero;    // in a strip-mined run: operands read / result written at offset 0
+    uint8_t pair;          // in a strip-mined run: this f32 op and the next run as one pass of
+                           // pair_f32 (1 + (op1 * 5 + op2) * 4 + variant; 0: not paired)
     uint32_t strip_end;    // first op of a strip-mined run: the op after it (0: none)
 } cpu_op;
 
@@ -121,7 +123,6 @@ typedef struct cpu_launch {
     int x_linear;             // 1-D launch: %gid.x of lane i of a chunk is first + i
     atomic_uint_fast64_t next;  // next chunk to hand out
     atomic_int failed;
-    pthread_mutex_t err_lock;
     hg_status err;
     char msg[1024];
     cpu_state* st;

@@ -9,6 +9,19 @@
 #include <stdint.h>
 #include "hologram.h"
 
+// The f32 binary ops that fuse in pairs (add sub mul min max), see pair_f32 below.
+#define HG_CPU_PAIR_OPS 5
+static inline int hg_cpu_pair_index(unsigned op) {
+    switch (op) {
+    case HG_OP_ADD: return 0;
+    case HG_OP_SUB: return 1;
+    case HG_OP_MUL: return 2;
+    case HG_OP_MIN: return 3;
+    case HG_OP_MAX: return 4;
+    default: return -1;
+    }
+}
+
 // d = f(a, b, c) lane by lane. d may be the same array as a source (never a partial overlap).
 typedef void (*hg_cpu_kfn)(void* d, const void* a, const void* b, const void* c, size_t n);
 // Converts n elements between memory layout and register layout.
@@ -27,6 +40,10 @@ typedef struct hg_cpu_kernels {
     hg_cpu_convfn load[HG_DTYPE_COUNT];                // memory elements -> register lanes
     hg_cpu_convfn store[HG_DTYPE_COUNT];               // register lanes -> memory elements
     hg_cpu_blendfn blend[4];                           // by log2 of the storage size
+    // Fused pairs of f32 binary ops for strip-mined runs: d = op2(op1(a, b), c), rounded after
+    // each op exactly as the two instructions. Indexed [op1][op2][variant] by
+    // hg_cpu_pair_index; variant bit 0: b is the same in every lane (reads b[0]), bit 1: c is.
+    hg_cpu_kfn pair_f32[HG_CPU_PAIR_OPS][HG_CPU_PAIR_OPS][4];
 } hg_cpu_kernels;
 
 // Bytes per lane of a register of the type (f16/bf16 live as float).

@@ -13,6 +13,11 @@
 // write, not in a loop) keep each strip's values in the first STRIP lanes of their storage;
 // constants are read from their first lanes too (every lane holds the same value). Only
 // registers that come from a load (pointers into the buffer) are read at the strip's offset.
+//
+// Within a run, two f32 add/sub/mul/min/max where the second consumes the first's result (with
+// only loads between them) run as one pass of a fused pair kernel when nothing else reads that
+// intermediate value: the value stays in a vector register instead of a trip through a strip
+// array, and the pair's input streams are read in the same loop (mark_pairs).
 #include <stdlib.h>
 #include "backends/cpu/cpu_internal.h"
 
@@ -58,6 +63,67 @@ static void mark_runs(const hg_prog* g, cpu_plan* p) {
     }
 }
 
+static int const_operand(const hg_operand* o) {
+    return o->kind == HG_OPERAND_IMM || o->kind == HG_OPERAND_PARAM;
+}
+
+// Whether ALU op i of a run ending at run_end and the next ALU op j (only loads between them)
+// can run as one pass of a fused f32 pair (see pair_f32): both f32 add/sub/mul/min/max, op j
+// reads op i's result r as its first operand (and not as its second), and that value of r is
+// read nowhere else (r is local to the run, nothing between or after reads it before it is
+// written again), so it need not be stored. Returns the pair code; *j_out = j.
+static uint8_t pair_code(const hg_prog* g, const cpu_plan* p, uint32_t i, uint32_t run_end,
+                         const uint8_t* nonlocal, uint32_t* j_out) {
+    const hg_instr* in1 = &g->instrs[i];
+    const cpu_op* o1 = &p->ops[i];
+    if (o1->kind != CPU_K_ALU || o1->fuse_st || o1->borrow || in1->type != HG_DTYPE_F32 ||
+        in1->dst.kind != HG_OPERAND_REG)
+        return 0;
+    const uint32_t r = in1->dst.index;
+    uint32_t j = i + 1;
+    for (; j < run_end && p->ops[j].kind == CPU_K_LD; j++)
+        if (g->instrs[j].dst.index == r || (g->instrs[j].src[0].kind == HG_OPERAND_REG &&
+                                            g->instrs[j].src[0].index == r))
+            return 0;
+    if (j >= run_end) return 0;
+    const hg_instr* in2 = &g->instrs[j];
+    const cpu_op* o2 = &p->ops[j];
+    if (o2->kind != CPU_K_ALU || o2->borrow || in2->type != HG_DTYPE_F32) return 0;
+    int p1 = hg_cpu_pair_index(in1->op), p2 = hg_cpu_pair_index(in2->op);
+    if (p1 < 0 || p2 < 0 || nonlocal[r] || in2->src[0].kind != HG_OPERAND_REG ||
+        in2->src[0].index != r ||
+        (in2->src[1].kind == HG_OPERAND_REG && in2->src[1].index == r))
+        return 0;
+    // After op j, r must be written (by op j itself or later) before anything reads it.
+    int dead = in2->dst.kind == HG_OPERAND_REG && in2->dst.index == r;
+    for (uint32_t q = j + 1; q < run_end && !dead; q++) {
+        for (int k = 0; k < 3; k++)
+            if (g->instrs[q].src[k].kind == HG_OPERAND_REG && g->instrs[q].src[k].index == r)
+                return 0;
+        dead = g->instrs[q].dst.kind == HG_OPERAND_REG && g->instrs[q].dst.index == r;
+    }
+    *j_out = j;
+    int variant = const_operand(&in1->src[1]) + 2 * const_operand(&in2->src[1]);
+    return (uint8_t)(1 + (p1 * HG_CPU_PAIR_OPS + p2) * 4 + variant);
+}
+
+static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal) {
+    uint32_t run_end = 0, depth = 0;
+    int in_run = 0;
+    for (uint32_t i = 0; i < p->nops; i++) {
+        const cpu_op* op = &p->ops[i];
+        if (op->kind == CPU_K_LOOP) depth++;
+        if (op->kind == CPU_K_ENDLOOP && depth) depth--;
+        if (op->strip_end && !depth) { in_run = 1; run_end = op->strip_end; }
+        if (in_run && i >= run_end) in_run = 0;
+        if (!in_run || i + 1 >= run_end) continue;
+        uint32_t j = 0;
+        p->ops[i].pair = pair_code(g, p, i, run_end, nonlocal, &j);
+        // The second op of a pair starts none; the loads between are plain run ops.
+        if (p->ops[i].pair) i = j;
+    }
+}
+
 // Sets strip_zero on every op of a run: which operands are read at offset 0 (bits 0-2: a, b,
 // c) and whether the destination is written at offset 0 (bit 3).
 static void mark_offsets(const hg_prog* g, cpu_plan* p) {
@@ -86,6 +152,7 @@ static void mark_offsets(const hg_prog* g, cpu_plan* p) {
         if (run < 0 || (run_of[r] >= 0 && run_of[r] != run)) nonlocal[r] = 1;
         else run_of[r] = run;
     }
+    mark_pairs(g, p, nonlocal);
     for (uint32_t i = 0; i < p->nops; i++) {
         cpu_op* op = &p->ops[i];
         const hg_instr* in = &g->instrs[i];
@@ -195,6 +262,28 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
             default: {
                 const uint8_t* a = (const uint8_t*)c->ptr[op->a] + (z & 1 ? 0 : (size_t)s << op->slog2[0]);
                 const uint8_t* b = (const uint8_t*)c->ptr[op->b] + (z & 2 ? 0 : (size_t)s << op->slog2[1]);
+                if (op->pair) {  // this op and the next ALU op in one pass (see mark_pairs)
+                    while (ops[pc + q + 1].kind == CPU_K_LD) {  // loads between: as below
+                        q++;
+                        c->ptr[ops[pc + q].d] = base[q];
+                    }
+                    const cpu_op* o2 = &ops[pc + ++q];
+                    const uint8_t z2 = o2->strip_zero;
+                    const unsigned code = op->pair - 1u;
+                    const hg_cpu_kfn fn = L->k->pair_f32[code / (4 * HG_CPU_PAIR_OPS)]
+                                                        [(code / 4) % HG_CPU_PAIR_OPS][code % 4];
+                    const uint8_t* c2 = (const uint8_t*)c->ptr[o2->b] +
+                                        (z2 & 2 ? 0 : (size_t)s << o2->slog2[1]);
+                    if (o2->fuse_st) {
+                        q++;
+                        fn(base[q] + ((size_t)s << es_log2[q]), a, b, c2, m);
+                        break;
+                    }
+                    uint8_t* own = cpu_own(c, o2->d);
+                    c->ptr[o2->d] = own;
+                    fn(own + (z2 & 8 ? 0 : (size_t)s << o2->dlog2), a, b, c2, m);
+                    break;
+                }
                 const uint8_t* cc = (const uint8_t*)c->ptr[op->c] + (z & 4 ? 0 : (size_t)s << op->slog2[2]);
                 if (op->fuse_st) {  // the next op is this result's store, in this run
                     q++;

@@ -177,6 +177,50 @@ FLOATS(f64, double, uint64_t, hg_d2u, hg_u2d, R_ID, fma, fmod, SIGN64)
 FLOATS(f16, float, uint32_t, hg_f2u, hg_u2f, hg_v_round_f16, fmaf, fmodf, SIGN32)
 FLOATS(bf16, float, uint32_t, hg_f2u, hg_u2f, hg_v_round_bf16, fmaf, fmodf, SIGN32)
 
+// ---- fused f32 pairs (strip-mined runs): d = O2(O1(a, b), c) ---------------------------------
+// The intermediate is rounded to f32 like the register it replaces, so results equal the two
+// instructions run one after the other; K/V: operand the same in every lane / a lane array.
+#define P_ADD(x, y) ((x) + (y))
+#define P_SUB(x, y) ((x) - (y))
+#define P_MUL(x, y) ((x) * (y))
+#define P_MIN(x, y) fmin_f32(x, y)
+#define P_MAX(x, y) fmax_f32(x, y)
+#define PAIR1(name, O1, O2, BV, CV)                                                       \
+    KSIG(name) {                                                                          \
+        float* d = dv;                                                                    \
+        const float* a = av;                                                              \
+        const float* b = bv;                                                              \
+        const float* c = cv;                                                              \
+        const float b0 = b[0], c0 = c[0];                                                 \
+        (void)b0; (void)c0;                                                               \
+        HG_IVDEP for (size_t i = 0; i < n; i++) {                                         \
+            float t = O1(a[i], BV);                                                       \
+            d[i] = O2(t, CV);                                                             \
+        }                                                                                 \
+    }
+#define PAIR(o1, O1, o2, O2)                                                              \
+    PAIR1(pair_##o1##_##o2##_vv, O1, O2, b[i], c[i])                                      \
+    PAIR1(pair_##o1##_##o2##_kv, O1, O2, b0, c[i])                                        \
+    PAIR1(pair_##o1##_##o2##_vk, O1, O2, b[i], c0)                                        \
+    PAIR1(pair_##o1##_##o2##_kk, O1, O2, b0, c0)
+#define PAIRS_AFTER(o1, O1)                                                               \
+    PAIR(o1, O1, add, P_ADD) PAIR(o1, O1, sub, P_SUB) PAIR(o1, O1, mul, P_MUL)             \
+    PAIR(o1, O1, min, P_MIN) PAIR(o1, O1, max, P_MAX)
+PAIRS_AFTER(add, P_ADD)
+PAIRS_AFTER(sub, P_SUB)
+PAIRS_AFTER(mul, P_MUL)
+PAIRS_AFTER(min, P_MIN)
+PAIRS_AFTER(max, P_MAX)
+
+#define SET_PAIR(i1, o1, i2, o2)                                                          \
+    k->pair_f32[i1][i2][0] = pair_##o1##_##o2##_vv;                                       \
+    k->pair_f32[i1][i2][1] = pair_##o1##_##o2##_kv;                                       \
+    k->pair_f32[i1][i2][2] = pair_##o1##_##o2##_vk;                                       \
+    k->pair_f32[i1][i2][3] = pair_##o1##_##o2##_kk;
+#define SET_PAIRS_AFTER(i1, o1)                                                           \
+    SET_PAIR(i1, o1, 0, add) SET_PAIR(i1, o1, 1, sub) SET_PAIR(i1, o1, 2, mul)             \
+    SET_PAIR(i1, o1, 3, min) SET_PAIR(i1, o1, 4, max)
+
 // ---- blend ------------------------------------------------------------------------------------
 #define BLEND(bits)                                                                       \
     static void blend_##bits(void* dv, const void* tv, const uint8_t* m, size_t n) {      \
@@ -235,4 +279,6 @@ void HG_SIMD_NAME(hg_cpu_fill_arith_)(hg_cpu_kernels* k) {
     k->blend[1] = blend_16;
     k->blend[2] = blend_32;
     k->blend[3] = blend_64;
+    SET_PAIRS_AFTER(0, add) SET_PAIRS_AFTER(1, sub) SET_PAIRS_AFTER(2, mul)
+    SET_PAIRS_AFTER(3, min) SET_PAIRS_AFTER(4, max)
 }
