@@ -1,6 +1,6 @@
 // Internal: the global handle table. A handle is [kind:8][generation:24][index:32]; index 0 is
 // never used, so the zero handle is always invalid. Slots live in pages that never move, so the
-// table grows without a cap and lookups are cheap.
+// table grows without a cap and lookups are cheap (lock-free: see handles.c).
 #ifndef HG_CORE_HANDLES_H
 #define HG_CORE_HANDLES_H
 #include <stdint.h>

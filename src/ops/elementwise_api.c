@@ -17,6 +17,12 @@
 #include "ops/op_common.h"
 #include "tensor/tensor_internal.h"
 
+#if defined(__GNUC__)
+#define HG_TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define HG_TLS_FAST
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // Per-executor cache of eager kernels: open addressing on the 64-bit key.
 // ---------------------------------------------------------------------------------------------
@@ -136,6 +142,19 @@ static void set_scalar(ew_call* k, int i, hg_dtype dt, hg_scalar s) {
 // Broadcasts the shapes of the tensor inputs into k->ndim / k->shape.
 static hg_status broadcast_all(ew_call* k) {
     k->ndim = 0;
+    // The common case first: every input is a tensor of one same shape.
+    const hg_tensor* t0 = k->in[0].t;
+    int same = t0 != NULL;
+    for (int i = 1; same && i < k->nin; i++) {
+        const hg_tensor* t = k->in[i].t;
+        same = t && t->ndim == t0->ndim;
+        for (int32_t d = 0; same && d < t0->ndim; d++) same = t->shape[d] == t0->shape[d];
+    }
+    if (same) {
+        k->ndim = t0->ndim;
+        for (int32_t d = 0; d < t0->ndim; d++) k->shape[d] = t0->shape[d];
+        return HG_OK;
+    }
     for (int i = 0; i < k->nin; i++) {
         const hg_tensor* t = k->in[i].t;
         if (!t) continue;
@@ -229,8 +248,10 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
     hg_executor_obj* ex = c->ex;
     // The executor's cache, remembered per thread: an executor handle is never reused, and ex
     // (reached through a live buffer) is alive, so a matching handle means the same cache.
-    static _Thread_local uint64_t memo_handle;
-    static _Thread_local ew_cache* memo_cache;
+    // initial-exec: 16 bytes of static TLS, read without a __tls_get_addr call in the shared
+    // library (the default model for -fPIC code calls it on every access).
+    static _Thread_local uint64_t memo_handle HG_TLS_FAST;
+    static _Thread_local ew_cache* memo_cache HG_TLS_FAST;
     ew_cache* cache = memo_handle == ex->handle ? memo_cache : NULL;
     if (!cache) {
         cache = hg_executor_ext(ex, HG_EXT_EWISE, cache_create, cache_destroy);

@@ -1,9 +1,11 @@
-// ISA emission of the unary ops. The composite functions (expm1, log1p, softplus, silu, gelu,
-// gelu_erf) are evaluated in f64 for every float dtype and rounded once: their f32 results are
-// then within an ULP or so of the exact value, with none of the cancellation an f32 evaluation
-// has (1 + erf(x) for negative x, sigmoid of a rounded argument far in the tail).
+// ISA emission of the unary ops. The composite functions expm1, log1p, softplus, silu and gelu
+// are emitted for f32 (and f16/bf16, computed in f32) as f32 instruction sequences built on the
+// vectorized f32 exp/log (ewise_emit_fast.c). gelu_erf and every f64 form are evaluated in f64
+// and rounded once: gelu_erf needs erfc in the negative tail, which f32 erf cannot give
+// (1 + erf(x) cancels), so its f32 form also stays in f64.
 #include <math.h>
 #include "core/dtype.h"
+#include "ops/ewise_emit_fast.h"
 #include "ops/ewise_internal.h"
 
 #define F64 HG_DTYPE_F64
@@ -95,6 +97,9 @@ static hg_operand gelu_erf_f64(hg_ew_em* m, hg_operand x) {
 
 static hg_operand composite(hg_ew_em* m, hg_unary_op op, hg_dtype c, hg_dtype rt,
                             hg_operand x) {
+    // The f32 result of an f16/bf16 op is rounded once more by the caller (set_result); with
+    // the f32 error a few f32 ULP, that stays within 1 ULP of the correctly rounded f16/bf16.
+    if (c == HG_DTYPE_F32 && hg_ew_unary_has_f32_fast(op)) return hg_ew_unary_f32_fast(m, op, x);
     hg_operand w = hg_ew_cvt(m, F64, c, x), r;
     switch (op) {
     case HG_UNARY_EXPM1: r = expm1_f64(m, w); break;

@@ -217,7 +217,8 @@ static int needs_start(const ew_layout* L) {
 
 static int variant_matches(const ew_variant* v, const ew_layout* L, int32_t nops, uint64_t sig) {
     if (v->sig != sig || v->nstrided != L->nstrided || v->has_start != needs_start(L)) return 0;
-    if (memcmp(v->cls, L->cls, (size_t)nops)) return 0;
+    for (int32_t o = 0; o < nops; o++)   // a few bytes: a loop beats a memcmp call here
+        if (v->cls[o] != L->cls[o]) return 0;
     if (!L->nstrided) return 1;   // linear and scalar operands do not depend on the shape
     if (v->ndim != L->ndim) return 0;
     for (int32_t d = 0; d < L->ndim; d++)

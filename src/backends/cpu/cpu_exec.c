@@ -77,12 +77,13 @@ static void fill_constants(cpu_launch* L, uint8_t* base) {
         fill_lanes(base + (size_t)c->slot * L->slot_bytes, storage_bits(c->type, bits),
                    hg_cpu_storage_size(c->type), n);
     }
+    // %ntid and %nctaid, straight from the table (a tiny launch pays for every branch here).
+    static const uint8_t uniform[6] = {HG_SREG_NTID_X, HG_SREG_NTID_Y, HG_SREG_NTID_Z,
+                                       HG_SREG_NCTAID_X, HG_SREG_NCTAID_Y, HG_SREG_NCTAID_Z};
     const uint32_t dims[6] = {L->cfg.block.x, L->cfg.block.y, L->cfg.block.z,
                               L->cfg.grid.x, L->cfg.grid.y, L->cfg.grid.z};
-    for (int s = HG_SREG_NTID_X; s <= HG_SREG_NCTAID_Z; s++) {
-        if (s >= HG_SREG_CTAID_X && s <= HG_SREG_CTAID_Z) continue;
-        uint32_t slot = p->special_slot[s];
-        int k = s <= HG_SREG_NTID_Z ? s - HG_SREG_NTID_X : 3 + s - HG_SREG_NCTAID_X;
+    for (int k = 0; k < 6; k++) {
+        uint32_t slot = p->special_slot[uniform[k]];
         if (slot != CPU_NO_SLOT) fill_lanes(base + (size_t)slot * L->slot_bytes, dims[k], 4, n);
     }
 }

@@ -1,8 +1,9 @@
 // Internal (CPU backend): the table of lane-array kernels. Every kernel works on dense arrays of
 // n lanes in the register storage layout (see cpu_storage_size): bool as uint8 0/1, integers
 // natively, f16/bf16 as float values already rounded to the type, f32 float, f64 double.
-// The files under simd/ are compiled twice (portable and AVX2+FMA); each fills the part of the
-// table it owns, and cpu_kernels.c picks one set at startup.
+// The files under simd/ are compiled twice (portable and AVX2+FMA), the kernels_*.c ones also
+// for AVX-512; each fills the part of the table it owns, and cpu_kernels.c picks one set at
+// startup.
 #ifndef HG_BACKENDS_CPU_KERNELS_H
 #define HG_BACKENDS_CPU_KERNELS_H
 #include <stddef.h>
@@ -30,7 +31,7 @@ typedef void (*hg_cpu_convfn)(void* dst, const void* src, size_t n);
 typedef void (*hg_cpu_blendfn)(void* d, const void* t, const uint8_t* m, size_t n);
 
 typedef struct hg_cpu_kernels {
-    const char* name;                                  // "avx2" / "generic"
+    const char* name;                                  // "avx512" / "avx2" / "generic"
     hg_cpu_kfn op[HG_OPCODE_COUNT][HG_DTYPE_COUNT];    // arithmetic, math, sel, mov
     // Variants of op for a second operand that is the same in every lane (reads b[0] only);
     // NULL where there is none.
@@ -60,10 +61,11 @@ static inline unsigned hg_cpu_storage_log2(int t) {
     return s == 1 ? 0u : s == 2 ? 1u : s == 4 ? 2u : 3u;
 }
 
-// The selected kernel set (AVX2+FMA when the CPU has it, else portable). Thread-safe.
+// The selected kernel set (AVX-512 when the CPU has AVX-512F/DQ/BW/VL, else AVX2+FMA when it has
+// that, else portable). Thread-safe.
 const hg_cpu_kernels* hg_cpu_kernels_get(void);
-// A specific set by name ("generic", "avx2"); NULL if not built or not supported by this CPU.
-// Tests use it to compare both sets bit for bit.
+// A specific set by name ("generic", "avx2", "avx512"); NULL if not built or not supported by
+// this CPU. Tests use it to compare the sets bit for bit.
 const hg_cpu_kernels* hg_cpu_kernels_named(const char* name);
 
 #define HG_CAT2(a, b) a##b
@@ -77,6 +79,10 @@ const hg_cpu_kernels* hg_cpu_kernels_named(const char* name);
 #if defined(HG_HAVE_AVX2_KERNELS)
 #define HG_CPU_HAS_AVX2_SET 1
 #endif
+// ... and the kernels_*.c files a third time with AVX-512F/DQ/BW/VL (HG_HAVE_AVX512_KERNELS).
+#if defined(HG_HAVE_AVX512_KERNELS)
+#define HG_CPU_HAS_AVX512_SET 1
+#endif
 
 // Fill functions exported by the simd/ files, one per instruction set.
 #define HG_CPU_DECLARE_FILLERS(sfx)                           \
@@ -85,5 +91,6 @@ const hg_cpu_kernels* hg_cpu_kernels_named(const char* name);
     void hg_cpu_fill_cvt_##sfx(hg_cpu_kernels* k);
 HG_CPU_DECLARE_FILLERS(generic)
 HG_CPU_DECLARE_FILLERS(avx2)
+HG_CPU_DECLARE_FILLERS(avx512)
 
 #endif

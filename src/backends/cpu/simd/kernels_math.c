@@ -1,8 +1,8 @@
 // Lane-array kernels for the float functions of docs/isa.md §5: sqrt rsqrt exp exp2 log log2 sin
 // cos tanh sigmoid erf floor ceil round trunc. f16/bf16 compute in f32 and round once to the
-// register type. f32 (and so f16/bf16) exp exp2 log log2 tanh sigmoid erf use the vectorizable
-// implementations of vmath.h; sin and cos, and all f64 transcendentals, call libm. sqrt and the
-// roundings vectorize.
+// register type. f32 (and so f16/bf16) exp exp2 log log2 tanh sigmoid erf and f64 sigmoid use
+// the vectorizable implementations of vmath.h; sin and cos, and the other f64 transcendentals,
+// call libm. sqrt and the roundings vectorize.
 #include "backends/cpu/simd/simd_common.h"
 #include "backends/cpu/simd/vmath.h"
 
@@ -15,11 +15,6 @@
         HG_IVDEP for (size_t i = 0; i < n; i++) { T x = a[i]; d[i] = (expr); } \
     }
 
-// sigmoid(x) = 1/(1+e^-x), evaluated with e^-|x| so it never overflows to inf/inf = NaN.
-static inline double sigmoid_(double x) {
-    double e = exp(-fabs(x));
-    return x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
-}
 // 1/sqrt(x) for f32 is computed in double so the only error is the final rounding (and
 // rsqrt(+-0) = +-inf, rsqrt(x<0) = NaN, rsqrt(inf) = 0 as 1/sqrt gives).
 static inline float rsqrtf_(float x) { return (float)(1.0 / sqrt((double)x)); }
@@ -50,8 +45,8 @@ static inline double rsqrt_(double x) { return 1.0 / sqrt(x); }
 #define F32_FUNCS sqrtf, rsqrtf_, hg_vm_exp_f32, hg_vm_exp2_f32, hg_vm_log_f32, hg_vm_log2_f32, \
                   sinf, cosf, hg_vm_tanh_f32, hg_vm_sigmoid_f32, hg_vm_erf_f32, \
                   floorf, ceilf, rintf, truncf
-#define F64_FUNCS sqrt, rsqrt_, exp, exp2, log, log2, sin, cos, tanh, sigmoid_, erf, floor, ceil, \
-                  rint, trunc
+#define F64_FUNCS sqrt, rsqrt_, exp, exp2, log, log2, sin, cos, tanh, hg_vm_sigmoid_f64, erf, \
+                  floor, ceil, rint, trunc
 // One level of indirection so the function lists expand into separate arguments.
 #define MATHS_(...) MATHS(__VA_ARGS__)
 MATHS_(f32, float, R_ID, F32_FUNCS)

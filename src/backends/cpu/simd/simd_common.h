@@ -8,9 +8,10 @@
 #include <string.h>
 #include "backends/cpu/cpu_kernels.h"
 
-// The build compiles simd/*.c twice: -DHG_SIMD_SUFFIX=generic and (x86-64) =avx2.
+// The build compiles simd/*.c twice: -DHG_SIMD_SUFFIX=generic and (x86-64) =avx2, and the
+// kernels_*.c files also with =avx512.
 #ifndef HG_SIMD_SUFFIX
-#error "simd/ sources are compiled by CMakeLists.txt with -DHG_SIMD_SUFFIX=generic or =avx2"
+#error "simd/ sources are compiled by CMakeLists.txt with -DHG_SIMD_SUFFIX=generic, =avx2 or =avx512"
 #endif
 #ifndef HG_SIMD_NAME
 #define HG_SIMD_NAME(x) HG_CAT(x, HG_SIMD_SUFFIX)
