@@ -30,6 +30,7 @@ typedef struct hg_sgemm_kernel {
     const char* name;   // "generic", "avx2", "avx512"
     hg_sgemm_ukernel fn;
     int mr, nr;         // tile rows and columns
+    int kc, mc;         // depth and row block sizes of its cache blocking (gemm.c)
 } hg_sgemm_kernel;
 
 void hg_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -42,6 +42,12 @@ static inline float hg_vm_clamp_abs_f32(float x, float lim) {
     return hg_u2f(a | (u & 0x80000000u));
 }
 
+// min(|x|, lim) for lim > 0 on the bit patterns: an and and an integer min (NaN becomes lim).
+static inline float hg_vm_min_abs_f32(float x, float lim) {
+    uint32_t a = hg_f2u(x) & 0x7fffffffu, l = hg_f2u(lim);
+    return hg_u2f(a < l ? a : l);
+}
+
 // e^xc for |xc| <= 110 (not NaN). Cody-Waite reduction xc = n ln2 + r with |r| <= ln2/2 (the
 // high part of ln2 has few bits, so n * ln2_hi is exact), then a degree-7 polynomial for e^r
 // in Horner form, one fused multiply-add per coefficient; n is in [-159, 159].
@@ -180,7 +186,7 @@ static inline float hg_vm_tanh_f32(float x) {
 // x >= 0 and e/(1+e) below, one division either way (the numerator is a select).
 static inline float hg_vm_sigmoid_f32(float x) {
     // e^-110 is far below half the smallest subnormal; NaN becomes -110 and is put back last.
-    float e = hg_vm_exp_core_f32(-hg_vm_clamp_abs_f32(fabsf(x), 110.0f));
+    float e = hg_vm_exp_core_f32(-hg_vm_min_abs_f32(x, 110.0f));
     float num = x >= 0.0f ? 1.0f : e;
     float q = num / (1.0f + e);
     return x != x ? x + x : q;
