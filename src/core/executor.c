@@ -184,12 +184,16 @@ hg_status hg_executor_create_by_name(const char* name, hg_executor* out) {
 
 void* hg_executor_ext(hg_executor_obj* ex, hg_executor_ext_slot slot, void* (*create)(void),
                       void (*destroy)(void* ext)) {
+    // Lock-free once created (every eager op asks): the slot is written once, under the lock,
+    // with release order, so a reader that sees the pointer sees the initialized object.
+    void* e = __atomic_load_n(&ex->ext[slot], __ATOMIC_ACQUIRE);
+    if (e) return e;
     pthread_mutex_lock(&ex->lock);
     if (!ex->ext[slot]) {
-        ex->ext[slot] = create();
         ex->ext_free[slot] = destroy;
+        __atomic_store_n(&ex->ext[slot], create(), __ATOMIC_RELEASE);
     }
-    void* e = ex->ext[slot];
+    e = ex->ext[slot];
     pthread_mutex_unlock(&ex->lock);
     return e;
 }

@@ -17,12 +17,6 @@
 #include "ops/op_common.h"
 #include "tensor/tensor_internal.h"
 
-#if defined(__GNUC__)
-#define HG_TLS_FAST __attribute__((tls_model("initial-exec")))
-#else
-#define HG_TLS_FAST
-#endif
-
 // ---------------------------------------------------------------------------------------------
 // Per-executor cache of eager kernels: open addressing on the 64-bit key.
 // ---------------------------------------------------------------------------------------------
@@ -246,18 +240,7 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
     k->store = out->dtype;
     hg_ew_arg oa = {out, ob, 0};
     hg_executor_obj* ex = c->ex;
-    // The executor's cache, remembered per thread: an executor handle is never reused, and ex
-    // (reached through a live buffer) is alive, so a matching handle means the same cache.
-    // initial-exec: 16 bytes of static TLS, read without a __tls_get_addr call in the shared
-    // library (the default model for -fPIC code calls it on every access).
-    static _Thread_local uint64_t memo_handle HG_TLS_FAST;
-    static _Thread_local ew_cache* memo_cache HG_TLS_FAST;
-    ew_cache* cache = memo_handle == ex->handle ? memo_cache : NULL;
-    if (!cache) {
-        cache = hg_executor_ext(ex, HG_EXT_EWISE, cache_create, cache_destroy);
-        memo_handle = cache ? ex->handle : 0;
-        memo_cache = cache;
-    }
+    ew_cache* cache = hg_executor_ext(ex, HG_EXT_EWISE, cache_create, cache_destroy);
     if (!cache)
         return hg_op_finish(c, out, hg_error(HG_ERR_OUT_OF_MEMORY,
                                              "%s: out of memory creating the kernel cache", c->fn));

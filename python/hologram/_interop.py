@@ -1,0 +1,325 @@
+"""Getting data in and out: asarray / tensor / from_dlpack (zero-copy where possible), the
+default executors, creation functions (zeros, ones, full, arange, random) and the operand hook
+the C layer calls for arrays, lists and numpy scalars."""
+
+import numbers
+import threading
+
+import numpy as np
+
+from . import _C
+from .errors import InvalidArgumentError, UnsupportedError
+from .tensor import Tensor, _dtype_name
+
+_default_lock = threading.Lock()
+_default_cpu = None
+_default_any = None
+
+
+def default_cpu_executor():
+    """The shared CPU Executor that wraps host memory (from_dlpack, asarray) when no executor is
+    given. Created once; recreated if closed."""
+    global _default_cpu
+    with _default_lock:
+        if _default_cpu is None or _default_cpu.closed:
+            _default_cpu = _C.Executor("cpu")
+        return _default_cpu
+
+
+def default_executor():
+    """The shared Executor that creation functions (zeros, tensor, ...) use when none is given:
+    ``Executor('auto')`` (HOLOGRAM_BACKEND, else cuda, metal, cpu). On the CPU it is the same
+    object as default_cpu_executor()."""
+    global _default_any
+    with _default_lock:
+        if _default_any is None or _default_any.closed:
+            ex = _C.Executor("auto")
+            if ex.backend == "cpu":
+                ex.close()
+                _default_any = None
+            else:
+                _default_any = ex
+    if _default_any is None:
+        return default_cpu_executor()
+    return _default_any
+
+
+def _host_array(obj, dtype=None):
+    arr = np.asarray(obj, dtype=_np_dtype(dtype) if dtype is not None else None)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"hologram has no dtype for {arr.dtype} (expected bool, integer or float "
+                        "data)")
+    return arr
+
+
+def _np_dtype(dtype):
+    name = _dtype_name(dtype)
+    return np.uint16 if name == "bf16" else np.dtype(
+        {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+         "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "float16",
+         "f32": "float32", "f64": "float64"}[name])
+
+
+def _copy_in(arr, executor, dtype_name=None):
+    """A new C-contiguous Tensor holding a copy of host array arr (dtype_name: store as bf16)."""
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")   # (np.ascontiguousarray would make 0-d arrays 1-d)
+    t = _C.empty(executor, arr.shape, dtype_name or arr.dtype)
+    if arr.size:
+        t.buffer.from_numpy(arr.reshape(-1))
+    return t
+
+
+def _wrap(obj, executor):
+    """A zero-copy Tensor over obj's host memory (DLPack, else the buffer protocol), or None."""
+    if executor.backend != "cpu":
+        return None
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, (Tensor, _C.Buffer)):
+        try:
+            buf, shape, strides, offset = _C._import_dlpack(obj, executor)
+        except (BufferError, UnsupportedError, TypeError):
+            buf = None
+        if buf is not None:
+            return Tensor(buf, shape, strides, offset)
+    buf = _C._wrap_buffer(obj, executor)
+    if buf is None:
+        return None
+    shape = getattr(obj, "shape", None)
+    return Tensor(buf, tuple(shape) if shape is not None else None)
+
+
+def asarray(obj, dtype=None, *, copy=None, executor=None):
+    """A Tensor of ``obj`` (numpy array, torch tensor, anything with ``__dlpack__`` or the
+    buffer protocol, Buffer, Tensor, nested lists, scalars).
+
+    copy=None (default): a zero-copy view of obj's memory when possible (CPU executor, same
+    dtype; any strides through DLPack), else a copy. copy=False: a view or InvalidArgumentError.
+    copy=True: always a copy. A view keeps obj's memory alive; writes are visible both ways."""
+    ex = executor
+    if isinstance(obj, Tensor):
+        if ex is not None and ex is not obj.executor:
+            if copy is False:
+                raise InvalidArgumentError("asarray(copy=False): the Tensor is on another "
+                                           "Executor; moving it needs a copy", 100)
+            obj = to_executor(obj, ex)
+            copy = False if dtype is None else copy
+        if dtype is not None and _dtype_name(dtype) != obj.dtype_name:
+            if copy is False:
+                raise InvalidArgumentError("asarray(copy=False): a dtype change needs a copy", 100)
+            return obj.astype(dtype)
+        return obj.copy() if copy else obj
+    if isinstance(obj, _C.Buffer):
+        return asarray(Tensor(obj), dtype, copy=copy, executor=ex)
+    if ex is None:
+        ex = default_cpu_executor() if _is_host_data(obj) else default_executor()
+    want = _dtype_name(dtype) if dtype is not None else None
+    if copy is not True:
+        view = None
+        src_dtype = getattr(obj, "dtype", None)
+        same = want is None or (src_dtype is not None and _same_dtype(src_dtype, want))
+        if same:
+            view = _wrap(obj, ex)
+        if view is not None:
+            return view
+        if copy is False:
+            raise InvalidArgumentError(
+                "asarray(copy=False): cannot wrap without copying (the input has no zero-copy "
+                "host memory of the requested dtype, or the executor is not a CPU executor)", 100)
+    if want == "bf16":
+        # numpy has no bfloat16: uint16 data are taken as raw bf16 bits, anything else is
+        # converted (rounded to nearest even) by the library.
+        src = _host_array(obj)
+        if src.dtype == np.uint16:
+            return _copy_in(src, ex, "bf16")
+        return _copy_in(src, ex).astype("bf16")
+    return _copy_in(_host_array(obj, dtype), ex)
+
+
+def _same_dtype(src_dtype, want):
+    try:
+        return _dtype_name(src_dtype) == want
+    except (KeyError, TypeError):
+        name = str(src_dtype).replace("torch.", "")
+        try:
+            return _dtype_name(name) == want
+        except (KeyError, TypeError):
+            return False
+
+
+def _is_host_data(obj):
+    dev = getattr(obj, "__dlpack_device__", None)
+    if dev is not None:
+        try:
+            return dev()[0] == 1
+        except Exception:
+            return True
+    return True
+
+
+def tensor(data, dtype=None, *, executor=None):
+    """A new Tensor holding a copy of ``data`` (like numpy.array / torch.tensor)."""
+    return asarray(data, dtype, copy=True, executor=executor)
+
+
+def from_dlpack(x, *, executor=None, copy=None):
+    """A zero-copy Tensor over the memory of ``x`` (anything with ``__dlpack__``: numpy, torch,
+    hologram), with x's shape and strides. The Tensor keeps x's memory alive (the producer's
+    deleter runs when it is released); writes through it are visible in x. copy=True copies."""
+    if isinstance(x, Tensor) and executor in (None, x.executor):
+        return x.copy() if copy else x
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not support DLPack (no __dlpack__)")
+    ex = executor if executor is not None else default_cpu_executor()
+    buf, shape, strides, offset = _C._import_dlpack(x, ex)
+    t = Tensor(buf, shape, strides, offset)
+    return t.copy() if copy else t
+
+
+def to_executor(t, executor):
+    """t's values on another Executor (self when already there)."""
+    if t.executor is executor:
+        return t
+    src = t.contiguous()
+    out = _C.empty(executor, src.shape, src.dtype_name)
+    if src.size:
+        out.buffer.from_bytes(src.buffer.to_bytes()[src.offset * src.itemsize:
+                                                    (src.offset + src.size) * src.itemsize])
+    return out
+
+
+def _as_tensor(obj, executor):
+    """The C layer's hook for operands that are not Tensors/Buffers/Python scalars."""
+    if isinstance(obj, (str, bytes, dict, set)) or obj is None:
+        raise TypeError(f"unsupported operand type {type(obj).__name__}")
+    if isinstance(obj, (np.generic, numbers.Number)) and not isinstance(obj, np.ndarray):
+        arr = np.asarray(obj)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"unsupported operand type {type(obj).__name__}")
+        return _copy_in(arr.reshape(()), executor)
+    return asarray(obj, executor=executor)
+
+
+# --- creation ---------------------------------------------------------------------------------
+def _shape(shape):
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def empty(shape, dtype=np.float32, *, executor=None):
+    """A new C-contiguous Tensor (hologram's buffers start zero-filled)."""
+    return _C.empty(executor or default_executor(), _shape(shape), dtype)
+
+
+def zeros(shape, dtype=np.float32, *, executor=None):
+    return empty(shape, dtype, executor=executor)
+
+
+def full(shape, value, dtype=None, *, executor=None):
+    if dtype is None:
+        dtype = np.bool_ if isinstance(value, bool) else \
+            np.int64 if isinstance(value, numbers.Integral) else np.float32
+    t = empty(shape, dtype, executor=executor)
+    _C.fill(t, value)
+    return t
+
+
+def ones(shape, dtype=np.float32, *, executor=None):
+    return full(shape, 1, dtype, executor=executor)
+
+
+def zeros_like(x, dtype=None):
+    return empty(x.shape, dtype or x.dtype_name, executor=x.executor)
+
+
+def ones_like(x, dtype=None):
+    return full(x.shape, 1, dtype or x.dtype_name, executor=x.executor)
+
+
+def full_like(x, value, dtype=None):
+    return full(x.shape, value, dtype or x.dtype_name, executor=x.executor)
+
+
+def empty_like(x, dtype=None):
+    return empty(x.shape, dtype or x.dtype_name, executor=x.executor)
+
+
+def arange(start, stop=None, step=1, dtype=None, *, executor=None):
+    """numpy.arange: values start + i*step below stop (computed in f64, then converted)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise InvalidArgumentError("arange: step must not be zero", 100)
+    n = max(0, int(np.ceil((stop - start) / step)))
+    if dtype is None:
+        ints = all(isinstance(v, numbers.Integral) for v in (start, stop, step))
+        dtype = np.int64 if ints else np.float64
+    t = empty((n,), dtype, executor=executor)
+    if n:
+        _C.arange(t, float(start), float(step))
+    return t
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=np.float32, *, executor=None):
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    t = empty((num,), dtype, executor=executor)
+    if num:
+        _C.arange(t, float(start), float(step))
+    return t
+
+
+class _Random:
+    """Counter-based random numbers (Philox-4x32-10): the same numbers for any thread count
+    and backend. Each call advances the offset, so calls give new numbers."""
+
+    def __init__(self, seed=0):
+        self.seed = int(seed)
+        self.offset = 0
+        self._lock = threading.Lock()
+
+    def _take(self, n):
+        with self._lock:
+            off = self.offset
+            self.offset += n
+        return off
+
+    def uniform(self, shape, low=0.0, high=1.0, dtype=np.float32, *, executor=None):
+        t = empty(shape, dtype, executor=executor)
+        _C.random(t, False, self.seed, self._take(t.size), low, high)
+        return t
+
+    def normal(self, shape, mean=0.0, std=1.0, dtype=np.float32, *, executor=None):
+        t = empty(shape, dtype, executor=executor)
+        _C.random(t, True, self.seed, self._take(t.size), mean, std)
+        return t
+
+
+_global_random = _Random(0)
+
+
+def manual_seed(seed):
+    """Seeds the global generator behind rand / randn (offset back to 0)."""
+    global _global_random
+    _global_random = _Random(seed)
+
+
+def Generator(seed=0):
+    """An independent counter-based generator: .uniform(shape, low, high), .normal(shape,
+    mean, std)."""
+    return _Random(seed)
+
+
+def rand(*shape, dtype=np.float32, executor=None):
+    return _global_random.uniform(_shape(shape[0] if len(shape) == 1 and not
+                                         isinstance(shape[0], numbers.Integral) else shape),
+                                  dtype=dtype, executor=executor)
+
+
+def randn(*shape, dtype=np.float32, executor=None):
+    return _global_random.normal(_shape(shape[0] if len(shape) == 1 and not
+                                        isinstance(shape[0], numbers.Integral) else shape),
+                                 dtype=dtype, executor=executor)
+
+
+_C._set_hooks(_as_tensor, default_executor)

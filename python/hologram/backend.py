@@ -1,0 +1,46 @@
+"""Backend queries: which backends this machine can run, and which ``'auto'`` picks."""
+
+import os
+
+from . import _C
+
+BACKENDS = ("auto", "cpu", "cuda", "metal")
+
+
+def backend_info(name):
+    """Facts about one concrete backend: dict(name, available, device_count, reason)."""
+    return _C.backend_query(name)
+
+
+def is_available(name):
+    return bool(_C.backend_query(name)["available"])
+
+
+def is_cuda_available():
+    """True if an executor can be created on the CUDA backend now."""
+    return is_available("cuda")
+
+
+def is_metal_available():
+    """True if an executor can be created on the Metal backend now."""
+    return is_available("metal")
+
+
+def is_cpu_available():
+    return is_available("cpu")
+
+
+def get_default_backend():
+    """The backend ``Executor(backend='auto')`` uses: HOLOGRAM_BACKEND when set, else the first
+    available of cuda, metal, cpu."""
+    env = os.environ.get("HOLOGRAM_BACKEND", "").strip().lower()
+    if env and env != "auto" and env in BACKENDS:
+        return env
+    for name in ("cuda", "metal", "cpu"):
+        if is_available(name):
+            return name
+    return "cpu"
+
+
+__all__ = ["BACKENDS", "backend_info", "is_available", "is_cuda_available", "is_metal_available",
+           "is_cpu_available", "get_default_backend"]

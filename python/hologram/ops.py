@@ -1,0 +1,433 @@
+"""hologram.ops: every op of the library, on Tensors (and Buffers, numpy arrays, lists, Python
+scalars), plus the flat Buffer forms of the product documents.
+
+Two families share this namespace:
+
+* numpy-style ops on tensors (``add(a, b)``, ``exp(x)``, ``sum(x, axis=1)``, ``softmax(x,
+  axis=-1)``, ``matmul(a, b)``, ``cross_entropy(logits, target)``, ...): broadcasting, numpy's
+  type promotion, any strides, ``out=`` for an existing result Tensor. They return Tensors.
+* the flat forms of the product documents, each ``op(executor, buffers..., n=None)``:
+  ``vector_add/sub/mul/div/min/max``, ``vector_abs/neg/relu``, ``vector_clip``,
+  ``scalar_add/mul``, ``sigmoid/tanh/gelu/softmax``, ``reduce_sum/min/max``, ``mse_loss``,
+  ``cross_entropy_loss``, ``binary_cross_entropy_loss``, ``gemm``, ``matvec``. They take Buffers
+  (or C-contiguous Tensors that start at element 0) and work on the first ``n`` elements.
+
+Names in both families (sigmoid, tanh, gelu, softmax, gemm, matvec, mse_loss) pick the flat form
+when the first argument is an Executor.
+
+Inside a function decorated with ``@hologram.jit`` these ops record graph nodes instead of
+running (see hologram.jit).
+"""
+
+from . import _C
+from ._trace import traced, trace_dispatch
+
+_flat = _C.ops
+_U = _C.unary_ops
+_B = _C.binary_ops
+_R = _C.reduce_ops
+
+# --- flat forms of the product documents (C entry points, no Python in between) -------------------
+vector_add = _flat.vector_add
+vector_sub = _flat.vector_sub
+vector_mul = _flat.vector_mul
+vector_div = _flat.vector_div
+vector_min = _flat.vector_min
+vector_max = _flat.vector_max
+vector_abs = _flat.vector_abs
+vector_neg = _flat.vector_neg
+vector_relu = _flat.vector_relu
+vector_clip = _flat.vector_clip
+scalar_add = _flat.scalar_add
+scalar_mul = _flat.scalar_mul
+reduce_sum = _flat.reduce_sum
+reduce_min = _flat.reduce_min
+reduce_max = _flat.reduce_max
+cross_entropy_loss = _flat.cross_entropy_loss
+binary_cross_entropy_loss = _flat.binary_cross_entropy_loss
+
+
+def _is_executor(x):
+    return isinstance(x, _C.Executor)
+
+
+# --- elementwise --------------------------------------------------------------------------------
+def _unary(name, doc):
+    code = _U[name]
+
+    def f(x, out=None):
+        if traced(x):
+            return trace_dispatch("unary", code, x)
+        return _C.unary(code, x, out)
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+def _binary(name, doc):
+    code = _B[name]
+
+    def f(a, b, out=None):
+        if traced(a) or traced(b):
+            return trace_dispatch("binary", code, a, b)
+        return _C.binary(code, a, b, out)
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+negative = _unary("neg", "-x")
+neg = negative
+absolute = _unary("abs", "|x|")
+abs = absolute  # noqa: A001  (numpy's name)
+sign = _unary("sign", "-1, 0 or +1 (NaN stays NaN)")
+sqrt = _unary("sqrt", "square root (integers give a float result, as numpy)")
+rsqrt = _unary("rsqrt", "1/sqrt(x)")
+reciprocal = _unary("reciprocal", "1/x")
+square = _unary("square", "x*x")
+exp = _unary("exp", "e^x")
+expm1 = _unary("expm1", "e^x - 1, accurate near 0")
+exp2 = _unary("exp2", "2^x")
+log = _unary("log", "natural logarithm")
+log1p = _unary("log1p", "log(1 + x), accurate near 0")
+log2 = _unary("log2", "base-2 logarithm")
+sin = _unary("sin", "sine")
+cos = _unary("cos", "cosine")
+relu = _unary("relu", "max(x, 0); NaN stays NaN")
+gelu_erf = _unary("gelu_erf", "x * Phi(x) (erf form)")
+silu = _unary("silu", "x * sigmoid(x)")
+softplus = _unary("softplus", "log(1 + e^x) without overflow")
+erf = _unary("erf", "the error function")
+floor = _unary("floor", "round down")
+ceil = _unary("ceil", "round up")
+round = _unary("round", "round half to even (numpy.round with decimals=0): integers and bool "
+                "are returned as they are (numpy turns bool into float16)")  # noqa: A001
+round_ = round
+
+
+def rint(x, out=None):
+    """numpy.rint: round half to even; integer and bool inputs give numpy's float dtype."""
+    if not traced(x):
+        from ._interop import asarray
+        x = asarray(x)
+        if x.dtype.kind in "biu":
+            x = _C.cast(x, "f16" if x.itemsize == 1 else "f32" if x.itemsize == 2 else "f64")
+    return round(x, out)
+trunc = _unary("trunc", "round toward zero")
+logical_not = _unary("logical_not", "not x -> bool")
+bitwise_not = _unary("bitwise_not", "~x for integers and bool")
+invert = bitwise_not
+isnan = _unary("isnan", "-> bool")
+isinf = _unary("isinf", "-> bool")
+isfinite = _unary("isfinite", "-> bool")
+_sigmoid = _unary("sigmoid", "1 / (1 + e^-x)")
+_tanh = _unary("tanh", "hyperbolic tangent")
+_gelu_tanh = _unary("gelu", "gelu, tanh form")
+
+add = _binary("add", "a + b")
+subtract = _binary("subtract", "a - b")
+sub = subtract
+multiply = _binary("multiply", "a * b")
+mul = multiply
+divide = _binary("divide", "a / b (true division: integers give float64, as numpy)")
+true_divide = divide
+div = divide
+floor_divide = _binary("floor_divide", "a // b (integers: x // 0 = 0)")
+remainder = _binary("remainder", "a % b with the sign of b (integers: x % 0 = 0)")
+mod = remainder
+power = _binary("power", "a ** b")
+pow = power  # noqa: A001
+minimum = _binary("minimum", "NaN-propagating minimum")
+maximum = _binary("maximum", "NaN-propagating maximum")
+equal = _binary("equal", "a == b -> bool")
+eq = equal
+not_equal = _binary("not_equal", "a != b -> bool")
+ne = not_equal
+less = _binary("less", "a < b -> bool")
+lt = less
+less_equal = _binary("less_equal", "a <= b -> bool")
+le = less_equal
+greater = _binary("greater", "a > b -> bool")
+gt = greater
+greater_equal = _binary("greater_equal", "a >= b -> bool")
+ge = greater_equal
+logical_and = _binary("logical_and", "-> bool")
+logical_or = _binary("logical_or", "-> bool")
+logical_xor = _binary("logical_xor", "-> bool")
+bitwise_and = _binary("bitwise_and", "integers and bool")
+bitwise_or = _binary("bitwise_or", "integers and bool")
+bitwise_xor = _binary("bitwise_xor", "integers and bool")
+left_shift = _binary("left_shift", "integers; shifts >= width give 0")
+right_shift = _binary("right_shift", "integers; arithmetic for signed")
+
+
+def sigmoid(*args, **kw):
+    """sigmoid(x, out=None) on tensors; sigmoid(executor, a, c, n=None) is the flat form."""
+    if args and _is_executor(args[0]):
+        return _flat.sigmoid(*args, **kw)
+    return _sigmoid(*args, **kw)
+
+
+def tanh(*args, **kw):
+    """tanh(x, out=None) on tensors; tanh(executor, a, c, n=None) is the flat form."""
+    if args and _is_executor(args[0]):
+        return _flat.tanh(*args, **kw)
+    return _tanh(*args, **kw)
+
+
+def gelu(*args, approximate="tanh", **kw):
+    """gelu(x, approximate='tanh', out=None): 'tanh' is 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))
+    (the seeds' gelu), 'none' the erf form x*Phi(x) (torch's default). gelu(executor, a, c,
+    n=None) is the flat form (tanh)."""
+    if args and _is_executor(args[0]):
+        return _flat.gelu(*args, **kw)
+    if approximate == "tanh":
+        return _gelu_tanh(*args, **kw)
+    if approximate in ("none", "erf"):
+        return gelu_erf(*args, **kw)
+    raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
+
+
+def where(cond, a, b, out=None):
+    """cond ? a : b with broadcasting (cond: any dtype, nonzero = true)."""
+    if traced(cond) or traced(a) or traced(b):
+        return trace_dispatch("where", cond, a, b)
+    return _C.where(cond, a, b, out)
+
+
+def clip(x, lo=None, hi=None, out=None):
+    """minimum(maximum(x, lo), hi) as numpy.clip; lo/hi may be None, numbers or tensors."""
+    if traced(x):
+        return trace_dispatch("clip", x, lo, hi)
+    return _C.clip(x, lo, hi, out)
+
+
+def fma(a, b, c, out=None):
+    """a*b + c, floats rounded once (a fused multiply-add), integers wrap."""
+    if traced(a) or traced(b) or traced(c):
+        return trace_dispatch("fma", a, b, c)
+    return _C.fma(a, b, c, out)
+
+
+def cast(x, dtype, out=None):
+    """Conversion to dtype (the ISA's cvt rules: float->int truncates and saturates, NaN->0)."""
+    if traced(x):
+        return trace_dispatch("cast", x, dtype)
+    return _C.cast(x, dtype, out)
+
+
+astype = cast
+
+
+# --- reductions -----------------------------------------------------------------------------------
+def _reduction(name, doc):
+    code = _R[name]
+
+    def f(x, axis=None, keepdims=False, out=None):
+        if traced(x):
+            return trace_dispatch("reduce", code, x, axis, keepdims)
+        return _C.reduce(code, x, axis, keepdims, out)
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+sum = _reduction("sum", "sum over axis (None: all); bool/ints accumulate in int64/uint64")  # noqa: A001
+mean = _reduction("mean", "mean over axis")
+prod = _reduction("prod", "product over axis")
+amin = _reduction("min", "minimum over axis (NaN propagates)")
+amax = _reduction("max", "maximum over axis (NaN propagates)")
+min = amin  # noqa: A001
+max = amax  # noqa: A001
+argmin = _reduction("argmin", "index of the minimum (first NaN wins, as numpy)")
+argmax = _reduction("argmax", "index of the maximum")
+logsumexp = _reduction("logsumexp", "log(sum(exp(x))), max-shifted")
+any = _reduction("any", "-> bool")  # noqa: A001
+all = _reduction("all", "-> bool")  # noqa: A001
+
+
+def var(x, axis=None, keepdims=False, ddof=0, out=None):
+    """Variance with numpy's ddof (divisor n - ddof)."""
+    if traced(x):
+        if ddof:
+            raise NotImplementedError("jit: var with ddof != 0 is not traced")
+        return trace_dispatch("reduce", _R["var"], x, axis, keepdims)
+    return _C.reduce(_R["var"], x, axis, keepdims, out, ddof)
+
+
+def std(x, axis=None, keepdims=False, ddof=0, out=None):
+    if traced(x):
+        if ddof:
+            raise NotImplementedError("jit: std with ddof != 0 is not traced")
+        return trace_dispatch("reduce", _R["std"], x, axis, keepdims)
+    return _C.reduce(_R["std"], x, axis, keepdims, out, ddof)
+
+
+def _softmax_t(x, axis=-1, out=None):
+    if traced(x):
+        return trace_dispatch("softmax", x, axis, False)
+    return _C.softmax(x, axis, False, out)
+
+
+def softmax(*args, **kw):
+    """softmax(x, axis=-1, out=None): stable for large magnitudes and -inf masks.
+    softmax(executor, a, c, n=None) is the flat form (over the first n elements)."""
+    if args and _is_executor(args[0]):
+        return _flat.softmax(*args, **kw)
+    return _softmax_t(*args, **kw)
+
+
+def log_softmax(x, axis=-1, out=None):
+    if traced(x):
+        return trace_dispatch("softmax", x, axis, True)
+    return _C.softmax(x, axis, True, out)
+
+
+def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, out=None):
+    """Normalizes over the last dims (torch's normalized_shape: an int or tuple of the last
+    sizes; None = the last dim). weight/bias of that shape may be None."""
+    return _C.layer_norm(x, _nnorm(x, normalized_shape), weight, bias, eps, out)
+
+
+def rms_norm(x, normalized_shape=None, weight=None, eps=1e-6, out=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the last dims."""
+    return _C.rms_norm(x, _nnorm(x, normalized_shape), weight, eps, out)
+
+
+def _nnorm(x, normalized_shape):
+    if normalized_shape is None:
+        return 1
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    n = len(normalized_shape)
+    shape = tuple(getattr(x, "shape", ()))
+    if shape[len(shape) - n:] != tuple(normalized_shape):
+        from .errors import SizeMismatchError
+        raise SizeMismatchError(f"normalized_shape {tuple(normalized_shape)} does not match the "
+                                f"last dims of the input shape {shape}", 103)
+    return n
+
+
+# --- linear algebra -------------------------------------------------------------------------------
+def matmul(a, b, out=None):
+    """numpy.matmul: batching, broadcasting, 1-D operands."""
+    if traced(a) or traced(b):
+        return trace_dispatch("matmul", a, b)
+    return _C.matmul(a, b, out)
+
+
+def gemm(*args, **kw):
+    """gemm(a, b, c, alpha=1.0, beta=0.0, trans_a=False, trans_b=False): c = alpha op(a) op(b)
+    + beta c on 2-D float tensors; returns c. gemm(executor, a, b, c, m, n, k) is the flat form
+    of the product documents (row-major C[m x n] = A[m x k] . B[k x n])."""
+    if args and _is_executor(args[0]):
+        return _flat.gemm(*args, **kw)
+    return _C.gemm(*args, **kw)
+
+
+def matvec(*args, **kw):
+    """matvec(a, x, out=None): y = a @ x, a 2-D, x 1-D. matvec(executor, a, x, y, m=None,
+    n=None) is the flat form."""
+    if args and _is_executor(args[0]):
+        return _flat.matvec(*args, **kw)
+    return _C.matvec(*args, **kw)
+
+
+def linear(x, weight, bias=None):
+    """x @ weight.T + bias (torch.nn.functional.linear)."""
+    y = matmul(x, weight.T if hasattr(weight, "T") else weight)
+    return y + bias if bias is not None else y
+
+
+# --- losses ---------------------------------------------------------------------------------------
+def mse_loss(*args, reduction="mean", **kw):
+    """mse_loss(pred, target, reduction='mean'|'sum'|'none', out=None). mse_loss(executor, pred,
+    target, out, n=None) is the flat form (returns the mean as a float)."""
+    if args and _is_executor(args[0]):
+        return _flat.mse_loss(*args, **kw)
+    return _C.mse_loss(*args, reduction=reduction, **kw)
+
+
+def cross_entropy(logits, target, ignore_index=-100, reduction="mean", out=None):
+    """torch.nn.functional.cross_entropy: logits (N, C, ...) or (C,); target class indices
+    (integers) or probabilities (floats, logits' shape)."""
+    return _C.cross_entropy(logits, target, ignore_index, reduction, out)
+
+
+def binary_cross_entropy(prob, target, weight=None, reduction="mean", out=None):
+    """Probabilities in [0, 1]; logs clamped at -100 as torch."""
+    return _C.binary_cross_entropy(prob, target, weight, reduction, out)
+
+
+def binary_cross_entropy_with_logits(logits, target, weight=None, pos_weight=None,
+                                     reduction="mean", out=None):
+    return _C.binary_cross_entropy_with_logits(logits, target, weight, pos_weight, reduction, out)
+
+
+# --- data -----------------------------------------------------------------------------------------
+def fill(out, value):
+    """Every element of out = value; returns out."""
+    return _C.fill(out, value)
+
+
+def copy(x, out=None):
+    """A C-contiguous copy of x, or out[...] = x."""
+    if out is not None:
+        return _C.copy(out, x)
+    return _C.cast(x, x.dtype_name if hasattr(x, "dtype_name") else x.dtype)
+
+
+def concatenate(tensors, axis=0, out=None):
+    """numpy.concatenate (same dtype, equal other dims)."""
+    return _C.concat(list(tensors), axis, out)
+
+
+concat = concatenate
+cat = concatenate
+
+
+def stack(tensors, axis=0, out=None):
+    """numpy.stack: joins along a new axis."""
+    from ._interop import asarray
+    ts = [asarray(t)._unsqueeze(axis) for t in tensors]
+    return _C.concat(ts, axis, out)
+
+
+def index_select(x, axis, index, out=None):
+    """torch.index_select / numpy.take along one axis (negative indices count from the end)."""
+    return _C.index_select(x, axis, index, out)
+
+
+def take(x, index, axis=None, out=None):
+    """numpy.take (axis None: on the flattened x)."""
+    if axis is None:
+        x = x.reshape(-1)
+        axis = 0
+    return _C.index_select(x, axis, index, out)
+
+
+def embedding(index, weight, out=None):
+    """Rows of weight (num, dim) for integer indices of any shape: shape index.shape + (dim,)."""
+    from .tensor import Tensor
+    idx = index if isinstance(index, Tensor) else None
+    if idx is None:
+        from ._interop import asarray
+        idx = asarray(index, executor=weight.executor)
+    rows = _C.index_select(weight, 0, idx.reshape(-1))
+    return rows.reshape(tuple(idx.shape) + (weight.shape[1],)) if out is None else \
+        _C.copy(out, rows.reshape(tuple(idx.shape) + (weight.shape[1],)))
+
+
+def gather(x, axis, index, out=None):
+    """torch.gather / numpy.take_along_axis."""
+    return _C.gather(x, axis, index, out)
+
+
+def take_along_axis(x, index, axis, out=None):
+    return _C.gather(x, axis, index, out)
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("traced", "trace_dispatch")]

@@ -1,0 +1,420 @@
+"""hologram.Tensor: N-d strided views over Buffers with numpy-like behaviour.
+
+The object, its attributes, the operators (+ - * / // % ** @, comparisons, & | ^ << >>, unary
+-, +, abs, ~) and the view primitives are C (hologram._C.Tensor); this subclass adds indexing,
+shape methods, reductions, conversion to numpy and the repr. Views never copy; ops allocate
+their result on the inputs' Executor.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _C
+from .errors import UnsupportedError
+
+_REDUCE = _C.reduce_ops   # name -> hg_reduce_op code
+_UNARY = _C.unary_ops
+
+
+def _shape_args(shape):
+    """reshape(2, 3) and reshape((2, 3)) alike."""
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+def _is_basic_index(k):
+    return k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral, np.integer)) \
+        and not isinstance(k, (bool, np.bool_))
+
+
+class Tensor(_C.Tensor):
+    """An N-d view of a Buffer's memory: ``shape``, ``dtype``, ``strides`` (in elements),
+    ``offset``, ``buffer``, ``executor``. Create with ``hologram.tensor``, ``asarray``,
+    ``zeros``/``ones``/``empty``/``full``/``arange``, ``from_dlpack`` or ``Tensor(buffer,
+    shape)``."""
+
+    __slots__ = ()
+
+    # --- conversion -------------------------------------------------------------------------
+    def numpy(self, copy=False):
+        """A numpy array of the elements: a zero-copy view of CPU memory (writes are visible
+        both ways; it keeps the memory alive), or with ``copy=True`` an independent copy.
+        bfloat16 tensors show their raw bits as uint16 (use ``astype('float32')``)."""
+        if self.data_ptr == 0 and self.size:
+            if not copy:
+                raise UnsupportedError(
+                    f"numpy(): the Tensor is in {self.backend} device memory; numpy(copy=True) "
+                    "copies it to the host")
+            return self.contiguous()._host_copy()
+        item = self.itemsize
+        arr = np.ndarray(self.shape, dtype=self.dtype, buffer=self.buffer,
+                         offset=self.offset * item, strides=[s * item for s in self.strides])
+        return arr.copy() if copy else arr
+
+    to_numpy = numpy
+
+    def _host_copy(self):
+        out = np.empty(self.shape, dtype=self.dtype)
+        out.reshape(-1).view(np.uint8)[:] = np.frombuffer(self.buffer.to_bytes(), np.uint8)[
+            self.offset * self.itemsize:(self.offset + self.size) * self.itemsize]
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy(copy=bool(copy))
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError("__array__: a dtype change needs a copy")
+            arr = arr.astype(dtype)
+        return arr
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy ufuncs on Tensors run as hologram ops (np.exp(t) is a Tensor); ufuncs and
+        methods hologram lacks run in numpy on host views of the Tensors."""
+        if method == "__call__" and set(kwargs) <= {"out"}:
+            f = _ufunc_ops().get(ufunc.__name__)
+            out = kwargs.get("out")
+            if out is not None:
+                out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+            if f is not None and (out is None or isinstance(out, _C.Tensor)) and \
+                    len(inputs) == ufunc.nin:
+                return f(*inputs, out=out) if out is not None else f(*inputs)
+        args = [_host_value(x) for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(_host_value(o) for o in kwargs["out"])
+        return getattr(ufunc, method)(*args, **kwargs)
+
+    def tolist(self):
+        return self._values().tolist()
+
+    def _values(self):
+        """numpy values for display and tolist (bf16 shown as its float values)."""
+        if self.dtype_name == "bf16":
+            return self.astype("float32").numpy()
+        return self.numpy()
+
+    def __repr__(self):
+        if self.buffer.freed:
+            return f"<hologram.Tensor of a freed Buffer, shape={self.shape}>"
+        body = np.array2string(self._values(), separator=", ", prefix="Tensor(")
+        return f"Tensor({body}, dtype={self.dtype_name}, backend={self.backend})"
+
+    __str__ = __repr__
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d Tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d Tensor")
+        for i in range(self.shape[0]):
+            yield self._select(0, i)
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __format__(self, spec):
+        if self.ndim == 0 or self.size == 1:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    # --- shape ------------------------------------------------------------------------------
+    def reshape(self, *shape):
+        """A view when the strides allow it (numpy's rule), else a contiguous copy; -1 infers."""
+        return self._reshape(_shape_args(shape))
+
+    def view(self, *shape):
+        return self.reshape(*shape)
+
+    def flatten(self):
+        """A 1-D copy (numpy.ndarray.flatten always copies)."""
+        return self.copy().reshape(-1)
+
+    def ravel(self):
+        """1-D: a view when possible."""
+        return self.reshape(-1)
+
+    def transpose(self, *axes):
+        """No axes: reverse the dims (numpy). A view."""
+        if not axes:
+            axes = tuple(range(self.ndim - 1, -1, -1))
+        return self._permute(_shape_args(axes))
+
+    def permute(self, *dims):
+        return self._permute(_shape_args(dims))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    @property
+    def mT(self):
+        """Transpose of the last two dims."""
+        if self.ndim < 2:
+            raise ValueError("mT needs at least 2 dims")
+        return self.swapaxes(-1, -2)
+
+    def swapaxes(self, a, b):
+        perm = list(range(self.ndim))
+        a, b = a % self.ndim if self.ndim else a, b % self.ndim if self.ndim else b
+        perm[a], perm[b] = perm[b], perm[a]
+        return self._permute(tuple(perm))
+
+    def squeeze(self, axis=None):
+        if isinstance(axis, tuple):
+            t = self
+            for a in sorted((x % self.ndim for x in axis), reverse=True):
+                t = t._squeeze(a)
+            return t
+        return self._squeeze(axis)
+
+    def unsqueeze(self, axis):
+        return self._unsqueeze(axis)
+
+    expand_dims = unsqueeze
+
+    def broadcast_to(self, shape):
+        return self._expand(tuple(shape) if not isinstance(shape, numbers.Integral) else (shape,))
+
+    def expand(self, *shape):
+        return self._expand(_shape_args(shape))
+
+    # --- copies and types -------------------------------------------------------------------
+    def copy(self):
+        """A C-contiguous copy."""
+        return _C.cast(self, self.dtype_name)
+
+    def clone(self):
+        return self.copy()
+
+    def astype(self, dtype, copy=True):
+        """Conversion (the ISA's cvt rules: float->int truncates and saturates, NaN->0).
+        ``copy=False`` returns self when the dtype already matches."""
+        if not copy and _dtype_name(dtype) == self.dtype_name:
+            return self
+        return _C.cast(self, dtype)
+
+    def fill(self, value):
+        """Sets every element to value (in place; returns None, as numpy)."""
+        _C.fill(self, value)
+
+    def fill_(self, value):
+        _C.fill(self, value)
+        return self
+
+    def copy_(self, src):
+        """self[...] = src (broadcast, converted to self's dtype); returns self."""
+        _C.copy(self, src)
+        return self
+
+    def to(self, executor):
+        """The same values on another Executor (a copy; self when it is already there)."""
+        from ._interop import to_executor
+        return to_executor(self, executor)
+
+    def cpu(self):
+        from ._interop import default_cpu_executor
+        return self.to(default_cpu_executor()) if self.backend != "cpu" else self
+
+    # --- indexing ---------------------------------------------------------------------------
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        if all(_is_basic_index(k) for k in key):
+            return self._basic_index(key)
+        return self._advanced_get(key)
+
+    def __setitem__(self, key, value):
+        if self.readonly:
+            raise ValueError("assignment destination is read-only")
+        if not isinstance(key, tuple):
+            key = (key,)
+        if all(_is_basic_index(k) for k in key):
+            _C.copy(self._basic_index(key), value)
+            return
+        if self.data_ptr == 0:
+            raise UnsupportedError("advanced index assignment works on CPU memory only so far")
+        self.numpy()[_numpy_key(key)] = np.asarray(_host_value(value))
+
+    def _basic_index(self, key):
+        n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+        if n_real > self.ndim:
+            raise IndexError(f"too many indices: {n_real} for a {self.ndim}-d Tensor")
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        t, dim = self, 0
+        for k in key:
+            if k is Ellipsis:
+                dim += self.ndim - n_real
+                continue
+            if k is None:
+                t = t._unsqueeze(dim)
+                dim += 1
+            elif isinstance(k, slice):
+                t = t._slice(dim, k.start, k.stop, k.step)
+                dim += 1
+            else:
+                t = t._select(dim, int(k))
+        return t
+
+    def _advanced_get(self, key):
+        # One integer array on one axis, the others basic: index_select (stays on the device).
+        adv = [i for i, k in enumerate(key) if not _is_basic_index(k)]
+        if len(adv) == 1 and not any(k is Ellipsis or k is None for k in key):
+            idx = key[adv[0]]
+            idx_t = idx if isinstance(idx, _C.Tensor) else None
+            arr = None if idx_t is not None else np.asarray(idx)
+            if idx_t is not None and idx_t.dtype.kind in "iu" or \
+                    arr is not None and arr.dtype.kind in "iu":
+                before = self._basic_index(key[:adv[0]] + (slice(None),) * (len(key) - adv[0]))
+                axis = sum(1 for k in key[:adv[0]] if isinstance(k, slice))
+                if idx_t is None:
+                    from ._interop import asarray
+                    idx_t = asarray(arr.astype(np.int64), executor=self.executor)
+                flat = idx_t.reshape(-1)
+                out = _C.index_select(before, axis, flat)
+                if idx_t.ndim != 1:
+                    shp = out.shape
+                    out = out.reshape(shp[:axis] + idx_t.shape + shp[axis + 1:])
+                rest = key[adv[0] + 1:]
+                if rest:
+                    out = out[(slice(None),) * (axis + idx_t.ndim) + rest]
+                return out
+        # Boolean masks and several index arrays: numpy's rules on CPU memory (a copy, as numpy).
+        if self.data_ptr == 0 and self.size:
+            raise UnsupportedError("boolean-mask and multi-array indexing work on CPU memory only "
+                                   "so far")
+        from ._interop import asarray
+        res = self.numpy()[_numpy_key(key)]
+        return asarray(np.asarray(res), executor=self.executor, copy=True)
+
+    # --- reductions -------------------------------------------------------------------------
+    def _reduce(self, name, axis, keepdims, out=None, ddof=0, dtype=None):
+        x = self if dtype is None else self.astype(dtype)
+        return _C.reduce(_REDUCE[name], x, axis, keepdims, out, ddof)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        return self._reduce("sum", axis, keepdims, out, dtype=dtype)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return self._reduce("mean", axis, keepdims, out, dtype=dtype)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        return self._reduce("prod", axis, keepdims, out, dtype=dtype)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        return self._reduce("min", axis, keepdims, out)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        return self._reduce("max", axis, keepdims, out)
+
+    amin, amax = min, max
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        return self._reduce("argmin", axis, keepdims, out)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        return self._reduce("argmax", axis, keepdims, out)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return self._reduce("var", axis, keepdims, out, ddof, dtype=dtype)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return self._reduce("std", axis, keepdims, out, ddof, dtype=dtype)
+
+    def logsumexp(self, axis=None, out=None, keepdims=False):
+        return self._reduce("logsumexp", axis, keepdims, out)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        return self._reduce("any", axis, keepdims, out)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        return self._reduce("all", axis, keepdims, out)
+
+    # --- a few elementwise methods (the rest: hologram.ops) -----------------------------------
+    def clip(self, lo=None, hi=None, out=None):
+        return _C.clip(self, lo, hi, out)
+
+    def matmul(self, other):
+        return _C.matmul(self, other)
+
+    dot = matmul
+
+    def exp(self):
+        return _C.unary(_UNARY["exp"], self)
+
+    def log(self):
+        return _C.unary(_UNARY["log"], self)
+
+    def sqrt(self):
+        return _C.unary(_UNARY["sqrt"], self)
+
+    def round(self, decimals=0):
+        if decimals != 0:
+            raise UnsupportedError("round(decimals != 0) is not supported; only decimals=0")
+        return _C.unary(_UNARY["round"], self)
+
+
+_NAMES = {np.dtype(k): v for k, v in [
+    ("bool", "bool"), ("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"),
+    ("uint8", "u8"), ("uint16", "u16"), ("uint32", "u32"), ("uint64", "u64"),
+    ("float16", "f16"), ("float32", "f32"), ("float64", "f64")]}
+
+
+def _dtype_name(dtype):
+    """hologram's dtype name for a dtype spec ('f32', 'bf16', ...)."""
+    if isinstance(dtype, str):
+        low = dtype.lower()
+        if low in ("bf16", "bfloat16"):
+            return "bf16"
+        if low in _C.dtype_names:
+            return low
+    return _NAMES[np.dtype(dtype)]
+
+
+def _numpy_key(key):
+    out = []
+    for k in key:
+        if isinstance(k, _C.Tensor):
+            out.append(k.numpy())
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _host_value(v):
+    if isinstance(v, _C.Tensor):
+        return v.numpy() if v.data_ptr else v.numpy(copy=True)
+    if isinstance(v, _C.Buffer):
+        return v.to_numpy()
+    return v
+
+
+_UFUNCS = None
+
+
+def _ufunc_ops():
+    """numpy ufunc name -> hologram.ops function (built on first use)."""
+    global _UFUNCS
+    if _UFUNCS is None:
+        from . import ops
+        names = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power",
+                 "minimum", "maximum", "equal", "not_equal", "less", "less_equal", "greater",
+                 "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+                 "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "negative",
+                 "absolute", "sign", "sqrt", "reciprocal", "square", "exp", "expm1", "exp2",
+                 "log", "log1p", "log2", "sin", "cos", "tanh", "floor", "ceil", "rint", "trunc",
+                 "logical_not", "isnan", "isinf", "isfinite"]
+        table = {n: getattr(ops, n) for n in names}
+        table["true_divide"] = ops.divide
+        table["invert"] = ops.bitwise_not
+        table["bitwise_not"] = ops.bitwise_not
+        table["fmin"] = None
+        _UFUNCS = {k: v for k, v in table.items() if v is not None}
+    return _UFUNCS
+
+
+_C._set_tensor_class(Tensor)

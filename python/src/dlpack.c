@@ -1,0 +1,473 @@
+// DLPack export (Buffer.__dlpack__) and import (from_dlpack, asarray) without copying.
+// The struct definitions follow the DLPack 1.x ABI (dlpack.h); written out here so the build
+// needs no extra header.
+#include <stdlib.h>
+#include <string.h>
+#include "hgpy.h"
+
+typedef struct { uint32_t major, minor; } DLPackVersion;
+enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLMetal = 8 };
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+    void* data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t* shape;
+    int64_t* strides;   // in elements; NULL = C-contiguous
+    uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void* manager_ctx;
+    void (*deleter)(struct DLManagedTensor*);
+} DLManagedTensor;
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1ULL << 0)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1ULL << 1)
+typedef struct DLManagedTensorVersioned {
+    DLPackVersion version;
+    void* manager_ctx;
+    void (*deleter)(struct DLManagedTensorVersioned*);
+    uint64_t flags;
+    DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+_Static_assert(sizeof(DLDataType) == 4, "DLDataType layout");
+_Static_assert(sizeof(DLDevice) == 8, "DLDevice layout");
+
+#define HGPY_DLPACK_MAJOR 1
+#define HGPY_DLPACK_MINOR 1
+
+static DLDataType dl_dtype(hg_dtype dt) {
+    DLDataType r = {kDLFloat, (uint8_t)(8 * hg_dtype_size(dt)), 1};
+    switch (dt) {
+    case HG_DTYPE_BOOL: r.code = kDLBool; break;
+    case HG_DTYPE_I8: case HG_DTYPE_I16: case HG_DTYPE_I32: case HG_DTYPE_I64: r.code = kDLInt; break;
+    case HG_DTYPE_U8: case HG_DTYPE_U16: case HG_DTYPE_U32: case HG_DTYPE_U64: r.code = kDLUInt; break;
+    case HG_DTYPE_BF16: r.code = kDLBfloat; break;
+    default: break;
+    }
+    return r;
+}
+
+static int hg_from_dl(DLDataType t) {
+    if (t.lanes != 1) return -1;
+    switch (t.code) {
+    case kDLBool: return t.bits == 8 ? HG_DTYPE_BOOL : -1;
+    case kDLInt:
+        return t.bits == 8 ? HG_DTYPE_I8 : t.bits == 16 ? HG_DTYPE_I16 : t.bits == 32 ? HG_DTYPE_I32
+             : t.bits == 64 ? HG_DTYPE_I64 : -1;
+    case kDLUInt:
+        return t.bits == 8 ? HG_DTYPE_U8 : t.bits == 16 ? HG_DTYPE_U16 : t.bits == 32 ? HG_DTYPE_U32
+             : t.bits == 64 ? HG_DTYPE_U64 : -1;
+    case kDLFloat:
+        return t.bits == 16 ? HG_DTYPE_F16 : t.bits == 32 ? HG_DTYPE_F32
+             : t.bits == 64 ? HG_DTYPE_F64 : -1;
+    case kDLBfloat: return t.bits == 16 ? HG_DTYPE_BF16 : -1;
+    default: return -1;
+    }
+}
+
+// --- export ----------------------------------------------------------------------------------------
+// One allocation per export: the managed tensor, its shape/strides and the Buffer it holds.
+typedef struct {
+    DLManagedTensorVersioned v;   // used when versioned
+    DLManagedTensor u;            // used otherwise
+    int64_t shape[HG_MAX_DIMS];
+    int64_t strides[HG_MAX_DIMS];
+    HgBuffer* owner;              // strong reference; owner->users counts this export
+} ExportCtx;
+
+static int finalizing(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+// Called exactly once, by the consumer or by the capsule destructor, from any thread.
+static void release_export(ExportCtx* ctx) {
+    if (!Py_IsInitialized() || (finalizing() && !PyGILState_Check())) {
+        free(ctx);   // the interpreter is going away: the Buffer goes with it
+        return;
+    }
+    PyGILState_STATE st = PyGILState_Ensure();
+    HgBuffer* b = ctx->owner;
+    hgpy_buffer_unhold(b);
+    Py_DECREF(b);
+    PyGILState_Release(st);
+    free(ctx);
+}
+
+static void deleter_versioned(DLManagedTensorVersioned* m) { release_export((ExportCtx*)m->manager_ctx); }
+static void deleter_unversioned(DLManagedTensor* m) { release_export((ExportCtx*)m->manager_ctx); }
+
+static void capsule_destructor_versioned(PyObject* cap) {
+    if (!PyCapsule_IsValid(cap, "dltensor_versioned")) return;   // consumed: consumer deletes
+    DLManagedTensorVersioned* m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (m && m->deleter) m->deleter(m);
+}
+
+static void capsule_destructor_unversioned(PyObject* cap) {
+    if (!PyCapsule_IsValid(cap, "dltensor")) return;
+    DLManagedTensor* m = PyCapsule_GetPointer(cap, "dltensor");
+    if (m && m->deleter) m->deleter(m);
+}
+
+// Exports the view t of b's memory (data points at element (0, ..., 0), byte_offset 0).
+static PyObject* export_capsule(HgBuffer* b, const hg_tensor* v, int versioned, int copied) {
+    ExportCtx* ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return PyErr_NoMemory();
+    for (int32_t d = 0; d < v->ndim; d++) {
+        ctx->shape[d] = v->shape[d];
+        ctx->strides[d] = v->strides[d];
+    }
+    ctx->owner = (HgBuffer*)Py_NewRef((PyObject*)b);
+    char* data = (char*)b->data + v->offset * (int64_t)hg_dtype_size(v->dtype);
+    DLTensor t = {data, {kDLCPU, 0}, v->ndim, dl_dtype(v->dtype), ctx->shape, ctx->strides, 0};
+    PyObject* cap;
+    if (versioned) {
+        ctx->v.version.major = HGPY_DLPACK_MAJOR;
+        ctx->v.version.minor = HGPY_DLPACK_MINOR;
+        ctx->v.manager_ctx = ctx;
+        ctx->v.deleter = deleter_versioned;
+        ctx->v.flags = (b->readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0) |
+                       (copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0);
+        ctx->v.dl_tensor = t;
+        cap = PyCapsule_New(&ctx->v, "dltensor_versioned", capsule_destructor_versioned);
+    } else {
+        ctx->u.manager_ctx = ctx;
+        ctx->u.deleter = deleter_unversioned;
+        ctx->u.dl_tensor = t;
+        cap = PyCapsule_New(&ctx->u, "dltensor", capsule_destructor_unversioned);
+    }
+    if (!cap) {
+        Py_DECREF(b);
+        free(ctx);
+        return NULL;
+    }
+    hgpy_buffer_hold(b);
+    return cap;
+}
+
+// The keywords of __dlpack__ (keyword-only): sets *versioned and *want_copy; 0 or -1.
+static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                         int* versioned, int* want_copy) {
+    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+    if (nargs > 0) {
+        PyErr_Format(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; kwnames && i < PyTuple_GET_SIZE(kwnames); i++) {
+        PyObject* k = PyTuple_GET_ITEM(kwnames, i);
+        PyObject* v = args[i];
+        if (!PyUnicode_CompareWithASCIIString(k, "stream")) stream = v;
+        else if (!PyUnicode_CompareWithASCIIString(k, "max_version")) max_version = v;
+        else if (!PyUnicode_CompareWithASCIIString(k, "dl_device")) dl_device = v;
+        else if (!PyUnicode_CompareWithASCIIString(k, "copy")) copy = v;
+        else {
+            PyErr_Format(PyExc_TypeError, "__dlpack__() got an unexpected keyword %R", k);
+            return -1;
+        }
+    }
+    // CPU data needs no stream: None is the only meaningful value (-1 is accepted as "none").
+    if (stream != Py_None) {
+        long s = PyLong_Check(stream) ? PyLong_AsLong(stream) : 0;
+        if (!PyLong_Check(stream) || s != -1) {
+            PyErr_Format(PyExc_ValueError, "__dlpack__: stream must be None for CPU memory, got "
+                         "%R", stream);
+            return -1;
+        }
+    }
+    if (dl_device != Py_None) {
+        int dt, id;
+        if (!PyArg_ParseTuple(dl_device, "ii:dl_device", &dt, &id)) return -1;
+        if (dt != kDLCPU || id != 0) {
+            PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export CPU memory to device "
+                         "(%d, %d)", dt, id);
+            return -1;
+        }
+    }
+    *versioned = 0;
+    if (max_version != Py_None) {
+        int major, minor;
+        if (!PyArg_ParseTuple(max_version, "ii:max_version", &major, &minor)) return -1;
+        *versioned = major >= 1;
+    }
+    *want_copy = copy == Py_None ? 0 : PyObject_IsTrue(copy);
+    return *want_copy < 0 ? -1 : 0;
+}
+
+// Exports view of b, or (want_copy) a C-contiguous copy of it that only the capsule reaches.
+static PyObject* export_view(HgBuffer* b, const hg_tensor* view, int versioned, int want_copy) {
+    if (!b->data)
+        return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "__dlpack__: only host (CPU) memory can be "
+                              "exported so far");
+    if (!want_copy) return export_capsule(b, view, versioned, 0);
+    hg_tensor out = {0};
+    hg_status s;
+    hgpy_buffer_hold(b);
+    Py_BEGIN_ALLOW_THREADS
+    s = hg_cast(view, view->dtype, &out);
+    Py_END_ALLOW_THREADS
+    hgpy_buffer_unhold(b);
+    if (s != HG_OK) return hgpy_raise_status(s, "__dlpack__(copy=True)");
+    HgBuffer* c = hgpy_buffer_new(b->owner, out.buffer);
+    if (!c) return NULL;
+    PyObject* cap = export_capsule(c, &out, versioned, 1);
+    if (cap) c->freed = 1;   // only the capsule can reach it; memory goes with the capsule
+    Py_DECREF(c);
+    return cap;
+}
+
+PyObject* hgpy_buffer_dlpack(HgBuffer* self, PyObject* const* args, Py_ssize_t nargs,
+                             PyObject* kwnames) {
+    int versioned, want_copy;
+    if (dlpack_kwargs(args, nargs, kwnames, &versioned, &want_copy)) return NULL;
+    if (hgpy_buffer_check(self)) return NULL;
+    hg_tensor v;
+    memset(&v, 0, sizeof v);
+    v.buffer = self->buf;
+    v.dtype = self->dtype;
+    v.ndim = 1;
+    v.shape[0] = (int64_t)self->count;
+    v.strides[0] = 1;
+    return export_view(self, &v, versioned, want_copy);
+}
+
+PyObject* hgpy_tensor_dlpack(HgTensor* self, PyObject* const* args, Py_ssize_t nargs,
+                             PyObject* kwnames) {
+    int versioned, want_copy;
+    if (dlpack_kwargs(args, nargs, kwnames, &versioned, &want_copy)) return NULL;
+    if (hgpy_tensor_check(self)) return NULL;
+    return export_view(self->base, &self->t, versioned, want_copy);
+}
+
+PyObject* hgpy_tensor_dlpack_device(HgTensor* self, PyObject* unused) {
+    return Py_BuildValue("(ii)", kDLCPU, 0);
+}
+
+PyObject* hgpy_buffer_dlpack_device(HgBuffer* self, PyObject* unused) {
+    return Py_BuildValue("(ii)", kDLCPU, 0);
+}
+
+// --- import ------------------------------------------------------------------------------------------
+// The producer's deleter (either struct; a NULL deleter means nothing to release).
+static void call_deleter(void* managed, int versioned) {
+    if (versioned) {
+        DLManagedTensorVersioned* mv = managed;
+        if (mv->deleter) mv->deleter(mv);
+    } else {
+        DLManagedTensor* mu = managed;
+        if (mu->deleter) mu->deleter(mu);
+    }
+}
+
+void hgpy_release_foreign(HgBuffer* b) {
+    if (b->has_view) {
+        b->has_view = 0;
+        PyBuffer_Release(&b->view);
+    }
+    if (b->dl_managed) {
+        void* m = b->dl_managed;
+        b->dl_managed = NULL;
+        call_deleter(m, b->dl_versioned);
+    }
+}
+
+static HgExecutor* require_cpu_executor(PyObject* exobj, const char* fn) {
+    if (!PyObject_TypeCheck(exobj, &HgExecutor_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s: executor must be a hologram.Executor, got %.100s", fn,
+                     Py_TYPE(exobj)->tp_name);
+        return NULL;
+    }
+    HgExecutor* e = (HgExecutor*)exobj;
+    if (e->closed) {
+        hgpy_raise_msg(HG_ERR_INVALID_HANDLE, "%s: Executor used after close()", fn);
+        return NULL;
+    }
+    return e;
+}
+
+// _import_dlpack(obj, executor) -> (Buffer, shape, strides, offset): wraps the memory span that
+// obj's elements reach (no copy). shape/strides/offset (in elements, into that Buffer) describe
+// obj's layout; the Buffer keeps obj's memory alive and calls the DLPack deleter when released.
+PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_import_dlpack(obj, executor)");
+    PyObject* obj = args[0];
+    HgExecutor* e = require_cpu_executor(args[1], "from_dlpack");
+    if (!e) return NULL;
+    // Ask the producer where its data lives first, for a clear message before any export.
+    PyObject* dev = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+    if (!dev) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+        PyErr_Clear();
+        return PyErr_Format(PyExc_TypeError, "from_dlpack: %.100s does not support DLPack (no "
+                            "__dlpack_device__)", Py_TYPE(obj)->tp_name);
+    }
+    int devtype = 0, devid = 0;
+    int ok = PyArg_ParseTuple(dev, "ii", &devtype, &devid);
+    Py_DECREF(dev);
+    if (!ok) return NULL;
+    if (devtype != kDLCPU)
+        return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: the data is on DLPack device "
+                              "type %d (only CPU memory, type 1, can be wrapped so far)", devtype);
+    if (e->backend != HG_BACKEND_CPU)
+        return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: CPU memory can only be wrapped "
+                              "by a CPU executor, this one is '%s'", hg_backend_name(e->backend));
+    // Versioned first; producers that predate it reject max_version with TypeError.
+    PyObject* kw = Py_BuildValue("{s:(ii)}", "max_version", HGPY_DLPACK_MAJOR, HGPY_DLPACK_MINOR);
+    if (!kw) return NULL;
+    PyObject* meth = PyObject_GetAttrString(obj, "__dlpack__");
+    if (!meth) {
+        Py_DECREF(kw);
+        return NULL;
+    }
+    PyObject* empty = PyTuple_New(0);
+    PyObject* cap = empty ? PyObject_Call(meth, empty, kw) : NULL;
+    Py_DECREF(kw);
+    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        cap = PyObject_Call(meth, empty, NULL);
+    }
+    Py_XDECREF(empty);
+    Py_DECREF(meth);
+    if (!cap) return NULL;
+    int versioned;
+    DLTensor* t;
+    void* managed;
+    uint64_t flags = 0;
+    if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        DLManagedTensorVersioned* m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (m->version.major != 1) {
+            Py_DECREF(cap);   // unconsumed: its destructor calls the deleter
+            return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: DLPack major version %u is "
+                                  "not supported (expected 1)", m->version.major);
+        }
+        versioned = 1;
+        t = &m->dl_tensor;
+        managed = m;
+        flags = m->flags;
+    } else if (PyCapsule_IsValid(cap, "dltensor")) {
+        DLManagedTensor* m = PyCapsule_GetPointer(cap, "dltensor");
+        versioned = 0;
+        t = &m->dl_tensor;
+        managed = m;
+    } else {
+        Py_DECREF(cap);
+        return PyErr_Format(PyExc_TypeError, "from_dlpack: __dlpack__ returned something that is "
+                            "not an unused DLPack capsule");
+    }
+    int dt = hg_from_dl(t->dtype);
+    const char* bad = NULL;
+    if (dt < 0) bad = "its dtype has no hologram equivalent";
+    else if (t->ndim < 0 || t->ndim > HG_MAX_DIMS) bad = "it has too many dimensions";
+    else if (t->device.device_type != kDLCPU) bad = "it is not in CPU memory";
+    if (bad) {
+        PyObject* r = hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: cannot wrap the tensor: "
+                                     "%s (dtype code %d, %d bits, %d lanes; %d dims)", bad,
+                                     t->dtype.code, t->dtype.bits, t->dtype.lanes, t->ndim);
+        Py_DECREF(cap);
+        return r;
+    }
+    // Span of reachable elements relative to element (0, ..., 0).
+    int64_t lo = 0, hi = 0, numel = 1, expect = 1;
+    int64_t strides[HG_MAX_DIMS];
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        strides[d] = t->strides ? t->strides[d] : expect;
+        expect *= t->shape[d];
+    }
+    for (int d = 0; d < t->ndim; d++) {
+        numel *= t->shape[d];
+        if (t->shape[d] == 0) continue;
+        int64_t ext = (t->shape[d] - 1) * strides[d];
+        if (ext < 0) lo += ext; else hi += ext;
+    }
+    size_t es = hg_dtype_size((hg_dtype)dt);
+    size_t count = numel == 0 ? 0 : (size_t)(hi - lo + 1);
+    char* base = (char*)t->data + t->byte_offset + (numel == 0 ? 0 : lo * (int64_t)es);
+    // Take ownership: from here on the deleter is ours to call (through the Buffer).
+    if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor")) {
+        Py_DECREF(cap);
+        return NULL;
+    }
+    Py_DECREF(cap);
+    // Empty tensors may have a NULL data pointer; wrapping needs an address (never accessed).
+    static _Alignas(16) char empty_data[16];
+    if (count == 0 && !base) base = empty_data;
+    hg_buffer h;
+    hg_status s = hg_buffer_wrap(e->ex, (hg_dtype)dt, base, count, &h);
+    if (s != HG_OK) {
+        call_deleter(managed, versioned);
+        return hgpy_raise_status(s, "from_dlpack");
+    }
+    HgBuffer* b = hgpy_buffer_new(e, h);
+    if (!b) {
+        call_deleter(managed, versioned);
+        return NULL;
+    }
+    b->dl_managed = managed;
+    b->dl_versioned = versioned;
+    b->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+    PyObject* shape = PyTuple_New(t->ndim);
+    PyObject* st = PyTuple_New(t->ndim);
+    if (!shape || !st) goto fail;
+    for (int d = 0; d < t->ndim; d++) {
+        PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(t->shape[d]));
+        PyTuple_SET_ITEM(st, d, PyLong_FromLongLong(strides[d]));
+    }
+    return Py_BuildValue("(NNNL)", (PyObject*)b, shape, st, (long long)(numel == 0 ? 0 : -lo));
+fail:
+    Py_XDECREF(shape);
+    Py_XDECREF(st);
+    Py_DECREF(b);
+    return NULL;
+}
+
+// _wrap_buffer(obj, executor) -> Buffer over a C-contiguous buffer-protocol object's memory (no
+// copy; the Buffer holds the view, which keeps obj alive). None when obj has no C-contiguous
+// buffer-protocol view.
+PyObject* hgpy_wrap_buffer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_wrap_buffer(obj, executor)");
+    HgExecutor* e = require_cpu_executor(args[1], "asarray");
+    if (!e) return NULL;
+    if (e->backend != HG_BACKEND_CPU)
+        return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "asarray: host memory can only be wrapped by "
+                              "a CPU executor, this one is '%s'", hg_backend_name(e->backend));
+    Py_buffer v;
+    int readonly = 0;
+    if (PyObject_GetBuffer(args[0], &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE)) {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(args[0], &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) {
+            PyErr_Clear();
+            Py_RETURN_NONE;   // no buffer protocol, or not C-contiguous: no view possible
+        }
+        readonly = 1;
+    }
+    int dt = hgpy_dtype_from_format(v.format, v.itemsize);
+    if (dt < 0) {
+        PyObject* r = hgpy_raise_msg(HG_ERR_DTYPE_MISMATCH, "asarray: element format '%s' "
+                                     "(%zd bytes) has no hologram dtype", v.format ? v.format : "B",
+                                     v.itemsize);
+        PyBuffer_Release(&v);
+        return r;
+    }
+    hg_buffer h;
+    hg_status s = hg_buffer_wrap(e->ex, (hg_dtype)dt, v.buf, (size_t)(v.len / v.itemsize), &h);
+    if (s != HG_OK) {
+        PyBuffer_Release(&v);
+        return hgpy_raise_status(s, "asarray");
+    }
+    HgBuffer* b = hgpy_buffer_new(e, h);
+    if (!b) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    b->view = v;
+    b->has_view = 1;
+    b->readonly = readonly;
+    return (PyObject*)b;
+}

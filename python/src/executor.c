@@ -1,0 +1,194 @@
+// hologram._C.Executor: a backend + device on which buffers live and work runs.
+#include "hgpy.h"
+
+static int Executor_init(HgExecutor* self, PyObject* args, PyObject* kwds) {
+    static char* kwlist[] = {"backend", "device", "num_threads", NULL};
+    PyObject* backend = NULL;
+    int device = 0, num_threads = 0;
+    if (self->ex.handle) {
+        PyErr_SetString(PyExc_RuntimeError, "Executor.__init__ called twice");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$ii:Executor", kwlist, &backend, &device,
+                                     &num_threads))
+        return -1;
+    hg_executor_options opt = {HG_BACKEND_AUTO, device, num_threads};
+    if (backend && backend != Py_None) {
+        if (!PyUnicode_Check(backend)) {
+            PyErr_Format(PyExc_TypeError, "Executor: backend must be a str ('auto', 'cpu', "
+                         "'cuda', 'metal'), got %.100s", Py_TYPE(backend)->tp_name);
+            return -1;
+        }
+        const char* name = PyUnicode_AsUTF8(backend);
+        if (!name) return -1;
+        hg_status s = hg_backend_from_name(name, &opt.backend);
+        if (s != HG_OK) {
+            hgpy_raise_status(s, "Executor");
+            return -1;
+        }
+    }
+    hg_executor ex;
+    hg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = hg_executor_create_ex(&opt, &ex);
+    Py_END_ALLOW_THREADS
+    if (s != HG_OK) {
+        hgpy_raise_status(s, "Executor");
+        return -1;
+    }
+    hg_backend_kind kind = HG_BACKEND_CPU;
+    hg_executor_backend(ex, &kind);
+    self->ex = ex;
+    self->backend = kind;
+    return 0;
+}
+
+static int executor_check(HgExecutor* self) {
+    if (!self->ex.handle) {
+        PyErr_SetString(PyExc_RuntimeError, "Executor was not initialized");
+        return -1;
+    }
+    if (self->closed) {
+        hgpy_raise_msg(HG_ERR_INVALID_HANDLE, "Executor used after close()");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject* Executor_close(HgExecutor* self, PyObject* unused) {
+    if (!self->ex.handle || self->closed) Py_RETURN_NONE;
+    self->closed = 1;
+    // Free every buffer; memory still viewed elsewhere goes when its last view does, and the
+    // executor itself when its last buffer memory does.
+    for (HgBuffer* b = self->buffers; b;) {
+        HgBuffer* next = b->next;
+        hgpy_buffer_free(b);
+        b = next;
+    }
+    hgpy_executor_maybe_destroy(self);
+    Py_RETURN_NONE;
+}
+
+static void Executor_dealloc(HgExecutor* self) {
+    if (self->weakreflist) PyObject_ClearWeakRefs((PyObject*)self);
+    // Buffers hold references to their executor: none is left here.
+    if (self->ex.handle && !self->destroyed) {
+        self->destroyed = 1;
+        Py_BEGIN_ALLOW_THREADS
+        hg_executor_destroy(self->ex);   // joins the worker threads: never with the GIL held
+        Py_END_ALLOW_THREADS
+    }
+    Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static PyObject* Executor_allocate(HgExecutor* self, PyObject* args, PyObject* kwds) {
+    static char* kwlist[] = {"n", "dtype", NULL};
+    Py_ssize_t n;
+    PyObject* dtype = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|O:allocate", kwlist, &n, &dtype)) return NULL;
+    if (executor_check(self)) return NULL;
+    if (n < 0) return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "allocate: n must be >= 0, got %zd", n);
+    hg_dtype dt;
+    if (hgpy_dtype_from_object(dtype, &dt)) return NULL;
+    hg_buffer h;
+    hg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = hg_buffer_create(self->ex, dt, (size_t)n, &h);
+    Py_END_ALLOW_THREADS
+    if (s != HG_OK) return hgpy_raise_status(s, "allocate");
+    return (PyObject*)hgpy_buffer_new(self, h);
+}
+
+static PyObject* Executor_enter(HgExecutor* self, PyObject* unused) {
+    if (executor_check(self)) return NULL;
+    return Py_NewRef((PyObject*)self);
+}
+
+static PyObject* Executor_exit(HgExecutor* self, PyObject* args) {
+    PyObject* r = Executor_close(self, NULL);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_FALSE;
+}
+
+static PyObject* Executor_synchronize(HgExecutor* self, PyObject* unused) {
+    if (executor_check(self)) return NULL;
+    hg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = hg_executor_synchronize(self->ex);
+    Py_END_ALLOW_THREADS
+    if (s != HG_OK) return hgpy_raise_status(s, "Executor.synchronize");
+    Py_RETURN_NONE;
+}
+
+static PyObject* Executor_get_backend(HgExecutor* self, void* c) {
+    if (!self->ex.handle) Py_RETURN_NONE;
+    return PyUnicode_FromString(hg_backend_name(self->backend));
+}
+
+static PyObject* Executor_get_closed(HgExecutor* self, void* c) {
+    return PyBool_FromLong(self->closed);
+}
+
+static PyObject* Executor_get_num_threads(HgExecutor* self, void* c) {
+    if (executor_check(self)) return NULL;
+    int n = 0;
+    hg_status s = hg_executor_num_threads(self->ex, &n);
+    if (s != HG_OK) return hgpy_raise_status(s, "Executor.num_threads");
+    return PyLong_FromLong(n);
+}
+
+static PyObject* Executor_get_device(HgExecutor* self, void* c) {
+    if (executor_check(self)) return NULL;
+    hg_device_info d;
+    hg_status s = hg_executor_device(self->ex, &d);
+    if (s != HG_OK) return hgpy_raise_status(s, "Executor.device");
+    return Py_BuildValue("{s:s,s:i,s:s,s:K,s:i,s:(ii)}", "backend", hg_backend_name(d.backend),
+                         "index", d.index, "name", d.name, "memory_bytes",
+                         (unsigned long long)d.memory_bytes, "compute_units", d.compute_units,
+                         "capability", d.capability_major, d.capability_minor);
+}
+
+static PyObject* Executor_repr(HgExecutor* self) {
+    if (!self->ex.handle) return PyUnicode_FromString("<hologram.Executor (uninitialized)>");
+    return PyUnicode_FromFormat("<hologram.Executor backend='%s'%s>",
+                                hg_backend_name(self->backend), self->closed ? " (closed)" : "");
+}
+
+static PyGetSetDef Executor_getset[] = {
+    {"backend", (getter)Executor_get_backend, NULL, "Concrete backend name ('cpu', 'cuda', ...).",
+     NULL},
+    {"closed", (getter)Executor_get_closed, NULL, "True after close() / leaving a with block.",
+     NULL},
+    {"num_threads", (getter)Executor_get_num_threads, NULL, "Worker threads (CPU) or 1.", NULL},
+    {"device", (getter)Executor_get_device, NULL, "Device facts as a dict.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef Executor_methods[] = {
+    {"allocate", (PyCFunction)(void (*)(void))Executor_allocate, METH_VARARGS | METH_KEYWORDS,
+     "allocate(n, dtype=numpy.float32) -> Buffer of n zero elements."},
+    {"close", (PyCFunction)Executor_close, METH_NOARGS,
+     "close(): free all buffers and release the executor (idempotent)."},
+    {"synchronize", (PyCFunction)Executor_synchronize, METH_NOARGS,
+     "synchronize(): wait until submitted work has finished."},
+    {"__enter__", (PyCFunction)Executor_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)Executor_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject HgExecutor_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hologram.Executor",
+    .tp_basicsize = sizeof(HgExecutor),
+    .tp_dealloc = (destructor)Executor_dealloc,
+    .tp_repr = (reprfunc)Executor_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Executor(backend='auto', *, device=0, num_threads=0): a backend and device.\n"
+              "backend: 'auto' (best available: cuda, metal, cpu), 'cpu', 'cuda' or 'metal'.",
+    .tp_weaklistoffset = offsetof(HgExecutor, weakreflist),
+    .tp_methods = Executor_methods,
+    .tp_getset = Executor_getset,
+    .tp_init = (initproc)Executor_init,
+    .tp_new = PyType_GenericNew,
+};

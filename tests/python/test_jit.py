@@ -1,0 +1,144 @@
+"""@hologram.jit: traced once per signature, compiled into one fused plan, results equal to
+eager execution; fallbacks for what the graph cannot express."""
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import hologram as hg
+from hologram import ops
+
+RNG = np.random.default_rng(5)
+
+
+def randn(*shape):
+    return hg.asarray(RNG.standard_normal(shape).astype(np.float32))
+
+
+def test_fused_chain_is_one_kernel_and_matches_eager():
+    @hg.jit
+    def chain(a, b, c):
+        return ops.relu(a * b + c) * 0.5
+
+    a, b, c = randn(1000), randn(1000), randn(1000)
+    got = chain(a, b, c)
+    want = np.maximum(a.numpy() * b.numpy() + c.numpy(), 0) * np.float32(0.5)
+    # One rounding may differ where the compiler formed an FMA (documented): within 1 ULP.
+    np.testing.assert_allclose(got.numpy(), want, rtol=2e-7, atol=1e-7)
+    (plan,) = chain.plans().values()
+    assert plan.info()["kernels"] == 1
+    assert chain(a, b, c).tolist() == got.tolist()   # cached plan, same result
+    assert len(chain.cache) == 1
+
+
+def test_one_plan_per_signature_and_scalars_baked_in():
+    @hg.jit
+    def f(x, k):
+        return x * k + 1
+
+    x = randn(4, 3)
+    assert np.allclose(f(x, 2).numpy(), x.numpy() * 2 + 1)
+    assert np.allclose(f(x, 3).numpy(), x.numpy() * 3 + 1)
+    assert np.allclose(f(randn(5), 2).numpy().shape, (5,))
+    assert len(f.cache) == 3
+
+
+def test_reductions_softmax_matmul_and_tuple_outputs():
+    @hg.jit
+    def g(x, w):
+        h = ops.matmul(x, w)
+        s = ops.softmax(h, axis=-1)
+        return s, h.sum(axis=1), ops.exp(h).max()
+
+    x, w = randn(8, 16), randn(16, 4)
+    s, rs, mx = g(x, w)
+    h = x.numpy().astype(np.float64) @ w.numpy()
+    e = np.exp(h - h.max(-1, keepdims=True))
+    np.testing.assert_allclose(s.numpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rs.numpy(), h.sum(1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mx.item(), np.exp(h).max(), rtol=1e-4)
+
+
+def test_captured_tensors_are_bound_each_call():
+    bias = hg.zeros((3,))
+
+    @hg.jit
+    def f(x):
+        return x + bias
+
+    x = hg.ones((2, 3))
+    assert f(x).tolist() == [[1, 1, 1]] * 2
+    bias.fill(5)
+    assert f(x).tolist() == [[6, 6, 6]] * 2   # current value, same plan
+    assert len(f.cache) == 1
+
+
+def test_unsupported_ops_fall_back_to_eager_with_a_warning():
+    @hg.jit
+    def f(x):
+        return x.T * 2
+
+    x = randn(2, 3)
+    with pytest.warns(RuntimeWarning, match="eagerly"):
+        r = f(x)
+    np.testing.assert_allclose(r.numpy(), x.numpy().T * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(x)   # no second warning for the same signature
+    assert f.fallbacks == 1
+
+
+def test_data_dependent_control_flow_falls_back():
+    @hg.jit
+    def f(x):
+        return x * 2 if (x.sum() > 0) else x
+
+    with pytest.warns(RuntimeWarning):
+        r = f(hg.ones((3,)))
+    assert r.tolist() == [2, 2, 2]
+
+
+def test_jit_matches_unfused_compilation():
+    code = (
+        "import numpy as np, hologram as hg\n"
+        "from hologram import ops\n"
+        "rng = np.random.default_rng(3)\n"
+        "a = hg.asarray(rng.standard_normal((64, 33)).astype(np.float32))\n"
+        "b = hg.asarray(rng.standard_normal((33,)).astype(np.float32))\n"
+        "f = hg.jit(lambda a, b: ops.tanh(a - b) * ops.sigmoid(b) + ops.exp(-abs(a)))\n"
+        "r = f(a, b)\n"
+        "print(list(f.plans().values())[0].info()['kernels'])\n"
+        "np.save(__import__('sys').argv[1], r.numpy())\n")
+    outs = []
+    for env_fusion in ("0", "1"):
+        env = dict(os.environ, HOLOGRAM_DISABLE_FUSION=env_fusion)
+        path = f"/tmp/hg_jit_{os.getpid()}_{env_fusion}.npy"
+        p = subprocess.run([sys.executable, "-c", code, path], env=env, capture_output=True,
+                           text=True, check=True)
+        outs.append((int(p.stdout.strip().splitlines()[-1]), np.load(path)))
+        os.unlink(path)
+    (k_fused, r_fused), (k_unfused, r_unfused) = outs
+    assert k_fused == 1 and k_unfused > 1
+    np.testing.assert_allclose(r_fused, r_unfused, rtol=1e-6, atol=1e-7)
+
+
+def test_graph_api_by_hand():
+    g = hg.Graph()
+    x = g.input("f32", (4,))
+    y = g.binary_scalar(hg._C.binary_ops["multiply"], x, 3.0)
+    z = g.unary(hg._C.unary_ops["exp"], y)
+    g.output(z)
+    assert g.node_info(z) == ("f32", (4,))
+    assert "exp" in g.print()
+    plan = g.compile(hg.default_cpu_executor())
+    a = hg.tensor([0.0, 1.0, -1.0, 0.5], dtype=np.float32)
+    out = hg.empty((4,))
+    plan.run([a], [out])
+    np.testing.assert_allclose(out.numpy(), np.exp(3 * a.numpy()), rtol=1e-6)
+    with pytest.raises(hg.SizeMismatchError):
+        plan.run([hg.zeros((5,))], [out])
+    with pytest.raises(hg.HologramError):
+        g.binary(0, x, 999)
