@@ -57,7 +57,7 @@ extern "C" {
 // Encoded as major*10000 + minor*100 + patch.
 #define HG_VERSION_NUMBER (HG_VERSION_MAJOR * 10000 + HG_VERSION_MINOR * 100 + HG_VERSION_PATCH)
 // Version of the backend vtable ABI (backends built against another value are refused).
-#define HG_BACKEND_API_VERSION 2
+#define HG_BACKEND_API_VERSION 3
 // Version of the Atlas ISA binary format written by hg_program_save.
 #define HG_ISA_VERSION 1
 
@@ -233,6 +233,15 @@ typedef struct hg_buffer { uint64_t handle; } hg_buffer;
 
 // Allocates count elements (count may be 0). Contents are zero. Release with hg_buffer_destroy.
 HG_API hg_status hg_buffer_create(hg_executor ex, hg_dtype dtype, size_t count, hg_buffer* out);
+// Flags of hg_buffer_create_ex.
+typedef enum hg_buffer_flags {
+    HG_BUFFER_DEFAULT = 0,
+    HG_BUFFER_UNINITIALIZED = 1,   // contents unspecified (no zeroing pass: for outputs that the
+                                   // caller overwrites completely, like numpy.empty)
+} hg_buffer_flags;
+// hg_buffer_create with flags (a combination of hg_buffer_flags; unknown bits are refused).
+HG_API hg_status hg_buffer_create_ex(hg_executor ex, hg_dtype dtype, size_t count,
+                                     uint32_t flags, hg_buffer* out);
 // Wraps caller memory without copying (CPU executors only; ptr must be aligned to the element
 // size and stay valid until hg_buffer_destroy). The library never frees it.
 HG_API hg_status hg_buffer_wrap(hg_executor ex, hg_dtype dtype, void* ptr, size_t count,

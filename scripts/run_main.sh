@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything and runs the main job: `hologram info`, the example programs (checked
-# against numpy) and `hologram bench` (results in build/release/bench.json).
+# against numpy), `hologram bench` (results in build/release/bench.json) and the Python
+# package's benchmarks against numpy and torch (build/venv, made by scripts/python_env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HG_NEED_NUMPY=1 scripts/ensure_tools.sh
@@ -17,3 +18,9 @@ python3 scripts/run_examples.py "$cli"
 echo
 echo "== hologram bench"
 "$cli" bench --json build/release/bench.json
+echo
+echo "== Python package: per-call overhead, 16M add / fused chain vs the C benchmark, zero-copy"
+py=$(scripts/python_env.sh)
+"$py" bench/python_overhead.py --cli "$cli" --rounds 3 --md build/release/python_overhead.md
+echo
+"$py" bench/python_zero_copy.py --repeats 3

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything and runs all tests: the optimized build, then the same suite under
 # AddressSanitizer + UBSan with halt on error, then the multi-threaded tests under
-# ThreadSanitizer. Exit status is non-zero on any failure.
+# ThreadSanitizer, then the Python package (pip install . into build/venv) and its pytest suite.
+# Exit status is non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_tools.sh
@@ -24,3 +25,7 @@ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHG_TSAN=ON >/dev/nu
 cmake --build build/tsan -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_handles_lockfree|test_cpu_backend|test_cpu_fastpaths|test_instructions_atomics|test_graph$|test_ops_reduce_large|test_ops_data'
+
+echo "== Python package (pip install . into build/venv) + pytest" >&2
+py=$(scripts/python_env.sh)
+"$py" -m pytest -q -p no:cacheprovider tests/python

@@ -88,7 +88,7 @@ static void test_specials(int threads, int with_bar) {
             emit(p, HG_OP_ST, HG_DTYPE_U32, HG_SPACE_GLOBAL, out, N_, R(t), hg_sreg((hg_special)k), N_);
         }
         uint32_t* o;
-        CHECK_OK(vt->mem_alloc(st, total * 15 * 4, (void**)&o));
+        CHECK_OK(vt->mem_alloc(st, total * 15 * 4, 1, (void**)&o));
         hg_bound_arg args[1] = {{o, total * 15, 0}};
         CHECK_OK(run(st, p, c, args, 1));
         int bad = 0;
@@ -188,7 +188,7 @@ static void test_divergence(void) {
         void* st = make_exec(threads[ti]);
         hg_prog* p = div_prog();
         int32_t* o;
-        CHECK_OK(vt->mem_alloc(st, n * 4, (void**)&o));
+        CHECK_OK(vt->mem_alloc(st, n * 4, 1, (void**)&o));
         for (uint32_t i = 0; i < n; i++) o[i] = -7;
         hg_bound_arg args[2] = {{o, n, 0}, {NULL, 0, n}};
         CHECK_OK(run(st, p, hg_launch_1d(n, 128), args, 2));
@@ -242,8 +242,8 @@ static void test_reduction(int dynamic, int threads) {
     emit(p, HG_OP_ST, HG_DTYPE_U32, HG_SPACE_GLOBAL, out, N_, S(CTAID_X), R(v), N_);
     emit(p, HG_OP_ENDIF, 0, 0, 0, N_, N_, N_, N_);
     uint32_t *ha, *ho;
-    CHECK_OK(vt->mem_alloc(st, n * 4, (void**)&ha));
-    CHECK_OK(vt->mem_alloc(st, G * 4, (void**)&ho));
+    CHECK_OK(vt->mem_alloc(st, n * 4, 1, (void**)&ha));
+    CHECK_OK(vt->mem_alloc(st, G * 4, 1, (void**)&ho));
     for (uint32_t i = 0; i < n; i++) ha[i] = i * 7 + 3;
     hg_bound_arg args[3] = {{ha, n, 0}, {ho, G, 0}, {NULL, 0, n}};
     hg_launch_config c = hg_launch_1d(n, B);
@@ -307,11 +307,11 @@ static void test_atomics(int threads) {
     int32_t* hmm;
     uint32_t* hc;
     float* hfm;
-    CHECK_OK(vt->mem_alloc(st, 8, (void**)&hsi));
-    CHECK_OK(vt->mem_alloc(st, 8, (void**)&hsf));
-    CHECK_OK(vt->mem_alloc(st, 8, (void**)&hmm));
-    CHECK_OK(vt->mem_alloc(st, 4, (void**)&hc));
-    CHECK_OK(vt->mem_alloc(st, 4, (void**)&hfm));
+    CHECK_OK(vt->mem_alloc(st, 8, 1, (void**)&hsi));
+    CHECK_OK(vt->mem_alloc(st, 8, 1, (void**)&hsf));
+    CHECK_OK(vt->mem_alloc(st, 8, 1, (void**)&hmm));
+    CHECK_OK(vt->mem_alloc(st, 4, 1, (void**)&hc));
+    CHECK_OK(vt->mem_alloc(st, 4, 1, (void**)&hfm));
     hmm[0] = INT32_MAX;
     hmm[1] = INT32_MIN;
     hfm[0] = -INFINITY;
@@ -353,8 +353,8 @@ static void test_oob(void) {
     emit(p, HG_OP_LD, HG_DTYPE_F32, HG_SPACE_GLOBAL, a, R(x), R(i), N_, N_);
     emit(p, HG_OP_ST, HG_DTYPE_F32, HG_SPACE_GLOBAL, o, N_, S(GID_X), R(x), N_);
     float *ha, *ho;
-    CHECK_OK(vt->mem_alloc(st, 100 * 4, (void**)&ha));
-    CHECK_OK(vt->mem_alloc(st, 100 * 4, (void**)&ho));
+    CHECK_OK(vt->mem_alloc(st, 100 * 4, 1, (void**)&ha));
+    CHECK_OK(vt->mem_alloc(st, 100 * 4, 1, (void**)&ho));
     hg_bound_arg args[2] = {{ha, 100, 0}, {ho, 100, 0}};
     CHECK_STATUS(run(st, p, hg_launch_1d(100, 32), args, 2), HG_ERR_OUT_OF_BOUNDS);
     const char* m = hg_last_error();
@@ -369,7 +369,7 @@ static void test_oob(void) {
     emit(p, HG_OP_MUL, HG_DTYPE_U32, 0, 0, R(t), S(GID_X), IMM(2), N_);
     emit(p, HG_OP_ST, HG_DTYPE_U32, HG_SPACE_GLOBAL, o, N_, R(t), S(GID_X), N_);
     uint32_t* hb;
-    CHECK_OK(vt->mem_alloc(st, 200 * 4, (void**)&hb));
+    CHECK_OK(vt->mem_alloc(st, 200 * 4, 1, (void**)&hb));
     for (int k = 0; k < 200; k++) hb[k] = 0xdeadbeef;
     hg_bound_arg sargs[1] = {{hb + 50, 100, 0}};
     CHECK_STATUS(run(st, p, hg_launch_1d(64, 64), sargs, 1), HG_ERR_OUT_OF_BOUNDS);
@@ -416,7 +416,7 @@ static void test_vadd_ranges(void) {
         emit(p, HG_OP_ST, HG_DTYPE_F32, HG_SPACE_GLOBAL, c, N_, R(i), R(x), N_);
         emit(p, HG_OP_ENDIF, 0, 0, 0, N_, N_, N_, N_);
         float* mem;
-        CHECK_OK(vt->mem_alloc(st, (3 * n + 30) * 4, (void**)&mem));
+        CHECK_OK(vt->mem_alloc(st, (3 * n + 30) * 4, 1, (void**)&mem));
         for (uint32_t k = 0; k < 3 * n + 30; k++) mem[k] = (float)k * 0.25f;
         // a = mem[10 ..], b = mem[n + 20 ..], c = mem[2n + 30 ..]
         hg_bound_arg args[4] = {{mem + 10, n, 0}, {mem + n + 20, n, 0}, {mem + 2 * n + 30, n, 0},
@@ -456,7 +456,7 @@ static void test_load_store_hazard(void) {
     emit(p, HG_OP_ADD, HG_DTYPE_I32, 0, 0, R(x), R(x), R(x), N_);
     emit(p, HG_OP_ST, HG_DTYPE_I32, HG_SPACE_GLOBAL, a, N_, R(j), R(x), N_);
     int32_t* h;
-    CHECK_OK(vt->mem_alloc(st, (n + 1) * 4, (void**)&h));
+    CHECK_OK(vt->mem_alloc(st, (n + 1) * 4, 1, (void**)&h));
     for (uint32_t k = 0; k <= n; k++) h[k] = (int32_t)k;
     hg_bound_arg args[1] = {{h, n + 1, 0}};
     // one block of 1024 lanes: lanes run each instruction together, so a[k] = 2*(k-1) for k >= 1
@@ -482,8 +482,8 @@ static void test_half(hg_dtype t) {
     emit(p, HG_OP_ADD, t, 0, 0, R(y), R(y), one, N_);
     emit(p, HG_OP_ST, t, HG_SPACE_GLOBAL, o, N_, S(GID_X), R(y), N_);
     uint16_t *ha, *ho;
-    CHECK_OK(vt->mem_alloc(st, n * 2, (void**)&ha));
-    CHECK_OK(vt->mem_alloc(st, n * 2, (void**)&ho));
+    CHECK_OK(vt->mem_alloc(st, n * 2, 1, (void**)&ha));
+    CHECK_OK(vt->mem_alloc(st, n * 2, 1, (void**)&ho));
     uint64_t seed = 42;
     for (uint32_t i = 0; i < n; i++) ha[i] = (uint16_t)hg_test_rand(&seed);
     hg_bound_arg args[2] = {{ha, n, 0}, {ho, n, 0}};
@@ -626,16 +626,35 @@ static void test_memory(void) {
     void* st = make_exec(0);
     CHECK(vt->num_threads(st) >= 1);
     void* m;
-    CHECK_OK(vt->mem_alloc(st, (5u << 20) + 3, &m));
+    const size_t big = (9u << 20) + 3;
+    CHECK_OK(vt->mem_alloc(st, big, 1, &m));
     CHECK(((uintptr_t)m & 63) == 0);
     int zero = 1;
-    for (size_t i = 0; i < (5u << 20) + 3; i += 4093) zero &= ((uint8_t*)m)[i] == 0;
+    for (size_t i = 0; i < big; i += 4093) zero &= ((uint8_t*)m)[i] == 0;
     CHECK(zero);
     double v = 2.5;
     CHECK_OK(vt->mem_fill(st, m, 1000, &v, 8));
     CHECK(((double*)m)[999] == 2.5 && ((double*)m)[0] == 2.5);
+    memset(m, 0x5A, big);
     vt->mem_free(st, m);
-    CHECK_OK(vt->mem_alloc(st, 100, &m));
+    // The freed mapping is cached: the next allocation of that size reuses it, zeroed when
+    // asked; a much smaller one does not take it (at most twice the size plus 2 MiB).
+    void* m2;
+    CHECK_OK(vt->mem_alloc(st, big - 1000, 1, &m2));
+    CHECK(m2 == m);
+    zero = 1;
+    for (size_t i = 0; i < big - 1000; i++) zero &= ((uint8_t*)m2)[i] == 0;
+    CHECK(zero);
+    vt->mem_free(st, m2);
+    void* small_big;
+    CHECK_OK(vt->mem_alloc(st, 2u << 20, 0, &small_big));
+    CHECK(small_big != m);
+    void* m3;
+    CHECK_OK(vt->mem_alloc(st, big, 0, &m3));
+    CHECK(m3 == m);
+    vt->mem_free(st, small_big);
+    vt->mem_free(st, m3);
+    CHECK_OK(vt->mem_alloc(st, 100, 1, &m));
     CHECK(((uintptr_t)m & 63) == 0);
     vt->mem_free(st, m);
     hg_device_info di;

@@ -207,12 +207,12 @@ def _shape(shape):
 
 
 def empty(shape, dtype=np.float32, *, executor=None):
-    """A new C-contiguous Tensor (hologram's buffers start zero-filled)."""
+    """A new C-contiguous Tensor with unspecified contents (numpy.empty)."""
     return _C.empty(executor or default_executor(), _shape(shape), dtype)
 
 
 def zeros(shape, dtype=np.float32, *, executor=None):
-    return empty(shape, dtype, executor=executor)
+    return _C.empty(executor or default_executor(), _shape(shape), dtype, True)
 
 
 def full(shape, value, dtype=None, *, executor=None):
@@ -229,7 +229,7 @@ def ones(shape, dtype=np.float32, *, executor=None):
 
 
 def zeros_like(x, dtype=None):
-    return empty(x.shape, dtype or x.dtype_name, executor=x.executor)
+    return zeros(x.shape, dtype or x.dtype_name, executor=x.executor)
 
 
 def ones_like(x, dtype=None):

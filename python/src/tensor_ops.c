@@ -891,9 +891,10 @@ static PyObject* f_copy(PyObject* m, PyObject* const* args, Py_ssize_t nargs, Py
     return call_result(&c, s);
 }
 
-// empty(executor, shape, dtype): a new C-contiguous Tensor (zero-filled: buffers start zeroed).
+// empty(executor, shape, dtype, zero=False): a new C-contiguous Tensor; its contents are
+// unspecified unless zero is true (numpy's empty / zeros).
 static PyObject* f_empty(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"executor", "shape", "dtype"};
+    static const char* const names[] = {"executor", "shape", "dtype", "zero"};
     PARSE("empty", names, 2);
     call_end(&c);
     if (!PyObject_TypeCheck(a_[0], &HgExecutor_Type))
@@ -934,13 +935,21 @@ static PyObject* f_empty(PyObject* m, PyObject* const* args, Py_ssize_t nargs, P
     Py_DECREF(fast);
     hg_dtype dt = HG_DTYPE_F32;
     if (a_[2] && a_[2] != Py_None && hgpy_dtype_from_object(a_[2], &dt)) return NULL;
+    int zero = a_[3] ? PyObject_IsTrue(a_[3]) : 0;
+    if (zero < 0) return NULL;
+    uint32_t flags = zero ? HG_BUFFER_DEFAULT : HG_BUFFER_UNINITIALIZED;
     hg_buffer h;
     hg_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = hg_buffer_create(e->ex, dt, (size_t)count, &h);
-    Py_END_ALLOW_THREADS
+    size_t nbytes = (size_t)count * hg_dtype_size(dt);
+    if (nbytes >= ((size_t)1 << 20)) {   // big: the allocation may touch pages
+        Py_BEGIN_ALLOW_THREADS
+        s = hg_buffer_create_ex(e->ex, dt, (size_t)count, flags, &h);
+        Py_END_ALLOW_THREADS
+    } else {
+        s = hg_buffer_create_ex(e->ex, dt, (size_t)count, flags, &h);
+    }
     if (s != HG_OK) return hgpy_raise_status(s, "empty");
-    HgBuffer* b = hgpy_buffer_new(e, h);
+    HgBuffer* b = hgpy_buffer_new_known(e, h, dt, (size_t)count);
     if (!b) return NULL;
     hg_tensor t;
     s = hg_tensor_from_buffer(h, nd, shape, &t);
@@ -980,7 +989,7 @@ PyMethodDef hgpy_tensor_op_methods[] = {
     FC("index_select", f_index_select, "index_select(x, axis, index, out=None)"),
     FC("gather", f_gather, "gather(x, axis, index, out=None)"),
     FC("copy", f_copy, "copy(dst, src): dst[...] = src"),
-    FC("empty", f_empty, "empty(executor, shape, dtype=float32)"),
+    FC("empty", f_empty, "empty(executor, shape, dtype=float32, zero=False)"),
     {NULL, NULL, 0, NULL},
 };
 #undef FC

@@ -33,7 +33,8 @@ typedef struct hg_backend_vtable {
     // Memory. Byte offsets and sizes. `host_visible` = 1 when device memory is a host pointer
     // (map and wrap are then allowed).
     int host_visible;
-    hg_status (*mem_alloc)(void* state, size_t nbytes, void** out);   // zeroed
+    // zero: the bytes must read as 0; else their contents are unspecified.
+    hg_status (*mem_alloc)(void* state, size_t nbytes, int zero, void** out);
     void (*mem_free)(void* state, void* mem);
     hg_status (*mem_write)(void* state, void* mem, size_t offset, const void* src, size_t n);
     hg_status (*mem_read)(void* state, const void* mem, size_t offset, void* dst, size_t n);

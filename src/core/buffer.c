@@ -95,9 +95,18 @@ static hg_status finish_create(hg_executor_obj* ex, hg_buffer_obj* b, hg_buffer*
 }
 
 hg_status hg_buffer_create(hg_executor exh, hg_dtype dtype, size_t count, hg_buffer* out) {
+    return hg_buffer_create_ex(exh, dtype, count, HG_BUFFER_DEFAULT, out);
+}
+
+hg_status hg_buffer_create_ex(hg_executor exh, hg_dtype dtype, size_t count, uint32_t flags,
+                              hg_buffer* out) {
     hg_executor_obj* ex = hg_executor_resolve(exh, "hg_buffer_create");
     if (!ex) return HG_ERR_INVALID_HANDLE;
     HG_CHECK_NULL(out, "out");
+    if (flags & ~(uint32_t)HG_BUFFER_UNINITIALIZED)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "hg_buffer_create_ex: unknown flags 0x%x "
+                        "(expected HG_BUFFER_DEFAULT or HG_BUFFER_UNINITIALIZED)",
+                        (unsigned)(flags & ~(uint32_t)HG_BUFFER_UNINITIALIZED));
     size_t nbytes = 0;
     hg_status s = check_size(dtype, count, &nbytes);
     if (s) return s;
@@ -108,7 +117,8 @@ hg_status hg_buffer_create(hg_executor exh, hg_dtype dtype, size_t count, hg_buf
     b->count = count;
     b->nbytes = nbytes;
     if (nbytes) {  // zero-size buffers own no memory
-        if ((s = ex->vt->mem_alloc(ex->state, nbytes, &b->mem))) {
+        if ((s = ex->vt->mem_alloc(ex->state, nbytes, !(flags & HG_BUFFER_UNINITIALIZED),
+                                   &b->mem))) {
             free(b);
             return hg_error_prefix(s, "allocating a buffer of %zu %s elements (%zu bytes)", count,
                                    hg_dtype_name(dtype), nbytes);

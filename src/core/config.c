@@ -1,4 +1,5 @@
-// Environment configuration (HOLOGRAM_BACKEND, HOLOGRAM_NUM_THREADS, OMP_NUM_THREADS).
+// Environment configuration (HOLOGRAM_BACKEND, HOLOGRAM_NUM_THREADS, OMP_NUM_THREADS,
+// HOLOGRAM_CPU_MEMORY_CACHE).
 #include "core/config.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -54,4 +55,18 @@ int hg_config_num_threads(int requested) {
     n = parse_threads("OMP_NUM_THREADS", getenv("OMP_NUM_THREADS"), 1);
     if (n > 0) return n;
     return hg_config_num_cores();
+}
+
+size_t hg_config_cpu_memory_cache(void) {
+    const size_t dflt = (size_t)1 << 30;
+    const char* v = getenv("HOLOGRAM_CPU_MEMORY_CACHE");
+    if (!v || !v[0]) return dflt;
+    char* end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (end == v || errno || *end || v[0] == '-') {
+        hg_log(HG_LOG_WARN, "ignoring HOLOGRAM_CPU_MEMORY_CACHE='%s': expected a byte count", v);
+        return dflt;
+    }
+    return (size_t)n;
 }

@@ -18,4 +18,9 @@ int hg_config_num_threads(int requested);
 // Number of online CPU cores (at least 1).
 int hg_config_num_cores(void);
 
+// Bytes of freed large host allocations a CPU executor keeps for reuse:
+// HOLOGRAM_CPU_MEMORY_CACHE (a byte count; 0 disables), else 1 GiB.
+#include <stddef.h>
+size_t hg_config_cpu_memory_cache(void);
+
 #endif

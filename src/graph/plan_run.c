@@ -299,7 +299,7 @@ static hg_status arena_take(hg_plan_obj* p, hg_plan_arena** out) {
     }
     hg_executor exh = {p->ex->handle};
     for (int32_t k = 0; k < p->nslots; k++) {
-        hg_status s = hg_buffer_create(exh, p->slots[k].dtype, (size_t)p->slots[k].count, &a->buffers[k]);
+        hg_status s = hg_buffer_create_ex(exh, p->slots[k].dtype, (size_t)p->slots[k].count, HG_BUFFER_UNINITIALIZED, &a->buffers[k]);
         if (s) {
             arena_free(p, a);
             return hg_error_prefix(s, "hg_plan_run: allocating intermediate memory");
@@ -402,7 +402,7 @@ static hg_status reduce_fallback(hg_plan_obj* p, const hg_plan_step* st, const h
     const hg_gnode* x = &p->ir.nodes[r->in[0]];
     hg_executor exh = {p->ex->handle};
     hg_buffer buf;
-    hg_status s = hg_buffer_create(exh, x->dtype, (size_t)hg_gir_numel(x), &buf);
+    hg_status s = hg_buffer_create_ex(exh, x->dtype, (size_t)hg_gir_numel(x), HG_BUFFER_UNINITIALIZED, &buf);
     if (s) return s;
     hg_tensor t;
     memset(&t, 0, sizeof t);
@@ -526,7 +526,7 @@ hg_status hg_plan_run(hg_plan h, int32_t ninputs, const hg_tensor* inputs, int32
             if (!hg_op_overlaps(&outputs[k], &inputs[i])) continue;
             const hg_tensor* o = &outputs[k];
             int64_t n = tensor_numel(o);
-            if ((s = hg_buffer_create(exh, o->dtype, (size_t)n, &tmp[k]))) break;
+            if ((s = hg_buffer_create_ex(exh, o->dtype, (size_t)n, HG_BUFFER_UNINITIALIZED, &tmp[k]))) break;
             hg_tensor t;
             memset(&t, 0, sizeof t);
             t.buffer = tmp[k];

@@ -65,7 +65,7 @@ hg_status hg_op_output(hg_op_ctx* c, hg_tensor* out, hg_dtype dtype, int32_t ndi
         for (int32_t i = 0; i < ndim; i++) numel *= shape[i];
         hg_executor exh = {c->ex->handle};
         hg_buffer buf;
-        hg_status s = hg_buffer_create(exh, dtype, (size_t)numel, &buf);
+        hg_status s = hg_buffer_create_ex(exh, dtype, (size_t)numel, HG_BUFFER_UNINITIALIZED, &buf);
         if (s) return hg_error_prefix(s, "%s: allocating the output", c->fn);
         hg_tensor r;
         memset(&r, 0, sizeof r);

@@ -282,7 +282,7 @@ hg_status hg_tensor_contiguous(const hg_tensor* t, hg_tensor* out, int* out_copi
                         hg_backend_name(b->ex->kind));
     hg_executor ex = {b->ex->handle};
     hg_buffer nb;
-    if ((s = hg_buffer_create(ex, t->dtype, (size_t)numel, &nb)))
+    if ((s = hg_buffer_create_ex(ex, t->dtype, (size_t)numel, HG_BUFFER_UNINITIALIZED, &nb)))
         return hg_error_prefix(s, "hg_tensor_contiguous");
     hg_tensor r;
     if ((s = hg_tensor_from_buffer(nb, t->ndim, t->shape, &r)) || (s = hg_tensor_copy(&r, t))) {

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/cpu_internal.h"
@@ -54,6 +53,7 @@ static void cpu_executor_destroy(void* state) {
         }
     free(st->workers);
     pthread_mutex_destroy(&st->lock);
+    hg_cpu_mem_cache_release(&st->mem_cache);
     free(st);
 }
 
@@ -63,6 +63,7 @@ static hg_status cpu_executor_create(const hg_executor_options* opts, void** out
     cpu_state* st = calloc(1, sizeof *st);
     if (!st) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a CPU executor");
     pthread_mutex_init(&st->lock, NULL);
+    hg_cpu_mem_cache_init(&st->mem_cache, hg_config_cpu_memory_cache());
     st->nthreads = n;
     st->workers = calloc((size_t)n, sizeof *st->workers);
     st->pool = st->workers ? hg_pool_create(n) : NULL;
@@ -81,63 +82,7 @@ static hg_status cpu_synchronize(void* state) {
 
 static int cpu_num_threads(void* state) { return ((cpu_state*)state)->nthreads; }
 
-// ---- memory ---------------------------------------------------------------------------------
-// A 64-byte header in front of every block records how to release it.
-#define HEAP_MAGIC 0x48474d454d484541ull   // heap block
-#define MAP_MAGIC 0x48474d454d4d4150ull    // mapping
-#define HUGE_SIZE ((size_t)2 << 20)
-#define PAGE 4096u
-
-typedef struct mem_header {
-    uint64_t magic;
-    void* map_start;
-    size_t map_len;
-} mem_header;
-
-static hg_status cpu_mem_alloc(void* state, size_t nbytes, void** out) {
-    (void)state;
-    if (nbytes < HUGE_SIZE) {
-        size_t sz = 64 + ((nbytes + 63) & ~(size_t)63);
-        uint8_t* raw = aligned_alloc(64, sz);
-        if (!raw) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes",
-                                  nbytes);
-        memset(raw, 0, sz);
-        mem_header h = {HEAP_MAGIC, raw, sz};
-        memcpy(raw, &h, sizeof h);
-        *out = raw + 64;
-        return HG_OK;
-    }
-    // Map enough to place the data on a 2 MiB boundary (so the kernel can back it with huge
-    // pages) with one small page in front for the header; unmap the slack on both sides.
-    size_t data = (nbytes + PAGE - 1) & ~(size_t)(PAGE - 1);
-    size_t len = data + HUGE_SIZE + PAGE;
-    uint8_t* raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED)
-        return hg_error(HG_ERR_OUT_OF_MEMORY, "out of host memory mapping %zu bytes", nbytes);
-    uintptr_t p = ((uintptr_t)raw + PAGE + HUGE_SIZE - 1) & ~(uintptr_t)(HUGE_SIZE - 1);
-    uint8_t* data_start = (uint8_t*)p;
-    uint8_t* map_start = data_start - PAGE;
-    if (map_start > raw) munmap(raw, (size_t)(map_start - raw));
-    uint8_t* end = data_start + data;
-    if (end < raw + len) munmap(end, (size_t)(raw + len - end));
-#ifdef MADV_HUGEPAGE
-    madvise(data_start, data, MADV_HUGEPAGE);
-#endif
-    mem_header h = {MAP_MAGIC, map_start, PAGE + data};
-    memcpy(data_start - 64, &h, sizeof h);
-    *out = data_start;
-    return HG_OK;
-}
-
-static void cpu_mem_free(void* state, void* mem) {
-    (void)state;
-    if (!mem) return;
-    mem_header h;
-    memcpy(&h, (uint8_t*)mem - 64, sizeof h);
-    if (h.magic == MAP_MAGIC) munmap(h.map_start, h.map_len);
-    else if (h.magic == HEAP_MAGIC) free(h.map_start);
-}
-
+// ---- memory (allocation and its cache: cpu_memory.c) -------------------------------------
 static hg_status cpu_mem_write(void* state, void* mem, size_t offset, const void* src, size_t n) {
     (void)state;
     if (n) memcpy((uint8_t*)mem + offset, src, n);
@@ -256,8 +201,8 @@ const hg_backend_vtable hg_cpu_backend = {
     .synchronize = cpu_synchronize,
     .num_threads = cpu_num_threads,
     .host_visible = 1,
-    .mem_alloc = cpu_mem_alloc,
-    .mem_free = cpu_mem_free,
+    .mem_alloc = hg_cpu_mem_alloc,
+    .mem_free = hg_cpu_mem_free,
     .mem_write = cpu_mem_write,
     .mem_read = cpu_mem_read,
     .mem_copy = cpu_mem_copy,

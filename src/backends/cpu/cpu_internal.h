@@ -99,12 +99,29 @@ typedef struct cpu_worker {
     size_t shared_cap;
 } cpu_worker;
 
+// Freed large mappings kept for reuse (cpu_memory.c).
+#define HG_CPU_MEM_CACHE_SLOTS 64
+typedef struct cpu_mem_cache {
+    pthread_mutex_t lock;
+    struct { void* mem; size_t capacity; } blocks[HG_CPU_MEM_CACHE_SLOTS];
+    int n;
+    size_t bytes;             // sum of the cached capacities
+    size_t budget;            // at most this many bytes cached
+} cpu_mem_cache;
+
 typedef struct cpu_state {
     int nthreads;
     hg_pool* pool;
     cpu_worker* workers;      // nthreads entries; guarded by lock
     pthread_mutex_t lock;     // one launch at a time per executor
+    cpu_mem_cache mem_cache;
 } cpu_state;
+
+// cpu_memory.c: the backend's mem_alloc / mem_free and the cache's lifetime.
+hg_status hg_cpu_mem_alloc(void* state, size_t nbytes, int zero, void** out);
+void hg_cpu_mem_free(void* state, void* mem);
+void hg_cpu_mem_cache_init(cpu_mem_cache* c, size_t budget);
+void hg_cpu_mem_cache_release(cpu_mem_cache* c);
 
 // The launch being run, shared by all workers.
 typedef struct cpu_launch {
