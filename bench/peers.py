@@ -67,11 +67,15 @@ if which == "numpy":
         np.multiply(a, b, out=tmp); np.add(tmp, c, out=tmp); np.maximum(tmp, 0, out=tmp)
         np.multiply(tmp, np.float32(0.5), out=out)
     def sigmoid():
-        np.negative(a, out=tmp); np.exp(tmp, out=tmp); tmp += 1; np.reciprocal(tmp, out=out)
+        np.negative(a, out=tmp); np.exp(tmp, out=tmp); np.add(tmp, 1, out=tmp)
+        np.reciprocal(tmp, out=out)
     k = np.float32(0.7978845608028654)
     def gelu():
-        np.multiply(a, a, out=tmp); tmp *= a; tmp *= np.float32(0.044715); tmp += a; tmp *= k
-        np.tanh(tmp, out=tmp); tmp += 1; np.multiply(a, tmp, out=out); out *= np.float32(0.5)
+        # (in-place operators would make tmp a local of gelu: ufuncs with out= instead)
+        np.multiply(a, a, out=tmp); np.multiply(tmp, a, out=tmp)
+        np.multiply(tmp, np.float32(0.044715), out=tmp); np.add(tmp, a, out=tmp)
+        np.multiply(tmp, k, out=tmp); np.tanh(tmp, out=tmp); np.add(tmp, 1, out=tmp)
+        np.multiply(a, tmp, out=out); np.multiply(out, np.float32(0.5), out=out)
     cases = {
         "add": lambda: np.add(a, b, out=out),
         "fused_chain": chain,
