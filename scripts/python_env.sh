@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Makes build/venv: a virtual environment with the Python package installed the way users
 # install it (`pip install .` from this clone: scikit-build-core builds libhologram and the
-# extension hologram._C) plus what the Python tests and benchmarks use: numpy, pytest and the
-# CPU build of torch (pip install torch==2.13.0 takes the local wheel; HG_NO_TORCH=1 skips it,
-# and the torch tests then skip). Idempotent; prints the venv's python on stdout.
+# extension hologram._C) plus what the tests and benchmarks use: numpy, pytest, the CPU build of
+# torch (pip install torch==2.13.0 takes the local wheel; HG_NO_TORCH=1 skips it, and the torch
+# tests then skip) and NVIDIA's NVRTC wheel, with which the tests compile the CUDA code
+# generator's output without a GPU (HG_NO_NVRTC=1 skips it; those checks then skip).
+# Idempotent; prints the venv's python on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${HG_VENV:-build/venv}
@@ -21,6 +23,7 @@ fi
 py="$venv/bin/python"
 deps=(numpy pytest)
 [ "${HG_NO_TORCH:-0}" = 1 ] || deps+=("torch==2.13.0")
+[ "${HG_NO_NVRTC:-0}" = 1 ] || deps+=("nvidia-cuda-nvrtc-cu12")
 "$py" -m pip install -q "${deps[@]}" >&2
 "$py" -m pip install -q . >&2
 echo "$py"

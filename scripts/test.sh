@@ -1,12 +1,31 @@
 #!/usr/bin/env bash
-# Builds everything and runs all tests: the optimized build, then the same suite under
-# AddressSanitizer + UBSan with halt on error, then the multi-threaded tests under
-# ThreadSanitizer, then the Python package (pip install . into build/venv) and its pytest suite.
-# Exit status is non-zero on any failure.
+# Builds everything and runs all tests: the Python environment first (build/venv: the package
+# via pip install ., and NVIDIA's NVRTC wheel for the CUDA code generator's checks), then the
+# optimized build and its C suite (including the CUDA backend on its host emulation), the same
+# suite under AddressSanitizer + UBSan with halt on error, the multi-threaded tests under
+# ThreadSanitizer, and the Python tests. Exit status is non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_tools.sh
 jobs=${HG_JOBS:-$(nproc)}
+
+echo "== Python environment (build/venv)" >&2
+py=$(scripts/python_env.sh)
+# NVRTC from the wheel (when installed): the CUDA checks compile generated kernels with it.
+nvrtc=$("$py" - <<'PY'
+import glob, os
+try:
+    import nvidia.cuda_nvrtc as m
+    libs = sorted(glob.glob(os.path.join(list(m.__path__)[0], "lib", "libnvrtc.so.*")))
+    print(next((l for l in libs if "builtins" not in l and ".alt." not in l), ""))
+except Exception:
+    print("")
+PY
+)
+if [ -n "$nvrtc" ]; then
+  export HOLOGRAM_NVRTC="$nvrtc" HOLOGRAM_CUDA_EMULATE_NVRTC=90
+  echo "   NVRTC for the CUDA checks: $nvrtc" >&2
+fi
 
 echo "== release build + tests" >&2
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -26,6 +45,5 @@ cmake --build build/tsan -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_handles_lockfree|test_cpu_backend|test_cpu_fastpaths|test_instructions_atomics|test_graph$|test_ops_reduce_large|test_ops_data'
 
-echo "== Python package (pip install . into build/venv) + pytest" >&2
-py=$(scripts/python_env.sh)
+echo "== Python tests" >&2
 "$py" -m pytest -q -p no:cacheprovider tests/python

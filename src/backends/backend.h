@@ -71,5 +71,6 @@ typedef struct hg_backend_vtable {
 const hg_backend_vtable* hg_backend_get(hg_backend_kind kind);
 
 extern const hg_backend_vtable hg_cpu_backend;
+extern const hg_backend_vtable hg_cuda_backend;
 
 #endif

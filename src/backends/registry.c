@@ -13,8 +13,7 @@ typedef struct registry_row {
 static const registry_row rows[HG_BACKEND_KIND_COUNT] = {
     [HG_BACKEND_AUTO] = {NULL, "auto is not a concrete backend"},
     [HG_BACKEND_CPU] = {&hg_cpu_backend, NULL},
-    [HG_BACKEND_CUDA] = {NULL, "not built in: this build has no CUDA backend (it arrives with the "
-                               "CUDA backend issue)"},
+    [HG_BACKEND_CUDA] = {&hg_cuda_backend, NULL},
     [HG_BACKEND_METAL] = {NULL, "not this platform: Metal needs macOS on Apple hardware"},
 };
 _Static_assert(sizeof(rows) / sizeof(rows[0]) == HG_BACKEND_KIND_COUNT, "one row per backend");

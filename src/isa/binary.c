@@ -16,29 +16,13 @@
 #include <string.h>
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/checksum.h"
 #include "isa/program.h"
 
 #define HEADER_SIZE 16
 #define INSTR_SIZE 72   // 2 + 1 + 1 + 4 + 4 * 16
 #define FORMAT_VERSION 1
 _Static_assert(FORMAT_VERSION == HG_ISA_VERSION, "binary format version matches the header");
-
-// IEEE CRC-32 (reflected polynomial 0xEDB88320), four bits at a time: a 16-entry table small
-// enough to write out, so there is no lazily built (racy) table.
-static const uint32_t crc_nibble[16] = {
-    0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u,
-    0x4DB26158u, 0x5005713Cu, 0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
-    0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu};
-
-static uint32_t crc32_ieee(const uint8_t* p, size_t n) {
-    uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        c = crc_nibble[c & 0xFu] ^ (c >> 4);
-        c = crc_nibble[c & 0xFu] ^ (c >> 4);
-    }
-    return c ^ 0xFFFFFFFFu;
-}
 
 #define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV_PRIME UINT64_C(0x100000001b3)
@@ -162,7 +146,7 @@ hg_status hg_prog_save(const hg_prog* p, uint8_t** out, size_t* len) {
                         "bytes, at most 4 GiB)", HG_NAME_MAX - 1, p->name, payload);
     }
     put_le32(w.buf + 8, (uint32_t)payload);
-    put_le32(w.buf + 12, crc32_ieee(w.buf + HEADER_SIZE, payload));
+    put_le32(w.buf + 12, hg_crc32(w.buf + HEADER_SIZE, payload));
     *out = w.buf;
     *len = w.len;
     return HG_OK;
@@ -366,7 +350,7 @@ hg_status hg_prog_load(const uint8_t* bytes, size_t len, hg_prog** out) {
         return hg_error(HG_ERR_BAD_FORMAT, "program binary header says %u payload bytes but %zu "
                         "follow, expected them to match (truncated or padded file?)", size,
                         len - HEADER_SIZE);
-    uint32_t actual = crc32_ieee(bytes + HEADER_SIZE, size);
+    uint32_t actual = hg_crc32(bytes + HEADER_SIZE, size);
     if (actual != crc)
         return hg_error(HG_ERR_BAD_FORMAT, "program binary checksum is 0x%08x but the payload's "
                         "CRC-32 is 0x%08x, expected equal (corrupted data)", crc, actual);

@@ -1,0 +1,323 @@
+// The CUDA backend's vtable: executors on a device (the GPU through the driver API, or the
+// host emulation when HOLOGRAM_CUDA_EMULATE=1), device memory through the caching allocator,
+// Atlas ISA programs compiled to CUDA C (cuda_codegen.c) and launched with an argument block,
+// out-of-bounds reports turned into HG_ERR_OUT_OF_BOUNDS, and sgemm through cuBLAS. Nothing here
+// needs CUDA at build time: the libraries are loaded on first use (cuda_driver.c).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backends/cuda/cuda_internal.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+#define CUDA_MAX_SHARED (48u * 1024u)
+
+static const cuda_impl* impl_now(void) {
+    return hg_cuda_emulating() ? &hg_cuda_emu_impl : &hg_cuda_real_impl;
+}
+
+hg_status hg_cuda_mark_dead(cuda_dev* d, const char* what) {
+    if (!d->dead) {
+        d->dead = 1;
+        snprintf(d->dead_msg, sizeof d->dead_msg, "%s", what);
+    }
+    return hg_error(HG_ERR_EXECUTOR_DEAD, "the CUDA executor is unusable after a device error "
+                    "(%s); destroy it and create a new one", d->dead_msg);
+}
+
+static hg_status alive(cuda_dev* d) {
+    return d->dead ? hg_cuda_mark_dead(d, d->dead_msg) : HG_OK;
+}
+
+// ---- devices ----------------------------------------------------------------------------------
+static int cuda_probe(char* reason, size_t reason_len, int* device_count) {
+    if (hg_cuda_emulating()) {
+        *device_count = 1;
+        return 1;
+    }
+    const hg_cuda_api* a = hg_cuda_driver(reason, reason_len);
+    if (!a) return 0;
+    int n = 0;
+    CUresult r = a->cuDeviceGetCount(&n);
+    if (r != HG_CUDA_SUCCESS) {
+        snprintf(reason, reason_len, "no device: cuDeviceGetCount failed: %s",
+                 hg_cuda_result_text(a, r));
+        return 0;
+    }
+    *device_count = n;
+    if (n < 1) snprintf(reason, reason_len, "no device: the CUDA driver found no GPU");
+    return n > 0;
+}
+
+static hg_status cuda_device_info(int index, hg_device_info* out) {
+    cuda_dev d;
+    memset(&d, 0, sizeof d);
+    d.impl = impl_now();
+    hg_status s = d.impl->open(&d, index);
+    if (s) return s;
+    memset(out, 0, sizeof *out);
+    out->backend = HG_BACKEND_CUDA;
+    out->index = index;
+    snprintf(out->name, sizeof out->name, "%.200s (compute capability %d.%d)", d.name, d.cc_major,
+             d.cc_minor);
+    out->memory_bytes = d.total_bytes;
+    out->compute_units = d.sm_count;
+    d.impl->close(&d);
+    return HG_OK;
+}
+
+// ---- executors --------------------------------------------------------------------------------
+static void cuda_executor_destroy(void* state) {
+    cuda_dev* d = state;
+    if (!d) return;
+    if (!d->dead) d->impl->sync(d);
+    hg_cuda_alloc_destroy(d);
+    if (d->impl == &hg_cuda_emu_impl) free(d->err_host);
+    d->impl->close(d);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}
+
+static hg_status cuda_executor_create(const hg_executor_options* opts, void** out_state) {
+    cuda_dev* d = calloc(1, sizeof *d);
+    if (!d) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA executor");
+    d->impl = impl_now();
+    d->device = opts ? opts->device : 0;
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->alloc.lock, NULL);
+    hg_status s = d->impl->open(d, d->device);
+    if (s) {
+        pthread_mutex_destroy(&d->alloc.lock);
+        pthread_mutex_destroy(&d->lock);
+        free(d);
+        return s;
+    }
+    if (d->impl == &hg_cuda_emu_impl) {
+        d->err_host = calloc(1, sizeof(hg_cuda_kerr));
+        d->err_dev = d->err_host;
+        if (!d->err_host) {
+            cuda_executor_destroy(d);
+            return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA executor");
+        }
+    }
+    *out_state = d;
+    return HG_OK;
+}
+
+static hg_status cuda_synchronize(void* state) {
+    cuda_dev* d = state;
+    hg_status s = alive(d);
+    if (s) return s;
+    pthread_mutex_lock(&d->lock);
+    s = d->impl->sync(d);
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
+static int cuda_num_threads(void* state) {
+    cuda_dev* d = state;
+    return d->sm_count > 0 ? d->sm_count : 1;
+}
+
+// ---- memory -----------------------------------------------------------------------------------
+static hg_status cuda_mem_alloc(void* state, size_t nbytes, int zero, void** out) {
+    cuda_dev* d = state;
+    hg_status s = alive(d);
+    if (s) return s;
+    void* p = NULL;
+    if ((s = hg_cuda_alloc_get(d, nbytes, &p))) return s;
+    if (zero) {
+        pthread_mutex_lock(&d->lock);
+        s = d->impl->zero(d, p, nbytes);
+        pthread_mutex_unlock(&d->lock);
+        if (s) {
+            hg_cuda_alloc_put(d, p);
+            return s;
+        }
+    }
+    *out = p;
+    return HG_OK;
+}
+
+static void cuda_mem_free(void* state, void* mem) { hg_cuda_alloc_put(state, mem); }
+
+#define LOCKED(d, expr)                          \
+    do {                                         \
+        hg_status s_ = alive(d);                 \
+        if (s_) return s_;                       \
+        pthread_mutex_lock(&(d)->lock);          \
+        s_ = (expr);                             \
+        pthread_mutex_unlock(&(d)->lock);        \
+        return s_;                               \
+    } while (0)
+
+static hg_status cuda_mem_write(void* state, void* mem, size_t offset, const void* src, size_t n) {
+    cuda_dev* d = state;
+    LOCKED(d, d->impl->h2d(d, (char*)mem + offset, src, n));
+}
+
+static hg_status cuda_mem_read(void* state, const void* mem, size_t offset, void* dst, size_t n) {
+    cuda_dev* d = state;
+    LOCKED(d, d->impl->d2h(d, dst, (const char*)mem + offset, n));
+}
+
+static hg_status cuda_mem_copy(void* state, void* dst, const void* src, size_t n) {
+    cuda_dev* d = state;
+    LOCKED(d, d->impl->d2d(d, dst, src, n));
+}
+
+// A pattern fill through a host buffer of the pattern repeated (zero patterns: a memset).
+static hg_status fill_locked(cuda_dev* d, void* mem, size_t n, const void* value, size_t es) {
+    int allzero = 1;
+    for (size_t i = 0; i < es; i++) allzero &= ((const unsigned char*)value)[i] == 0;
+    if (allzero) return d->impl->zero(d, mem, n * es);
+    size_t chunk_elems = ((size_t)1 << 20) / es;
+    if (chunk_elems > n) chunk_elems = n;
+    unsigned char* host = malloc(chunk_elems * es + 1);
+    if (!host) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of host memory filling a CUDA buffer");
+    for (size_t i = 0; i < chunk_elems; i++) memcpy(host + i * es, value, es);
+    hg_status s = HG_OK;
+    for (size_t done = 0; done < n && !s; done += chunk_elems) {
+        size_t c = n - done < chunk_elems ? n - done : chunk_elems;
+        s = d->impl->h2d(d, (char*)mem + done * es, host, c * es);
+    }
+    free(host);
+    return s;
+}
+
+static hg_status cuda_mem_fill(void* state, void* mem, size_t n, const void* value, size_t es) {
+    cuda_dev* d = state;
+    LOCKED(d, fill_locked(d, mem, n, value, es));
+}
+
+// ---- kernels ----------------------------------------------------------------------------------
+static int cuda_supports_op(hg_opcode op, hg_dtype type) {
+    // The code generator covers every instruction and type the validator accepts.
+    return (unsigned)op < HG_OPCODE_COUNT && (unsigned)type < HG_DTYPE_COUNT;
+}
+
+static hg_status cuda_kernel_compile(void* state, const hg_prog* prog, void** out_kernel) {
+    cuda_dev* d = state;
+    hg_status s = alive(d);
+    if (s) return s;
+    cuda_kernel* k = calloc(1, sizeof *k);
+    if (!k) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory compiling a CUDA kernel");
+    k->prog = prog;
+    k->nparams = prog->nparams;
+    k->threaded = prog->nshared > 0;
+    for (uint32_t i = 0; i < prog->ninstrs && !k->threaded; i++)
+        k->threaded = prog->instrs[i].op == HG_OP_BAR;
+    char* src = NULL;
+    size_t len = 0;
+    if ((s = hg_cuda_codegen(prog, &src, &len))) {
+        free(k);
+        return s;
+    }
+    pthread_mutex_lock(&d->lock);
+    s = d->impl->load(d, src, len, k);
+    pthread_mutex_unlock(&d->lock);
+    free(src);
+    if (s) {
+        free(k);
+        return hg_error_prefix(s, "compiling kernel '%s' for CUDA", prog->name);
+    }
+    *out_kernel = k;
+    return HG_OK;
+}
+
+static void cuda_kernel_destroy(void* state, void* kernel) {
+    cuda_dev* d = state;
+    cuda_kernel* k = kernel;
+    if (!k) return;
+    pthread_mutex_lock(&d->lock);
+    d->impl->unload(d, k);
+    pthread_mutex_unlock(&d->lock);
+    free(k);
+}
+
+// The element size of the program's unsized shared array (0 when it has none).
+static size_t dyn_elem_size(const hg_prog* p) {
+    for (uint32_t i = 0; i < p->nshared; i++)
+        if (!p->shared[i].count) return hg_dtype_size((hg_dtype)p->shared[i].dtype);
+    return 0;
+}
+
+static hg_status oob_error(const cuda_kernel* k, const hg_cuda_kerr* e) {
+    const hg_prog* p = k->prog;
+    char text[256];
+    unsigned shared = e->param & 0x80000000u, slot = e->param & 0x7fffffffu;
+    const char* name = shared ? (slot < p->nshared ? p->shared[slot].name : "?")
+                              : (slot < p->nparams ? p->params[slot].name : "?");
+    return hg_error(HG_ERR_OUT_OF_BOUNDS,
+                    "kernel '%s': lane (%u, %u, %u) of block (%u, %u, %u), instruction %u (%s): "
+                    "index %llu is out of bounds for %s '%s' of %llu elements; the lane stopped "
+                    "there (other lanes may have run)",
+                    p->name, e->lane[0], e->lane[1], e->lane[2], e->block[0], e->block[1],
+                    e->block[2], e->instr,
+                    e->instr < p->ninstrs ? hg_instr_text(p, e->instr, text, sizeof text) : "?",
+                    (unsigned long long)e->index, shared ? "shared array" : "buffer", name,
+                    (unsigned long long)e->count);
+}
+
+static hg_status cuda_kernel_launch(void* state, void* kernel, const hg_launch_config* cfg,
+                                    const hg_bound_arg* args, size_t nargs) {
+    cuda_dev* d = state;
+    cuda_kernel* k = kernel;
+    hg_status s = alive(d);
+    if (s) return s;
+    size_t size = hg_cuda_kargs_size(k->nparams);
+    unsigned char blob[64 * sizeof(hg_cuda_karg) + 16];
+    if (size > sizeof blob || nargs != k->nparams)
+        return hg_error(HG_ERR_INTERNAL, "cuda launch: %zu arguments for %u parameters", nargs,
+                        k->nparams);
+    memset(blob, 0, size);
+    for (size_t i = 0; i < nargs; i++) {
+        hg_cuda_karg a = {(uint64_t)(uintptr_t)args[i].base, args[i].count, args[i].bits};
+        memcpy(blob + i * sizeof a, &a, sizeof a);
+    }
+    uint64_t errp = (uint64_t)(uintptr_t)d->err_dev;
+    memcpy(blob + hg_cuda_kargs_err_offset(k->nparams), &errp, 8);
+    size_t des = dyn_elem_size(k->prog);
+    uint64_t dyn = des ? cfg->shared_bytes / des : 0;
+    memcpy(blob + hg_cuda_kargs_dyn_offset(k->nparams), &dyn, 8);
+    pthread_mutex_lock(&d->lock);
+    memset(d->err_host, 0, sizeof *d->err_host);
+    s = d->impl->launch(d, k, cfg, blob, size);
+    hg_cuda_kerr e = *d->err_host;
+    pthread_mutex_unlock(&d->lock);
+    if (s) return s;
+    return e.flag ? oob_error(k, &e) : HG_OK;
+}
+
+static hg_status cuda_sgemm(void* state, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                            float beta, float* c, int64_t ldc) {
+    cuda_dev* d = state;
+    LOCKED(d, d->impl->sgemm(d, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+}
+
+const hg_backend_vtable hg_cuda_backend = {
+    .api_version = HG_BACKEND_API_VERSION,
+    .kind = HG_BACKEND_CUDA,
+    .name = "cuda",
+    .probe = cuda_probe,
+    .device_info = cuda_device_info,
+    .executor_create = cuda_executor_create,
+    .executor_destroy = cuda_executor_destroy,
+    .synchronize = cuda_synchronize,
+    .num_threads = cuda_num_threads,
+    .host_visible = 0,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .mem_write = cuda_mem_write,
+    .mem_read = cuda_mem_read,
+    .mem_copy = cuda_mem_copy,
+    .mem_fill = cuda_mem_fill,
+    .supports_op = cuda_supports_op,
+    .max_shared_bytes = CUDA_MAX_SHARED,
+    .kernel_compile = cuda_kernel_compile,
+    .kernel_destroy = cuda_kernel_destroy,
+    .kernel_launch = cuda_kernel_launch,
+    .host_parallel = NULL,   // device memory: the op layer's host paths do not apply
+    .sgemm = cuda_sgemm,
+};

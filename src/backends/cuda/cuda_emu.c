@@ -1,0 +1,314 @@
+// The CUDA backend's emulation device (HOLOGRAM_CUDA_EMULATE=1; see cuda_internal.h): device
+// memory is host memory, kernels are the generated CUDA C compiled as a host shared object by
+// the C++ compiler (HOLOGRAM_CUDA_EMULATE_CXX, else $CXX, else c++), cached like cubins, and run
+// by the launcher in the emulation epilogue. Meant for tests on machines without a GPU.
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "backends/cuda/cuda_emu.h"
+#include "backends/cuda/cuda_internal.h"
+#include "core/error.h"
+
+extern char** environ;
+
+int hg_cuda_emulating(void) {
+    const char* v = getenv("HOLOGRAM_CUDA_EMULATE");
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+static const char* cxx(void) {
+    const char* c = getenv("HOLOGRAM_CUDA_EMULATE_CXX");
+    if (!c || !c[0]) c = getenv("CXX");
+    return c && c[0] ? c : "c++";
+}
+
+static hg_status emu_open(cuda_dev* d, int device) {
+    if (device != 0)
+        return hg_error(HG_ERR_OUT_OF_RANGE, "CUDA emulation has 1 device, device %d requested",
+                        device);
+    snprintf(d->name, sizeof d->name, "CUDA emulation on the host (HOLOGRAM_CUDA_EMULATE; "
+             "kernels built by %s)", cxx());
+    d->total_bytes = 1ull << 34;
+    d->sm_count = 1;
+    return HG_OK;
+}
+
+static void emu_close(cuda_dev* d) { (void)d; }
+
+static hg_status emu_alloc(cuda_dev* d, size_t nbytes, void** out) {
+    (void)d;
+    void* p = aligned_alloc(256, (nbytes + 255) & ~(size_t)255);
+    if (!p) return hg_error(HG_ERR_OUT_OF_MEMORY, "emulated device: out of host memory");
+    *out = p;
+    return HG_OK;
+}
+
+static void emu_release(cuda_dev* d, void* p) {
+    (void)d;
+    free(p);
+}
+
+static hg_status emu_mem_info(cuda_dev* d, size_t* free_b, size_t* total_b) {
+    *total_b = (size_t)d->total_bytes;
+    *free_b = (size_t)d->total_bytes - d->alloc.live_bytes;
+    return HG_OK;
+}
+
+static hg_status emu_copy(cuda_dev* d, void* dst, const void* src, size_t n) {
+    (void)d;
+    if (n) memmove(dst, src, n);
+    return HG_OK;
+}
+
+static hg_status emu_zero(cuda_dev* d, void* p, size_t n) {
+    (void)d;
+    if (n) memset(p, 0, n);
+    return HG_OK;
+}
+
+static hg_status read_file(const char* path, void** out, size_t* len) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return HG_ERR_IO;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void* buf = n > 0 ? malloc((size_t)n) : NULL;
+    int ok = buf && fread(buf, 1, (size_t)n, f) == (size_t)n;
+    fclose(f);
+    if (!ok) {
+        free(buf);
+        return HG_ERR_IO;
+    }
+    *out = buf;
+    *len = (size_t)n;
+    return HG_OK;
+}
+
+// Runs the C++ compiler with args (NULL-terminated, after the compiler name); its output goes
+// to logp. Returns 0 on success, else -1 and *spawn_err (0 when it ran and failed).
+static int run_compiler(char* const* args, const char* logp, int* spawn_err) {
+    const char* compiler = cxx();
+    char* argv[24];
+    int n = 0;
+    argv[n++] = (char*)compiler;
+    for (int i = 0; args[i] && n < 23; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, compiler, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    *spawn_err = rc;
+    if (rc != 0) return -1;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+// The prologue and the runtime preamble as one precompiled header in the cache directory
+// (compiled once per compiler; halves the compile time of every kernel). Returns the header's
+// path, or "" when it could not be made (kernels then include the full text).
+static pthread_once_t g_pch_once = PTHREAD_ONCE_INIT;
+static char g_pch[1200];
+
+static void make_pch(void) {
+    const char* dir = hg_cuda_cache_dir();
+    if (!dir[0]) return;
+    char key[40], h[1000], tmp_h[1200], gch[1100], tmp_gch[1200], logp[1200];
+    hg_cuda_kcache_key(hg_cuda_preamble, strlen(hg_cuda_preamble), hg_cuda_emu_prologue, "pch",
+                       cxx(), key);
+    snprintf(h, sizeof h, "%.900s/hgemu-pre-%s.h", dir, key);
+    snprintf(gch, sizeof gch, "%.1000s.gch", h);
+    if (access(gch, R_OK) == 0 && access(h, R_OK) == 0) {
+        snprintf(g_pch, sizeof g_pch, "%s", h);
+        return;
+    }
+    snprintf(tmp_h, sizeof tmp_h, "%.1000s.tmp%ld", h, (long)getpid());
+    snprintf(tmp_gch, sizeof tmp_gch, "%.1100s.tmp%ld", gch, (long)getpid());
+    snprintf(logp, sizeof logp, "%.1000s.log%ld", h, (long)getpid());
+    FILE* f = fopen(tmp_h, "wb");
+    if (!f) return;
+    int ok = fputs(hg_cuda_emu_prologue, f) >= 0 && fputs(hg_cuda_preamble, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    int err = 0;
+    char* args[] = {"-std=c++17", "-O1", "-w", "-fPIC", "-x", "c++-header", tmp_h, "-o", tmp_gch,
+                    NULL};
+    ok = ok && run_compiler(args, logp, &err) == 0;
+    // The header first, then its .gch: a reader that sees the .gch also finds the header.
+    ok = ok && rename(tmp_h, h) == 0 && rename(tmp_gch, gch) == 0;
+    unlink(tmp_h);
+    unlink(tmp_gch);
+    unlink(logp);
+    if (ok) snprintf(g_pch, sizeof g_pch, "%s", h);
+}
+
+// Compiles prologue + src + epilogue into a shared object; returns its bytes.
+static hg_status build(const char* dir, const char* src, size_t len, const char* key,
+                       void** image, size_t* image_len) {
+    char cpp[1200], so[1200], logp[1200];
+    snprintf(cpp, sizeof cpp, "%s/hgemu-%s-%ld.cpp", dir, key, (long)getpid());
+    snprintf(so, sizeof so, "%s/hgemu-%s-%ld.so", dir, key, (long)getpid());
+    snprintf(logp, sizeof logp, "%s/hgemu-%s-%ld.log", dir, key, (long)getpid());
+    pthread_once(&g_pch_once, make_pch);
+    // With the precompiled header, the kernel text after the preamble is all that is compiled.
+    const char* body = g_pch[0] ? strstr(src, hg_cuda_preamble) : NULL;
+    if (body) body += strlen(hg_cuda_preamble);
+    FILE* f = fopen(cpp, "wb");
+    if (!f) return hg_error(HG_ERR_IO, "CUDA emulation: cannot write %s: %s", cpp, strerror(errno));
+    int ok;
+    if (body)
+        ok = fprintf(f, "#include \"%s\"\n", g_pch) > 0 &&
+             fwrite(body, 1, len - (size_t)(body - src), f) == len - (size_t)(body - src);
+    else
+        ok = fputs(hg_cuda_emu_prologue, f) >= 0 && fwrite(src, 1, len, f) == len;
+    ok = ok && fputs(hg_cuda_emu_epilogue, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok) {
+        unlink(cpp);
+        return hg_error(HG_ERR_IO, "CUDA emulation: cannot write %s", cpp);
+    }
+    int err = 0;
+    char* args[] = {"-std=c++17", "-O1", "-w", "-fPIC", "-shared", "-x", "c++", cpp, "-o", so,
+                    "-lpthread", NULL};
+    int rc = run_compiler(args, logp, &err);
+    hg_status s = HG_OK;
+    if (rc != 0 && err != 0) {
+        s = hg_error(HG_ERR_BACKEND_UNAVAILABLE, "CUDA emulation: cannot run the C++ compiler "
+                     "'%s' (%s); set HOLOGRAM_CUDA_EMULATE_CXX", cxx(), strerror(err));
+    } else if (rc != 0) {
+        void* log = NULL;
+        size_t loglen = 0;
+        read_file(logp, &log, &loglen);
+        s = hg_error(HG_ERR_INTERNAL, "CUDA emulation: the generated kernel did not compile "
+                     "(%s, source kept in %s): %.*s", cxx(), cpp,
+                     (int)(loglen > 1500 ? 1500 : loglen), log ? (char*)log : "");
+        free(log);
+        unlink(logp);
+        return s;   // keep the source for inspection
+    } else if (read_file(so, image, image_len) != HG_OK) {
+        s = hg_error(HG_ERR_IO, "CUDA emulation: cannot read %s", so);
+    }
+    unlink(cpp);
+    unlink(so);
+    unlink(logp);
+    return s;
+}
+
+static hg_status emu_load(cuda_dev* d, const char* src, size_t len, cuda_kernel* k) {
+    (void)d;
+    // HOLOGRAM_CUDA_EMULATE_NVRTC=90 (a compute capability): also compile every kernel with
+    // NVRTC for that architecture, so emulated runs check that the GPU compiler takes them too.
+    const char* nvc = getenv("HOLOGRAM_CUDA_EMULATE_NVRTC");
+    if (nvc && nvc[0]) {
+        int cc = atoi(nvc);
+        void* img = NULL;
+        size_t n = 0;
+        char key[40];
+        hg_status s = hg_cuda_nvrtc_compile(src, len, cc / 10, cc % 10, k->prog->name, key, &img,
+                                            &n);
+        if (s) return s;
+        free(img);
+    }
+    const char* dir = hg_cuda_cache_dir();
+    if (!dir[0]) dir = "/tmp";
+    hg_cuda_kcache_key(src, len, "emu -std=c++17 -O1", "host", cxx(), k->key);
+    void* image = NULL;
+    size_t n = 0;
+    if (!hg_cuda_kcache_get(k->key, "emuso", &image, &n)) {
+        hg_status s = build(dir, src, len, k->key, &image, &n);
+        if (s) return s;
+        hg_cuda_kcache_put(k->key, "emuso", image, n);
+    }
+    // dlopen needs a file: write the image to a private temporary name, load, unlink.
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s/hgemu-load-%s-%ld-%p.so", dir, k->key, (long)getpid(), (void*)k);
+    FILE* f = fopen(tmp, "wb");
+    int ok = f && fwrite(image, 1, n, f) == n;
+    if (f) ok = fclose(f) == 0 && ok;
+    free(image);
+    if (!ok) {
+        unlink(tmp);
+        return hg_error(HG_ERR_IO, "CUDA emulation: cannot write %s", tmp);
+    }
+    void* h = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
+    unlink(tmp);
+    if (!h) return hg_error(HG_ERR_INTERNAL, "CUDA emulation: dlopen of the kernel failed: %s",
+                            dlerror());
+    void* fn = dlsym(h, "hg_emu_launch");
+    if (!fn) {
+        dlclose(h);
+        return hg_error(HG_ERR_INTERNAL, "CUDA emulation: the kernel library has no hg_emu_launch");
+    }
+    k->module = h;
+    k->fn = fn;
+    return HG_OK;
+}
+
+static void emu_unload(cuda_dev* d, cuda_kernel* k) {
+    (void)d;
+    if (k->module) dlclose(k->module);
+    k->module = k->fn = NULL;
+}
+
+static hg_status emu_launch(cuda_dev* d, cuda_kernel* k, const hg_launch_config* cfg, void* kargs,
+                            size_t kargs_size) {
+    (void)d;
+    hg_cuda_emu_launch_fn fn;
+    memcpy(&fn, &k->fn, sizeof fn);   // object pointer -> function pointer without a cast warning
+    unsigned grid[3] = {cfg->grid.x, cfg->grid.y, cfg->grid.z};
+    unsigned block[3] = {cfg->block.x, cfg->block.y, cfg->block.z};
+    int rc = fn(grid, block, kargs, kargs_size, cfg->shared_bytes, k->threaded);
+    if (rc)
+        return hg_error(HG_ERR_EXECUTION, "CUDA emulation: the launcher failed (%d: %s)", rc,
+                        rc == -1 ? "argument block size mismatch" : "out of host resources");
+    return HG_OK;
+}
+
+static hg_status emu_sync(cuda_dev* d) {
+    (void)d;
+    return HG_OK;
+}
+
+// Plain row-major loops: the emulation checks results, not speed.
+static hg_status emu_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                           float beta, float* c, int64_t ldc) {
+    (void)d;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++)
+                s += (double)(ta ? a[p * lda + i] : a[i * lda + p]) *
+                     (double)(tb ? b[j * ldb + p] : b[p * ldb + j]);
+            float* cij = &c[i * ldc + j];
+            *cij = beta == 0.0f ? alpha * (float)s : alpha * (float)s + beta * *cij;
+        }
+    return HG_OK;
+}
+
+const cuda_impl hg_cuda_emu_impl = {
+    .name = "emulation",
+    .open = emu_open,
+    .close = emu_close,
+    .alloc = emu_alloc,
+    .release = emu_release,
+    .mem_info = emu_mem_info,
+    .h2d = emu_copy,
+    .d2h = emu_copy,
+    .d2d = emu_copy,
+    .zero = emu_zero,
+    .load = emu_load,
+    .unload = emu_unload,
+    .launch = emu_launch,
+    .sync = emu_sync,
+    .sgemm = emu_sgemm,
+};

@@ -1,0 +1,293 @@
+// The CUDA backend's GPU device (see cuda_internal.h): the driver API on the device's primary
+// context with one non-blocking stream per executor, kernels compiled by NVRTC for the device's
+// architecture (cubin when NVRTC can emit it, else PTX for the driver's JIT) through the kernel
+// caches, host<->device copies through two pinned staging buffers so that copying into pinned
+// memory overlaps the DMA of the previous chunk, and cuBLAS for sgemm. Every operation waits for
+// the stream before it returns: the library's calls complete before they return (hg_kernel_launch
+// "runs the kernel to completion"), and out-of-bounds reports are read right after each launch.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backends/cuda/cuda_internal.h"
+#include "core/error.h"
+
+#define STAGE_BYTES ((size_t)4 << 20)   // per staging buffer
+#define DIRECT_BYTES ((size_t)64 << 10) // smaller copies go straight from pageable memory
+
+typedef struct real_state {
+    const hg_cuda_api* api;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    void* stage[2];           // pinned staging buffers
+    CUevent stage_done[2];    // the DMA that last used each buffer
+    cublasHandle_t blas;      // created on first sgemm
+    char arch[16];            // "sm_90"
+} real_state;
+
+static real_state* st_of(cuda_dev* d) { return d->impl_state; }
+
+// Driver call with a message; sticky errors kill the executor.
+static hg_status check(cuda_dev* d, CUresult r, const char* what) {
+    if (r == HG_CUDA_SUCCESS) return HG_OK;
+    real_state* s = st_of(d);
+    const char* text = hg_cuda_result_text(s ? s->api : NULL, r);
+    if (r == HG_CUDA_ERROR_OUT_OF_MEMORY)
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: %s", what, text);
+    if (r == HG_CUDA_ERROR_ILLEGAL_ADDRESS || r == HG_CUDA_ERROR_LAUNCH_FAILED || r == 999 ||
+        r == 214 /* ECC uncorrectable */ || r == 710 /* assert */ || r == 702 /* timeout */) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "%s: %s", what, text);
+        return hg_cuda_mark_dead(d, msg);
+    }
+    return hg_error(HG_ERR_EXECUTION, "%s: %s", what, text);
+}
+
+static hg_status bind(cuda_dev* d) {
+    real_state* s = st_of(d);
+    return check(d, s->api->cuCtxSetCurrent(s->ctx), "cuCtxSetCurrent");
+}
+
+static void real_close(cuda_dev* d) {
+    real_state* s = st_of(d);
+    if (!s) return;
+    const hg_cuda_api* a = s->api;
+    if (s->ctx) a->cuCtxSetCurrent(s->ctx);
+    if (s->blas) {
+        const hg_cublas_api* b = hg_cuda_cublas(NULL, 0);
+        if (b) b->cublasDestroy(s->blas);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (s->stage_done[i]) a->cuEventDestroy(s->stage_done[i]);
+        if (s->stage[i]) a->cuMemFreeHost(s->stage[i]);
+    }
+    if (d->err_host) a->cuMemFreeHost(d->err_host);
+    d->err_host = NULL;
+    if (s->stream) a->cuStreamDestroy(s->stream);
+    if (s->ctx) a->cuDevicePrimaryCtxRelease(s->dev);
+    free(s);
+    d->impl_state = NULL;
+}
+
+static hg_status real_open(cuda_dev* d, int device) {
+    char why[1024];
+    const hg_cuda_api* a = hg_cuda_driver(why, sizeof why);
+    if (!a) return hg_error(HG_ERR_BACKEND_UNAVAILABLE, "cuda: %s", why);
+    real_state* s = calloc(1, sizeof *s);
+    if (!s) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory opening a CUDA device");
+    s->api = a;
+    d->impl_state = s;
+    int count = 0;
+    hg_status st = check(d, a->cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (!st && (device < 0 || device >= count))
+        st = hg_error(HG_ERR_OUT_OF_RANGE, "cuda device %d does not exist (this machine has %d)",
+                      device, count);
+    if (!st) st = check(d, a->cuDeviceGet(&s->dev, device), "cuDeviceGet");
+    if (!st) st = check(d, a->cuDeviceGetName(d->name, (int)sizeof d->name, s->dev), "cuDeviceGetName");
+    if (!st) st = check(d, a->cuDeviceGetAttribute(&d->cc_major, HG_CU_ATTR_CC_MAJOR, s->dev), "cuDeviceGetAttribute");
+    if (!st) st = check(d, a->cuDeviceGetAttribute(&d->cc_minor, HG_CU_ATTR_CC_MINOR, s->dev), "cuDeviceGetAttribute");
+    if (!st) st = check(d, a->cuDeviceGetAttribute(&d->sm_count, HG_CU_ATTR_MULTIPROCESSOR_COUNT, s->dev), "cuDeviceGetAttribute");
+    size_t total = 0;
+    if (!st) st = check(d, a->cuDeviceTotalMem(&total, s->dev), "cuDeviceTotalMem");
+    d->total_bytes = total;
+    if (!st) st = check(d, a->cuDevicePrimaryCtxRetain(&s->ctx, s->dev), "cuDevicePrimaryCtxRetain");
+    if (!st) st = bind(d);
+    if (!st) st = check(d, a->cuStreamCreate(&s->stream, HG_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    // The out-of-bounds record lives in mapped pinned memory: kernels write it directly and the
+    // host reads it after the stream is synchronized, without a copy.
+    void* eh = NULL;
+    if (!st) st = check(d, a->cuMemHostAlloc(&eh, sizeof(hg_cuda_kerr), HG_CU_MEMHOSTALLOC_DEVICEMAP | HG_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    if (!st) {
+        d->err_host = eh;
+        memset(eh, 0, sizeof(hg_cuda_kerr));
+        CUdeviceptr ed = 0;
+        st = check(d, a->cuMemHostGetDevicePointer(&ed, eh, 0), "cuMemHostGetDevicePointer");
+        d->err_dev = (void*)(uintptr_t)ed;
+    }
+    for (int i = 0; i < 2 && !st; i++) {
+        st = check(d, a->cuMemHostAlloc(&s->stage[i], STAGE_BYTES, HG_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+        if (!st) st = check(d, a->cuEventCreate(&s->stage_done[i], HG_CU_EVENT_DEFAULT), "cuEventCreate");
+    }
+    snprintf(s->arch, sizeof s->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+    if (st) real_close(d);
+    return st;
+}
+
+static hg_status real_alloc(cuda_dev* d, size_t nbytes, void** out) {
+    hg_status s = bind(d);
+    CUdeviceptr p = 0;
+    if (!s) s = check(d, st_of(d)->api->cuMemAlloc(&p, nbytes), "cuMemAlloc");
+    if (!s) *out = (void*)(uintptr_t)p;
+    return s;
+}
+
+static void real_release(cuda_dev* d, void* p) {
+    if (bind(d) == HG_OK) st_of(d)->api->cuMemFree((CUdeviceptr)(uintptr_t)p);
+}
+
+static hg_status real_mem_info(cuda_dev* d, size_t* free_b, size_t* total_b) {
+    hg_status s = bind(d);
+    return s ? s : check(d, st_of(d)->api->cuMemGetInfo(free_b, total_b), "cuMemGetInfo");
+}
+
+static hg_status sync_stream(cuda_dev* d) {
+    real_state* s = st_of(d);
+    return check(d, s->api->cuStreamSynchronize(s->stream), "cuStreamSynchronize");
+}
+
+static hg_status real_h2d(cuda_dev* d, void* dst, const void* src, size_t n) {
+    real_state* s = st_of(d);
+    const hg_cuda_api* a = s->api;
+    hg_status st = bind(d);
+    if (st || !n) return st;
+    CUdeviceptr to = (CUdeviceptr)(uintptr_t)dst;
+    if (n <= DIRECT_BYTES) {
+        st = check(d, a->cuMemcpyHtoDAsync(to, src, n, s->stream), "cuMemcpyHtoDAsync");
+        return st ? st : sync_stream(d);
+    }
+    // Double buffering: fill one pinned buffer while the DMA of the other runs.
+    for (size_t off = 0, i = 0; off < n && !st; off += STAGE_BYTES, i ^= 1) {
+        size_t c = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
+        st = check(d, a->cuEventSynchronize(s->stage_done[i]), "cuEventSynchronize");
+        if (st) break;
+        memcpy(s->stage[i], (const char*)src + off, c);
+        st = check(d, a->cuMemcpyHtoDAsync(to + off, s->stage[i], c, s->stream), "cuMemcpyHtoDAsync");
+        if (!st) st = check(d, a->cuEventRecord(s->stage_done[i], s->stream), "cuEventRecord");
+    }
+    return st ? st : sync_stream(d);
+}
+
+static hg_status real_d2h(cuda_dev* d, void* dst, const void* src, size_t n) {
+    real_state* s = st_of(d);
+    const hg_cuda_api* a = s->api;
+    hg_status st = bind(d);
+    if (st || !n) return st;
+    CUdeviceptr from = (CUdeviceptr)(uintptr_t)src;
+    if (n <= DIRECT_BYTES) {
+        st = check(d, a->cuMemcpyDtoHAsync(dst, from, n, s->stream), "cuMemcpyDtoHAsync");
+        return st ? st : sync_stream(d);
+    }
+    // Chunk k is copied out of pinned buffer k%2 while the DMA of chunk k+1 runs.
+    size_t nchunks = (n + STAGE_BYTES - 1) / STAGE_BYTES;
+    for (size_t k = 0; k <= nchunks && !st; k++) {
+        if (k < nchunks) {
+            size_t off = k * STAGE_BYTES, c = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
+            st = check(d, a->cuMemcpyDtoHAsync(s->stage[k & 1], from + off, c, s->stream), "cuMemcpyDtoHAsync");
+            if (!st) st = check(d, a->cuEventRecord(s->stage_done[k & 1], s->stream), "cuEventRecord");
+        }
+        if (k > 0 && !st) {
+            size_t j = k - 1, off = j * STAGE_BYTES, c = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
+            st = check(d, a->cuEventSynchronize(s->stage_done[j & 1]), "cuEventSynchronize");
+            if (!st) memcpy((char*)dst + off, s->stage[j & 1], c);
+        }
+    }
+    return st;
+}
+
+static hg_status real_d2d(cuda_dev* d, void* dst, const void* src, size_t n) {
+    real_state* s = st_of(d);
+    hg_status st = bind(d);
+    if (st || !n) return st;
+    st = check(d, s->api->cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, s->stream), "cuMemcpyDtoDAsync");
+    return st ? st : sync_stream(d);
+}
+
+static hg_status real_zero(cuda_dev* d, void* p, size_t n) {
+    real_state* s = st_of(d);
+    hg_status st = bind(d);
+    if (st || !n) return st;
+    st = check(d, s->api->cuMemsetD8Async((CUdeviceptr)(uintptr_t)p, 0, n, s->stream), "cuMemsetD8Async");
+    return st ? st : sync_stream(d);
+}
+
+static hg_status real_load(cuda_dev* d, const char* src, size_t len, cuda_kernel* k) {
+    void* image = NULL;
+    size_t n = 0;
+    hg_status st = hg_cuda_nvrtc_compile(src, len, d->cc_major, d->cc_minor, k->prog->name,
+                                         k->key, &image, &n);
+    if (st) return st;
+    real_state* s = st_of(d);
+    st = bind(d);
+    CUmodule mod = NULL;
+    CUfunction fn = NULL;
+    if (!st) st = check(d, s->api->cuModuleLoadData(&mod, image), "cuModuleLoadData");
+    free(image);
+    if (!st) st = check(d, s->api->cuModuleGetFunction(&fn, mod, "hg_kernel"), "cuModuleGetFunction");
+    if (st) {
+        if (mod) s->api->cuModuleUnload(mod);
+        return st;
+    }
+    k->module = mod;
+    k->fn = fn;
+    return HG_OK;
+}
+
+static void real_unload(cuda_dev* d, cuda_kernel* k) {
+    if (k->module && bind(d) == HG_OK) st_of(d)->api->cuModuleUnload((CUmodule)k->module);
+    k->module = k->fn = NULL;
+}
+
+static hg_status real_launch(cuda_dev* d, cuda_kernel* k, const hg_launch_config* cfg, void* kargs,
+                             size_t kargs_size) {
+    (void)kargs_size;
+    real_state* s = st_of(d);
+    hg_status st = bind(d);
+    if (st) return st;
+    void* params[1] = {kargs};
+    st = check(d, s->api->cuLaunchKernel((CUfunction)k->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z,
+                                         cfg->block.x, cfg->block.y, cfg->block.z,
+                                         (unsigned)cfg->shared_bytes, s->stream, params, NULL),
+               "cuLaunchKernel");
+    return st ? st : sync_stream(d);
+}
+
+static hg_status real_sync(cuda_dev* d) {
+    hg_status st = bind(d);
+    return st ? st : sync_stream(d);
+}
+
+static hg_status real_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                            float beta, float* c, int64_t ldc) {
+    real_state* s = st_of(d);
+    char why[1024];
+    const hg_cublas_api* bl = hg_cuda_cublas(why, sizeof why);
+    if (!bl) return hg_error(HG_ERR_UNSUPPORTED, "cuda sgemm: %s", why);
+    hg_status st = bind(d);
+    if (st) return st;
+    if (!s->blas) {
+        if (bl->cublasCreate(&s->blas) != 0)
+            return hg_error(HG_ERR_EXECUTION, "cublasCreate failed");
+        bl->cublasSetStream(s->blas, s->stream);
+        // TF32 only when asked for: results then differ from IEEE f32 in the 10th bit or so.
+        const char* tf = getenv("HOLOGRAM_CUDA_TF32");
+        int tf32 = tf && tf[0] && strcmp(tf, "0") != 0;
+        bl->cublasSetMathMode(s->blas, tf32 ? HG_CUBLAS_TF32_TENSOR_OP_MATH : HG_CUBLAS_DEFAULT_MATH);
+    }
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+        return hg_error(HG_ERR_UNSUPPORTED, "cuda sgemm: dimensions beyond 2^31 - 1");
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+    cublasStatus_t r = bl->cublasSgemm(s->blas, tb ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N,
+                                       ta ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N, (int)n, (int)m, (int)k,
+                                       &alpha, b, (int)ldb, a, (int)lda, &beta, c, (int)ldc);
+    if (r != 0) return hg_error(HG_ERR_EXECUTION, "cublasSgemm failed with status %d", r);
+    return sync_stream(d);
+}
+
+const cuda_impl hg_cuda_real_impl = {
+    .name = "driver",
+    .open = real_open,
+    .close = real_close,
+    .alloc = real_alloc,
+    .release = real_release,
+    .mem_info = real_mem_info,
+    .h2d = real_h2d,
+    .d2h = real_d2h,
+    .d2d = real_d2d,
+    .zero = real_zero,
+    .load = real_load,
+    .unload = real_unload,
+    .launch = real_launch,
+    .sync = real_sync,
+    .sgemm = real_sgemm,
+};
