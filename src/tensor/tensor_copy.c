@@ -177,8 +177,8 @@ static void byte_range(const hg_tensor* t, const unsigned char* mem, size_t es, 
 
 // Strides of a (shape, strides) source broadcast to dst's shape, numpy's rules; 0 if the
 // shapes do not broadcast.
-static int broadcast_strides(const hg_tensor* dst, int32_t ndim, const int64_t* shape,
-                             const int64_t* strides, int64_t* out) {
+int hg_tensor_broadcast_strides(const hg_tensor* dst, int32_t ndim, const int64_t* shape,
+                                const int64_t* strides, int64_t* out) {
     int32_t lead = dst->ndim - ndim;
     if (lead < 0) return 0;
     for (int32_t i = 0; i < dst->ndim; i++) {
@@ -209,7 +209,7 @@ hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src) {
                         hg_dtype_name(dst->dtype), hg_dtype_name(src->dtype));
     // src's strides broadcast to dst's shape (numpy.copyto).
     int64_t sstr[HG_MAX_DIMS];
-    if (!broadcast_strides(dst, src->ndim, src->shape, src->strides, sstr)) {
+    if (!hg_tensor_broadcast_strides(dst, src->ndim, src->shape, src->strides, sstr)) {
         char sd[HG_DIMS_TEXT], ssh[HG_DIMS_TEXT];
         return hg_error(HG_ERR_SIZE_MISMATCH,
                         "hg_tensor_copy: src of shape %s does not broadcast to dst's shape %s",
@@ -223,12 +223,6 @@ hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src) {
                             "view): its elements would be written more than once",
                             (int)i, (long long)dst->shape[i]);
     if (dn == 0) return HG_OK;
-    if (!db->ex->vt->host_visible)
-        return hg_error(HG_ERR_UNSUPPORTED,
-                        "hg_tensor_copy: the '%s' backend's memory is not host-visible and this "
-                        "version has no device kernel for strided copies (the CUDA backend issue "
-                        "adds one); copy whole buffers with hg_buffer_copy",
-                        hg_backend_name(db->ex->kind));
     size_t es = hg_dtype_size(dst->dtype);
     unsigned char* dbase = (unsigned char*)db->mem;
     const unsigned char* sbase = (const unsigned char*)sb->mem;
@@ -237,6 +231,16 @@ hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src) {
     uintptr_t dlo, dhi, slo, shi;
     byte_range(dst, dbase, es, &dlo, &dhi);
     byte_range(src, sbase, es, &slo, &shi);
+    if (!db->ex->vt->host_visible) {   // device memory: an ISA copy kernel
+        int overlap = db == sb && dlo < shi && slo < dhi;
+        if (overlap && d == sp) {
+            int same = 1;
+            for (int32_t i = 0; same && i < dst->ndim; i++)
+                same = dst->shape[i] == 1 || dst->strides[i] == sstr[i];
+            if (same) return HG_OK;
+        }
+        return hg_tensor_copy_device(dst, src, sstr, sn, overlap);
+    }
     if (dlo < shi && slo < dhi) {
         // Overlap (also through two wraps of the same memory). The identical view is a no-op;
         // anything else goes through a contiguous temporary holding src's elements.
@@ -254,7 +258,7 @@ hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src) {
         hg_tensor_contiguous_strides(src->ndim, src->shape, tstr);
         strided_copy(tmp, sp, es, src->ndim, src->shape, tstr, src->strides);
         // The temporary read in dst's shape: src's contiguous strides, broadcast.
-        broadcast_strides(dst, src->ndim, src->shape, tstr, sstr);
+        hg_tensor_broadcast_strides(dst, src->ndim, src->shape, tstr, sstr);
         strided_copy(d, tmp, es, dst->ndim, dst->shape, dst->strides, sstr);
         free(tmp);
         return HG_OK;
@@ -275,11 +279,6 @@ hg_status hg_tensor_contiguous(const hg_tensor* t, hg_tensor* out, int* out_copi
         *out_copied = 0;
         return HG_OK;
     }
-    if (!b->ex->vt->host_visible)  // before allocating: the copy would fail anyway
-        return hg_error(HG_ERR_UNSUPPORTED,
-                        "hg_tensor_contiguous: strided copies on the '%s' backend are not "
-                        "implemented yet",
-                        hg_backend_name(b->ex->kind));
     hg_executor ex = {b->ex->handle};
     hg_buffer nb;
     if ((s = hg_buffer_create_ex(ex, t->dtype, (size_t)numel, HG_BUFFER_UNINITIALIZED, &nb)))

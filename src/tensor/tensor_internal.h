@@ -29,4 +29,14 @@ int hg_tensor_is_c_contiguous(const hg_tensor* t, int64_t numel);
 // not matter for empty tensors anyway).
 void hg_tensor_contiguous_strides(int32_t ndim, const int64_t* shape, int64_t* strides);
 
+// src's strides as seen in dst's shape (numpy broadcasting into out); 0 if src does not
+// broadcast to dst (tensor_copy.c).
+int hg_tensor_broadcast_strides(const hg_tensor* dst, int32_t ndim, const int64_t* shape,
+                                const int64_t* strides, int64_t* out);
+// dst[...] = src[...] on a backend whose memory is not host-visible, with an ISA copy kernel
+// (tensor_copy_device.c); sstr: src's strides broadcast to dst's shape; overlap: the views
+// share memory (then through a temporary).
+hg_status hg_tensor_copy_device(const hg_tensor* dst, const hg_tensor* src, const int64_t* sstr,
+                                int64_t src_numel, int overlap);
+
 #endif
