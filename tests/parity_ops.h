@@ -382,13 +382,18 @@ static double reduce_slice(int op, const double* v, int64_t n, double ddof) {
             if (op == HG_REDUCE_ARGMIN ? v[i] < v[bi] : v[i] > v[bi]) bi = i;
         }
         return (double)bi;
-    case HG_REDUCE_VAR: case HG_REDUCE_STD:
-        for (int64_t i = 0; i < n; i++) s += v[i];
-        m = s / (double)n;
+    case HG_REDUCE_VAR: case HG_REDUCE_STD: {
+        // The mean in long double, then rounded: equal values have exactly their value as
+        // mean (a double sum / n can miss it by an ulp, which a constant row turns into a
+        // "variance" of pure rounding noise).
+        long double ls = 0;
+        for (int64_t i = 0; i < n; i++) ls += v[i];
+        m = (double)(ls / (long double)n);
         s = 0;
         for (int64_t i = 0; i < n; i++) s += (v[i] - m) * (v[i] - m);
         s /= fmax((double)n - ddof, 0.0);   // numpy: n - ddof <= 0 gives NaN or inf
         return op == HG_REDUCE_STD ? sqrt(s) : s;
+    }
     case HG_REDUCE_LOGSUMEXP:
         best = -INFINITY;
         for (int64_t i = 0; i < n; i++) {
@@ -447,6 +452,10 @@ static void ref_reduce_ddof(pcase* c, int op, double ddof) {
             next_idx(&red, ri);
         }
         c->ref[o] = reduce_slice(op, slice, nr, ddof);
+        if ((op == HG_REDUCE_VAR || op == HG_REDUCE_STD) && nr > 0) {
+            double m = reduce_slice(HG_REDUCE_MEAN, slice, nr, 0), sc = 1e-9 * fabs(m);
+            if (isfinite(m)) c->floor2 += op == HG_REDUCE_VAR ? sc * fabs(m) * sc * fabs(m) : sc * sc;
+        }
         next_idx(&kept, ki);
     }
     free(slice);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/device/dev_ops.h"
 #include "ops/reduce_internal.h"
 
 #define RED_CHUNK 1024          // elements converted at a time along a run
@@ -429,6 +430,7 @@ _Static_assert(HG_REDUCE_COUNT == 12, "kop_of needs an entry per reduction op");
 
 hg_status hg_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x, uint32_t axes_mask,
                          double ddof, const hg_tensor* out) {
+    if (hg_dev_on_device(x)) return hg_dev_reduce_into(c, op, x, axes_mask, ddof, out);
     hg_dtype rdt;
     hg_status s = hg_reduce_dtype(op, x->dtype, &rdt);
     if (s) return hg_error_prefix(s, "%s", c->fn);

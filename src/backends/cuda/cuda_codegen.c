@@ -11,46 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
-
-// ---- a growable string ------------------------------------------------------------------------
-typedef struct sbuf {
-    char* p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_vput(sbuf* b, const char* fmt, va_list ap) {
-    if (b->oom) return;
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if (!b->p || b->len + (size_t)n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 4096;
-        while (nc < b->len + (size_t)n + 1) nc *= 2;
-        char* np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-        vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    }
-    b->len += (size_t)n;
-}
-
-static void sb_put(sbuf* b, const char* fmt, ...) HG_PRINTF(2, 3);
-static void sb_put(sbuf* b, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vput(b, fmt, ap);
-    va_end(ap);
-}
+#include "core/strbuf.h"
 
 // ---- types --------------------------------------------------------------------------------------
 // Type of a register / operand value in the generated code.
@@ -108,12 +69,12 @@ static const char* rnd(unsigned t) {
 // ---- operands -----------------------------------------------------------------------------------
 typedef struct gen {
     const hg_prog* p;
-    sbuf b;
+    hg_sb b;
     int depth;         // indentation
     uint32_t instr;    // instruction being generated
 } gen;
 
-static void indent(gen* g) { sb_put(&g->b, "%*s", 4 * (g->depth + 1), ""); }
+static void indent(gen* g) { hg_sb_put(&g->b, "%*s", 4 * (g->depth + 1), ""); }
 
 static const char* sreg_expr(unsigned s) {
     static const char* const e[HG_SREG_COUNT] = {
@@ -191,66 +152,66 @@ static void emit_arith(gen* g, const hg_instr* in) {
     int fl = is_float(t), f64 = t == HG_DTYPE_F64;
     indent(g);
     switch (in->op) {
-    case HG_OP_MOV: sb_put(&g->b, "r%u = %s;\n", d, a); return;
+    case HG_OP_MOV: hg_sb_put(&g->b, "r%u = %s;\n", d, a); return;
     case HG_OP_ADD:
     case HG_OP_SUB:
     case HG_OP_MUL: {
         char o = in->op == HG_OP_ADD ? '+' : in->op == HG_OP_SUB ? '-' : '*';
-        if (fl) sb_put(&g->b, "r%u = %s(%s %c %s);\n", d, r, a, o, b);
-        else sb_put(&g->b, "r%u = (%s)((%s)%s %c (%s)%s);\n", d, vt, w, a, o, w, b);
+        if (fl) hg_sb_put(&g->b, "r%u = %s(%s %c %s);\n", d, r, a, o, b);
+        else hg_sb_put(&g->b, "r%u = (%s)((%s)%s %c (%s)%s);\n", d, vt, w, a, o, w, b);
         return;
     }
     case HG_OP_DIV:
-        if (fl) sb_put(&g->b, "r%u = %s(%s / %s);\n", d, r, a, b);
-        else if (is_signed(t)) sb_put(&g->b, "r%u = hg_sdiv<%s, %s>(%s, %s);\n", d, vt, w, a, b);
-        else sb_put(&g->b, "r%u = hg_udiv<%s>(%s, %s);\n", d, vt, a, b);
+        if (fl) hg_sb_put(&g->b, "r%u = %s(%s / %s);\n", d, r, a, b);
+        else if (is_signed(t)) hg_sb_put(&g->b, "r%u = hg_sdiv<%s, %s>(%s, %s);\n", d, vt, w, a, b);
+        else hg_sb_put(&g->b, "r%u = hg_udiv<%s>(%s, %s);\n", d, vt, a, b);
         return;
     case HG_OP_REM:
-        if (fl) sb_put(&g->b, "r%u = %s(%s(%s, %s));\n", d, r, f64 ? "fmod" : "fmodf", a, b);
-        else if (is_signed(t)) sb_put(&g->b, "r%u = hg_srem<%s>(%s, %s);\n", d, vt, a, b);
-        else sb_put(&g->b, "r%u = hg_urem<%s>(%s, %s);\n", d, vt, a, b);
+        if (fl) hg_sb_put(&g->b, "r%u = %s(%s(%s, %s));\n", d, r, f64 ? "fmod" : "fmodf", a, b);
+        else if (is_signed(t)) hg_sb_put(&g->b, "r%u = hg_srem<%s>(%s, %s);\n", d, vt, a, b);
+        else hg_sb_put(&g->b, "r%u = hg_urem<%s>(%s, %s);\n", d, vt, a, b);
         return;
     case HG_OP_MIN:
     case HG_OP_MAX: {
         int mx = in->op == HG_OP_MAX;
-        if (fl) sb_put(&g->b, "r%u = hg_f%s%c(%s, %s);\n", d, mx ? "max" : "min", f64 ? 'd' : 'f', a, b);
-        else sb_put(&g->b, "r%u = %s %c %s ? %s : %s;\n", d, a, mx ? '>' : '<', b, a, b);
+        if (fl) hg_sb_put(&g->b, "r%u = hg_f%s%c(%s, %s);\n", d, mx ? "max" : "min", f64 ? 'd' : 'f', a, b);
+        else hg_sb_put(&g->b, "r%u = %s %c %s ? %s : %s;\n", d, a, mx ? '>' : '<', b, a, b);
         return;
     }
     case HG_OP_ABS:
-        if (fl) sb_put(&g->b, "r%u = hg_fabs%c_bits(%s);\n", d, f64 ? 'd' : 'f', a);
-        else if (is_signed(t)) sb_put(&g->b, "r%u = %s < 0 ? (%s)((%s)0 - (%s)%s) : %s;\n", d, a, vt, w, w, a, a);
-        else sb_put(&g->b, "r%u = %s;\n", d, a);
+        if (fl) hg_sb_put(&g->b, "r%u = hg_fabs%c_bits(%s);\n", d, f64 ? 'd' : 'f', a);
+        else if (is_signed(t)) hg_sb_put(&g->b, "r%u = %s < 0 ? (%s)((%s)0 - (%s)%s) : %s;\n", d, a, vt, w, w, a, a);
+        else hg_sb_put(&g->b, "r%u = %s;\n", d, a);
         return;
     case HG_OP_NEG:
-        if (fl) sb_put(&g->b, "r%u = hg_fneg%c_bits(%s);\n", d, f64 ? 'd' : 'f', a);
-        else sb_put(&g->b, "r%u = (%s)((%s)0 - (%s)%s);\n", d, vt, w, w, a);
+        if (fl) hg_sb_put(&g->b, "r%u = hg_fneg%c_bits(%s);\n", d, f64 ? 'd' : 'f', a);
+        else hg_sb_put(&g->b, "r%u = (%s)((%s)0 - (%s)%s);\n", d, vt, w, w, a);
         return;
     case HG_OP_FMA:
-        if (fl) sb_put(&g->b, "r%u = %s(%s(%s, %s, %s));\n", d, r, f64 ? "fma" : "fmaf", a, b, c);
-        else sb_put(&g->b, "r%u = (%s)((%s)%s * (%s)%s + (%s)%s);\n", d, vt, w, a, w, b, w, c);
+        if (fl) hg_sb_put(&g->b, "r%u = %s(%s(%s, %s, %s));\n", d, r, f64 ? "fma" : "fmaf", a, b, c);
+        else hg_sb_put(&g->b, "r%u = (%s)((%s)%s * (%s)%s + (%s)%s);\n", d, vt, w, a, w, b, w, c);
         return;
     case HG_OP_AND:
     case HG_OP_OR:
     case HG_OP_XOR: {
         char o = in->op == HG_OP_AND ? '&' : in->op == HG_OP_OR ? '|' : '^';
-        if (t == HG_DTYPE_BOOL) sb_put(&g->b, "r%u = (bool)((int)%s %c (int)%s);\n", d, a, o, b);
-        else sb_put(&g->b, "r%u = (%s)(%s %c %s);\n", d, vt, a, o, b);
+        if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "r%u = (bool)((int)%s %c (int)%s);\n", d, a, o, b);
+        else hg_sb_put(&g->b, "r%u = (%s)(%s %c %s);\n", d, vt, a, o, b);
         return;
     }
     case HG_OP_NOT:
-        if (t == HG_DTYPE_BOOL) sb_put(&g->b, "r%u = !%s;\n", d, a);
-        else sb_put(&g->b, "r%u = (%s)~%s;\n", d, vt, a);
+        if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "r%u = !%s;\n", d, a);
+        else hg_sb_put(&g->b, "r%u = (%s)~%s;\n", d, vt, a);
         return;
     case HG_OP_SHL:
-        sb_put(&g->b, "r%u = hg_shl<%s, %s, %s, %d>(%s, %s);\n", d, vt, utype(t), w, bits_of(t), a, b);
+        hg_sb_put(&g->b, "r%u = hg_shl<%s, %s, %s, %d>(%s, %s);\n", d, vt, utype(t), w, bits_of(t), a, b);
         return;
     case HG_OP_SHR:
         if (is_signed(t))
-            sb_put(&g->b, "r%u = hg_sshr<%s, %s, %d>(%s, %s);\n", d, vt, utype(t), bits_of(t), a, b);
-        else sb_put(&g->b, "r%u = hg_ushr<%s, %d>(%s, %s);\n", d, vt, bits_of(t), a, b);
+            hg_sb_put(&g->b, "r%u = hg_sshr<%s, %s, %d>(%s, %s);\n", d, vt, utype(t), bits_of(t), a, b);
+        else hg_sb_put(&g->b, "r%u = hg_ushr<%s, %d>(%s, %s);\n", d, vt, bits_of(t), a, b);
         return;
-    default: sb_put(&g->b, "/* unhandled arithmetic op %u */\n", (unsigned)in->op); return;
+    default: hg_sb_put(&g->b, "/* unhandled arithmetic op %u */\n", (unsigned)in->op); return;
     }
 }
 
@@ -258,14 +219,14 @@ static void emit_cmp(gen* g, const hg_instr* in) {
     static const char* const ops[HG_CMP_COUNT] = {"==", "!=", "<", "<=", ">", ">="};
     char ob[3][96];
     indent(g);
-    sb_put(&g->b, "r%u = (%s %s %s);\n", in->dst.index, OPND(0, in->type),
+    hg_sb_put(&g->b, "r%u = (%s %s %s);\n", in->dst.index, OPND(0, in->type),
            in->aux < HG_CMP_COUNT ? ops[in->aux] : "==", OPND(1, in->type));
 }
 
 static void emit_sel(gen* g, const hg_instr* in) {
     char ob[3][96];
     indent(g);
-    sb_put(&g->b, "r%u = %s ? %s : %s;\n", in->dst.index, OPND(0, HG_DTYPE_BOOL),
+    hg_sb_put(&g->b, "r%u = %s ? %s : %s;\n", in->dst.index, OPND(0, HG_DTYPE_BOOL),
            OPND(1, in->type), OPND(2, in->type));
 }
 
@@ -293,7 +254,7 @@ static void emit_cvt(gen* g, const hg_instr* in) {
     uint32_t d = in->dst.index;
     indent(g);
     if (dt == HG_DTYPE_BOOL) {
-        sb_put(&g->b, "r%u = (%s != 0);\n", d, x);
+        hg_sb_put(&g->b, "r%u = (%s != 0);\n", d, x);
         return;
     }
     if (!is_float(dt)) {   // integers
@@ -303,37 +264,37 @@ static void emit_cvt(gen* g, const hg_instr* in) {
             int k = dt == HG_DTYPE_I8 ? 0 : dt == HG_DTYPE_I16 ? 1 : dt == HG_DTYPE_I32 ? 2
                   : dt == HG_DTYPE_I64 ? 3 : dt == HG_DTYPE_U8 ? 4 : dt == HG_DTYPE_U16 ? 5
                   : dt == HG_DTYPE_U32 ? 6 : 7;
-            sb_put(&g->b, "r%u = hg_sat_%s_%c(%s);\n", d, names[k], sfx, x);
+            hg_sb_put(&g->b, "r%u = hg_sat_%s_%c(%s);\n", d, names[k], sfx, x);
         } else {
-            sb_put(&g->b, "r%u = (%s)%s;\n", d, vtype(dt), x);
+            hg_sb_put(&g->b, "r%u = (%s)%s;\n", d, vtype(dt), x);
         }
         return;
     }
     if (dt == HG_DTYPE_F32) {
-        sb_put(&g->b, "r%u = (float)%s;\n", d, x);
+        hg_sb_put(&g->b, "r%u = (float)%s;\n", d, x);
         return;
     }
     if (dt == HG_DTYPE_F64) {
-        sb_put(&g->b, "r%u = (double)%s;\n", d, x);
+        hg_sb_put(&g->b, "r%u = (double)%s;\n", d, x);
         return;
     }
     if (dt == HG_DTYPE_F16) {
         switch (sk) {
-        case SK_B: sb_put(&g->b, "r%u = (float)%s;\n", d, x); return;
-        case SK_H: sb_put(&g->b, "r%u = %s;\n", d, x); return;
-        case SK_D: sb_put(&g->b, "r%u = hg_rf16(hg_d_rto_f32(%s));\n", d, x); return;
-        case SK_BH: case SK_F: sb_put(&g->b, "r%u = hg_rf16(%s);\n", d, x); return;
-        default: sb_put(&g->b, "r%u = hg_rf16((float)%s);\n", d, x); return;
+        case SK_B: hg_sb_put(&g->b, "r%u = (float)%s;\n", d, x); return;
+        case SK_H: hg_sb_put(&g->b, "r%u = %s;\n", d, x); return;
+        case SK_D: hg_sb_put(&g->b, "r%u = hg_rf16(hg_d_rto_f32(%s));\n", d, x); return;
+        case SK_BH: case SK_F: hg_sb_put(&g->b, "r%u = hg_rf16(%s);\n", d, x); return;
+        default: hg_sb_put(&g->b, "r%u = hg_rf16((float)%s);\n", d, x); return;
         }
     }
     switch (sk) {   // bf16
-    case SK_B: sb_put(&g->b, "r%u = (float)%s;\n", d, x); return;
-    case SK_BH: sb_put(&g->b, "r%u = %s;\n", d, x); return;
-    case SK_SI: sb_put(&g->b, "r%u = hg_rbf16((float)%s);\n", d, x); return;
-    case SK_BI: sb_put(&g->b, "r%u = hg_rbf16(hg_i64_rto_f32((hg_i64)%s));\n", d, x); return;
-    case SK_BU: sb_put(&g->b, "r%u = hg_rbf16(hg_u64_rto_f32((hg_u64)%s));\n", d, x); return;
-    case SK_D: sb_put(&g->b, "r%u = hg_rbf16(hg_d_rto_f32(%s));\n", d, x); return;
-    default: sb_put(&g->b, "r%u = hg_rbf16(%s);\n", d, x); return;
+    case SK_B: hg_sb_put(&g->b, "r%u = (float)%s;\n", d, x); return;
+    case SK_BH: hg_sb_put(&g->b, "r%u = %s;\n", d, x); return;
+    case SK_SI: hg_sb_put(&g->b, "r%u = hg_rbf16((float)%s);\n", d, x); return;
+    case SK_BI: hg_sb_put(&g->b, "r%u = hg_rbf16(hg_i64_rto_f32((hg_i64)%s));\n", d, x); return;
+    case SK_BU: hg_sb_put(&g->b, "r%u = hg_rbf16(hg_u64_rto_f32((hg_u64)%s));\n", d, x); return;
+    case SK_D: hg_sb_put(&g->b, "r%u = hg_rbf16(hg_d_rto_f32(%s));\n", d, x); return;
+    default: hg_sb_put(&g->b, "r%u = hg_rbf16(%s);\n", d, x); return;
     }
 }
 
@@ -361,7 +322,7 @@ static void emit_math(gen* g, const hg_instr* in) {
     default: fn = f64 ? "trunc" : "truncf"; break;
     }
     indent(g);
-    sb_put(&g->b, "r%u = %s(%s(%s));\n", in->dst.index, rnd(t), fn, a);
+    hg_sb_put(&g->b, "r%u = %s(%s(%s));\n", in->dst.index, rnd(t), fn, a);
 }
 
 // The expression of memory slot `mem` in space `space` and its element count.
@@ -381,7 +342,7 @@ static void slot_names(const gen* g, unsigned space, uint32_t mem, char* base, s
 static void emit_bounds(gen* g, const hg_instr* in, const char* idx, const char* count,
                         unsigned space) {
     indent(g);
-    sb_put(&g->b, "if ((hg_u64)(%s) >= (hg_u64)(%s)) { hg_oob(a.err, %uu, %uu, (hg_u64)(%s), "
+    hg_sb_put(&g->b, "if ((hg_u64)(%s) >= (hg_u64)(%s)) { hg_oob(a.err, %uu, %uu, (hg_u64)(%s), "
            "(hg_u64)(%s)); return; }\n", idx, count, g->instr,
            (space == HG_SPACE_SHARED ? 0x80000000u : 0u) | in->mem, idx, count);
 }
@@ -410,18 +371,18 @@ static void emit_memory(gen* g, const hg_instr* in) {
     indent(g);
     if (in->op == HG_OP_LD) {
         uint32_t d = in->dst.index;
-        if (t == HG_DTYPE_BOOL) sb_put(&g->b, "r%u = %s[%s] != 0;\n", d, base, sidx);
-        else if (t == HG_DTYPE_F16) sb_put(&g->b, "r%u = hg_f16_to_f32(%s[%s]);\n", d, base, sidx);
-        else if (t == HG_DTYPE_BF16) sb_put(&g->b, "r%u = hg_bf16_to_f32(%s[%s]);\n", d, base, sidx);
-        else sb_put(&g->b, "r%u = %s[%s];\n", d, base, sidx);
+        if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "r%u = %s[%s] != 0;\n", d, base, sidx);
+        else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "r%u = hg_f16_to_f32(%s[%s]);\n", d, base, sidx);
+        else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "r%u = hg_bf16_to_f32(%s[%s]);\n", d, base, sidx);
+        else hg_sb_put(&g->b, "r%u = %s[%s];\n", d, base, sidx);
         return;
     }
     if (in->op == HG_OP_ST) {
         const char* v = OPND(1, t);
-        if (t == HG_DTYPE_BOOL) sb_put(&g->b, "%s[%s] = (hg_u8)(%s ? 1 : 0);\n", base, sidx, v);
-        else if (t == HG_DTYPE_F16) sb_put(&g->b, "%s[%s] = (hg_u16)hg_f32_to_f16(%s);\n", base, sidx, v);
-        else if (t == HG_DTYPE_BF16) sb_put(&g->b, "%s[%s] = (hg_u16)(hg_f2u(%s) >> 16);\n", base, sidx, v);
-        else sb_put(&g->b, "%s[%s] = %s;\n", base, sidx, v);
+        if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "%s[%s] = (hg_u8)(%s ? 1 : 0);\n", base, sidx, v);
+        else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "%s[%s] = (hg_u16)hg_f32_to_f16(%s);\n", base, sidx, v);
+        else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "%s[%s] = (hg_u16)(hg_f2u(%s) >> 16);\n", base, sidx, v);
+        else hg_sb_put(&g->b, "%s[%s] = %s;\n", base, sidx, v);
         return;
     }
     // atom
@@ -435,33 +396,33 @@ static void emit_memory(gen* g, const hg_instr* in) {
     const char* vt = vtype(t);
     switch (aop) {
     case HG_ATOMIC_ADD:
-        if (t == HG_DTYPE_I64) sb_put(&g->b, "%shg_atom_add_i64(%s, %s);\n", dst, ptr, v);
-        else if (t == HG_DTYPE_F64) sb_put(&g->b, "%shg_atom_add_f64(%s, %s);\n", dst, ptr, v);
-        else if (t == HG_DTYPE_U64) sb_put(&g->b, "%satomicAdd((hg_u64*)%s, (hg_u64)%s);\n", dst, ptr, v);
-        else sb_put(&g->b, "%satomicAdd(%s, %s);\n", dst, ptr, v);
+        if (t == HG_DTYPE_I64) hg_sb_put(&g->b, "%shg_atom_add_i64(%s, %s);\n", dst, ptr, v);
+        else if (t == HG_DTYPE_F64) hg_sb_put(&g->b, "%shg_atom_add_f64(%s, %s);\n", dst, ptr, v);
+        else if (t == HG_DTYPE_U64) hg_sb_put(&g->b, "%satomicAdd((hg_u64*)%s, (hg_u64)%s);\n", dst, ptr, v);
+        else hg_sb_put(&g->b, "%satomicAdd(%s, %s);\n", dst, ptr, v);
         return;
     case HG_ATOMIC_MIN:
     case HG_ATOMIC_MAX: {
         int mx = aop == HG_ATOMIC_MAX;
-        if (t == HG_DTYPE_F32) sb_put(&g->b, "%shg_atom_minmax_f32(%s, %s, %d);\n", dst, ptr, v, mx);
-        else if (t == HG_DTYPE_F64) sb_put(&g->b, "%shg_atom_minmax_f64(%s, %s, %d);\n", dst, ptr, v, mx);
-        else if (t == HG_DTYPE_I64) sb_put(&g->b, "%shg_atom_%s_i64(%s, %s);\n", dst, mx ? "max" : "min", ptr, v);
-        else if (t == HG_DTYPE_U64) sb_put(&g->b, "%satomic%s((hg_u64*)%s, (hg_u64)%s);\n", dst, mx ? "Max" : "Min", ptr, v);
-        else sb_put(&g->b, "%satomic%s(%s, %s);\n", dst, mx ? "Max" : "Min", ptr, v);
+        if (t == HG_DTYPE_F32) hg_sb_put(&g->b, "%shg_atom_minmax_f32(%s, %s, %d);\n", dst, ptr, v, mx);
+        else if (t == HG_DTYPE_F64) hg_sb_put(&g->b, "%shg_atom_minmax_f64(%s, %s, %d);\n", dst, ptr, v, mx);
+        else if (t == HG_DTYPE_I64) hg_sb_put(&g->b, "%shg_atom_%s_i64(%s, %s);\n", dst, mx ? "max" : "min", ptr, v);
+        else if (t == HG_DTYPE_U64) hg_sb_put(&g->b, "%satomic%s((hg_u64*)%s, (hg_u64)%s);\n", dst, mx ? "Max" : "Min", ptr, v);
+        else hg_sb_put(&g->b, "%satomic%s(%s, %s);\n", dst, mx ? "Max" : "Min", ptr, v);
         return;
     }
     case HG_ATOMIC_EXCH:
-        if (t == HG_DTYPE_I64) sb_put(&g->b, "%shg_atom_exch_i64(%s, %s);\n", dst, ptr, v);
-        else if (t == HG_DTYPE_F64) sb_put(&g->b, "%shg_atom_exch_f64(%s, %s);\n", dst, ptr, v);
-        else if (t == HG_DTYPE_U64) sb_put(&g->b, "%satomicExch((hg_u64*)%s, (hg_u64)%s);\n", dst, ptr, v);
-        else sb_put(&g->b, "%satomicExch(%s, %s);\n", dst, ptr, v);
+        if (t == HG_DTYPE_I64) hg_sb_put(&g->b, "%shg_atom_exch_i64(%s, %s);\n", dst, ptr, v);
+        else if (t == HG_DTYPE_F64) hg_sb_put(&g->b, "%shg_atom_exch_f64(%s, %s);\n", dst, ptr, v);
+        else if (t == HG_DTYPE_U64) hg_sb_put(&g->b, "%satomicExch((hg_u64*)%s, (hg_u64)%s);\n", dst, ptr, v);
+        else hg_sb_put(&g->b, "%satomicExch(%s, %s);\n", dst, ptr, v);
         return;
     default: {   // cas
         const char* nv = OPND(2, t);
-        if (t == HG_DTYPE_I64) sb_put(&g->b, "%shg_atom_cas_i64(%s, %s, %s);\n", dst, ptr, v, nv);
+        if (t == HG_DTYPE_I64) hg_sb_put(&g->b, "%shg_atom_cas_i64(%s, %s, %s);\n", dst, ptr, v, nv);
         else if (t == HG_DTYPE_U64)
-            sb_put(&g->b, "%satomicCAS((hg_u64*)%s, (hg_u64)%s, (hg_u64)%s);\n", dst, ptr, v, nv);
-        else sb_put(&g->b, "%s(%s)atomicCAS(%s, %s, %s);\n", dst, vt, ptr, v, nv);
+            hg_sb_put(&g->b, "%satomicCAS((hg_u64*)%s, (hg_u64)%s, (hg_u64)%s);\n", dst, ptr, v, nv);
+        else hg_sb_put(&g->b, "%s(%s)atomicCAS(%s, %s, %s);\n", dst, vt, ptr, v, nv);
         return;
     }
     }
@@ -472,42 +433,42 @@ static void emit_control(gen* g, const hg_instr* in) {
     switch (in->op) {
     case HG_OP_IF:
         indent(g);
-        sb_put(&g->b, "if (%s) {\n", OPND(0, HG_DTYPE_BOOL));
+        hg_sb_put(&g->b, "if (%s) {\n", OPND(0, HG_DTYPE_BOOL));
         g->depth++;
         return;
     case HG_OP_ELSE:
         g->depth--;
         indent(g);
-        sb_put(&g->b, "} else {\n");
+        hg_sb_put(&g->b, "} else {\n");
         g->depth++;
         return;
     case HG_OP_ENDIF:
     case HG_OP_ENDLOOP:
         g->depth--;
         indent(g);
-        sb_put(&g->b, "}\n");
+        hg_sb_put(&g->b, "}\n");
         return;
     case HG_OP_LOOP:
         indent(g);
-        sb_put(&g->b, "for (;;) {\n");
+        hg_sb_put(&g->b, "for (;;) {\n");
         g->depth++;
         return;
     case HG_OP_BREAK:
         indent(g);
-        if (in->src[0].kind == HG_OPERAND_NONE) sb_put(&g->b, "break;\n");
-        else sb_put(&g->b, "if (%s) break;\n", OPND(0, HG_DTYPE_BOOL));
+        if (in->src[0].kind == HG_OPERAND_NONE) hg_sb_put(&g->b, "break;\n");
+        else hg_sb_put(&g->b, "if (%s) break;\n", OPND(0, HG_DTYPE_BOOL));
         return;
     case HG_OP_EXIT:
         indent(g);
-        sb_put(&g->b, "return;\n");
+        hg_sb_put(&g->b, "return;\n");
         return;
     case HG_OP_BAR:
         indent(g);
-        sb_put(&g->b, "__syncthreads();\n");
+        hg_sb_put(&g->b, "__syncthreads();\n");
         return;
     default:   // fence
         indent(g);
-        sb_put(&g->b, "%s;\n", in->aux == HG_SPACE_SHARED ? "__threadfence_block()" : "__threadfence()");
+        hg_sb_put(&g->b, "%s;\n", in->aux == HG_SPACE_SHARED ? "__threadfence_block()" : "__threadfence()");
         return;
     }
 }
@@ -525,12 +486,12 @@ size_t hg_cuda_kargs_dyn_offset(uint32_t nparams) { return hg_cuda_kargs_err_off
 static void emit_scalar(gen* g, uint32_t i, unsigned t) {
     const char* vt = vtype(t);
     switch (t) {
-    case HG_DTYPE_BOOL: sb_put(&g->b, "    const bool s%u = (a.p[%u].bits & 0xff) != 0;\n", i, i); break;
-    case HG_DTYPE_F32: sb_put(&g->b, "    const float s%u = hg_u2f((hg_u32)a.p[%u].bits);\n", i, i); break;
-    case HG_DTYPE_F64: sb_put(&g->b, "    const double s%u = hg_u2d(a.p[%u].bits);\n", i, i); break;
-    case HG_DTYPE_F16: sb_put(&g->b, "    const float s%u = hg_f16_to_f32((hg_u32)(a.p[%u].bits & 0xffff));\n", i, i); break;
-    case HG_DTYPE_BF16: sb_put(&g->b, "    const float s%u = hg_bf16_to_f32((hg_u32)(a.p[%u].bits & 0xffff));\n", i, i); break;
-    default: sb_put(&g->b, "    const %s s%u = (%s)a.p[%u].bits;\n", vt, i, vt, i); break;
+    case HG_DTYPE_BOOL: hg_sb_put(&g->b, "    const bool s%u = (a.p[%u].bits & 0xff) != 0;\n", i, i); break;
+    case HG_DTYPE_F32: hg_sb_put(&g->b, "    const float s%u = hg_u2f((hg_u32)a.p[%u].bits);\n", i, i); break;
+    case HG_DTYPE_F64: hg_sb_put(&g->b, "    const double s%u = hg_u2d(a.p[%u].bits);\n", i, i); break;
+    case HG_DTYPE_F16: hg_sb_put(&g->b, "    const float s%u = hg_f16_to_f32((hg_u32)(a.p[%u].bits & 0xffff));\n", i, i); break;
+    case HG_DTYPE_BF16: hg_sb_put(&g->b, "    const float s%u = hg_bf16_to_f32((hg_u32)(a.p[%u].bits & 0xffff));\n", i, i); break;
+    default: hg_sb_put(&g->b, "    const %s s%u = (%s)a.p[%u].bits;\n", vt, i, vt, i); break;
     }
 }
 
@@ -538,18 +499,18 @@ hg_status hg_cuda_codegen(const hg_prog* p, char** out, size_t* out_len) {
     gen g;
     memset(&g, 0, sizeof g);
     g.p = p;
-    sbuf* b = &g.b;
-    sb_put(b, "// Generated by hologram from Atlas ISA kernel '%s' (%u instructions).\n", p->name,
+    hg_sb* b = &g.b;
+    hg_sb_put(b, "// Generated by hologram from Atlas ISA kernel '%s' (%u instructions).\n", p->name,
            p->ninstrs);
-    sb_put(b, "%s", hg_cuda_preamble);
+    hg_sb_put(b, "%s", hg_cuda_preamble);
     uint32_t np = p->nparams ? p->nparams : 1;
-    sb_put(b, "struct hg_kargs { hg_karg p[%u]; hg_kerr* err; hg_u64 dyn_count; };\n", np);
-    sb_put(b, "extern \"C\" __global__ void __launch_bounds__(1024) hg_kernel(const hg_kargs a) {\n");
+    hg_sb_put(b, "struct hg_kargs { hg_karg p[%u]; hg_kerr* err; hg_u64 dyn_count; };\n", np);
+    hg_sb_put(b, "extern \"C\" __global__ void __launch_bounds__(1024) hg_kernel(const hg_kargs a) {\n");
     // Buffers and scalars.
     for (uint32_t i = 0; i < p->nparams; i++) {
         const hg_param_decl* d = &p->params[i];
         if (d->kind == HG_PARAM_BUFFER)
-            sb_put(b, "    %s* const b%u = (%s*)a.p[%u].base;   // %s\n", mtype(d->dtype), i,
+            hg_sb_put(b, "    %s* const b%u = (%s*)a.p[%u].base;   // %s\n", mtype(d->dtype), i,
                    mtype(d->dtype), i, d->name);
         else
             emit_scalar(&g, i, d->dtype);
@@ -560,33 +521,33 @@ hg_status hg_cuda_codegen(const hg_prog* p, char** out, size_t* out_len) {
     for (uint32_t i = 0; i < p->nshared; i++) {
         const hg_shared_decl* s = &p->shared[i];
         if (s->count) {
-            sb_put(b, "    __shared__ %s sh%u[%u];   // %s\n", mtype(s->dtype), i, s->count, s->name);
+            hg_sb_put(b, "    __shared__ %s sh%u[%u];   // %s\n", mtype(s->dtype), i, s->count, s->name);
         } else {
             if (!have_dyn)
-                sb_put(b, "#ifdef HG_EMU\n    hg_u64* const hg_dyn_smem = hg_emu_dyn;\n#else\n"
+                hg_sb_put(b, "#ifdef HG_EMU\n    hg_u64* const hg_dyn_smem = hg_emu_dyn;\n#else\n"
                           "    extern __shared__ hg_u64 hg_dyn_smem[];\n#endif\n");
             have_dyn = 1;
-            sb_put(b, "    %s* const sh%u = (%s*)hg_dyn_smem;   // %s\n", mtype(s->dtype), i,
+            hg_sb_put(b, "    %s* const sh%u = (%s*)hg_dyn_smem;   // %s\n", mtype(s->dtype), i,
                    mtype(s->dtype), s->name);
         }
     }
     if (have_shared) {
-        sb_put(b, "    {\n        const hg_u32 hg_nt = blockDim.x * blockDim.y * blockDim.z;\n"
+        hg_sb_put(b, "    {\n        const hg_u32 hg_nt = blockDim.x * blockDim.y * blockDim.z;\n"
                   "        const hg_u32 hg_tl = threadIdx.x + blockDim.x * (threadIdx.y + "
                   "blockDim.y * threadIdx.z);\n");
         for (uint32_t i = 0; i < p->nshared; i++) {
             const hg_shared_decl* s = &p->shared[i];
             if (s->count)
-                sb_put(b, "        for (hg_u32 i = hg_tl; i < %uu; i += hg_nt) sh%u[i] = 0;\n",
+                hg_sb_put(b, "        for (hg_u32 i = hg_tl; i < %uu; i += hg_nt) sh%u[i] = 0;\n",
                        s->count, i);
             else
-                sb_put(b, "        for (hg_u64 i = hg_tl; i < a.dyn_count; i += hg_nt) sh%u[i] = 0;\n", i);
+                hg_sb_put(b, "        for (hg_u64 i = hg_tl; i < a.dyn_count; i += hg_nt) sh%u[i] = 0;\n", i);
         }
-        sb_put(b, "        __syncthreads();\n    }\n");
+        hg_sb_put(b, "        __syncthreads();\n    }\n");
     }
     // Registers, zero at launch.
     for (uint32_t i = 0; i < p->nregs; i++)
-        sb_put(b, "    %s r%u = 0;   // %s\n", vtype(p->regs[i].dtype), i, p->regs[i].name);
+        hg_sb_put(b, "    %s r%u = 0;   // %s\n", vtype(p->regs[i].dtype), i, p->regs[i].name);
     // Unused locals are fine: the compiler drops them (no warnings are enabled for NVRTC).
     for (uint32_t i = 0; i < p->ninstrs && !b->oom; i++) {
         const hg_instr* in = &p->instrs[i];
@@ -607,7 +568,7 @@ hg_status hg_cuda_codegen(const hg_prog* p, char** out, size_t* out_len) {
                             "has no code generator", i, (unsigned)in->op);
         }
     }
-    sb_put(b, "}\n");
+    hg_sb_put(b, "}\n");
     if (b->oom) {
         free(b->p);
         return hg_error(HG_ERR_OUT_OF_MEMORY, "CUDA codegen: out of memory generating '%s'",

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "backends/cuda/cuda_emu.h"
+#include "core/checksum.h"
 #include "backends/cuda/cuda_internal.h"
 #include "core/error.h"
 
@@ -118,6 +119,7 @@ static int run_compiler(char* const* args, const char* logp, int* spawn_err) {
 // (compiled once per compiler; halves the compile time of every kernel). Returns the header's
 // path, or "" when it could not be made (kernels then include the full text).
 static pthread_once_t g_pch_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_launch_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_pch[1200];
 
 static void make_pch(void) {
@@ -220,7 +222,13 @@ static hg_status emu_load(cuda_dev* d, const char* src, size_t len, cuda_kernel*
     }
     const char* dir = hg_cuda_cache_dir();
     if (!dir[0]) dir = "/tmp";
-    hg_cuda_kcache_key(src, len, "emu -std=c++17 -O1", "host", cxx(), k->key);
+    // The key covers the emulation prologue and epilogue (the launcher) besides the source.
+    uint64_t hh = hg_fnv1a64(UINT64_C(0xcbf29ce484222325), hg_cuda_emu_prologue,
+                             strlen(hg_cuda_emu_prologue));
+    hh = hg_fnv1a64(hh, hg_cuda_emu_epilogue, strlen(hg_cuda_emu_epilogue));
+    char opts[96];
+    snprintf(opts, sizeof opts, "emu -std=c++17 -O1 launcher %016llx", (unsigned long long)hh);
+    hg_cuda_kcache_key(src, len, opts, "host", cxx(), k->key);
     void* image = NULL;
     size_t n = 0;
     if (!hg_cuda_kcache_get(k->key, "emuso", &image, &n)) {
@@ -266,7 +274,11 @@ static hg_status emu_launch(cuda_dev* d, cuda_kernel* k, const hg_launch_config*
     memcpy(&fn, &k->fn, sizeof fn);   // object pointer -> function pointer without a cast warning
     unsigned grid[3] = {cfg->grid.x, cfg->grid.y, cfg->grid.z};
     unsigned block[3] = {cfg->block.x, cfg->block.y, cfg->block.z};
+    // The emulated kernel's CUDA names (threadIdx, blockIdx, the fiber scheduler) are globals of
+    // its module: one emulated launch runs at a time in the process.
+    pthread_mutex_lock(&g_launch_lock);
     int rc = fn(grid, block, kargs, kargs_size, cfg->shared_bytes, k->threaded);
+    pthread_mutex_unlock(&g_launch_lock);
     if (rc)
         return hg_error(HG_ERR_EXECUTION, "CUDA emulation: the launcher failed (%d: %s)", rc,
                         rc == -1 ? "argument block size mismatch" : "out of host resources");
