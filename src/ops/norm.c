@@ -6,6 +6,7 @@
 #include <string.h>
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/device/dev_ops.h"
 #include "ops/op_common.h"
 #include "ops/reduce.h"
 #include "tensor/tensor_internal.h"
@@ -142,9 +143,9 @@ static void norm_worker(void* ctx, int w) {
     }
 }
 
-// weight / bias: checked, shape = the normalized dims, any float dtype; gathered into f64.
-static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name,
-                            const hg_tensor* x, int32_t nnorm, double** dst) {
+// weight / bias: checked, shape = the normalized dims, any float dtype.
+static hg_status check_param(hg_op_ctx* c, const hg_tensor* t, const char* name,
+                             const hg_tensor* x, int32_t nnorm) {
     hg_status s = hg_op_input(c, t, name, NULL, NULL);
     if (s) return s;
     if (!hg_dtype_is_float((int)t->dtype))
@@ -159,6 +160,12 @@ static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name,
                         "of x, %s", c->fn, name, hg_op_dims(a, t->ndim, t->shape), (int)nnorm,
                         hg_op_dims(b, nnorm, x->shape + (x->ndim - nnorm)));
     }
+    return HG_OK;
+}
+
+// A checked parameter gathered into f64 (host-visible backends).
+static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name, double** dst) {
+    hg_status s;
     hg_host_view v;
     if ((s = hg_op_host_view(c, t, &v))) return s;
     double* d = malloc((size_t)(v.numel ? v.numel : 1) * sizeof(double));
@@ -201,13 +208,21 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
     float *wf = NULL, *bf = NULL;
     // Parameters are checked (and gathered) before out is resolved, so a bad parameter never
     // allocates.
-    if (weight && (s = load_param(&c, weight, "weight", x, nnorm, &w))) goto done;
-    if (bias && (s = load_param(&c, bias, "bias", x, nnorm, &b))) goto done;
+    if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) goto done;
+    if (bias && (s = check_param(&c, bias, "bias", x, nnorm))) goto done;
+    int device = hg_dev_on_device(x);
+    if (!device && weight && (s = load_param(&c, weight, "weight", &w))) goto done;
+    if (!device && bias && (s = load_param(&c, bias, "bias", &b))) goto done;
     if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) goto done;
     if ((s = hg_op_no_overlap(&c, out, x, "x")) ||
         (weight && (s = hg_op_no_overlap(&c, out, weight, "weight"))) ||
         (bias && (s = hg_op_no_overlap(&c, out, bias, "bias"))))
         goto done;
+    if (device) {
+        s = hg_dev_rows(&c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, x, x->ndim - nnorm, weight,
+                        rms ? NULL : bias, eps, out);
+        goto done;
+    }
     hg_host_view xv, ov;
     if ((s = hg_op_host_view(&c, x, &xv)) || (s = hg_op_host_view(&c, out, &ov))) goto done;
     if (xv.numel == 0) goto done;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/device/dev_ops.h"
 #include "ops/reduce.h"
 
 #define SM_TILE 16
@@ -250,6 +251,8 @@ hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int lo
     } else if ((s = hg_op_axis(c, x->ndim, axis, &ax))) {
         return s;
     }
+    if (hg_dev_on_device(x))
+        return hg_dev_rows(c, log ? HG_DEV_LOG_SOFTMAX : HG_DEV_SOFTMAX, x, ax, NULL, NULL, 0.0, out);
     hg_host_view xv, ov;
     if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) return s;
     if (xv.numel == 0) return HG_OK;

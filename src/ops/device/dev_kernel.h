@@ -22,14 +22,14 @@ hg_status hg_dk_launch(hg_executor_obj* ex, const char* fn, const hg_sb* text,
 typedef struct hg_dk_dims {
     int32_t nd;
     int64_t size[HG_MAX_DIMS];
-    int64_t stride[3][HG_MAX_DIMS];   // per tensor
+    int64_t stride[4][HG_MAX_DIMS];   // per tensor (up to 4)
 } hg_dk_dims;
 // Appends a dim (skipped when size is 1) with the strides of nt tensors.
 void hg_dk_dims_push(hg_dk_dims* d, int nt, int64_t size, const int64_t* strides);
 void hg_dk_dims_merge(hg_dk_dims* d, int nt);
 
 // Declares .param lines PREFIX_s<d>: u64 and, for each of the nt tensors, PREFIX_<t><d>: i64
-// (t = 'a', 'b', 'c').
+// (t = 'a', 'b', ...).
 void hg_dk_param_dims(hg_sb* b, const char* prefix, int32_t nd, int nt);
 // Appends the matching arguments (sizes, then strides per tensor, dim by dim).
 size_t hg_dk_arg_dims(hg_arg* args, size_t k, const hg_dk_dims* d, int nt);
