@@ -5,6 +5,8 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "ops/data_common.h"
+#include "ops/device/dev_kernel.h"
+#include "ops/device/dev_ops.h"
 #include "tensor/tensor_internal.h"
 
 enum { CONCAT_GRAIN = 1 << 15 };   // elements per worker
@@ -73,6 +75,17 @@ hg_status hg_concat(int32_t n, const hg_tensor* inputs, int32_t axis, hg_tensor*
     for (int32_t k = 0; k < n; k++) {
         snprintf(name, sizeof name, "inputs[%d]", (int)k);
         if ((s = hg_op_no_overlap(&c, out, &inputs[k], name))) return hg_op_finish(&c, out, s);
+    }
+    if (hg_dev_on_device(out)) {   // each input into its block of out, converted
+        int64_t at = 0;
+        for (int32_t k = 0; k < n && !s; k++) {
+            hg_tensor dst = *out;
+            dst.shape[ax] = inputs[k].shape[ax];
+            if (hg_dk_numel(&inputs[k])) dst.offset += at * out->strides[ax];
+            at += inputs[k].shape[ax];
+            s = hg_dev_copy_cast(&c, &dst, &inputs[k]);
+        }
+        return hg_op_finish(&c, out, s);
     }
     hg_host_view ov;
     if ((s = hg_op_host_view(&c, out, &ov))) return hg_op_finish(&c, out, s);

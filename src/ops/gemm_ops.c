@@ -7,6 +7,7 @@
 #include "backends/backend.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/device/dev_ops.h"
 #include "ops/matmul.h"
 #include "tensor/tensor_internal.h"
 
@@ -41,11 +42,16 @@ static int gemm_f32_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     int64_t m = ct->shape[0], n = ct->shape[1], k = a->shape[1];
     int64_t crs = m <= 1 ? (n > 1 ? n : 1) : ct->strides[0], ccs = n <= 1 ? 1 : ct->strides[1];
     int64_t trs = m <= 1 ? 1 : ct->strides[0], tcs = n <= 1 ? (m > 1 ? m : 1) : ct->strides[1];
-    hg_host_view av, bv, cv;
-    if ((*st = hg_op_host_view(c, a, &av)) || (*st = hg_op_host_view(c, b, &bv)) ||
-        (*st = hg_op_host_view(c, ct, &cv)))
-        return 1;
     const hg_backend_vtable* vt = c->ex->vt;
+    // cuBLAS wants leading dimensions of at least the rows' lengths.
+    if (!vt->host_visible &&
+        (lda < ((ta ? m : k) > 1 ? (ta ? m : k) : 1) || ldb < ((tb ? k : n) > 1 ? (tb ? k : n) : 1)))
+        return 0;
+    // Raw views: device addresses on a device, handed to its sgemm only.
+    hg_host_view av, bv, cv;
+    if ((*st = hg_op_raw_view(c, a, &av)) || (*st = hg_op_raw_view(c, b, &bv)) ||
+        (*st = hg_op_raw_view(c, ct, &cv)))
+        return 1;
     if (ccs == 1 && crs >= (n > 1 ? n : 1)) {
         *st = vt->sgemm(c->ex->state, ta, tb, m, n, k, (float)alpha, (const float*)av.data, lda,
                         (const float*)bv.data, ldb, (float)beta, (float*)cv.data, crs);
@@ -95,8 +101,6 @@ HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor
         return hg_error(HG_ERR_INVALID_ARGUMENT,
                         "hg_gemm: c overlaps %s (c is written while a and b are read; pass a "
                         "separate c)", hg_op_overlaps(ct, a) ? "a" : "b");
-    hg_host_view cv;
-    if ((s = hg_op_host_view(&c, ct, &cv))) return s;
     if (!c.ex->vt->sgemm)
         return hg_error(HG_ERR_UNSUPPORTED, "hg_gemm: the %s backend has no sgemm", c.ex->vt->name);
     int64_t m = ct->shape[0], n = ct->shape[1];
@@ -104,6 +108,17 @@ HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor
     if (rt == HG_DTYPE_F32 && ct->dtype == HG_DTYPE_F32 && a->dtype == HG_DTYPE_F32 &&
         b->dtype == HG_DTYPE_F32 && gemm_f32_direct(&c, &oa, &ob, alpha, beta, ct, &s))
         return s;
+    if (!c.ex->vt->host_visible) {   // one device kernel: the product and the update
+        hg_dev_mm d;
+        memset(&d, 0, sizeof d);
+        d.m = m; d.n = n; d.k = oa.shape[1];
+        d.a_rs = oa.strides[0]; d.a_cs = oa.strides[1];
+        d.b_rs = ob.strides[0]; d.b_cs = ob.strides[1];
+        d.o_rs = ct->strides[0]; d.o_cs = ct->strides[1];
+        return hg_dev_matmul(&c, &d, &oa, &ob, rt, ct, 1, alpha, beta);
+    }
+    hg_host_view cv;
+    if ((s = hg_op_host_view(&c, ct, &cv))) return s;
     // t = op(a) @ op(b) in the result dtype, then c = alpha * t + beta * c.
     hg_tensor t;
     memset(&t, 0, sizeof t);

@@ -9,6 +9,8 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "ops/data_common.h"
+#include "ops/device/dev_kernel.h"
+#include "ops/device/dev_ops.h"
 #include "tensor/tensor_internal.h"
 
 enum { INDEX_GRAIN = 1 << 14 };   // elements per worker
@@ -78,12 +80,19 @@ static hg_status resolve_indices(hg_op_ctx* c, const hg_tensor* index, int32_t a
                         "%s: 'index' has dtype %s; indices must have an integer dtype", c->fn,
                         hg_dtype_name(index->dtype));
     hg_host_view v;
-    hg_status s = hg_op_host_view(c, index, &v);
-    if (s) return s;
+    hg_status s;
+    void* staged = NULL;   // a device index tensor's elements, read back contiguous
+    if (hg_dev_on_device(index)) {
+        if ((s = hg_dk_download(c, index, &v, &staged))) return s;
+    } else if ((s = hg_op_host_view(c, index, &v))) {
+        return s;
+    }
     int64_t* r = malloc((size_t)(v.numel ? v.numel : 1) * sizeof *r);
-    if (!r)
+    if (!r) {
+        free(staged);
         return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for %lld indices", c->fn,
                         (long long)v.numel);
+    }
     hg_cursor cur;
     if (v.numel) hg_cursor_init(&cur, &v, 0);
     for (int64_t i = 0; i < v.numel; i++) {
@@ -102,11 +111,13 @@ static hg_status resolve_indices(hg_op_ctx* c, const hg_tensor* index, int32_t a
                          "%s: index %s at position %s is out of range for axis %d of size %lld "
                          "(%s)", c->fn, val, pos, (int)axis, (long long)size, valid);
             free(r);
+            free(staged);
             return s;
         }
         r[i] = k < 0 ? k + size : k;
         hg_cursor_next(&cur);
     }
+    free(staged);
     *out = r;
     return HG_OK;
 }
@@ -140,6 +151,7 @@ static hg_status finish_setup(hg_op_ctx* c, const hg_tensor* x, const hg_tensor*
     if ((s = hg_op_no_overlap(c, out, x, "x"))) return s;
     if ((s = hg_op_no_overlap(c, out, index, "index"))) return s;
     *via_temp = hg_op_overlaps(out, x);
+    if (hg_dev_on_device(x)) return HG_OK;   // the device kernel takes the tensors
     if ((s = hg_op_host_view(c, x, &j->x))) return s;
     return hg_op_host_view(c, out, &j->out);
 }
@@ -171,7 +183,8 @@ hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tensor* ind
         !(s = finish_setup(&c, x, index, out, &j, &via_temp))) {
         j.idx = idx;
         j.axis = ax;
-        s = run_index(&c, &j, out, via_temp);
+        s = hg_dev_on_device(x) ? hg_dev_index(&c, x, ax, idx, index->shape[0], 0, out, via_temp)
+                                : run_index(&c, &j, out, via_temp);
     }
     free(idx);
     return hg_op_finish(&c, out, s);
@@ -217,7 +230,9 @@ hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index, hg
         j.idx = idx;
         j.axis = ax;
         j.gather = 1;
-        s = run_index(&c, &j, out, via_temp);
+        s = hg_dev_on_device(x)
+                ? hg_dev_index(&c, x, ax, idx, hg_dk_numel(index), 1, out, via_temp)
+                : run_index(&c, &j, out, via_temp);
     }
     free(idx);
     return hg_op_finish(&c, out, s);

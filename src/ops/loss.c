@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/device/dev_ops.h"
 #include "ops/loss_common.h"
 #include "tensor/tensor_internal.h"
 
@@ -24,6 +25,7 @@ typedef struct ew_loss {
     hg_loss_operand out;
     int write;
     hg_dtype rt;
+    int64_t est[IN_COUNT][HG_MAX_DIMS];   // element strides on the loss shape (device path)
 } ew_loss;
 
 // l[i] = loss of element i of a block (operands already in double).
@@ -105,6 +107,9 @@ static hg_status add_operand(hg_op_ctx* c, ew_loss* L, int q, const hg_tensor* t
     int64_t st[HG_MAX_DIMS];
     hg_status s = hg_loss_broadcast(c, t, name, L->nd, L->shape, st);
     if (s) return s;
+    L->present[q] = 1;
+    memcpy(L->est[q], st, sizeof st);
+    if (hg_dev_on_device(t)) return HG_OK;   // the device kernel reads the tensor itself
     hg_host_view v;
     if ((s = hg_op_host_view(c, t, &v))) return s;
     size_t es = hg_dtype_size(t->dtype);
@@ -129,6 +134,11 @@ static hg_status ew_run(hg_op_ctx* c, ew_loss* L, const hg_tensor* const* in, co
     if ((s = hg_loss_output(c, out, r, rt, nd, shape))) return s;
     for (int q = 0; q < IN_COUNT; q++)
         if (in[q] && (s = hg_op_no_overlap(c, out, in[q], names[q]))) return hg_op_finish(c, out, s);
+    if (hg_dev_on_device(in[0])) {
+        static const hg_dev_loss kinds[] = {HG_DEV_MSE, HG_DEV_BCE, HG_DEV_BCE_LOGITS};
+        s = hg_dev_ew_loss(c, kinds[L->kind], in, L->est, nd, shape, rt, r, out);
+        return hg_op_finish(c, out, s);
+    }
     hg_host_view ov;
     if ((s = hg_op_host_view(c, out, &ov))) return hg_op_finish(c, out, s);
     L->rt = rt;
@@ -236,10 +246,15 @@ HG_API hg_status hg_binary_cross_entropy(const hg_tensor* prob, const hg_tensor*
     hg_status s = ew_inputs(&c, in, names, reduction);
     if (s) return s;
     if ((s = same_shape(&c, prob, "prob", target, "target"))) return s;
-    hg_host_view pv;
-    if ((s = hg_op_host_view(&c, prob, &pv))) return s;
     double bad = 0;
-    int64_t at = first_bad_prob(&pv, &bad);
+    int64_t at = -1;
+    if (hg_dev_on_device(prob)) {
+        if ((s = hg_dev_first_bad_prob(&c, prob, &at, &bad))) return s;
+    } else {
+        hg_host_view pv;
+        if ((s = hg_op_host_view(&c, prob, &pv))) return s;
+        at = first_bad_prob(&pv, &bad);
+    }
     if (at >= 0)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "hg_binary_cross_entropy: 'prob' element %lld (C "
                         "order) is %g; probabilities must be in [0, 1]", (long long)at, bad);

@@ -7,9 +7,12 @@
 // with lse - x_c formed as (m - x_c) + log(sum) so it keeps its digits next to large logits.
 // f16/bf16/f32 logits: the shifted exps in f32, their sum and the rest in double; f64 in f64. MEAN divides by the number of non-ignored samples (indices) or of samples (probabilities).
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/device/dev_kernel.h"
+#include "ops/device/dev_ops.h"
 #include "ops/loss_common.h"
 #include "tensor/tensor_internal.h"
 
@@ -164,8 +167,15 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
                         hg_op_dims(sl, logits->ndim, logits->shape),
                         probs ? "probabilities (a float target)" : "indices (an integer target)",
                         hg_op_dims(se, tnd, tshape));
+    int dev = hg_dev_on_device(logits);
+    void* staged = NULL;   // a device target read back for the index check
     hg_host_view xv, tv;
-    if ((s = hg_op_host_view(&c, logits, &xv)) || (s = hg_op_host_view(&c, target, &tv))) return s;
+    memset(&xv, 0, sizeof xv);
+    if (dev) {
+        if (!probs && (s = hg_dk_download(&c, target, &tv, &staged))) return s;
+    } else if ((s = hg_op_host_view(&c, logits, &xv)) || (s = hg_op_host_view(&c, target, &tv))) {
+        return s;
+    }
     ce_loss L;
     memset(&L, 0, sizeof L);
     L.xdt = logits->dtype;
@@ -191,14 +201,21 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
         for (int32_t d = 0, q = 0; d < target->ndim; d++)
             if (d != cdim) L.walk.bstrides[OP_T][q++] = target->strides[d] * (int64_t)tes;
     } else {
-        for (int32_t d = 0; d < ns; d++) L.walk.bstrides[OP_T][d] = target->strides[d] * (int64_t)tes;
-        if ((s = check_indices(&c, &L, nsamples))) return s;
+        // A staged target is C-contiguous (tv's strides), a host one strided as the tensor.
+        for (int32_t d = 0; d < ns; d++)
+            L.walk.bstrides[OP_T][d] = (staged ? tv.strides[d] : target->strides[d]) * (int64_t)tes;
+        s = check_indices(&c, &L, nsamples);
+        free(staged);
+        if (s) return s;
     }
     hg_dtype rt = L.xdt;
     if ((s = hg_loss_output(&c, out, reduction, rt, ns, sshape))) return s;
     if ((s = hg_op_no_overlap(&c, out, logits, "logits")) ||
         (s = hg_op_no_overlap(&c, out, target, "target")))
         return hg_op_finish(&c, out, s);
+    if (dev)
+        return hg_op_finish(&c, out, hg_dev_cross_entropy(&c, logits, target, cdim, probs,
+                                                          ignore_index, rt, reduction, out));
     hg_host_view ov;
     if ((s = hg_op_host_view(&c, out, &ov))) return hg_op_finish(&c, out, s);
     L.rt = rt;

@@ -1,6 +1,7 @@
 // numpy.matmul (hg_matmul, hg_matvec and the graph compiler's hg_matmul_into): shape rule,
 // batching, operand layouts and the dispatch to the per-dtype kernels (see matmul.h).
 #include "ops/matmul.h"
+#include "ops/device/dev_ops.h"
 #include <stdlib.h>
 #include <string.h>
 #include "backends/backend.h"
@@ -283,6 +284,58 @@ static int out_direct(const mm_plan* p, int overlaps) {
     return rs == 1 && cs >= (p->m > 1 ? p->m : 1);
 }
 
+// On a device: whether the product goes to the backend's sgemm (cuBLAS) directly: f32
+// operands it reads in place with valid leading dimensions, out written directly, k > 0.
+static int device_sgemm_ok(const mm_plan* p, int direct) {
+    if (p->ct != HG_DTYPE_F32 || !direct || p->k == 0) return 0;
+    if (needs_copy_f32(&p->a) || needs_copy_f32(&p->b)) return 0;
+    int ta, tb;
+    int64_t lda, ldb;
+    sgemm_layout(&p->a, &ta, &lda);
+    sgemm_layout(&p->b, &tb, &ldb);
+    int64_t need_a = ta ? p->m : p->k, need_b = tb ? p->k : p->n;
+    return lda >= (need_a > 1 ? need_a : 1) && ldb >= (need_b > 1 ? need_b : 1);
+}
+
+// On a device, everything else: the ISA kernel (through a temporary when out is an input).
+static hg_status device_kernel(hg_op_ctx* c, const mm_plan* p, const hg_tensor* a,
+                               const hg_tensor* b, const hg_tensor* out, int overlaps) {
+    hg_dev_mm d;
+    memset(&d, 0, sizeof d);
+    d.m = p->m; d.n = p->n; d.k = p->k;
+    d.a_rs = p->a.rs; d.a_cs = p->a.cs; d.b_rs = p->b.rs; d.b_cs = p->b.cs;
+    d.o_rs = p->o_rs; d.o_cs = p->o_cs;
+    d.nbatch = p->nbatch;
+    for (int32_t i = 0; i < p->nbatch; i++) {
+        d.bshape[i] = p->bshape[i];
+        d.a_bs[i] = p->a_bs[i]; d.b_bs[i] = p->b_bs[i]; d.o_bs[i] = p->o_bs[i];
+    }
+    if (!overlaps) return hg_dev_matmul(c, &d, a, b, p->rt, out, 0, 1.0, 0.0);
+    hg_tensor t;
+    memset(&t, 0, sizeof t);
+    hg_status s = hg_op_output(c, &t, out->dtype, out->ndim, out->shape, 0);
+    if (s) return s;
+    // The temporary is C-contiguous: recompute out's strides for it.
+    hg_host_view tv;
+    memset(&tv, 0, sizeof tv);
+    int64_t st = 1;
+    for (int32_t i = out->ndim - 1; i >= 0; i--) {
+        tv.strides[i] = st;
+        st *= out->shape[i] > 1 ? out->shape[i] : 1;
+    }
+    int32_t tail = (a->ndim >= 2) + (b->ndim >= 2), on = out->ndim;
+    d.o_rs = a->ndim >= 2 ? tv.strides[on - tail] : 0;
+    d.o_cs = b->ndim >= 2 ? tv.strides[on - 1] : 0;
+    // Batch strides: build_plan kept out's batch dims of size > 1 in order (no folding when
+    // out overlaps an input); the temporary's dims of the same index replace them.
+    for (int32_t i = 0, q = 0; i < on - tail && q < d.nbatch; i++)
+        if (out->shape[i] != 1) d.o_bs[q++] = tv.strides[i];
+    s = hg_dev_matmul(c, &d, a, b, p->rt, &t, 0, 1.0, 0.0);
+    if (!s) s = hg_tensor_copy(out, &t);
+    hg_buffer_destroy(t.buffer);
+    return s;
+}
+
 hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
                          const hg_tensor* out) {
     hg_host_view av, bv, ov;
@@ -291,9 +344,11 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     if ((s = hg_op_input(c, a, "a", NULL, NULL)) || (s = hg_op_input(c, b, "b", NULL, NULL)) ||
         (s = hg_op_input(c, out, "out", NULL, NULL)))
         return s;
-    if ((s = hg_op_host_view(c, a, &av)) || (s = hg_op_host_view(c, b, &bv)) ||
-        (s = hg_op_host_view(c, out, &ov)))
-        return s;
+    // On a device the views carry device addresses, used only by sgemm calls.
+    int dev = c->ex && !c->ex->vt->host_visible;
+    hg_status (*view)(hg_op_ctx*, const hg_tensor*, hg_host_view*) =
+        dev ? hg_op_raw_view : hg_op_host_view;
+    if ((s = view(c, a, &av)) || (s = view(c, b, &bv)) || (s = view(c, out, &ov))) return s;
     hg_dtype rt;
     if ((s = hg_result_type(a->dtype, b->dtype, &rt))) return s;
     if (av.ndim < 1 || bv.ndim < 1)
@@ -307,6 +362,7 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     int overlaps = hg_op_overlaps(out, a) || hg_op_overlaps(out, b);
     if (!overlaps) fold_batches(&p);
     int direct = out_direct(&p, overlaps);
+    if (dev && !device_sgemm_ok(&p, direct)) return device_kernel(c, &p, a, b, out, overlaps);
     int64_t m = p.m, n = p.n, k = p.k;
     if (k == 0) {   // an empty sum: zeros of the result dtype
         static const unsigned char zero[8];
@@ -389,8 +445,6 @@ static hg_status matmul_checked(hg_op_ctx* c, const hg_tensor* a, const hg_tenso
     if ((s = hg_matmul_shape(c, a->ndim, a->shape, b->ndim, b->shape, &nd, shape))) return s;
     hg_dtype rt;
     if ((s = matmul_dtype(c, a->dtype, b->dtype, &rt))) return s;
-    hg_host_view hv;
-    if ((s = hg_op_host_view(c, a, &hv))) return s;   // refuse non-host backends up front
     if ((s = hg_op_output(c, out, rt, nd, shape, 1))) return s;
     if ((s = hg_op_no_overlap(c, out, a, "a")) || (s = hg_op_no_overlap(c, out, b, "b")))
         return hg_op_finish(c, out, s);

@@ -155,12 +155,12 @@ hg_status hg_op_finish(hg_op_ctx* c, hg_tensor* out, hg_status s) {
     return s;
 }
 
-hg_status hg_op_host_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
+static hg_status view_of(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v, int host_only) {
     hg_buffer_obj* b = NULL;
     int64_t n = 0;
     hg_status s = hg_tensor_check(t, c->fn, "tensor", &b, &n);
     if (s) return s;
-    if (!b->ex->vt->host_visible)
+    if (host_only && !b->ex->vt->host_visible)
         return hg_error(HG_ERR_UNSUPPORTED, "%s: not supported on the %s backend yet", c->fn,
                         b->ex->vt->name);
     memset(v, 0, sizeof *v);
@@ -174,6 +174,14 @@ hg_status hg_op_host_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
         v->strides[i] = t->strides[i];
     }
     return HG_OK;
+}
+
+hg_status hg_op_host_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
+    return view_of(c, t, v, 1);
+}
+
+hg_status hg_op_raw_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
+    return view_of(c, t, v, 0);
 }
 
 hg_status hg_op_axis(hg_op_ctx* c, int32_t ndim, int32_t axis, int32_t* out) {

@@ -64,6 +64,9 @@ typedef struct hg_host_view {
     int64_t strides[HG_MAX_DIMS];   // elements
 } hg_host_view;
 hg_status hg_op_host_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* out);
+// The same on any backend: on one whose memory is not host-visible, data is a device address
+// (for the backend's own calls, such as sgemm); never dereference it there.
+hg_status hg_op_raw_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* out);
 
 // Normalizes an axis list (NULL = all axes) into a bit mask over ndim dims; negative axes
 // count from the end; out of range or repeated axes give HG_ERR_OUT_OF_RANGE /

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/objects.h"
 #include "ops/data_common.h"
+#include "ops/device/dev_ops.h"
 
 enum { RANDOM_GRAIN = 4096 };   // elements per worker (a Philox block costs ~20 ns here)
 
@@ -229,6 +230,8 @@ static void random_range(void* ctx, int64_t b, int64_t e) {
 }
 
 static hg_status run_random(hg_op_ctx* c, const hg_tensor* out, random_job* j) {
+    if (hg_dev_on_device(out))
+        return hg_dev_random(c, out, j->seed, j->offset, j->normal, j->a, j->b, j->lo_q, j->hi_q);
     hg_status s = hg_op_host_view(c, out, &j->v);
     if (s) return s;
     // Coalescing keeps the C-order sequence, so index i still names element i of out's shape.

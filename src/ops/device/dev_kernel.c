@@ -7,6 +7,7 @@
 #include "core/checksum.h"
 #include "core/handles.h"
 #include "ops/device/dev_ops.h"
+#include "tensor/tensor_internal.h"
 #include "core/error.h"
 
 // Parsed programs by text. Entries live until the process ends (a few hundred distinct
@@ -128,4 +129,31 @@ int64_t hg_dk_numel(const hg_tensor* t) {
 int hg_dev_on_device(const hg_tensor* t) {
     hg_buffer_obj* b = hg_handle_get(t->buffer.handle, HG_HANDLE_BUFFER);
     return b && !b->ex->vt->host_visible;
+}
+
+hg_status hg_dk_download(hg_op_ctx* c, const hg_tensor* index, hg_host_view* v, void** staged) {
+    hg_tensor t;
+    int copied = 0;
+    hg_status s = hg_tensor_contiguous(index, &t, &copied);
+    if (s) return hg_error_prefix(s, "%s (reading a tensor back)", c->fn);
+    int64_t n = 1;
+    for (int32_t d = 0; d < t.ndim; d++) n *= t.shape[d];
+    size_t es = hg_dtype_size(t.dtype);
+    void* h = malloc((size_t)(n ? n : 1) * es);
+    if (!h) s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for %lld indices", c->fn, (long long)n);
+    if (!s && n) s = hg_buffer_read(t.buffer, (size_t)t.offset, h, (size_t)n);
+    if (copied) hg_buffer_destroy(t.buffer);
+    if (s) {
+        free(h);
+        return hg_error_prefix(s, "%s (reading a tensor back)", c->fn);
+    }
+    memset(v, 0, sizeof *v);
+    v->data = h;
+    v->dtype = t.dtype;
+    v->ndim = t.ndim;
+    v->numel = n;
+    for (int32_t d = 0; d < t.ndim; d++) v->shape[d] = t.shape[d];
+    hg_tensor_contiguous_strides(t.ndim, t.shape, v->strides);
+    *staged = h;
+    return HG_OK;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "core/objects.h"
 #include "core/strbuf.h"
+#include "ops/op_common.h"
 #include "hologram.h"
 
 // Launches the kernel in `text` (cached parse) on ex. fn names the op for messages.
@@ -22,7 +23,7 @@ hg_status hg_dk_launch(hg_executor_obj* ex, const char* fn, const hg_sb* text,
 typedef struct hg_dk_dims {
     int32_t nd;
     int64_t size[HG_MAX_DIMS];
-    int64_t stride[4][HG_MAX_DIMS];   // per tensor (up to 4)
+    int64_t stride[5][HG_MAX_DIMS];   // per tensor (up to 5)
 } hg_dk_dims;
 // Appends a dim (skipped when size is 1) with the strides of nt tensors.
 void hg_dk_dims_push(hg_dk_dims* d, int nt, int64_t size, const int64_t* strides);
@@ -38,6 +39,10 @@ size_t hg_dk_arg_dims(hg_arg* args, size_t k, const hg_dk_dims* d, int nt);
 // (declare them). off names: offs[t].
 void hg_dk_emit_offsets(hg_sb* b, const char* prefix, int32_t nd, int nt, const char* idx,
                         const char* const* offs);
+
+// A device tensor read back into new host memory (*staged, C-contiguous; free it) with a host
+// view of it: for checks that must report the first bad element exactly as the CPU does.
+hg_status hg_dk_download(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v, void** staged);
 
 // Element count of a view's shape.
 int64_t hg_dk_numel(const hg_tensor* t);
