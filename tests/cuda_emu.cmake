@@ -6,7 +6,8 @@
 # examples, the corpus and random programs for sm_80 and sm_90. Not under sanitizers: the
 # emulated kernels are separate shared objects the sanitizers do not see, and they only add
 # compile time there.
-set_tests_properties(test_cuda_codegen test_backend_examples PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(test_cuda_codegen test_backend_examples test_device_ops PROPERTIES
+  SKIP_RETURN_CODE 77)
 if(HG_SAN)
   # NVRTC is not built for the sanitizers (its allocations look like leaks to LeakSanitizer):
   # under them only the generated source is checked.
@@ -22,7 +23,7 @@ else()
     "HG_BINARY_DIR=${PROJECT_BINARY_DIR}")
   foreach(t test_instructions_arith test_instructions_cmp test_instructions_cvt
             test_instructions_math test_instructions_memory test_instructions_atomics
-            test_instructions_sreg test_backend_examples)
+            test_instructions_sreg test_backend_examples test_device_ops)
     add_test(NAME ${t}_cuda_emu COMMAND ${t})
     set_tests_properties(${t}_cuda_emu PROPERTIES ENVIRONMENT "${HG_CUDA_EMU_ENV}"
       TIMEOUT 2400 SKIP_RETURN_CODE 77 LABELS cuda_emu)

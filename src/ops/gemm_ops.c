@@ -43,6 +43,9 @@ static int gemm_f32_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     int64_t crs = m <= 1 ? (n > 1 ? n : 1) : ct->strides[0], ccs = n <= 1 ? 1 : ct->strides[1];
     int64_t trs = m <= 1 ? 1 : ct->strides[0], tcs = n <= 1 ? (m > 1 ? m : 1) : ct->strides[1];
     const hg_backend_vtable* vt = c->ex->vt;
+    // alpha == 0 must not read a or b (NaN there is ignored, as BLAS); the device kernel
+    // guarantees it whatever the vendor library does.
+    if (!vt->host_visible && alpha == 0.0) return 0;
     // cuBLAS wants leading dimensions of at least the rows' lengths.
     if (!vt->host_visible &&
         (lda < ((ta ? m : k) > 1 ? (ta ? m : k) : 1) || ldb < ((tb ? k : n) > 1 ? (tb ? k : n) : 1)))

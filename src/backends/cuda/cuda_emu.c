@@ -301,6 +301,7 @@ static hg_status emu_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, in
             for (int64_t p = 0; p < k; p++)
                 s += (double)(ta ? a[p * lda + i] : a[i * lda + p]) *
                      (double)(tb ? b[j * ldb + p] : b[p * ldb + j]);
+            if (alpha == 0.0f) s = 0;   // BLAS: alpha == 0 reads neither A nor B
             float* cij = &c[i * ldc + j];
             *cij = beta == 0.0f ? alpha * (float)s : alpha * (float)s + beta * *cij;
         }

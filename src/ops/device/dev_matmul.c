@@ -20,15 +20,17 @@ static void cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st
     else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", dn(dt), dn(st), d, s);
 }
 
+static const char* zero_of(hg_dtype t) { return t == HG_DTYPE_BOOL ? "false" : "0"; }
+
 // Loads operand X (A or B) element (r, q) into the compute-type register dst when in range.
 static void tile_load(hg_sb* b, const char* X, hg_dtype xdt, hg_dtype ct, const char* r,
                       const char* q, const char* rlim, const char* qlim, const char* rs,
                       const char* cs, const char* base, const char* xr, const char* dst) {
-    hg_sb_put(b, "    mov.%s %s, 0\n    cmp.lt.u64 ok, %s, %s\n    cmp.lt.u64 ok2, %s, %s\n"
+    hg_sb_put(b, "    mov.%s %s, %s\n    cmp.lt.u64 ok, %s, %s\n    cmp.lt.u64 ok2, %s, %s\n"
                  "    and.bool ok, ok, ok2\n    if ok\n    cvt.i64.u64 ri, %s\n"
                  "    mul.i64 off, ri, %s\n    cvt.i64.u64 ri, %s\n    mul.i64 dt, ri, %s\n"
                  "    add.i64 off, off, dt\n    add.i64 off, off, %s\n    ld.global.%s %s, %s[off]\n",
-              dn(ct), dst, r, rlim, q, qlim, r, rs, q, cs, base, dn(xdt), xr, X);
+              dn(ct), dst, zero_of(ct), r, rlim, q, qlim, r, rs, q, cs, base, dn(xdt), xr, X);
     cvt(b, dst, ct, xr, xdt);
     hg_sb_put(b, "    endif\n");
 }
@@ -58,10 +60,10 @@ static void kernel_text(hg_sb* b, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt
               MM_TILE, MM_TILE);
     static const char* const offs[3] = {"ab", "bb", "ob"};
     hg_dk_emit_offsets(b, "z", p->nbatch, 3, "z", offs);
-    hg_sb_put(b, "    mov.%s acc, 0\n    mul.u64 ra, ty, %d\n    add.u64 li, ra, tx\n"
+    hg_sb_put(b, "    mov.%s acc, %s\n    mul.u64 ra, ty, %d\n    add.u64 li, ra, tx\n"
                  "    mov.u64 kt, 0\n    loop\n    cmp.ge.u64 done, kt, k\n    break done\n"
                  "    add.u64 ka, kt, tx\n",
-              dn(ct), MM_TILE);
+              dn(ct), zero_of(ct), MM_TILE);
     tile_load(b, "A", adt, ct, "row", "ka", "m", "k", "ars", "acs", "ab", "av", "ca");
     hg_sb_put(b, "    st.shared.%s sa[li], ca\n    add.u64 kb, kt, ty\n", dn(ct));
     tile_load(b, "B", bdt, ct, "kb", "col", "k", "n", "brs", "bcs", "bb", "bv", "cb");

@@ -1,0 +1,370 @@
+// Op-library paths on a device backend (HG_TEST_BACKEND, run on the CUDA backend's host
+// emulation by tests/cuda_emu.cmake) that the parity harness does not reach, each compared
+// with the CPU backend on the same inputs: a compiled graph (fused kernel, fused reduction,
+// softmax, matmul), in-place and batched-broadcast matmul, integer and bool matmul, gemm's
+// alpha/beta rules, reductions split into chunks (argmax ties and NaN across chunks), random
+// numbers (uniform bit-identical), and the bad-input paths (index out of range, probabilities
+// outside [0, 1], bad class indices), which must fail with the CPU's message and leave the
+// output untouched. Exits 77 (skipped) when HG_TEST_BACKEND is unset, "cpu" or unavailable.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hg_test.h"
+
+static hg_executor g_ex[2];   // CPU, device
+static uint64_t g_rng = 0x5EED;
+
+static double urand(double lo, double hi) {
+    return lo + (hi - lo) * (double)(hg_test_rand(&g_rng) >> 11) * 0x1p-53;
+}
+
+// A tensor of `dt` and shape on executor e holding vals (converted; bools/ints truncated).
+static hg_tensor make(int e, hg_dtype dt, int32_t nd, const int64_t* shape, const double* vals) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < nd; d++) n *= shape[d];
+    hg_buffer b;
+    CHECK_OK(hg_buffer_create(g_ex[e], dt, (size_t)(n ? n : 1), &b));
+    size_t es = hg_dtype_size(dt);
+    unsigned char* h = calloc((size_t)(n ? n : 1), es);
+    for (int64_t i = 0; i < n; i++) {
+        unsigned char* p = h + (size_t)i * es;
+        double v = vals[i];
+        switch (dt) {
+        case HG_DTYPE_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
+        case HG_DTYPE_F64: memcpy(p, &v, 8); break;
+        case HG_DTYPE_F16: { uint16_t u = hg_f32_to_f16((float)v); memcpy(p, &u, 2); break; }
+        case HG_DTYPE_I32: { int32_t u = (int32_t)v; memcpy(p, &u, 4); break; }
+        case HG_DTYPE_I64: { int64_t u = (int64_t)v; memcpy(p, &u, 8); break; }
+        case HG_DTYPE_BOOL: *p = v != 0; break;
+        default: *p = (unsigned char)v; break;
+        }
+    }
+    CHECK_OK(hg_buffer_write(b, 0, h, (size_t)(n ? n : 1)));
+    free(h);
+    hg_tensor t;
+    CHECK_OK(hg_tensor_from_buffer(b, nd, shape, &t));
+    return t;
+}
+
+static double* randvals(int64_t n, double lo, double hi) {
+    double* v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = urand(lo, hi);
+    return v;
+}
+
+// The bytes of t's whole buffer.
+static unsigned char* bytes_of(const hg_tensor* t, size_t* nbytes) {
+    size_t n = 0;
+    CHECK_OK(hg_buffer_count(t->buffer, &n));
+    CHECK_OK(hg_buffer_nbytes(t->buffer, nbytes));
+    unsigned char* h = malloc(*nbytes + 1);
+    CHECK_OK(hg_buffer_read(t->buffer, 0, h, n));
+    return h;
+}
+
+// The elements of a C-contiguous tensor as doubles.
+static double* values_of(const hg_tensor* t) {
+    size_t nb = 0;
+    unsigned char* h = bytes_of(t, &nb);
+    size_t es = hg_dtype_size(t->dtype), n = nb / es;
+    double* v = malloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char* p = h + i * es;
+        switch (t->dtype) {
+        case HG_DTYPE_F32: { float f; memcpy(&f, p, 4); v[i] = f; break; }
+        case HG_DTYPE_F64: memcpy(&v[i], p, 8); break;
+        case HG_DTYPE_F16: { uint16_t u; memcpy(&u, p, 2); v[i] = hg_f16_to_f32(u); break; }
+        case HG_DTYPE_I32: { int32_t u; memcpy(&u, p, 4); v[i] = u; break; }
+        case HG_DTYPE_I64: { int64_t u; memcpy(&u, p, 8); v[i] = (double)u; break; }
+        default: v[i] = *p; break;
+        }
+    }
+    free(h);
+    return v;
+}
+
+// Max difference of two equally long arrays relative to the largest |a| (NaN must match NaN,
+// infinities exactly).
+static double max_rel(const double* a, const double* b, size_t n) {
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(a[i]) && fabs(a[i]) > scale) scale = fabs(a[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) || isnan(b[i])) {
+            if (isnan(a[i]) != isnan(b[i])) return INFINITY;
+            continue;
+        }
+        if (isinf(a[i]) || isinf(b[i])) {
+            if (a[i] != b[i]) return INFINITY;
+            continue;
+        }
+        double d = fabs(a[i] - b[i]) / (scale > 0 ? scale : 1.0);
+        if (d > worst) worst = d;
+    }
+    return worst;
+}
+
+static void compare(const hg_tensor* cpu, const hg_tensor* dev, double tol, const char* what) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < cpu->ndim; d++) n *= cpu->shape[d];
+    double* a = values_of(cpu);
+    double* b = values_of(dev);
+    double r = max_rel(a, b, (size_t)n);
+    CHECK_MSG(r <= tol, "%s: device differs from the CPU by %g (limit %g)", what, r, tol);
+    free(a);
+    free(b);
+}
+
+static void destroy(hg_tensor* t) {
+    if (t->buffer.handle) hg_buffer_destroy(t->buffer);
+    t->buffer.handle = 0;
+}
+
+// ---- graph ----
+static void test_graph(void) {
+    const int64_t n = 3000, rows = 37, cols = 53;
+    hg_graph g;
+    CHECK_OK(hg_graph_create(&g));
+    int32_t a, b, c, t, y, s, xm, sm, wm, mm;
+    int64_t sh1[1] = {n}, shx[2] = {rows, cols}, shw[2] = {cols, 29};
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, sh1, &a));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, sh1, &b));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, sh1, &c));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, shx, &xm));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, shw, &wm));
+    CHECK_OK(hg_graph_binary(g, HG_BINARY_MUL, a, b, &t));
+    CHECK_OK(hg_graph_binary(g, HG_BINARY_ADD, t, c, &t));
+    CHECK_OK(hg_graph_unary(g, HG_UNARY_RELU, t, &y));
+    CHECK_OK(hg_graph_reduce(g, HG_REDUCE_SUM, y, 0, NULL, 0, &s));
+    CHECK_OK(hg_graph_softmax(g, xm, -1, 0, &sm));
+    CHECK_OK(hg_graph_matmul(g, sm, wm, &mm));
+    CHECK_OK(hg_graph_output(g, y));
+    CHECK_OK(hg_graph_output(g, s));
+    CHECK_OK(hg_graph_output(g, mm));
+    double* va = randvals(n, -2, 2);
+    double* vb = randvals(n, -2, 2);
+    double* vc = randvals(n, -2, 2);
+    double* vx = randvals(rows * cols, -4, 4);
+    double* vw = randvals(cols * 29, -1, 1);
+    hg_tensor outs[2][3];
+    for (int e = 0; e < 2; e++) {
+        hg_plan p;
+        CHECK_OK(hg_graph_compile(g, g_ex[e], &p));
+        hg_tensor in[5] = {make(e, HG_DTYPE_F32, 1, sh1, va), make(e, HG_DTYPE_F32, 1, sh1, vb),
+                           make(e, HG_DTYPE_F32, 1, sh1, vc), make(e, HG_DTYPE_F32, 2, shx, vx),
+                           make(e, HG_DTYPE_F32, 2, shw, vw)};
+        double zero[4000] = {0};
+        int64_t shm[2] = {rows, 29};
+        outs[e][0] = make(e, HG_DTYPE_F32, 1, sh1, zero);
+        outs[e][1] = make(e, HG_DTYPE_F32, 0, NULL, zero);
+        outs[e][2] = make(e, HG_DTYPE_F32, 2, shm, zero);
+        CHECK_OK(hg_plan_run(p, 5, in, 3, outs[e]));
+        for (int k = 0; k < 5; k++) destroy(&in[k]);
+        hg_plan_destroy(p);
+    }
+    compare(&outs[0][0], &outs[1][0], 0, "graph: fused relu(a*b+c)");
+    compare(&outs[0][1], &outs[1][1], 1e-6, "graph: fused sum");
+    compare(&outs[0][2], &outs[1][2], 1e-5, "graph: softmax then matmul");
+    for (int e = 0; e < 2; e++)
+        for (int k = 0; k < 3; k++) destroy(&outs[e][k]);
+    free(va); free(vb); free(vc); free(vx); free(vw);
+    hg_graph_destroy(g);
+}
+
+// ---- matmul ----
+static void test_matmul_paths(void) {
+    // In place: a = a @ b (square), f32 and f64.
+    const hg_dtype dts[2] = {HG_DTYPE_F32, HG_DTYPE_F64};
+    for (int k = 0; k < 2; k++) {
+        int64_t sh[2] = {19, 19};
+        double* va = randvals(19 * 19, -1, 1);
+        double* vb = randvals(19 * 19, -1, 1);
+        hg_tensor r[2];
+        for (int e = 0; e < 2; e++) {
+            hg_tensor a = make(e, dts[k], 2, sh, va), b = make(e, dts[k], 2, sh, vb);
+            CHECK_OK(hg_matmul(&a, &b, &a));
+            r[e] = a;
+            destroy(&b);
+        }
+        compare(&r[0], &r[1], dts[k] == HG_DTYPE_F64 ? 1e-12 : 1e-5, "matmul in place");
+        destroy(&r[0]);
+        destroy(&r[1]);
+        free(va);
+        free(vb);
+    }
+    // Batched with broadcasting: (4, 1, 7, 5) @ (3, 5, 6); a transposed view; i32 and bool.
+    int64_t sa[4] = {4, 1, 7, 5}, sb[3] = {3, 5, 6};
+    double* va = randvals(4 * 7 * 5, -3, 3);
+    double* vb = randvals(3 * 5 * 6, -3, 3);
+    const hg_dtype idts[3] = {HG_DTYPE_F16, HG_DTYPE_I32, HG_DTYPE_BOOL};
+    for (int k = 0; k < 3; k++) {
+        hg_tensor r[2];
+        for (int e = 0; e < 2; e++) {
+            hg_tensor a = make(e, idts[k], 4, sa, va), b = make(e, idts[k], 3, sb, vb);
+            memset(&r[e], 0, sizeof r[e]);
+            CHECK_OK(hg_matmul(&a, &b, &r[e]));
+            destroy(&a);
+            destroy(&b);
+        }
+        compare(&r[0], &r[1], idts[k] == HG_DTYPE_F16 ? 1e-3 : 0, "batched broadcast matmul");
+        destroy(&r[0]);
+        destroy(&r[1]);
+    }
+    free(va);
+    free(vb);
+}
+
+static void test_gemm_rules(void) {
+    int64_t sh[2] = {9, 11}, shb[2] = {11, 8}, shc[2] = {9, 8};
+    double* va = randvals(99, -1, 1);
+    double* vb = randvals(88, -1, 1);
+    double* vc = randvals(72, -1, 1);
+    va[5] = NAN;    // alpha == 0 ignores the product, NaN included
+    vc[3] = NAN;    // beta == 0 never reads c
+    const hg_dtype dts[3] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16};
+    const double ab[3][2] = {{0.0, 0.5}, {1.5, 0.0}, {-2.0, 3.0}};
+    for (int k = 0; k < 3; k++)
+        for (int q = 0; q < 3; q++) {
+            hg_tensor r[2];
+            for (int e = 0; e < 2; e++) {
+                hg_tensor a = make(e, dts[k], 2, sh, va), b = make(e, dts[k], 2, shb, vb);
+                r[e] = make(e, dts[k], 2, shc, vc);
+                CHECK_OK(hg_gemm(0, 0, ab[q][0], &a, &b, ab[q][1], &r[e]));
+                destroy(&a);
+                destroy(&b);
+            }
+            char what[96];
+            snprintf(what, sizeof what, "gemm %s alpha %g beta %g", hg_dtype_name(dts[k]),
+                     ab[q][0], ab[q][1]);
+            compare(&r[0], &r[1], dts[k] == HG_DTYPE_F16 ? 2e-3 : dts[k] == HG_DTYPE_F32 ? 1e-5 : 1e-12,
+                    what);
+            destroy(&r[0]);
+            destroy(&r[1]);
+        }
+    free(va); free(vb); free(vc);
+}
+
+// ---- reductions split into chunks ----
+static void test_chunked_reductions(void) {
+    const int64_t n = 300000;
+    int64_t sh[1] = {n};
+    double* v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = 1.0;   // all equal: argmax must be 0
+    const hg_reduce_op ops[4] = {HG_REDUCE_ARGMAX, HG_REDUCE_ARGMIN, HG_REDUCE_MAX, HG_REDUCE_SUM};
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) v[n - 5] = NAN, v[200001] = NAN;   // the first NaN wins
+        for (int k = 0; k < 4; k++) {
+            hg_tensor r[2];
+            for (int e = 0; e < 2; e++) {
+                hg_tensor x = make(e, HG_DTYPE_F32, 1, sh, v);
+                memset(&r[e], 0, sizeof r[e]);
+                CHECK_OK(hg_reduce(ops[k], &x, 0, NULL, 0, &r[e]));
+                destroy(&x);
+            }
+            compare(&r[0], &r[1], 1e-7, hg_reduce_op_name(ops[k]));
+            destroy(&r[0]);
+            destroy(&r[1]);
+        }
+    }
+    free(v);
+}
+
+// ---- random ----
+static void test_random(void) {
+    int64_t sh[2] = {33, 77};
+    double zero[33 * 77] = {0};
+    for (int normal = 0; normal < 2; normal++) {
+        const hg_dtype dts[3] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16};
+        for (int k = 0; k < 3; k++) {
+            hg_tensor r[2];
+            for (int e = 0; e < 2; e++) {
+                r[e] = make(e, dts[k], 2, sh, zero);
+                hg_tensor tv;
+                CHECK_OK(hg_tensor_transpose(&r[e], 0, 1, &tv));   // any strides, C order of tv
+                if (normal) CHECK_OK(hg_random_normal(&tv, 42, 1000, 0.5, 2.0));
+                else CHECK_OK(hg_random_uniform(&tv, 42, (uint64_t)-50, -1.0, 3.0));
+            }
+            // Uniform: bit-identical. Normal: the device's f64 log/cos may differ in the last
+            // bits before the rounding to the dtype.
+            compare(&r[0], &r[1], normal ? 1e-14 : 0, normal ? "random normal" : "random uniform");
+            destroy(&r[0]);
+            destroy(&r[1]);
+        }
+    }
+}
+
+// ---- bad input: the CPU's status and message, out untouched ----
+static void test_bad_input(void) {
+    int64_t sx[2] = {4, 5}, si[1] = {3}, so[2] = {4, 3};
+    double vx[20], vi[3] = {1, 5, 0}, sentinel[12];
+    for (int i = 0; i < 20; i++) vx[i] = i;
+    for (int i = 0; i < 12; i++) sentinel[i] = -7;
+    char msg[2][512];
+    hg_status st[2];
+    for (int e = 0; e < 2; e++) {
+        hg_tensor x = make(e, HG_DTYPE_F32, 2, sx, vx), ix = make(e, HG_DTYPE_I64, 1, si, vi);
+        hg_tensor o = make(e, HG_DTYPE_F32, 2, so, sentinel);
+        st[e] = hg_index_select(&x, 1, &ix, &o);
+        snprintf(msg[e], sizeof msg[e], "%s", hg_last_error());
+        double* got = values_of(&o);
+        for (int i = 0; i < 12; i++) CHECK_MSG(got[i] == -7, "index_select wrote out on failure");
+        free(got);
+        destroy(&x); destroy(&ix); destroy(&o);
+    }
+    CHECK_MSG(st[0] == HG_ERR_OUT_OF_RANGE && st[1] == st[0] && !strcmp(msg[0], msg[1]),
+              "bad index: cpu %d '%s', device %d '%s'", st[0], msg[0], st[1], msg[1]);
+    // Probabilities outside [0, 1]: the first bad one (C order, through a transposed view).
+    int64_t sp[2] = {3, 4};
+    double vp[12] = {0.1, 0.2, 0.3, 0.4, 0.5, 1.5, 0.7, 0.8, -0.25, 0.9, 0.95, 1.0};
+    for (int e = 0; e < 2; e++) {
+        hg_tensor p = make(e, HG_DTYPE_F32, 2, sp, vp), t = make(e, HG_DTYPE_F32, 2, sp, vp);
+        hg_tensor pt, tt, o;
+        CHECK_OK(hg_tensor_transpose(&p, 0, 1, &pt));
+        CHECK_OK(hg_tensor_transpose(&t, 0, 1, &tt));
+        memset(&o, 0, sizeof o);
+        st[e] = hg_binary_cross_entropy(&pt, &tt, NULL, HG_REDUCTION_MEAN, &o);
+        snprintf(msg[e], sizeof msg[e], "%s", hg_last_error());
+        CHECK(o.buffer.handle == 0);
+        destroy(&p); destroy(&t);
+    }
+    CHECK_MSG(st[0] == HG_ERR_INVALID_ARGUMENT && st[1] == st[0] && !strcmp(msg[0], msg[1]),
+              "bad probability: cpu %d '%s', device %d '%s'", st[0], msg[0], st[1], msg[1]);
+    // A class index out of range.
+    int64_t sl[2] = {3, 4}, stg[1] = {3};
+    double vl[12] = {0}, vt[3] = {1, 4, 2};
+    for (int e = 0; e < 2; e++) {
+        hg_tensor l = make(e, HG_DTYPE_F32, 2, sl, vl), t = make(e, HG_DTYPE_I32, 1, stg, vt), o;
+        memset(&o, 0, sizeof o);
+        st[e] = hg_cross_entropy(&l, &t, -100, HG_REDUCTION_MEAN, &o);
+        snprintf(msg[e], sizeof msg[e], "%s", hg_last_error());
+        CHECK(o.buffer.handle == 0);
+        destroy(&l); destroy(&t);
+    }
+    CHECK_MSG(st[0] == HG_ERR_OUT_OF_RANGE && st[1] == st[0] && !strcmp(msg[0], msg[1]),
+              "bad class index: cpu %d '%s', device %d '%s'", st[0], msg[0], st[1], msg[1]);
+}
+
+int main(void) {
+    const char* name = getenv("HG_TEST_BACKEND");
+    if (!name || !name[0] || !strcmp(name, "cpu")) {
+        printf("test_device_ops: SKIPPED (set HG_TEST_BACKEND to a non-CPU backend)\n");
+        return 77;
+    }
+    CHECK_OK(hg_executor_create(HG_BACKEND_CPU, &g_ex[0]));
+    hg_status s = hg_executor_create_by_name(name, &g_ex[1]);
+    if (s) {
+        printf("test_device_ops: SKIPPED (backend '%s' unavailable: %s)\n", name, hg_last_error());
+        hg_executor_destroy(g_ex[0]);
+        return 77;
+    }
+    test_graph();
+    test_matmul_paths();
+    test_gemm_rules();
+    test_chunked_reductions();
+    test_random();
+    test_bad_input();
+    hg_executor_destroy(g_ex[1]);
+    hg_executor_destroy(g_ex[0]);
+    return hg_test_finish("test_device_ops");
+}
