@@ -246,6 +246,15 @@ HG_API hg_status hg_buffer_create_ex(hg_executor ex, hg_dtype dtype, size_t coun
 // size and stay valid until hg_buffer_destroy). The library never frees it.
 HG_API hg_status hg_buffer_wrap(hg_executor ex, hg_dtype dtype, void* ptr, size_t count,
                                 hg_buffer* out);
+// Wraps memory of the executor's device without copying: a device address (CUDA: a
+// CUdeviceptr of the executor's device and context, such as another library's allocation) or,
+// on a CPU executor, a host address as hg_buffer_wrap. Aligned to the element size; it must
+// stay valid until hg_buffer_destroy. The library never frees it.
+HG_API hg_status hg_buffer_wrap_device(hg_executor ex, hg_dtype dtype, uint64_t address,
+                                       size_t count, hg_buffer* out);
+// The address of element 0 in the executor's device address space (CUDA: a CUdeviceptr; CPU:
+// the host pointer), for handing the memory to other libraries (DLPack, CUDA array interface).
+HG_API hg_status hg_buffer_device_address(hg_buffer buf, uint64_t* out);
 HG_API hg_status hg_buffer_destroy(hg_buffer buf);
 // Copies count elements from host memory into the buffer at element offset.
 HG_API hg_status hg_buffer_write(hg_buffer buf, size_t offset, const void* src, size_t count);

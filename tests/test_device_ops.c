@@ -345,6 +345,31 @@ static void test_bad_input(void) {
               "bad class index: cpu %d '%s', device %d '%s'", st[0], msg[0], st[1], msg[1]);
 }
 
+// hg_buffer_wrap_device over part of a device buffer: the same elements, no copy.
+static void test_wrap_device(void) {
+    float vals[16];
+    for (int i = 0; i < 16; i++) vals[i] = (float)i * 1.5f;
+    hg_buffer b, w, bad;
+    uint64_t addr = 0;
+    CHECK_OK(hg_buffer_create(g_ex[1], HG_DTYPE_F32, 16, &b));
+    CHECK_OK(hg_buffer_write(b, 0, vals, 16));
+    CHECK_OK(hg_buffer_device_address(b, &addr));
+    CHECK(addr != 0);
+    CHECK_OK(hg_buffer_wrap_device(g_ex[1], HG_DTYPE_F32, addr + 4 * sizeof(float), 8, &w));
+    float got[8] = {0};
+    CHECK_OK(hg_buffer_read(w, 0, got, 8));
+    CHECK(memcmp(got, vals + 4, sizeof got) == 0);
+    float one = -3.0f;
+    CHECK_OK(hg_buffer_write(w, 0, &one, 1));   // visible through the original buffer
+    CHECK_OK(hg_buffer_read(b, 4, got, 1));
+    CHECK(got[0] == -3.0f);
+    CHECK_STATUS(hg_buffer_wrap_device(g_ex[1], HG_DTYPE_F32, addr + 2, 4, &bad),
+                 HG_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(hg_buffer_wrap_device(g_ex[1], HG_DTYPE_F32, 0, 4, &bad), HG_ERR_NULL_POINTER);
+    CHECK_OK(hg_buffer_destroy(w));
+    CHECK_OK(hg_buffer_destroy(b));
+}
+
 int main(void) {
     const char* name = getenv("HG_TEST_BACKEND");
     if (!name || !name[0] || !strcmp(name, "cpu")) {
@@ -364,6 +389,7 @@ int main(void) {
     test_chunked_reductions();
     test_random();
     test_bad_input();
+    test_wrap_device();
     hg_executor_destroy(g_ex[1]);
     hg_executor_destroy(g_ex[0]);
     return hg_test_finish("test_device_ops");

@@ -31,8 +31,8 @@ from .backend import is_cuda_available, is_metal_available, get_default_backend
 from . import _log
 from ._log import set_log_level, get_log_level
 from .tensor import Tensor
-from ._interop import (from_dlpack, asarray, tensor, default_cpu_executor, default_executor,
-                       empty, zeros, ones, full, empty_like, zeros_like, ones_like, full_like,
+from ._interop import (from_dlpack, asarray, tensor, default_cpu_executor, default_cuda_executor,
+                       default_executor, empty, zeros, ones, full, empty_like, zeros_like, ones_like, full_like,
                        arange, linspace, rand, randn, manual_seed, Generator)
 from . import ops
 from .jit import jit
@@ -77,7 +77,7 @@ __all__ = [
     "Executor", "Buffer", "Tensor", "Graph", "Plan", "ops", "backend", "errors", "jit",
     "HologramError", "TraceError", "is_cuda_available", "is_metal_available",
     "get_default_backend", "from_dlpack", "asarray", "tensor", "default_cpu_executor",
-    "default_executor", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
+    "default_cuda_executor", "default_executor", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
     "ones_like", "full_like", "arange", "linspace", "rand", "randn", "manual_seed", "Generator",
     "set_log_level", "get_log_level", "bfloat16", "bf16", "build_info", "__version__",
 ] + list(_TOP_OPS) + errors.__all__

@@ -44,6 +44,20 @@ def default_executor():
     return _default_any
 
 
+_default_cuda = {}
+
+
+def default_cuda_executor(device=0):
+    """The shared CUDA Executor of ``device`` that wraps CUDA memory (from_dlpack of a torch
+    CUDA tensor) when no executor is given. Created once per device; recreated if closed."""
+    with _default_lock:
+        ex = _default_cuda.get(device)
+        if ex is None or ex.closed:
+            ex = _C.Executor("cuda", device=device)
+            _default_cuda[device] = ex
+        return ex
+
+
 def _host_array(obj, dtype=None):
     arr = np.asarray(obj, dtype=_np_dtype(dtype) if dtype is not None else None)
     if arr.dtype.kind not in "biuf":
@@ -164,12 +178,17 @@ def tensor(data, dtype=None, *, executor=None):
 def from_dlpack(x, *, executor=None, copy=None):
     """A zero-copy Tensor over the memory of ``x`` (anything with ``__dlpack__``: numpy, torch,
     hologram), with x's shape and strides. The Tensor keeps x's memory alive (the producer's
-    deleter runs when it is released); writes through it are visible in x. copy=True copies."""
+    deleter runs when it is released); writes through it are visible in x. copy=True copies.
+    CPU memory goes to a CPU executor, CUDA memory (DLPack device type 2) to a CUDA executor of
+    its device (default_cuda_executor when none is given)."""
     if isinstance(x, Tensor) and executor in (None, x.executor):
         return x.copy() if copy else x
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not support DLPack (no __dlpack__)")
-    ex = executor if executor is not None else default_cpu_executor()
+    ex = executor
+    if ex is None:
+        dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+        ex = default_cuda_executor(int(dev[1])) if int(dev[0]) == 2 else default_cpu_executor()
     buf, shape, strides, offset = _C._import_dlpack(x, ex)
     t = Tensor(buf, shape, strides, offset)
     return t.copy() if copy else t

@@ -117,6 +117,18 @@ static void capsule_destructor_unversioned(PyObject* cap) {
     if (m && m->deleter) m->deleter(m);
 }
 
+// The DLPack device of b's memory: (kDLCPU, 0) for host memory, (kDLCUDA, ordinal) for CUDA.
+static DLDevice device_of(HgBuffer* b) {
+    DLDevice d = {kDLCPU, 0};
+    if (b->owner->backend == HG_BACKEND_CUDA) {
+        hg_device_info info;
+        memset(&info, 0, sizeof info);
+        d.device_type = kDLCUDA;
+        if (hg_executor_device(b->owner->ex, &info) == HG_OK) d.device_id = info.index;
+    }
+    return d;
+}
+
 // Exports the view t of b's memory (data points at element (0, ..., 0), byte_offset 0).
 static PyObject* export_capsule(HgBuffer* b, const hg_tensor* v, int versioned, int copied) {
     ExportCtx* ctx = calloc(1, sizeof *ctx);
@@ -126,8 +138,10 @@ static PyObject* export_capsule(HgBuffer* b, const hg_tensor* v, int versioned, 
         ctx->strides[d] = v->strides[d];
     }
     ctx->owner = (HgBuffer*)Py_NewRef((PyObject*)b);
-    char* data = (char*)b->data + v->offset * (int64_t)hg_dtype_size(v->dtype);
-    DLTensor t = {data, {kDLCPU, 0}, v->ndim, dl_dtype(v->dtype), ctx->shape, ctx->strides, 0};
+    uint64_t base = (uint64_t)(uintptr_t)b->data;
+    if (!b->data) hg_buffer_device_address(b->buf, &base);   // device memory: its address
+    char* data = (char*)(uintptr_t)(base + (uint64_t)(v->offset * (int64_t)hg_dtype_size(v->dtype)));
+    DLTensor t = {data, device_of(b), v->ndim, dl_dtype(v->dtype), ctx->shape, ctx->strides, 0};
     PyObject* cap;
     if (versioned) {
         ctx->v.version.major = HGPY_DLPACK_MAJOR;
@@ -153,8 +167,9 @@ static PyObject* export_capsule(HgBuffer* b, const hg_tensor* v, int versioned, 
     return cap;
 }
 
-// The keywords of __dlpack__ (keyword-only): sets *versioned and *want_copy; 0 or -1.
-static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+// The keywords of __dlpack__ (keyword-only) for memory on device `dev`: sets *versioned and
+// *want_copy; 0 or -1.
+static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, DLDevice dev,
                          int* versioned, int* want_copy) {
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
     if (nargs > 0) {
@@ -174,7 +189,15 @@ static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwna
         }
     }
     // CPU data needs no stream: None is the only meaningful value (-1 is accepted as "none").
-    if (stream != Py_None) {
+    // CUDA data: any stream the consumer names is fine without waiting on it, because every
+    // library call has completed on the device before it returned.
+    if (dev.device_type == kDLCUDA) {
+        if (stream != Py_None && !PyLong_Check(stream)) {
+            PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be None or an integer, got %R",
+                         stream);
+            return -1;
+        }
+    } else if (stream != Py_None) {
         long s = PyLong_Check(stream) ? PyLong_AsLong(stream) : 0;
         if (!PyLong_Check(stream) || s != -1) {
             PyErr_Format(PyExc_ValueError, "__dlpack__: stream must be None for CPU memory, got "
@@ -185,9 +208,10 @@ static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwna
     if (dl_device != Py_None) {
         int dt, id;
         if (!PyArg_ParseTuple(dl_device, "ii:dl_device", &dt, &id)) return -1;
-        if (dt != kDLCPU || id != 0) {
-            PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export CPU memory to device "
-                         "(%d, %d)", dt, id);
+        if (dt != dev.device_type || id != dev.device_id) {
+            PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export memory of DLPack device "
+                         "(%d, %d) to device (%d, %d) without a copy between devices",
+                         dev.device_type, dev.device_id, dt, id);
             return -1;
         }
     }
@@ -203,9 +227,9 @@ static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwna
 
 // Exports view of b, or (want_copy) a C-contiguous copy of it that only the capsule reaches.
 static PyObject* export_view(HgBuffer* b, const hg_tensor* view, int versioned, int want_copy) {
-    if (!b->data)
-        return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "__dlpack__: only host (CPU) memory can be "
-                              "exported so far");
+    if (!b->data && b->owner->backend != HG_BACKEND_CUDA)
+        return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "__dlpack__: memory of the %s backend has no "
+                              "DLPack device type", hg_backend_name(b->owner->backend));
     if (!want_copy) return export_capsule(b, view, versioned, 0);
     hg_tensor out = {0};
     hg_status s;
@@ -226,8 +250,8 @@ static PyObject* export_view(HgBuffer* b, const hg_tensor* view, int versioned, 
 PyObject* hgpy_buffer_dlpack(HgBuffer* self, PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames) {
     int versioned, want_copy;
-    if (dlpack_kwargs(args, nargs, kwnames, &versioned, &want_copy)) return NULL;
     if (hgpy_buffer_check(self)) return NULL;
+    if (dlpack_kwargs(args, nargs, kwnames, device_of(self), &versioned, &want_copy)) return NULL;
     hg_tensor v;
     memset(&v, 0, sizeof v);
     v.buffer = self->buf;
@@ -241,17 +265,20 @@ PyObject* hgpy_buffer_dlpack(HgBuffer* self, PyObject* const* args, Py_ssize_t n
 PyObject* hgpy_tensor_dlpack(HgTensor* self, PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames) {
     int versioned, want_copy;
-    if (dlpack_kwargs(args, nargs, kwnames, &versioned, &want_copy)) return NULL;
     if (hgpy_tensor_check(self)) return NULL;
+    if (dlpack_kwargs(args, nargs, kwnames, device_of(self->base), &versioned, &want_copy))
+        return NULL;
     return export_view(self->base, &self->t, versioned, want_copy);
 }
 
 PyObject* hgpy_tensor_dlpack_device(HgTensor* self, PyObject* unused) {
-    return Py_BuildValue("(ii)", kDLCPU, 0);
+    DLDevice d = device_of(self->base);
+    return Py_BuildValue("(ii)", d.device_type, d.device_id);
 }
 
 PyObject* hgpy_buffer_dlpack_device(HgBuffer* self, PyObject* unused) {
-    return Py_BuildValue("(ii)", kDLCPU, 0);
+    DLDevice d = device_of(self);
+    return Py_BuildValue("(ii)", d.device_type, d.device_id);
 }
 
 // --- import ------------------------------------------------------------------------------------------
@@ -278,7 +305,7 @@ void hgpy_release_foreign(HgBuffer* b) {
     }
 }
 
-static HgExecutor* require_cpu_executor(PyObject* exobj, const char* fn) {
+static HgExecutor* require_executor(PyObject* exobj, const char* fn) {
     if (!PyObject_TypeCheck(exobj, &HgExecutor_Type)) {
         PyErr_Format(PyExc_TypeError, "%s: executor must be a hologram.Executor, got %.100s", fn,
                      Py_TYPE(exobj)->tp_name);
@@ -298,7 +325,7 @@ static HgExecutor* require_cpu_executor(PyObject* exobj, const char* fn) {
 PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_import_dlpack(obj, executor)");
     PyObject* obj = args[0];
-    HgExecutor* e = require_cpu_executor(args[1], "from_dlpack");
+    HgExecutor* e = require_executor(args[1], "from_dlpack");
     if (!e) return NULL;
     // Ask the producer where its data lives first, for a clear message before any export.
     PyObject* dev = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
@@ -312,12 +339,23 @@ PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t n
     int ok = PyArg_ParseTuple(dev, "ii", &devtype, &devid);
     Py_DECREF(dev);
     if (!ok) return NULL;
-    if (devtype != kDLCPU)
+    if (devtype != kDLCPU && devtype != kDLCUDA)
         return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: the data is on DLPack device "
-                              "type %d (only CPU memory, type 1, can be wrapped so far)", devtype);
-    if (e->backend != HG_BACKEND_CPU)
+                              "type %d (CPU memory, type 1, and CUDA memory, type 2, can be "
+                              "wrapped)", devtype);
+    if (devtype == kDLCPU && e->backend != HG_BACKEND_CPU)
         return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: CPU memory can only be wrapped "
                               "by a CPU executor, this one is '%s'", hg_backend_name(e->backend));
+    if (devtype == kDLCUDA) {
+        hg_device_info info;
+        memset(&info, 0, sizeof info);
+        if (e->backend != HG_BACKEND_CUDA || hg_executor_device(e->ex, &info) != HG_OK ||
+            info.index != devid)
+            return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: CUDA memory of device %d "
+                                  "can only be wrapped by a CUDA executor of that device, this "
+                                  "one is '%s' (device %d)", devid, hg_backend_name(e->backend),
+                                  e->backend == HG_BACKEND_CUDA ? info.index : 0);
+    }
     // Versioned first; producers that predate it reject max_version with TypeError.
     PyObject* kw = Py_BuildValue("{s:(ii)}", "max_version", HGPY_DLPACK_MAJOR, HGPY_DLPACK_MINOR);
     if (!kw) return NULL;
@@ -365,7 +403,7 @@ PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t n
     const char* bad = NULL;
     if (dt < 0) bad = "its dtype has no hologram equivalent";
     else if (t->ndim < 0 || t->ndim > HG_MAX_DIMS) bad = "it has too many dimensions";
-    else if (t->device.device_type != kDLCPU) bad = "it is not in CPU memory";
+    else if (t->device.device_type != devtype) bad = "its device differs from __dlpack_device__";
     if (bad) {
         PyObject* r = hgpy_raise_msg(HG_ERR_UNSUPPORTED, "from_dlpack: cannot wrap the tensor: "
                                      "%s (dtype code %d, %d bits, %d lanes; %d dims)", bad,
@@ -397,9 +435,17 @@ PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t n
     Py_DECREF(cap);
     // Empty tensors may have a NULL data pointer; wrapping needs an address (never accessed).
     static _Alignas(16) char empty_data[16];
-    if (count == 0 && !base) base = empty_data;
+    if (count == 0 && !base) base = devtype == kDLCUDA ? (char*)(uintptr_t)16 : empty_data;
     hg_buffer h;
-    hg_status s = hg_buffer_wrap(e->ex, (hg_dtype)dt, base, count, &h);
+    hg_status s;
+    if (devtype == kDLCUDA) {
+        // The producer's queued writes (its own streams, the same primary context) must be
+        // done before our kernels read: synchronize the device first.
+        s = hg_executor_synchronize(e->ex);
+        if (!s) s = hg_buffer_wrap_device(e->ex, (hg_dtype)dt, (uint64_t)(uintptr_t)base, count, &h);
+    } else {
+        s = hg_buffer_wrap(e->ex, (hg_dtype)dt, base, count, &h);
+    }
     if (s != HG_OK) {
         call_deleter(managed, versioned);
         return hgpy_raise_status(s, "from_dlpack");
@@ -432,7 +478,7 @@ fail:
 // buffer-protocol view.
 PyObject* hgpy_wrap_buffer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_wrap_buffer(obj, executor)");
-    HgExecutor* e = require_cpu_executor(args[1], "asarray");
+    HgExecutor* e = require_executor(args[1], "asarray");
     if (!e) return NULL;
     if (e->backend != HG_BACKEND_CPU)
         return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "asarray: host memory can only be wrapped by "

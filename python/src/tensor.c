@@ -218,6 +218,48 @@ static PyObject* T_array_interface(HgTensor* self, void* c) {
     return d;
 }
 
+// __cuda_array_interface__ (version 3, CUDA memory): the device address of element
+// (0, ..., 0), byte strides, and stream None (every library call has completed on the device
+// before it returns, so consumers need no synchronization). Pins the memory as above.
+static PyObject* T_cuda_array_interface(HgTensor* self, void* c) {
+    if (hgpy_tensor_check(self)) return NULL;
+    HgBuffer* b = self->base;
+    if (b->owner->backend != HG_BACKEND_CUDA) {
+        PyErr_Format(PyExc_AttributeError, "__cuda_array_interface__: the Tensor is in %s "
+                     "memory, not CUDA device memory", hg_backend_name(b->owner->backend));
+        return NULL;
+    }
+    uint64_t addr = 0;
+    hg_status st = hg_buffer_device_address(b->buf, &addr);
+    if (st) return hgpy_raise_status(st, "__cuda_array_interface__");
+    int64_t es = (int64_t)hg_dtype_size(self->t.dtype);
+    int64_t bst[HG_MAX_DIMS];
+    for (int32_t d = 0; d < self->t.ndim; d++) bst[d] = self->t.strides[d] * es;
+    PyObject* shape = tuple_of(self->t.shape, self->t.ndim);
+    PyObject* strides = tuple_of(bst, self->t.ndim);
+    uint64_t p = addr + (uint64_t)(self->t.offset * es);
+    PyObject* d = (shape && strides)
+        ? Py_BuildValue("{s:O,s:s,s:(N,O),s:O,s:i,s:O}", "shape", shape, "typestr",
+                        hgpy_typestr(self->t.dtype), "data", PyLong_FromUnsignedLongLong(p),
+                        b->readonly ? Py_True : Py_False, "strides", strides, "version", 3,
+                        "stream", Py_None)
+        : NULL;
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    if (d) b->pinned = 1;
+    return d;
+}
+
+// Device address of element (0, ..., 0) (CUDA: a CUdeviceptr; CPU: equal to data_ptr).
+static PyObject* T_device_ptr(HgTensor* self, void* c) {
+    if (hgpy_tensor_check(self)) return NULL;
+    uint64_t addr = 0;
+    hg_status st = hg_buffer_device_address(self->base->buf, &addr);
+    if (st) return hgpy_raise_status(st, "device_ptr");
+    return PyLong_FromUnsignedLongLong(addr + (uint64_t)(self->t.offset *
+                                                         (int64_t)hg_dtype_size(self->t.dtype)));
+}
+
 // --- one element as a Python number ------------------------------------------------------------
 static PyObject* read_element(HgTensor* self, const char* what) {
     if (hgpy_tensor_check(self)) return NULL;
@@ -580,6 +622,10 @@ static PyGetSetDef Tensor_getset[] = {
      "Host address of element (0, ..., 0); 0 for device memory.", NULL},
     {"__array_interface__", (getter)T_array_interface, NULL,
      "numpy's array interface (CPU memory; pins the Buffer's memory, see docs/python.md).", NULL},
+    {"__cuda_array_interface__", (getter)T_cuda_array_interface, NULL,
+     "The CUDA array interface, version 3 (CUDA memory; pins the Buffer's memory).", NULL},
+    {"device_ptr", (getter)T_device_ptr, NULL,
+     "Device address of element (0, ..., 0) (CUDA: CUdeviceptr; CPU: the host address).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

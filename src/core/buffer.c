@@ -157,6 +157,41 @@ hg_status hg_buffer_wrap(hg_executor exh, hg_dtype dtype, void* ptr, size_t coun
     return finish_create(ex, b, out);
 }
 
+hg_status hg_buffer_wrap_device(hg_executor exh, hg_dtype dtype, uint64_t address, size_t count,
+                                hg_buffer* out) {
+    hg_executor_obj* ex = hg_executor_resolve(exh, "hg_buffer_wrap_device");
+    if (!ex) return HG_ERR_INVALID_HANDLE;
+    HG_CHECK_NULL(out, "out");
+    if (address == 0)
+        return hg_error(HG_ERR_NULL_POINTER, "hg_buffer_wrap_device: address is 0");
+    if (ex->vt->host_visible) return hg_buffer_wrap(exh, dtype, (void*)(uintptr_t)address, count, out);
+    size_t nbytes = 0;
+    hg_status s = check_size(dtype, count, &nbytes);
+    if (s) return s;
+    size_t es = hg_dtype_size(dtype);
+    if (address % es)
+        return hg_error(HG_ERR_INVALID_ARGUMENT,
+                        "hg_buffer_wrap_device: address 0x%llx is not aligned to the %zu-byte size "
+                        "of %s", (unsigned long long)address, es, hg_dtype_name(dtype));
+    hg_buffer_obj* b = calloc(1, sizeof *b);
+    if (!b) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a buffer object");
+    b->ex = ex;
+    b->dtype = dtype;
+    b->count = count;
+    b->nbytes = nbytes;
+    b->mem = (void*)(uintptr_t)address;
+    b->wrapped = 1;
+    return finish_create(ex, b, out);
+}
+
+hg_status hg_buffer_device_address(hg_buffer h, uint64_t* out) {
+    hg_buffer_obj* b = resolve(h, "hg_buffer_device_address");
+    if (!b) return HG_ERR_INVALID_HANDLE;
+    HG_CHECK_NULL(out, "out");
+    *out = (uint64_t)(uintptr_t)b->mem;
+    return HG_OK;
+}
+
 void hg_buffer_release(hg_buffer_obj* b) {
     if (b->mem && !b->wrapped) b->ex->vt->mem_free(b->ex->state, b->mem);
     free(b);

@@ -87,6 +87,7 @@ static void load_cuda(void) {
              SYM(a, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",
                  "cuDevicePrimaryCtxRelease", lib) &&
              SYM(a, cuCtxSetCurrent, "cuCtxSetCurrent", NULL, lib) &&
+             SYM(a, cuCtxSynchronize, "cuCtxSynchronize", NULL, lib) &&
              SYM(a, cuStreamCreate, "cuStreamCreate", NULL, lib) &&
              SYM(a, cuStreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy", lib) &&
              SYM(a, cuStreamSynchronize, "cuStreamSynchronize", NULL, lib) &&

@@ -241,9 +241,12 @@ static hg_status real_launch(cuda_dev* d, cuda_kernel* k, const hg_launch_config
     return st ? st : sync_stream(d);
 }
 
+// The executor's stream, then the whole context: hg_executor_synchronize also waits for work
+// other libraries queued in the primary context (what DLPack imports rely on).
 static hg_status real_sync(cuda_dev* d) {
     hg_status st = bind(d);
-    return st ? st : sync_stream(d);
+    if (!st) st = sync_stream(d);
+    return st ? st : check(d, st_of(d)->api->cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
 static hg_status real_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, int64_t k,

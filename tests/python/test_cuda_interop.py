@@ -1,0 +1,78 @@
+"""CUDA interop of the Python package on the CUDA backend's host emulation
+(HOLOGRAM_CUDA_EMULATE=1, in a subprocess so the rest of the suite keeps its backends):
+__dlpack_device__, DLPack export and zero-copy import of CUDA memory, __cuda_array_interface__,
+device_ptr and the error paths. Skipped when no host C++ compiler can build emulated kernels."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent(r'''
+    import numpy as np
+    import hologram as hg
+
+    ex = hg.Executor("cuda")
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = hg.asarray(host, executor=ex)
+    assert a.__dlpack_device__() == (2, 0), a.__dlpack_device__()
+    assert a.data_ptr == 0 and a.device_ptr != 0
+
+    cai = a.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["shape"] == (3, 4) and cai["typestr"] == "<f4"
+    assert cai["strides"] == (16, 4) and cai["data"] == (a.device_ptr, False)
+    assert cai["stream"] is None
+    t = a.T
+    assert t.__cuda_array_interface__["strides"] == (4, 16)
+    assert t.__cuda_array_interface__["data"][0] == a.device_ptr
+
+    class Producer:   # forces the capsule path (from_dlpack returns hologram Tensors as-is)
+        def __init__(self, t):
+            self.t = t
+        def __dlpack__(self, **kw):
+            return self.t.__dlpack__(**kw)
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    b = hg.from_dlpack(Producer(a[1:]), executor=ex)          # zero-copy: same device memory
+    assert b.shape == (2, 4) and b.device_ptr == a.device_ptr + 16
+    np.testing.assert_array_equal(b.numpy(copy=True), host[1:])
+    b.buffer.from_bytes(np.full(8, -1.0, dtype=np.float32).tobytes())   # writes reach a
+    np.testing.assert_array_equal(a.numpy(copy=True)[1:], -np.ones((2, 4), np.float32))
+    np.testing.assert_array_equal((b * 2.0).numpy(copy=True), -2 * np.ones((2, 4), np.float32))
+
+    c = hg.from_dlpack(Producer(a.T))                          # no executor: the CUDA default
+    assert c.executor.backend == "cuda" and c.executor is hg.default_cuda_executor(0)
+    np.testing.assert_array_equal(c.numpy(copy=True), a.numpy(copy=True).T)
+
+    a.__dlpack__(stream=7)                                     # any consumer stream is fine
+    for bad, exc in (({"dl_device": (1, 0)}, BufferError), ({"stream": "x"}, TypeError)):
+        try:
+            a.__dlpack__(**bad)
+        except exc:
+            pass
+        else:
+            raise AssertionError(f"__dlpack__({bad}) did not raise {exc.__name__}")
+    try:
+        hg.from_dlpack(Producer(a), executor=hg.Executor("cpu"))
+    except hg.errors.UnsupportedError as e:
+        assert "CUDA memory of device 0" in str(e), e
+    else:
+        raise AssertionError("a CPU executor wrapped CUDA memory")
+    cpu = hg.asarray(host, executor=hg.Executor("cpu"))
+    assert not hasattr(cpu, "__cuda_array_interface__")
+    print("cuda interop ok")
+''')
+
+
+def test_cuda_interop_on_emulation(tmp_path):
+    if not (shutil.which(os.environ.get("HOLOGRAM_CUDA_EMULATE_CXX", "c++")) or shutil.which("g++")):
+        pytest.skip("no host C++ compiler for the CUDA emulation")
+    env = dict(os.environ, HOLOGRAM_CUDA_EMULATE="1", HOLOGRAM_CACHE_DIR=str(tmp_path))
+    env.pop("HOLOGRAM_BACKEND", None)
+    r = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "cuda interop ok" in r.stdout
