@@ -98,6 +98,17 @@ hg_status hg_buffer_create(hg_executor exh, hg_dtype dtype, size_t count, hg_buf
     return hg_buffer_create_ex(exh, dtype, count, HG_BUFFER_DEFAULT, out);
 }
 
+// A new buffer object without memory yet (NULL when out of memory).
+static hg_buffer_obj* new_obj(hg_executor_obj* ex, hg_dtype dtype, size_t count, size_t nbytes) {
+    hg_buffer_obj* b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->ex = ex;
+    b->dtype = dtype;
+    b->count = count;
+    b->nbytes = nbytes;
+    return b;
+}
+
 hg_status hg_buffer_create_ex(hg_executor exh, hg_dtype dtype, size_t count, uint32_t flags,
                               hg_buffer* out) {
     hg_executor_obj* ex = hg_executor_resolve(exh, "hg_buffer_create");
@@ -110,12 +121,8 @@ hg_status hg_buffer_create_ex(hg_executor exh, hg_dtype dtype, size_t count, uin
     size_t nbytes = 0;
     hg_status s = check_size(dtype, count, &nbytes);
     if (s) return s;
-    hg_buffer_obj* b = calloc(1, sizeof *b);
+    hg_buffer_obj* b = new_obj(ex, dtype, count, nbytes);
     if (!b) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a buffer object");
-    b->ex = ex;
-    b->dtype = dtype;
-    b->count = count;
-    b->nbytes = nbytes;
     if (nbytes) {  // zero-size buffers own no memory
         if ((s = ex->vt->mem_alloc(ex->state, nbytes, !(flags & HG_BUFFER_UNINITIALIZED),
                                    &b->mem))) {
@@ -124,6 +131,16 @@ hg_status hg_buffer_create_ex(hg_executor exh, hg_dtype dtype, size_t count, uin
                                    hg_dtype_name(dtype), nbytes);
         }
     }
+    return finish_create(ex, b, out);
+}
+
+// A buffer object over caller memory (never freed by the library).
+static hg_status new_wrapped(hg_executor_obj* ex, hg_dtype dtype, size_t count, size_t nbytes,
+                             void* mem, hg_buffer* out) {
+    hg_buffer_obj* b = new_obj(ex, dtype, count, nbytes);
+    if (!b) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a buffer object");
+    b->mem = mem;
+    b->wrapped = 1;
     return finish_create(ex, b, out);
 }
 
@@ -146,15 +163,7 @@ hg_status hg_buffer_wrap(hg_executor exh, hg_dtype dtype, void* ptr, size_t coun
         return hg_error(HG_ERR_INVALID_ARGUMENT,
                         "hg_buffer_wrap: pointer %p is not aligned to the %zu-byte size of %s",
                         ptr, es, hg_dtype_name(dtype));
-    hg_buffer_obj* b = calloc(1, sizeof *b);
-    if (!b) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a buffer object");
-    b->ex = ex;
-    b->dtype = dtype;
-    b->count = count;
-    b->nbytes = nbytes;
-    b->mem = ptr;
-    b->wrapped = 1;
-    return finish_create(ex, b, out);
+    return new_wrapped(ex, dtype, count, nbytes, ptr, out);
 }
 
 hg_status hg_buffer_wrap_device(hg_executor exh, hg_dtype dtype, uint64_t address, size_t count,
@@ -173,15 +182,7 @@ hg_status hg_buffer_wrap_device(hg_executor exh, hg_dtype dtype, uint64_t addres
         return hg_error(HG_ERR_INVALID_ARGUMENT,
                         "hg_buffer_wrap_device: address 0x%llx is not aligned to the %zu-byte size "
                         "of %s", (unsigned long long)address, es, hg_dtype_name(dtype));
-    hg_buffer_obj* b = calloc(1, sizeof *b);
-    if (!b) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a buffer object");
-    b->ex = ex;
-    b->dtype = dtype;
-    b->count = count;
-    b->nbytes = nbytes;
-    b->mem = (void*)(uintptr_t)address;
-    b->wrapped = 1;
-    return finish_create(ex, b, out);
+    return new_wrapped(ex, dtype, count, nbytes, (void*)(uintptr_t)address, out);
 }
 
 hg_status hg_buffer_device_address(hg_buffer h, uint64_t* out) {

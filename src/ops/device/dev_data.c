@@ -18,26 +18,19 @@
 #define DD_BLOCK 256u
 #define DD_LAUNCH_MAX (UINT64_C(1) << 30)
 
-static const char* dn(hg_dtype t) { return hg_dtype_name(t); }
-
-static void cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st) {
-    if (dt == st) hg_sb_put(b, "    mov.%s %s, %s\n", dn(dt), d, s);
-    else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", dn(dt), dn(st), d, s);
-}
-
 // Kernel header through the lane's offsets: params o (and x when xdt is valid), n, first, the
 // offsets, the extra params, out's dims (nt tensors: o, x); then `if i < n` with oo (and xo)
 // computed. The caller appends the body and closes with dd_end.
 static void dd_begin(hg_sb* b, const char* name, hg_dtype odt, int has_x, hg_dtype xdt,
                      int32_t nd, const char* extra_params, const char* extra_regs) {
-    hg_sb_put(b, ".kernel %s\n.param o: global %s\n", name, dn(odt));
-    if (has_x) hg_sb_put(b, ".param x: global const %s\n", dn(xdt));
+    hg_sb_put(b, ".kernel %s\n.param o: global %s\n", name, hg_dk_dt(odt));
+    if (has_x) hg_sb_put(b, ".param x: global const %s\n", hg_dk_dt(xdt));
     hg_sb_put(b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n%s",
               extra_params);
     hg_dk_param_dims(b, "d", nd, has_x ? 2 : 1);
     hg_sb_put(b, ".reg u64 i, dq, dr\n.reg i64 oo, xo, dc, dt\n.reg bool in\n.reg %s ov\n%s",
-              dn(odt), extra_regs);
-    if (has_x) hg_sb_put(b, ".reg %s xv\n", dn(xdt));
+              hg_dk_dt(odt), extra_regs);
+    if (has_x) hg_sb_put(b, ".reg %s xv\n", hg_dk_dt(xdt));
     hg_sb_put(b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
                  "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n");
     static const char* const offs[2] = {"oo", "xo"};
@@ -45,7 +38,7 @@ static void dd_begin(hg_sb* b, const char* name, hg_dtype odt, int has_x, hg_dty
 }
 
 static void dd_end(hg_sb* b, hg_dtype odt) {
-    hg_sb_put(b, "    st.global.%s o[oo], ov\n    endif\n", dn(odt));
+    hg_sb_put(b, "    st.global.%s o[oo], ov\n    endif\n", hg_dk_dt(odt));
 }
 
 // out's dims (with x's strides when x is given; x has out's shape) and the launches.
@@ -100,9 +93,9 @@ hg_status hg_dev_fill(hg_op_ctx* c, const hg_tensor* out, uint64_t value_bits) {
     if (k.n == 0) return HG_OK;
     hg_sb b = {0};
     char params[64];
-    snprintf(params, sizeof params, ".param val: %s\n", dn(out->dtype));
+    snprintf(params, sizeof params, ".param val: %s\n", hg_dk_dt(out->dtype));
     dd_begin(&b, "hg_dev_fill", out->dtype, 0, out->dtype, k.dims.nd, params, "");
-    hg_sb_put(&b, "    mov.%s ov, val\n", dn(out->dtype));
+    hg_sb_put(&b, "    mov.%s ov, val\n", hg_dk_dt(out->dtype));
     dd_end(&b, out->dtype);
     hg_arg extra = hg_arg_scalar(out->dtype, value_bits);
     hg_status s = dd_launch(&k, &b, &extra, 1);
@@ -119,7 +112,7 @@ hg_status hg_dev_arange(hg_op_ctx* c, const hg_tensor* out, double start, double
              ".param start: f64\n.param step: f64\n", ".reg f64 v\n");
     // start + i * step with one rounding each, as the CPU's C expression.
     hg_sb_put(&b, "    cvt.f64.u64 v, i\n    mul.f64 v, v, step\n    add.f64 v, start, v\n");
-    cvt(&b, "ov", out->dtype, "v", HG_DTYPE_F64);
+    hg_dk_cvt(&b, "ov", out->dtype, "v", HG_DTYPE_F64);
     dd_end(&b, out->dtype);
     hg_arg extra[2] = {hg_arg_f64(start), hg_arg_f64(step)};
     hg_status s = dd_launch(&k, &b, extra, 2);
@@ -172,16 +165,16 @@ hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint6
         hg_sb_put(&b, "    log.f64 u1, u1\n    mul.f64 u1, u1, -2\n    sqrt.f64 u1, u1\n"
                       "    mul.f64 u2, u2, 6.283185307179586\n    cos.f64 u2, u2\n"
                       "    mul.f64 y, u1, u2\n    mul.f64 y, sc, y\n    add.f64 y, a, y\n");
-        cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
+        hg_dk_cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
     } else {
         // low + (high - low) * u rounded to the dtype, then kept within [lo_q, hi_q].
         emit_top53(&b, "u1", "c0", "c1", 0);
         hg_sb_put(&b, "    mul.f64 y, sc, u1\n    add.f64 y, a, y\n");
-        cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
-        cvt(&b, "y", HG_DTYPE_F64, "ov", dt);
+        hg_dk_cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
+        hg_dk_cvt(&b, "y", HG_DTYPE_F64, "ov", dt);
         hg_sb_put(&b, "    cmp.gt.f64 cy, y, hiq\n    sel.f64 y, cy, hiq, y\n"
                       "    cmp.lt.f64 cy, y, loq\n    sel.f64 y, cy, loq, y\n");
-        cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
+        hg_dk_cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
     }
     dd_end(&b, dt);
     hg_arg extra[7] = {hg_arg_u64(offset), hg_arg_u32((uint32_t)seed),
@@ -192,34 +185,37 @@ hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint6
     return s;
 }
 
-hg_status hg_dev_copy_cast(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src) {
+// dst[i] = f(src[i]) over equal shapes: the body turns xv (src's dtype) into ov (dst's).
+static hg_status map_kernel(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src,
+                            const char* name, const char* regs, const hg_sb* body) {
     dd_call k;
     dd_setup(&k, c, dst, src, 1);
     if (k.n == 0) return HG_OK;
     hg_sb b = {0};
-    dd_begin(&b, "hg_dev_copy_cast", dst->dtype, 1, src->dtype, k.dims.nd, "", "");
-    hg_sb_put(&b, "    ld.global.%s xv, x[xo]\n", dn(src->dtype));
-    cvt(&b, "ov", dst->dtype, "xv", src->dtype);
+    dd_begin(&b, name, dst->dtype, 1, src->dtype, k.dims.nd, "", regs);
+    hg_sb_put(&b, "    ld.global.%s xv, x[xo]\n%s", hg_dk_dt(src->dtype), body->p ? body->p : "");
     dd_end(&b, dst->dtype);
-    hg_status s = dd_launch(&k, &b, NULL, 0);
+    hg_status s = body->oom ? hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory", c->fn)
+                            : dd_launch(&k, &b, NULL, 0);
     hg_sb_free(&b);
     return s;
 }
 
+hg_status hg_dev_copy_cast(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src) {
+    hg_sb body = {0};
+    hg_dk_cvt(&body, "ov", dst->dtype, "xv", src->dtype);
+    hg_status s = map_kernel(c, dst, src, "hg_dev_copy_cast", "", &body);
+    hg_sb_free(&body);
+    return s;
+}
+
 hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src) {
-    dd_call k;
-    dd_setup(&k, c, dst, src, 1);
-    if (k.n == 0) return HG_OK;
-    hg_sb b = {0};
-    dd_begin(&b, "hg_dev_flag_not_unit", HG_DTYPE_BOOL, 1, src->dtype, k.dims.nd, "",
-             ".reg f64 v\n.reg bool a\n");
-    hg_sb_put(&b, "    ld.global.%s xv, x[xo]\n", dn(src->dtype));
-    cvt(&b, "v", HG_DTYPE_F64, "xv", src->dtype);
-    hg_sb_put(&b, "    cmp.ge.f64 ov, v, 0\n    cmp.le.f64 a, v, 1\n    and.bool ov, ov, a\n"
-                  "    not.bool ov, ov\n");
-    dd_end(&b, HG_DTYPE_BOOL);
-    hg_status s = dd_launch(&k, &b, NULL, 0);
-    hg_sb_free(&b);
+    hg_sb body = {0};
+    hg_dk_cvt(&body, "v", HG_DTYPE_F64, "xv", src->dtype);
+    hg_sb_put(&body, "    cmp.ge.f64 ov, v, 0\n    cmp.le.f64 a, v, 1\n    and.bool ov, ov, a\n"
+                     "    not.bool ov, ov\n");
+    hg_status s = map_kernel(c, dst, src, "hg_dev_flag_not_unit", ".reg f64 v\n.reg bool a\n", &body);
+    hg_sb_free(&body);
     return s;
 }
 
@@ -240,13 +236,13 @@ static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg
     hg_sb_put(&b, ".kernel hg_dev_index\n.param o: global %s\n.param x: global const %s\n"
                   ".param ix: global const i64\n.param n: u64\n.param first: u64\n"
                   ".param ooff: i64\n.param xoff: i64\n.param xsax: i64\n",
-              dn(out->dtype), dn(x->dtype));
+              hg_dk_dt(out->dtype), hg_dk_dt(x->dtype));
     for (int32_t d = 0; d < nd; d++)
         hg_sb_put(&b, ".param s%d: u64\n.param os%d: i64\n.param xs%d: i64\n", (int)d, (int)d,
                   (int)d);
     hg_sb_put(&b, ".reg u64 i, q, r, cax\n.reg i64 oo, xo, cc, t, pos\n.reg bool in\n"
                   ".reg %s ov\n.reg %s xv\n",
-              dn(out->dtype), dn(x->dtype));
+              hg_dk_dt(out->dtype), hg_dk_dt(x->dtype));
     hg_sb_put(&b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
                   "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.u64 q, i\n"
                   "    mov.u64 cax, 0\n");
@@ -259,8 +255,8 @@ static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg
     }
     hg_sb_put(&b, "    ld.global.i64 pos, ix[%s]\n    mul.i64 t, pos, xsax\n    add.i64 xo, xo, t\n"
                   "    ld.global.%s xv, x[xo]\n",
-              gather ? "i" : "cax", dn(x->dtype));
-    cvt(&b, "ov", out->dtype, "xv", x->dtype);
+              gather ? "i" : "cax", hg_dk_dt(x->dtype));
+    hg_dk_cvt(&b, "ov", out->dtype, "xv", x->dtype);
     dd_end(&b, out->dtype);
     hg_arg args[16 + 3 * HG_MAX_DIMS];
     hg_status s = HG_OK;

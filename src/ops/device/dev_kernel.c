@@ -8,6 +8,7 @@
 #include "core/handles.h"
 #include "ops/device/dev_ops.h"
 #include "tensor/tensor_internal.h"
+#include "core/dtype.h"
 #include "core/error.h"
 
 // Parsed programs by text. Entries live until the process ends (a few hundred distinct
@@ -47,6 +48,13 @@ static hg_status program_for(const hg_sb* text, hg_program* out, int* cached) {
     }
     pthread_mutex_unlock(&g_lock);
     return s;
+}
+
+const char* hg_dk_dt(hg_dtype t) { return hg_dtype_name(t); }
+
+void hg_dk_cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st) {
+    if (dt == st) hg_sb_put(b, "    mov.%s %s, %s\n", hg_dtype_name(dt), d, s);
+    else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", hg_dtype_name(dt), hg_dtype_name(st), d, s);
 }
 
 hg_status hg_dk_launch(hg_executor_obj* ex, const char* fn, const hg_sb* text,

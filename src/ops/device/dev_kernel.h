@@ -14,6 +14,10 @@
 #include "ops/op_common.h"
 #include "hologram.h"
 
+// The ISA name of a dtype, and `cvt.D.S d, s` (a mov when the dtypes are equal).
+const char* hg_dk_dt(hg_dtype t);
+void hg_dk_cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st);
+
 // Launches the kernel in `text` (cached parse) on ex. fn names the op for messages.
 hg_status hg_dk_launch(hg_executor_obj* ex, const char* fn, const hg_sb* text,
                        const hg_launch_config* cfg, const hg_arg* args, size_t nargs);

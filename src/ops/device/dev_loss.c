@@ -14,13 +14,6 @@
 #define DL_BLOCK 256u
 #define DL_LAUNCH_MAX (UINT64_C(1) << 30)
 
-static const char* dn(hg_dtype t) { return hg_dtype_name(t); }
-
-static void cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st) {
-    if (dt == st) hg_sb_put(b, "    mov.%s %s, %s\n", dn(dt), d, s);
-    else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", dn(dt), dn(st), d, s);
-}
-
 // A 1-D (or 0-d) f64 tensor over `count` elements of b from element `at`.
 static hg_tensor f64_vec(hg_buffer b, int64_t at, int64_t count, int scalar) {
     hg_tensor t;
@@ -42,12 +35,12 @@ static hg_status finish(hg_op_ctx* c, hg_buffer sums, int mean, int counted, dou
     hg_sb_put(&b, ".kernel hg_dev_loss_finish\n.param s: global const f64\n.param o: global %s\n"
                   ".param ooff: i64\n.param nf: f64\n.reg f64 v, d\n.reg %s rv\n.reg %s ov\n"
                   "    ld.global.f64 v, s[0]\n",
-              dn(out->dtype), dn(rt), dn(out->dtype));
+              hg_dk_dt(out->dtype), hg_dk_dt(rt), hg_dk_dt(out->dtype));
     if (mean && counted) hg_sb_put(&b, "    ld.global.f64 d, s[1]\n    div.f64 v, v, d\n");
     else if (mean) hg_sb_put(&b, "    div.f64 v, v, nf\n");
-    cvt(&b, "rv", rt, "v", HG_DTYPE_F64);
-    cvt(&b, "ov", out->dtype, "rv", rt);
-    hg_sb_put(&b, "    st.global.%s o[ooff], ov\n", dn(out->dtype));
+    hg_dk_cvt(&b, "rv", rt, "v", HG_DTYPE_F64);
+    hg_dk_cvt(&b, "ov", out->dtype, "rv", rt);
+    hg_sb_put(&b, "    st.global.%s o[ooff], ov\n", hg_dk_dt(out->dtype));
     hg_arg args[4] = {hg_arg_buffer(sums), hg_arg_buffer(out->buffer), hg_arg_i64(out->offset),
                       hg_arg_f64(n)};
     hg_launch_config cfg = hg_launch_1d(1, 1);
@@ -123,19 +116,19 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
     hg_dtype odt = write ? out->dtype : HG_DTYPE_F64;
     int f64 = rt == HG_DTYPE_F64;
     hg_sb b = {0};
-    hg_sb_put(&b, ".kernel hg_dev_ew_loss\n.param o: global %s\n", dn(odt));
+    hg_sb_put(&b, ".kernel hg_dev_ew_loss\n.param o: global %s\n", hg_dk_dt(odt));
     static const char* const nm[4] = {"x", "t", "w", "pw"};
     for (int q = 0; q < 4; q++)
-        if (in[q]) hg_sb_put(&b, ".param %s: global const %s\n", nm[q], dn(in[q]->dtype));
+        if (in[q]) hg_sb_put(&b, ".param %s: global const %s\n", nm[q], hg_dk_dt(in[q]->dtype));
     hg_sb_put(&b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n"
                   ".param toff: i64\n.param woff: i64\n.param pwoff: i64\n");
     hg_dk_param_dims(&b, "d", dims.nd, 5);
     hg_sb_put(&b, ".reg u64 i, dq, dr\n.reg i64 oo, xo, to, wo, po, dc, dt\n.reg bool in, q\n"
                   ".reg f64 xd, td, wd, pd, l, lp, lq, sp, lw\n.reg f32 xf, lpf, lqf, u, lu, um, ef\n"
                   ".reg f64 ud\n.reg %s rv\n.reg %s ov\n",
-              dn(rt), dn(odt));
+              hg_dk_dt(rt), hg_dk_dt(odt));
     for (int q = 0; q < 4; q++)
-        if (in[q]) hg_sb_put(&b, ".reg %s %sv\n", dn(in[q]->dtype), nm[q]);
+        if (in[q]) hg_sb_put(&b, ".reg %s %sv\n", hg_dk_dt(in[q]->dtype), nm[q]);
     hg_sb_put(&b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
                   "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.i64 to, toff\n"
                   "    mov.i64 wo, woff\n    mov.i64 po, pwoff\n");
@@ -147,8 +140,8 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
         if (in[q]) {
             char reg[8];
             snprintf(reg, sizeof reg, "%sv", nm[q]);
-            hg_sb_put(&b, "    ld.global.%s %s, %s[%s]\n", dn(in[q]->dtype), reg, nm[q], ro[q]);
-            cvt(&b, rd[q], HG_DTYPE_F64, reg, in[q]->dtype);
+            hg_sb_put(&b, "    ld.global.%s %s, %s[%s]\n", hg_dk_dt(in[q]->dtype), reg, nm[q], ro[q]);
+            hg_dk_cvt(&b, rd[q], HG_DTYPE_F64, reg, in[q]->dtype);
         }
     switch (kind) {
     case HG_DEV_MSE:
@@ -188,9 +181,9 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
     }
     if (in[2]) hg_sb_put(&b, "    mul.f64 l, l, wd\n");
     if (write) {
-        cvt(&b, "rv", rt, "l", HG_DTYPE_F64);
-        cvt(&b, "ov", odt, "rv", rt);
-        hg_sb_put(&b, "    st.global.%s o[oo], ov\n    endif\n", dn(odt));
+        hg_dk_cvt(&b, "rv", rt, "l", HG_DTYPE_F64);
+        hg_dk_cvt(&b, "ov", odt, "rv", rt);
+        hg_sb_put(&b, "    st.global.%s o[oo], ov\n    endif\n", hg_dk_dt(odt));
     } else {
         hg_sb_put(&b, "    st.global.f64 o[oo], l\n    endif\n");
     }
@@ -311,11 +304,11 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     hg_dk_dims_merge(&dims, 3);
     hg_dtype odt = write ? out->dtype : HG_DTYPE_F64;
     hg_dtype ct = x->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
-    const char* cn = dn(ct);
+    const char* cn = hg_dk_dt(ct);
     hg_sb b = {0};
     hg_sb_put(&b, ".kernel hg_dev_cross_entropy\n.param o: global %s\n.param x: global const %s\n"
                   ".param t: global const %s\n",
-              dn(odt), dn(x->dtype), dn(t->dtype));
+              hg_dk_dt(odt), hg_dk_dt(x->dtype), hg_dk_dt(t->dtype));
     if (counted) hg_sb_put(&b, ".param cn: global f64\n");
     hg_sb_put(&b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n"
                   ".param toff: i64\n.param C: u64\n.param xcs: i64\n.param tcs: i64\n"
@@ -324,7 +317,7 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     hg_sb_put(&b, ".reg u64 i, dq, dr, k\n.reg i64 oo, xo, to, dc, dt, xk, tk, ti\n"
                   ".reg bool in, q, nn, last\n.reg %s xv\n.reg %s tv\n.reg %s v, m, e\n"
                   ".reg f64 se, lse, md, l, fv, tf, one\n.reg %s rv\n.reg %s ov\n",
-              dn(x->dtype), dn(t->dtype), cn, dn(rt), dn(odt));
+              hg_dk_dt(x->dtype), hg_dk_dt(t->dtype), cn, hg_dk_dt(rt), hg_dk_dt(odt));
     hg_sb_put(&b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
                   "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.i64 to, toff\n");
     static const char* const offs[3] = {"oo", "xo", "to"};
@@ -332,48 +325,48 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     // m = max over classes, NaN sticking; se = sum of exp(x - m) in f64.
     hg_sb_put(&b, "    mov.%s m, -inf\n    mov.u64 k, 0\n    mov.i64 xk, xo\n    loop\n"
                   "    cmp.ge.u64 last, k, C\n    break last\n    ld.global.%s xv, x[xk]\n",
-              cn, dn(x->dtype));
-    cvt(&b, "v", ct, "xv", x->dtype);
+              cn, hg_dk_dt(x->dtype));
+    hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
     hg_sb_put(&b, "    cmp.gt.%s q, v, m\n    cmp.ne.%s nn, v, v\n    or.bool q, q, nn\n"
                   "    sel.%s m, q, v, m\n    add.i64 xk, xk, xcs\n    add.u64 k, k, 1\n    endloop\n"
                   "    mov.f64 se, 0\n    mov.u64 k, 0\n    mov.i64 xk, xo\n    loop\n"
                   "    cmp.ge.u64 last, k, C\n    break last\n    ld.global.%s xv, x[xk]\n",
-              cn, cn, cn, dn(x->dtype));
-    cvt(&b, "v", ct, "xv", x->dtype);
+              cn, cn, cn, hg_dk_dt(x->dtype));
+    hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
     hg_sb_put(&b, "    sub.%s e, v, m\n    exp.%s e, e\n", cn, cn);
-    cvt(&b, "fv", HG_DTYPE_F64, "e", ct);
+    hg_dk_cvt(&b, "fv", HG_DTYPE_F64, "e", ct);
     hg_sb_put(&b, "    add.f64 se, se, fv\n    add.i64 xk, xk, xcs\n    add.u64 k, k, 1\n    endloop\n"
                   "    log.f64 lse, se\n");
-    cvt(&b, "md", HG_DTYPE_F64, "m", ct);
+    hg_dk_cvt(&b, "md", HG_DTYPE_F64, "m", ct);
     hg_sb_put(&b, "    mov.f64 one, 1\n");
     if (!probs) {
         // lse - x_target as (m - x_t) + log(se); an ignored sample has loss 0, not counted.
-        hg_sb_put(&b, "    ld.global.%s tv, t[to]\n", dn(t->dtype));
-        cvt(&b, "ti", HG_DTYPE_I64, "tv", t->dtype);
+        hg_sb_put(&b, "    ld.global.%s tv, t[to]\n", hg_dk_dt(t->dtype));
+        hg_dk_cvt(&b, "ti", HG_DTYPE_I64, "tv", t->dtype);
         hg_sb_put(&b, "    mov.f64 l, 0\n    cmp.eq.i64 q, ti, ign\n    sel.f64 one, q, 0, one\n"
                       "    not.bool q, q\n    if q\n    mul.i64 xk, ti, xcs\n    add.i64 xk, xk, xo\n"
                       "    ld.global.%s xv, x[xk]\n",
-                  dn(x->dtype));
-        cvt(&b, "v", ct, "xv", x->dtype);
-        cvt(&b, "fv", HG_DTYPE_F64, "v", ct);
+                  hg_dk_dt(x->dtype));
+        hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
+        hg_dk_cvt(&b, "fv", HG_DTYPE_F64, "v", ct);
         hg_sb_put(&b, "    sub.f64 l, md, fv\n    add.f64 l, l, lse\n    endif\n");
     } else {
         // sum_c t_c ((m - x_c) + log(se)).
         hg_sb_put(&b, "    mov.f64 l, 0\n    mov.u64 k, 0\n    mov.i64 xk, xo\n    mov.i64 tk, to\n"
                       "    loop\n    cmp.ge.u64 last, k, C\n    break last\n"
                       "    ld.global.%s xv, x[xk]\n    ld.global.%s tv, t[tk]\n",
-                  dn(x->dtype), dn(t->dtype));
-        cvt(&b, "v", ct, "xv", x->dtype);
-        cvt(&b, "fv", HG_DTYPE_F64, "v", ct);
-        cvt(&b, "tf", HG_DTYPE_F64, "tv", t->dtype);
+                  hg_dk_dt(x->dtype), hg_dk_dt(t->dtype));
+        hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
+        hg_dk_cvt(&b, "fv", HG_DTYPE_F64, "v", ct);
+        hg_dk_cvt(&b, "tf", HG_DTYPE_F64, "tv", t->dtype);
         hg_sb_put(&b, "    sub.f64 fv, md, fv\n    add.f64 fv, fv, lse\n    fma.f64 l, tf, fv, l\n"
                       "    add.i64 xk, xk, xcs\n    add.i64 tk, tk, tcs\n    add.u64 k, k, 1\n"
                       "    endloop\n");
     }
     if (write) {
-        cvt(&b, "rv", rt, "l", HG_DTYPE_F64);
-        cvt(&b, "ov", odt, "rv", rt);
-        hg_sb_put(&b, "    st.global.%s o[oo], ov\n", dn(odt));
+        hg_dk_cvt(&b, "rv", rt, "l", HG_DTYPE_F64);
+        hg_dk_cvt(&b, "ov", odt, "rv", rt);
+        hg_sb_put(&b, "    st.global.%s o[oo], ov\n", hg_dk_dt(odt));
     } else {
         hg_sb_put(&b, "    st.global.f64 o[oo], l\n");
         if (counted) hg_sb_put(&b, "    st.global.f64 cn[oo], one\n");

@@ -13,13 +13,6 @@
 #define MM_TILE 16
 #define MM_MAX_GRID_YZ 65535u
 
-static const char* dn(hg_dtype t) { return hg_dtype_name(t); }
-
-static void cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st) {
-    if (dt == st) hg_sb_put(b, "    mov.%s %s, %s\n", dn(dt), d, s);
-    else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", dn(dt), dn(st), d, s);
-}
-
 static const char* zero_of(hg_dtype t) { return t == HG_DTYPE_BOOL ? "false" : "0"; }
 
 // Loads operand X (A or B) element (r, q) into the compute-type register dst when in range.
@@ -30,8 +23,8 @@ static void tile_load(hg_sb* b, const char* X, hg_dtype xdt, hg_dtype ct, const 
                  "    and.bool ok, ok, ok2\n    if ok\n    cvt.i64.u64 ri, %s\n"
                  "    mul.i64 off, ri, %s\n    cvt.i64.u64 ri, %s\n    mul.i64 dt, ri, %s\n"
                  "    add.i64 off, off, dt\n    add.i64 off, off, %s\n    ld.global.%s %s, %s[off]\n",
-              dn(ct), dst, zero_of(ct), r, rlim, q, qlim, r, rs, q, cs, base, dn(xdt), xr, X);
-    cvt(b, dst, ct, xr, xdt);
+              hg_dk_dt(ct), dst, zero_of(ct), r, rlim, q, qlim, r, rs, q, cs, base, hg_dk_dt(xdt), xr, X);
+    hg_dk_cvt(b, dst, ct, xr, xdt);
     hg_sb_put(b, "    endif\n");
 }
 
@@ -43,15 +36,15 @@ static void kernel_text(hg_sb* b, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt
                  ".param acs: i64\n.param brs: i64\n.param bcs: i64\n.param ors: i64\n"
                  ".param ocs: i64\n.param r0: u64\n.param z0: u64\n.param alpha: f64\n"
                  ".param beta: f64\n",
-              dn(adt), dn(bdt), dn(odt));
+              hg_dk_dt(adt), hg_dk_dt(bdt), hg_dk_dt(odt));
     hg_dk_param_dims(b, "z", p->nbatch, 3);
-    hg_sb_put(b, ".shared sa: %s[%d]\n.shared sb: %s[%d]\n", dn(ct), MM_TILE * MM_TILE, dn(ct),
+    hg_sb_put(b, ".shared sa: %s[%d]\n.shared sb: %s[%d]\n", hg_dk_dt(ct), MM_TILE * MM_TILE, hg_dk_dt(ct),
               MM_TILE * MM_TILE);
     hg_sb_put(b, ".reg u64 tx, ty, row, col, kt, ka, kb, z, dq, dr, li, ra, ix\n"
                  ".reg i64 ab, bb, ob, off, dc, dt, ri\n.reg %s av\n.reg %s bv\n"
                  ".reg %s ca, cb, acc, pr\n.reg %s rv\n.reg %s ov\n.reg f64 f1, f2\n"
                  ".reg bool ok, ok2, done, az, bz\n",
-              dn(adt), dn(bdt), dn(ct), dn(rt), dn(odt));
+              hg_dk_dt(adt), hg_dk_dt(bdt), hg_dk_dt(ct), hg_dk_dt(rt), hg_dk_dt(odt));
     hg_sb_put(b, "    cvt.u64.u32 tx, %%tid.x\n    cvt.u64.u32 ty, %%tid.y\n"
                  "    cvt.u64.u32 col, %%ctaid.x\n    mul.u64 col, col, %d\n    add.u64 col, col, tx\n"
                  "    cvt.u64.u32 row, %%ctaid.y\n    mul.u64 row, row, %d\n    add.u64 row, row, ty\n"
@@ -63,17 +56,17 @@ static void kernel_text(hg_sb* b, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt
     hg_sb_put(b, "    mov.%s acc, %s\n    mul.u64 ra, ty, %d\n    add.u64 li, ra, tx\n"
                  "    mov.u64 kt, 0\n    loop\n    cmp.ge.u64 done, kt, k\n    break done\n"
                  "    add.u64 ka, kt, tx\n",
-              dn(ct), zero_of(ct), MM_TILE);
+              hg_dk_dt(ct), zero_of(ct), MM_TILE);
     tile_load(b, "A", adt, ct, "row", "ka", "m", "k", "ars", "acs", "ab", "av", "ca");
-    hg_sb_put(b, "    st.shared.%s sa[li], ca\n    add.u64 kb, kt, ty\n", dn(ct));
+    hg_sb_put(b, "    st.shared.%s sa[li], ca\n    add.u64 kb, kt, ty\n", hg_dk_dt(ct));
     tile_load(b, "B", bdt, ct, "kb", "col", "k", "n", "brs", "bcs", "bb", "bv", "cb");
-    hg_sb_put(b, "    st.shared.%s sb[li], cb\n    bar\n", dn(ct));
+    hg_sb_put(b, "    st.shared.%s sb[li], cb\n    bar\n", hg_dk_dt(ct));
     for (int q = 0; q < MM_TILE; q++) {
         hg_sb_put(b, "    add.u64 ix, ra, %d\n    ld.shared.%s ca, sa[ix]\n"
                      "    add.u64 ix, tx, %d\n    ld.shared.%s cb, sb[ix]\n",
-                  q, dn(ct), q * MM_TILE, dn(ct));
+                  q, hg_dk_dt(ct), q * MM_TILE, hg_dk_dt(ct));
         if (ct == HG_DTYPE_BOOL) hg_sb_put(b, "    and.bool pr, ca, cb\n    or.bool acc, acc, pr\n");
-        else hg_sb_put(b, "    fma.%s acc, ca, cb, acc\n", dn(ct));
+        else hg_sb_put(b, "    fma.%s acc, ca, cb, acc\n", hg_dk_dt(ct));
     }
     hg_sb_put(b, "    bar\n    add.u64 kt, kt, %d\n    endloop\n"
                  "    cmp.lt.u64 ok, row, m\n    cmp.lt.u64 ok2, col, n\n    and.bool ok, ok, ok2\n"
@@ -81,19 +74,19 @@ static void kernel_text(hg_sb* b, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt
                  "    cvt.i64.u64 ri, col\n    mul.i64 dt, ri, ocs\n    add.i64 off, off, dt\n"
                  "    add.i64 off, off, ob\n",
               MM_TILE);
-    cvt(b, "rv", rt, "acc", ct);
+    hg_dk_cvt(b, "rv", rt, "acc", ct);
     if (gemm) {
-        cvt(b, "f1", HG_DTYPE_F64, "rv", rt);
+        hg_dk_cvt(b, "f1", HG_DTYPE_F64, "rv", rt);
         hg_sb_put(b, "    mul.f64 f1, f1, alpha\n    cmp.eq.f64 az, alpha, 0\n"
                      "    sel.f64 f1, az, 0, f1\n    cmp.ne.f64 bz, beta, 0\n    if bz\n"
-                     "    ld.global.%s ov, O[off]\n", dn(odt));
-        cvt(b, "f2", HG_DTYPE_F64, "ov", odt);
+                     "    ld.global.%s ov, O[off]\n", hg_dk_dt(odt));
+        hg_dk_cvt(b, "f2", HG_DTYPE_F64, "ov", odt);
         hg_sb_put(b, "    fma.f64 f1, beta, f2, f1\n    endif\n");
-        cvt(b, "ov", odt, "f1", HG_DTYPE_F64);
+        hg_dk_cvt(b, "ov", odt, "f1", HG_DTYPE_F64);
     } else {
-        cvt(b, "ov", odt, "rv", rt);
+        hg_dk_cvt(b, "ov", odt, "rv", rt);
     }
-    hg_sb_put(b, "    st.global.%s O[off], ov\n    endif\n", dn(odt));
+    hg_sb_put(b, "    st.global.%s O[off], ov\n    endif\n", hg_dk_dt(odt));
 }
 
 hg_status hg_dev_matmul(hg_op_ctx* c, const hg_dev_mm* p, const hg_tensor* a, const hg_tensor* b,

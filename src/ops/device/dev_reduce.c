@@ -49,13 +49,6 @@ typedef struct rd_spec {
 } rd_spec;
 
 static int is_arg(rd_kop k) { return k == K_ARGMIN || k == K_ARGMAX; }
-static const char* dn(hg_dtype t) { return hg_dtype_name(t); }
-
-static void emit_cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st) {
-    if (dt == st) hg_sb_put(b, "    mov.%s %s, %s\n", dn(dt), d, s);
-    else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", dn(dt), dn(st), d, s);
-}
-
 static const char* init_value(const rd_spec* s) {
     int f = s->adt == HG_DTYPE_F64, sg = s->adt == HG_DTYPE_I64;
     switch (s->k) {
@@ -69,7 +62,7 @@ static const char* init_value(const rd_spec* s) {
 
 // p_take := "value v takes the place of cur" (NaN first, then strict order) for min/max kinds.
 static void emit_takes(hg_sb* b, const rd_spec* s, const char* res, const char* v, const char* cur) {
-    const char* a = dn(s->adt);
+    const char* a = hg_dk_dt(s->adt);
     const char* cc = s->k == K_MIN || s->k == K_ARGMIN ? "lt" : "gt";
     if (s->adt != HG_DTYPE_F64) {
         hg_sb_put(b, "    cmp.%s.%s %s, %s, %s\n", cc, a, res, v, cur);
@@ -83,7 +76,7 @@ static void emit_takes(hg_sb* b, const rd_spec* s, const char* res, const char* 
 // (acc, idx) := combine((acc, idx), (w, bidx)), where (w, bidx) may cover earlier indices
 // (tree steps): ties go to the smaller index.
 static void emit_combine(hg_sb* b, const rd_spec* s) {
-    const char* a = dn(s->adt);
+    const char* a = hg_dk_dt(s->adt);
     switch (s->k) {
     case K_SUM: case K_SQDEV: case K_SUMEXP: hg_sb_put(b, "    add.%s acc, acc, w\n", a); return;
     case K_PROD: hg_sb_put(b, "    mul.%s acc, acc, w\n", a); return;
@@ -108,16 +101,16 @@ static void emit_combine(hg_sb* b, const rd_spec* s) {
 static void emit_element(hg_sb* b, const rd_spec* s) {
     switch (s->k) {
     case K_SQDEV: case K_SUMEXP:
-        emit_cvt(b, "fv", HG_DTYPE_F64, "xv", s->xdt);
+        hg_dk_cvt(b, "fv", HG_DTYPE_F64, "xv", s->xdt);
         hg_sb_put(b, "    sub.f64 fv, fv, cv\n");
         if (s->k == K_SQDEV) hg_sb_put(b, "    mul.f64 w, fv, fv\n");
         else hg_sb_put(b, "    exp.f64 w, fv\n");
         return;
     case K_ANY: case K_ALL:
-        hg_sb_put(b, "    cvt.bool.%s nb, xv\n    cvt.u64.bool w, nb\n", dn(s->xdt));
+        hg_sb_put(b, "    cvt.bool.%s nb, xv\n    cvt.u64.bool w, nb\n", hg_dk_dt(s->xdt));
         return;
     default:
-        emit_cvt(b, "w", s->adt, "xv", s->xdt);
+        hg_dk_cvt(b, "w", s->adt, "xv", s->xdt);
         if (is_arg(s->k)) hg_sb_put(b, "    cvt.i64.u64 bidx, j\n");
         return;
     }
@@ -129,18 +122,18 @@ static void emit_finish(hg_sb* b, const rd_spec* s) {
     case F_MEAN: case F_VAR: case F_STD:
         hg_sb_put(b, "    div.f64 fv, acc, dv\n");
         if (s->fin == F_STD) hg_sb_put(b, "    sqrt.f64 fv, fv\n");
-        emit_cvt(b, "rv", s->rdt, "fv", HG_DTYPE_F64);
+        hg_dk_cvt(b, "rv", s->rdt, "fv", HG_DTYPE_F64);
         break;
     case F_LSE:
         hg_sb_put(b, "    abs.f64 fv, cv\n    cmp.lt.f64 nb, fv, inf\n    log.f64 fv, acc\n"
                      "    add.f64 fv, fv, cv\n    sel.f64 fv, nb, fv, cv\n");
-        emit_cvt(b, "rv", s->rdt, "fv", HG_DTYPE_F64);
+        hg_dk_cvt(b, "rv", s->rdt, "fv", HG_DTYPE_F64);
         break;
-    case F_ARG: emit_cvt(b, "rv", s->rdt, "idx", HG_DTYPE_I64); break;
-    case F_FLAG: emit_cvt(b, "rv", s->rdt, "acc", HG_DTYPE_U64); break;
-    default: emit_cvt(b, "rv", s->rdt, "acc", s->adt); break;
+    case F_ARG: hg_dk_cvt(b, "rv", s->rdt, "idx", HG_DTYPE_I64); break;
+    case F_FLAG: hg_dk_cvt(b, "rv", s->rdt, "acc", HG_DTYPE_U64); break;
+    default: hg_dk_cvt(b, "rv", s->rdt, "acc", s->adt); break;
     }
-    emit_cvt(b, "ov", s->odt, "rv", s->rdt);
+    hg_dk_cvt(b, "ov", s->odt, "rv", s->rdt);
 }
 
 static void emit_regs(hg_sb* b, const rd_spec* s) {
@@ -148,13 +141,13 @@ static void emit_regs(hg_sb* b, const rd_spec* s) {
                  ".reg i64 xb, ob, xo, dc, dt, idx, bidx\n.reg %s acc, w\n.reg %s xv\n"
                  ".reg f64 cv, fv\n.reg bool vr, last, done, tp, t1, t2, t3, nb\n"
                  ".reg %s rv\n.reg %s ov\n",
-              dn(s->adt), dn(s->xdt), dn(s->rdt), dn(s->odt));
+              hg_dk_dt(s->adt), hg_dk_dt(s->xdt), hg_dk_dt(s->rdt), hg_dk_dt(s->odt));
 }
 
 // The store of ov for row `row` (offset ob, or the row itself for centers).
 static void emit_store(hg_sb* b, const rd_spec* s) {
-    if (s->out_linear) hg_sb_put(b, "    st.global.%s o[row], ov\n", dn(s->odt));
-    else hg_sb_put(b, "    st.global.%s o[ob], ov\n", dn(s->odt));
+    if (s->out_linear) hg_sb_put(b, "    st.global.%s o[row], ov\n", hg_dk_dt(s->odt));
+    else hg_sb_put(b, "    st.global.%s o[ob], ov\n", hg_dk_dt(s->odt));
 }
 
 static void common_params(hg_sb* b, const rd_spec* s) {
@@ -168,13 +161,13 @@ static const char* const k_offs[2] = {"xb", "ob"};
 
 // The block kernel: final (partial == 0) stores results, otherwise partial accumulators.
 static void block_kernel(hg_sb* b, const rd_spec* s, int partial) {
-    const char* a = dn(s->adt);
-    hg_sb_put(b, ".kernel hg_dev_reduce\n.param x: global const %s\n", dn(s->xdt));
+    const char* a = hg_dk_dt(s->adt);
+    hg_sb_put(b, ".kernel hg_dev_reduce\n.param x: global const %s\n", hg_dk_dt(s->xdt));
     if (partial) {
         hg_sb_put(b, ".param pv: global %s\n", a);
         if (is_arg(s->k)) hg_sb_put(b, ".param pi: global i64\n");
     } else {
-        hg_sb_put(b, ".param o: global %s\n", dn(s->odt));
+        hg_sb_put(b, ".param o: global %s\n", hg_dk_dt(s->odt));
     }
     common_params(b, s);
     hg_dk_param_dims(b, "r", s->rd.nd, 1);
@@ -195,7 +188,7 @@ static void block_kernel(hg_sb* b, const rd_spec* s, int partial) {
                  "    mov.i64 xo, xb\n");
     const char* xo = "xo";
     hg_dk_emit_offsets(b, "r", s->rd.nd, 1, "j", &xo);
-    hg_sb_put(b, "    ld.global.%s xv, x[xo]\n", dn(s->xdt));
+    hg_sb_put(b, "    ld.global.%s xv, x[xo]\n", hg_dk_dt(s->xdt));
     emit_element(b, s);
     emit_combine(b, s);
     hg_sb_put(b, "    add.u64 j, j, tn\n    endloop\n    endif\n"
@@ -225,10 +218,10 @@ static void block_kernel(hg_sb* b, const rd_spec* s, int partial) {
 
 // One lane per row: combines the G partials of the row in order, finishes and stores.
 static void finish_kernel(hg_sb* b, const rd_spec* s) {
-    const char* a = dn(s->adt);
+    const char* a = hg_dk_dt(s->adt);
     hg_sb_put(b, ".kernel hg_dev_reduce_finish\n.param pv: global const %s\n", a);
     if (is_arg(s->k)) hg_sb_put(b, ".param pi: global const i64\n");
-    hg_sb_put(b, ".param o: global %s\n.param G: u64\n", dn(s->odt));
+    hg_sb_put(b, ".param o: global %s\n.param G: u64\n", hg_dk_dt(s->odt));
     common_params(b, s);
     emit_regs(b, s);
     hg_sb_put(b, "    cvt.u64.u32 lin, %%gid.x\n    add.u64 row, lin, row0\n"

@@ -29,13 +29,6 @@ typedef struct rw_spec {
     uint64_t M, R;
 } rw_spec;
 
-static const char* dn(hg_dtype t) { return hg_dtype_name(t); }
-
-static void cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st) {
-    if (dt == st) hg_sb_put(b, "    mov.%s %s, %s\n", dn(dt), d, s);
-    else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", dn(dt), dn(st), d, s);
-}
-
 // The loop over the row's elements j = t, t + T, ...: offsets, the load of x into cx (the
 // compute type) and fx (f64), then body.
 static void element_loop(hg_sb* b, const rw_spec* s, int outputs, const char* body) {
@@ -43,9 +36,9 @@ static void element_loop(hg_sb* b, const rw_spec* s, int outputs, const char* bo
                  "    mov.i64 xo, xb\n    mov.i64 oo, ob\n    mov.i64 wo, woff\n    mov.i64 bo, boff\n");
     static const char* const offs[4] = {"xo", "oo", "wo", "bo"};
     hg_dk_emit_offsets(b, "i", s->id.nd, outputs ? 4 : 1, "j", offs);
-    hg_sb_put(b, "    ld.global.%s xv, x[xo]\n", dn(s->xdt));
-    cvt(b, "cx", s->ct, "xv", s->xdt);
-    cvt(b, "fx", HG_DTYPE_F64, "xv", s->xdt);
+    hg_sb_put(b, "    ld.global.%s xv, x[xo]\n", hg_dk_dt(s->xdt));
+    hg_dk_cvt(b, "cx", s->ct, "xv", s->xdt);
+    hg_dk_cvt(b, "fx", HG_DTYPE_F64, "xv", s->xdt);
     hg_sb_put(b, "%s    add.u64 j, j, tn\n    endloop\n    endif\n", body);
 }
 
@@ -59,12 +52,20 @@ static void tree(hg_sb* b, const char* op, const char* dst) {
               op, dst);
 }
 
+// cy := cy (op) the parameter element at slot[off] (weight or bias) in the compute type.
+static void param_term(hg_sb* b, hg_dtype ct, hg_dtype pdt, const char* slot, const char* off,
+                       const char* reg, const char* creg, const char* op) {
+    hg_sb_put(b, "    ld.global.%s %s, %s[%s]\n", hg_dk_dt(pdt), reg, slot, off);
+    hg_dk_cvt(b, creg, ct, reg, pdt);
+    hg_sb_put(b, "    %s.%s cy, cy, %s\n", op, hg_dk_dt(ct), creg);
+}
+
 static void kernel_text(hg_sb* b, const rw_spec* s) {
-    const char* c = dn(s->ct);
+    const char* c = hg_dk_dt(s->ct);
     hg_sb_put(b, ".kernel hg_dev_rows\n.param x: global const %s\n.param o: global %s\n",
-              dn(s->xdt), dn(s->odt));
-    if (s->has_w) hg_sb_put(b, ".param wt: global const %s\n", dn(s->wdt));
-    if (s->has_b) hg_sb_put(b, ".param bs: global const %s\n", dn(s->bdt));
+              hg_dk_dt(s->xdt), hg_dk_dt(s->odt));
+    if (s->has_w) hg_sb_put(b, ".param wt: global const %s\n", hg_dk_dt(s->wdt));
+    if (s->has_b) hg_sb_put(b, ".param bs: global const %s\n", hg_dk_dt(s->bdt));
     hg_sb_put(b, ".param row0: u64\n.param M: u64\n.param R: u64\n.param Rf: f64\n"
                  ".param eps: f64\n.param xoff: i64\n.param ooff: i64\n.param woff: i64\n"
                  ".param boff: i64\n");
@@ -75,9 +76,9 @@ static void kernel_text(hg_sb* b, const rw_spec* s) {
                  ".reg i64 xb, ob, xo, oo, wo, bo, dc, dt\n.reg %s xv\n.reg %s rv\n.reg %s ov\n"
                  ".reg %s cx, cy, cm, cml, cr\n.reg f64 fx, acc, w2, st1, st2, fv\n"
                  ".reg bool vr, last, done, tp\n",
-              dn(s->xdt), dn(s->xdt), dn(s->odt), c);
-    if (s->has_w) hg_sb_put(b, ".reg %s wv\n.reg %s cw\n", dn(s->wdt), c);
-    if (s->has_b) hg_sb_put(b, ".reg %s bv\n.reg %s cb\n", dn(s->bdt), c);
+              hg_dk_dt(s->xdt), hg_dk_dt(s->xdt), hg_dk_dt(s->odt), c);
+    if (s->has_w) hg_sb_put(b, ".reg %s wv\n.reg %s cw\n", hg_dk_dt(s->wdt), c);
+    if (s->has_b) hg_sb_put(b, ".reg %s bv\n.reg %s cb\n", hg_dk_dt(s->bdt), c);
     hg_sb_put(b, "    cvt.u64.u32 t, %%tid.x\n    cvt.u64.u32 tn, %%ntid.x\n"
                  "    cvt.u64.u32 blk, %%ctaid.x\n    cvt.u64.u32 row, %%ntid.y\n"
                  "    mul.u64 blk, blk, row\n    cvt.u64.u32 row, %%tid.y\n"
@@ -97,7 +98,7 @@ static void kernel_text(hg_sb* b, const rw_spec* s) {
                                                        : "    fma.f64 acc, fx, fx, acc\n");
     tree(b, sm ? "max" : "add", "st1");
     if (sm) {   // statistic 2: the sum of exp(x - max), exp in the compute type
-        cvt(b, "cm", s->ct, "st1", HG_DTYPE_F64);
+        hg_dk_cvt(b, "cm", s->ct, "st1", HG_DTYPE_F64);
         snprintf(body, sizeof body, "    sub.%s cy, cx, cm\n    exp.%s cy, cy\n"
                                     "    cvt.f64.%s fv, cy\n    add.f64 acc, acc, fv\n", c, c, c);
         if (s->ct == HG_DTYPE_F64)
@@ -117,51 +118,38 @@ static void kernel_text(hg_sb* b, const rw_spec* s) {
     if (sm) {
         if (s->op == HG_DEV_SOFTMAX) {
             hg_sb_put(b, "    div.f64 fv, 1, st2\n");
-            cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
+            hg_dk_cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
             snprintf(body, sizeof body, "    sub.%s cy, cx, cm\n    exp.%s cy, cy\n"
                                         "    mul.%s cy, cy, cr\n", c, c, c);
         } else {
             hg_sb_put(b, "    log.f64 fv, st2\n");
-            cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
+            hg_dk_cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
             snprintf(body, sizeof body, "    sub.%s cy, cx, cm\n    sub.%s cy, cy, cr\n", c, c);
         }
     } else {
         // mean (0 for rms) split into cm + cml in the compute type, rstd = 1/sqrt(ss/R + eps).
-        cvt(b, "cm", s->ct, "st1", HG_DTYPE_F64);
+        hg_dk_cvt(b, "cm", s->ct, "st1", HG_DTYPE_F64);
         if (s->ct == HG_DTYPE_F64) {
             hg_sb_put(b, "    mov.f64 cml, 0\n");
         } else {
             hg_sb_put(b, "    cvt.f64.f32 fv, cm\n    sub.f64 fv, st1, fv\n");
-            cvt(b, "cml", s->ct, "fv", HG_DTYPE_F64);
+            hg_dk_cvt(b, "cml", s->ct, "fv", HG_DTYPE_F64);
         }
         hg_sb_put(b, "    div.f64 fv, st2, Rf\n    add.f64 fv, fv, eps\n    sqrt.f64 fv, fv\n"
                      "    div.f64 fv, 1, fv\n");
-        cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
-        int n = snprintf(body, sizeof body, "    sub.%s cy, cx, cm\n    sub.%s cy, cy, cml\n"
-                                            "    mul.%s cy, cy, cr\n", c, c, c);
-        if (s->has_w) {
-            n += snprintf(body + n, sizeof body - (size_t)n, "    ld.global.%s wv, wt[wo]\n",
-                          dn(s->wdt));
-            hg_sb tmp = {0};
-            cvt(&tmp, "cw", s->ct, "wv", s->wdt);
-            n += snprintf(body + n, sizeof body - (size_t)n, "%s    mul.%s cy, cy, cw\n",
-                          tmp.p ? tmp.p : "", c);
-            hg_sb_free(&tmp);
-        }
-        if (s->has_b) {
-            n += snprintf(body + n, sizeof body - (size_t)n, "    ld.global.%s bv, bs[bo]\n",
-                          dn(s->bdt));
-            hg_sb tmp = {0};
-            cvt(&tmp, "cb", s->ct, "bv", s->bdt);
-            n += snprintf(body + n, sizeof body - (size_t)n, "%s    add.%s cy, cy, cb\n",
-                          tmp.p ? tmp.p : "", c);
-            hg_sb_free(&tmp);
-        }
+        hg_dk_cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
+        hg_sb nb = {0};
+        hg_sb_put(&nb, "    sub.%s cy, cx, cm\n    sub.%s cy, cy, cml\n    mul.%s cy, cy, cr\n", c, c,
+                  c);
+        if (s->has_w) param_term(&nb, s->ct, s->wdt, "wt", "wo", "wv", "cw", "mul");
+        if (s->has_b) param_term(&nb, s->ct, s->bdt, "bs", "bo", "bv", "cb", "add");
+        snprintf(body, sizeof body, "%s", nb.p ? nb.p : "");
+        hg_sb_free(&nb);
     }
     hg_sb tail = {0};
-    cvt(&tail, "rv", s->xdt, "cy", s->ct);
-    cvt(&tail, "ov", s->odt, "rv", s->xdt);
-    hg_sb_put(&tail, "    st.global.%s o[oo], ov\n", dn(s->odt));
+    hg_dk_cvt(&tail, "rv", s->xdt, "cy", s->ct);
+    hg_dk_cvt(&tail, "ov", s->odt, "rv", s->xdt);
+    hg_sb_put(&tail, "    st.global.%s o[oo], ov\n", hg_dk_dt(s->odt));
     size_t used = strlen(body);
     snprintf(body + used, sizeof body - used, "%s", tail.p ? tail.p : "");
     hg_sb_free(&tail);
