@@ -752,7 +752,7 @@ static void test_binary_fields(void) {
     struct { size_t off; uint8_t val; const char* msg; } cases[] = {
         {17, '9', "not an identifier"}, {16, 0, "length 0"}, {25, 13, "dtype 13"},
         {24, 2, "kind 2"}, {26, 1, "is_const 1"}, {27, 200, "at most 16"}, {38, 200, "remain"},
-        {31, 255, "remain"}, {42, 47, "opcode 47"}, {44, 13, "type 13"}, {50, 5, "kind 5"},
+        {31, 255, "remain"}, {42, 200, "opcode 200"}, {44, 13, "type 13"}, {50, 5, "kind 5"},
     };
     uint8_t* m = malloc(len);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -1,8 +1,8 @@
-// Accuracy of the vectorized float math kernels (exp exp2 log log2 tanh sigmoid erf) of every
+// Accuracy of the vectorized float math kernels (exp exp2 log log2 tanh sigmoid erf gelu) of every
 // CPU kernel set, against double-precision libm references:
 // - f32: a sweep over every STRIDE-th of the 2^32 bit patterns (97 in Release; the env var
 //   HG_MATH_ULP_STRIDE overrides it, sanitizer builds use a sparser sweep) plus special values;
-//   bounds: exp exp2 log log2 <= 2 ULP, tanh sigmoid <= 6 ULP, erf <= 8 ULP. The first set
+//   bounds: exp exp2 log log2 <= 2 ULP, tanh sigmoid gelu <= 6 ULP, erf <= 8 ULP. The first set
 //   is checked on every swept input, the others for bit identity on a quarter of them.
 // - f16 and bf16: all 65536 inputs, within 1 ULP of the correctly rounded value.
 // - Special values exactly (C99 Annex F): NaN, +-inf, +-0, overflow to inf, underflow to 0,
@@ -28,12 +28,20 @@ typedef struct func {
 static const func k_funcs[] = {
     {HG_OP_EXP, "exp", 2},   {HG_OP_EXP2, "exp2", 2},       {HG_OP_LOG, "log", 2},
     {HG_OP_LOG2, "log2", 2}, {HG_OP_TANH, "tanh", 6},       {HG_OP_SIGMOID, "sigmoid", 6},
-    {HG_OP_ERF, "erf", 8},
+    {HG_OP_ERF, "erf", 8},   {HG_OP_GELU, "gelu", 6},
 };
 
 static double sigmoid_ref(double x) {
     double e = exp(-fabs(x));
     return x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+}
+
+// gelu (tanh form) as x * sigmoid(u): u in double is accurate to ~2^-50 absolute, far below an
+// f32 ULP of the result; -inf -> -0 (the limit).
+static double gelu_ref(double x) {
+    if (x == -INFINITY) return -0.0;
+    double u = 2.0 * 0.7978845608028654 * (x + 0.044715 * x * x * x);
+    return x * sigmoid_ref(u);
 }
 
 static double reference(hg_opcode op, double x) {
@@ -44,6 +52,7 @@ static double reference(hg_opcode op, double x) {
     case HG_OP_LOG2: return log2(x);
     case HG_OP_TANH: return tanh(x);
     case HG_OP_SIGMOID: return sigmoid_ref(x);
+    case HG_OP_GELU: return gelu_ref(x);
     default: return erf(x);
     }
 }
@@ -155,6 +164,7 @@ static const float k_specials[] = {
     -104.0f, -110.0f, -1000.0f, 1000.0f, 127.0f, 127.99999f, 128.0f, -126.0f, -149.0f,
     -149.5f, -150.0f, -151.0f, 0.625f, -0.625f, 0.62499994f, 9.0f, 9.1f, -9.1f, 20.0f, 3.92f,
     -3.92f, 4.0f, -4.0f, 0.99999994f, 1.0000001f, 0x1p-30f, -0x1p-30f, 1e-20f, -1e-20f,
+    -11.4f, -11.399999f, -11.400001f, 11.4f, -10.5f, -10.0f, -16.0f, 16.0f, -4.73f, 4.73f,
 };
 
 static void test_f32(const hg_cpu_kernels* const* sets, size_t nsets) {

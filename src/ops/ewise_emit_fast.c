@@ -1,4 +1,4 @@
-// f32 emission of expm1, log1p, softplus, silu and gelu (tanh form) as short sequences of the
+// f32 emission of expm1, log1p, softplus and silu as short sequences of the
 // ISA's f32 instructions, so they run at the speed of the vectorized exp/log (an f64 evaluation
 // calls scalar libm per element). Each sequence is arranged so the error of the f32 exp/log
 // (<= 2 ULP, docs/math_accuracy.md) is not amplified: no cancellation, no argument rounded
@@ -9,10 +9,8 @@
 #include "ops/ewise_emit_fast.h"
 
 #define F32 HG_DTYPE_F32
-#define F64 HG_DTYPE_F64
 
 static hg_operand f32c(double v) { return hg_ew_imm(F32, v); }
-static hg_operand f64c(double v) { return hg_ew_imm(F64, v); }
 
 static hg_operand op1(hg_ew_em* m, hg_opcode o, hg_operand a) { return hg_ew_op1(m, o, F32, a); }
 static hg_operand op2(hg_ew_em* m, hg_opcode o, hg_operand a, hg_operand b) {
@@ -84,39 +82,9 @@ static hg_operand silu_f32(hg_ew_em* m, hg_operand x) {
     return op2(m, HG_OP_MUL, r, hg_ew_sel(m, F32, pos, f32c(1.0), h));
 }
 
-// gelu(x) = x * sigmoid(u), u = 2 sqrt(2/pi) (x + 0.044715 x^3). For negative x the relative
-// error of sigmoid(u) is about |u| times the absolute error of u (|u| up to ~100 where the
-// result is not 0), so an f32 u would cost up to ~50 ULP. u is computed in f64 (three
-// arithmetic instructions, exact enough: relative error ~2^-52) as z = -|u| + 32 ln 2 and split
-// into z_hi + z_lo in f32; then e = exp(z_hi) * (1 + z_lo) = e^-|u| * 2^32 (the 2^32 keeps it
-// normal down to -|u| = -109, below which the result is 0 anyway), and
-// x >= 0: x / (1 + e 2^-32); x < 0: (x * (e / (1 + e 2^-32))) * 2^-32, rounding once at the end
-// when the result is subnormal.
-static hg_operand gelu_f32(hg_ew_em* m, hg_operand x) {
-    const double k2 = 2.0 * 0.7978845608028654;   // 2 sqrt(2 / pi)
-    const double k2c = k2 * 0.044715;
-    const double ln2x32 = 32.0 * 0.6931471805599453;
-    hg_operand w = hg_ew_cvt(m, F64, F32, op1(m, HG_OP_ABS, x));
-    hg_operand nq = hg_ew_op3(m, HG_OP_FMA, F64, hg_ew_op2(m, HG_OP_MUL, F64, w, w), f64c(-k2c),
-                              f64c(-k2));
-    hg_operand z = hg_ew_op3(m, HG_OP_FMA, F64, w, nq, f64c(ln2x32));
-    // Below -200 + 32 ln 2 the result is 0; the clamp also turns -inf (x = +-inf) finite.
-    z = hg_ew_op2(m, HG_OP_MAX, F64, z, f64c(-200.0 + ln2x32));
-    hg_operand zh = hg_ew_cvt(m, F32, F64, z);
-    hg_operand zl = hg_ew_cvt(m, F32, F64,
-                              hg_ew_op2(m, HG_OP_SUB, F64, z, hg_ew_cvt(m, F64, F32, zh)));
-    hg_operand e0 = op1(m, HG_OP_EXP, zh);
-    hg_operand e = hg_ew_op3(m, HG_OP_FMA, F32, e0, zl, e0);
-    hg_operand den = hg_ew_op3(m, HG_OP_FMA, F32, e, f32c(0x1p-32), f32c(1.0));
-    hg_operand pos = hg_ew_cmp(m, HG_CMP_GE, F32, x, f32c(0.0));
-    hg_operand q = op2(m, HG_OP_DIV, hg_ew_sel(m, F32, pos, f32c(1.0), e), den);
-    hg_operand r = op2(m, HG_OP_MUL, finite_below(m, x), q);
-    return op2(m, HG_OP_MUL, r, hg_ew_sel(m, F32, pos, f32c(1.0), f32c(0x1p-32)));
-}
-
 int hg_ew_unary_has_f32_fast(hg_unary_op op) {
     return op == HG_UNARY_EXPM1 || op == HG_UNARY_LOG1P || op == HG_UNARY_SOFTPLUS ||
-           op == HG_UNARY_SILU || op == HG_UNARY_GELU;
+           op == HG_UNARY_SILU;
 }
 
 hg_operand hg_ew_unary_f32_fast(hg_ew_em* m, hg_unary_op op, hg_operand x) {
@@ -124,7 +92,6 @@ hg_operand hg_ew_unary_f32_fast(hg_ew_em* m, hg_unary_op op, hg_operand x) {
     case HG_UNARY_EXPM1: return expm1_f32(m, x);
     case HG_UNARY_LOG1P: return log1p_f32(m, x);
     case HG_UNARY_SOFTPLUS: return softplus_f32(m, x);
-    case HG_UNARY_SILU: return silu_f32(m, x);
-    default: return gelu_f32(m, x);
+    default: return silu_f32(m, x);
     }
 }

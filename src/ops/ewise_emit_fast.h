@@ -4,8 +4,8 @@
 #define HG_OPS_EWISE_EMIT_FAST_H
 #include "ops/ewise_internal.h"
 
-// expm1, log1p, softplus, silu or gelu (tanh form) of the f32 value x, as an f32 value.
-// Other ops are not handled here (the caller keeps gelu_erf and every f64 form in f64).
+// expm1, log1p, softplus or silu of the f32 value x, as an f32 value. Other ops are not
+// handled here (the caller keeps gelu_erf and every f64 form in f64).
 hg_operand hg_ew_unary_f32_fast(hg_ew_em* m, hg_unary_op op, hg_operand x);
 int hg_ew_unary_has_f32_fast(hg_unary_op op);
 

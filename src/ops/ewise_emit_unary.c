@@ -1,8 +1,9 @@
-// ISA emission of the unary ops. The composite functions expm1, log1p, softplus, silu and gelu
-// are emitted for f32 (and f16/bf16, computed in f32) as f32 instruction sequences built on the
-// vectorized f32 exp/log (ewise_emit_fast.c). gelu_erf and every f64 form are evaluated in f64
-// and rounded once: gelu_erf needs erfc in the negative tail, which f32 erf cannot give
-// (1 + erf(x) cancels), so its f32 form also stays in f64.
+// ISA emission of the unary ops. gelu (tanh form) is the ISA's gelu instruction for every float
+// dtype. The composite functions expm1, log1p, softplus and silu are emitted for f32 (and
+// f16/bf16, computed in f32) as f32 instruction sequences built on the vectorized f32 exp/log
+// (ewise_emit_fast.c). gelu_erf and every f64 form are evaluated in f64 and rounded once:
+// gelu_erf needs erfc in the negative tail, which f32 erf cannot give (1 + erf(x) cancels), so
+// its f32 form also stays in f64.
 #include <math.h>
 #include "core/dtype.h"
 #include "ops/ewise_emit_fast.h"
@@ -58,17 +59,6 @@ static hg_operand silu_f64(hg_ew_em* m, hg_operand x) {
     return fix_neg_inf(m, x, r);
 }
 
-// 0.5 x (1 + tanh(k (x + c x^3))) = x * sigmoid(2k (x + c x^3)): no 1 + tanh cancellation.
-static hg_operand gelu_tanh_f64(hg_ew_em* m, hg_operand x) {
-    const double k2 = 2.0 * 0.7978845608028654;   // 2 sqrt(2 / pi)
-    hg_operand cx = hg_ew_op2(m, HG_OP_MUL, F64, x, imm(F64, 0.044715));
-    hg_operand poly = hg_ew_op3(m, HG_OP_FMA, F64, cx, x, imm(F64, 1.0));   // 1 + c x^2
-    hg_operand z = hg_ew_op2(m, HG_OP_MUL, F64, hg_ew_op2(m, HG_OP_MUL, F64, x, poly),
-                             imm(F64, k2));
-    hg_operand r = hg_ew_op2(m, HG_OP_MUL, F64, x, hg_ew_op1(m, HG_OP_SIGMOID, F64, z));
-    return fix_neg_inf(m, x, r);
-}
-
 // x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2. Below x = -3 that sum cancels, so Phi is
 // erfc(t) / 2 with t = -x / sqrt 2 from erfc's continued fraction
 // erfc(t) = exp(-t^2) / sqrt(pi) / (t + (1/2) / (t + 1 / (t + (3/2) / (t + ...)))),
@@ -106,7 +96,6 @@ static hg_operand composite(hg_ew_em* m, hg_unary_op op, hg_dtype c, hg_dtype rt
     case HG_UNARY_LOG1P: r = log1p_f64(m, w); break;
     case HG_UNARY_SOFTPLUS: r = softplus_f64(m, w); break;
     case HG_UNARY_SILU: r = silu_f64(m, w); break;
-    case HG_UNARY_GELU: r = gelu_tanh_f64(m, w); break;
     default: r = gelu_erf_f64(m, w); break;
     }
     return hg_ew_narrow_f64(m, rt, r);
@@ -152,8 +141,9 @@ hg_operand hg_ew_emit_unary(hg_ew_em* m, hg_unary_op op, hg_dtype xt, hg_dtype r
     case HG_UNARY_TANH: return hg_ew_op1(m, HG_OP_TANH, c, x);
     case HG_UNARY_SIGMOID: return hg_ew_op1(m, HG_OP_SIGMOID, c, x);
     case HG_UNARY_ERF: return hg_ew_op1(m, HG_OP_ERF, c, x);
+    case HG_UNARY_GELU: return hg_ew_op1(m, HG_OP_GELU, c, x);
     case HG_UNARY_EXPM1: case HG_UNARY_LOG1P: case HG_UNARY_SOFTPLUS: case HG_UNARY_SILU:
-    case HG_UNARY_GELU: case HG_UNARY_GELU_ERF:
+    case HG_UNARY_GELU_ERF:
         return composite(m, op, c, rt, x);
     case HG_UNARY_RELU:
         if (is_bool || hg_dtype_is_unsigned_int((int)xt)) return x;

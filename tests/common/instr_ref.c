@@ -354,6 +354,14 @@ long double ir_math_exact(hg_opcode op, long double x) {
     case HG_OP_TANH: return tanhl(x);
     case HG_OP_SIGMOID: return 1.0L / (1.0L + expl(-x));
     case HG_OP_ERF: return erfl(x);
+    case HG_OP_GELU: {
+        // x * sigmoid(u) with e = e^-|u|, so the negative tail does not cancel; -inf -> -0.
+        if (isinf(x)) return x > 0 ? x : -0.0L;
+        long double u = 2.0L * sqrtl(2.0L / 3.14159265358979323846264338327950288L) *
+                        (x + 0.044715L * x * x * x);
+        long double e = expl(-fabsl(u));
+        return (x >= 0 ? x : x * e) / (1.0L + e);
+    }
     default: return NAN;
     }
 }

@@ -181,7 +181,7 @@ int bench_ops_verify(bench_ctx* c, int k) {
     case B_OP_EXP: bad = bench_check_unary(name, c->arr.a, host, c->n, bench_ref_exp, 4e-7, 0); break;
     case B_OP_TANH: bad = bench_check_unary(name, c->arr.a, host, c->n, bench_ref_tanh, 1e-6, 1e-37); break;
     case B_OP_SIGMOID: bad = bench_check_unary(name, c->arr.a, host, c->n, bench_ref_sigmoid, 1e-6, 0); break;
-    default: bad = bench_check_unary(name, c->arr.a, host, c->n, bench_ref_gelu, 1e-5, 1e-6); break;
+    default: bad = bench_check_unary(name, c->arr.a, host, c->n, bench_ref_gelu, 1e-6, 1e-43); break;
     }
     if (bad && (k == B_OP_ADD || k == B_GRAPH_FUSED))
         fprintf(stderr, "bench: %s: %zu wrong elements, first at %zu\n", name, bad, first);

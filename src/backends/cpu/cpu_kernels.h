@@ -88,7 +88,8 @@ const hg_cpu_kernels* hg_cpu_kernels_named(const char* name);
 #define HG_CPU_DECLARE_FILLERS(sfx)                           \
     void hg_cpu_fill_arith_##sfx(hg_cpu_kernels* k);          \
     void hg_cpu_fill_math_##sfx(hg_cpu_kernels* k);           \
-    void hg_cpu_fill_cvt_##sfx(hg_cpu_kernels* k);
+    void hg_cpu_fill_cvt_##sfx(hg_cpu_kernels* k);            \
+    void hg_cpu_fill_gelu_##sfx(hg_cpu_kernels* k);
 HG_CPU_DECLARE_FILLERS(generic)
 HG_CPU_DECLARE_FILLERS(avx2)
 HG_CPU_DECLARE_FILLERS(avx512)

@@ -319,6 +319,7 @@ static void emit_math(gen* g, const hg_instr* in) {
     case HG_OP_FLOOR: fn = f64 ? "floor" : "floorf"; break;
     case HG_OP_CEIL: fn = f64 ? "ceil" : "ceilf"; break;
     case HG_OP_ROUND: fn = f64 ? "rint" : "rintf"; break;
+    case HG_OP_GELU: fn = f64 ? "hg_gelud" : "hg_geluf"; break;
     default: fn = f64 ? "trunc" : "truncf"; break;
     }
     indent(g);

@@ -172,6 +172,20 @@ const char hg_cuda_preamble[] =
     "    double e = exp(-fabs(x));\n"
     "    return (x >= 0.0 ? 1.0 : e) / (1.0 + e);\n"
     "}\n"
+    // gelu (tanh form): f32 evaluated in double and rounded once (the argument needs more than
+    // f32 precision, see backends/cpu/simd/kernels_gelu.c); f64 as the CPU: x * sigmoid(u).
+    "HG_DEV float hg_geluf(float x) {\n"
+    "    if (x < -16.0f) return -0.0f;\n"
+    "    double xd = x;\n"
+    "    double u = (xd * fma(xd * 0.044715, xd, 1.0)) * (2.0 * 0.7978845608028654);\n"
+    "    double e = exp(-fabs(u));\n"
+    "    return (float)((x >= 0.0f ? xd : xd * e) / (1.0 + e));\n"
+    "}\n"
+    "HG_DEV double hg_gelud(double x) {\n"
+    "    if (x < -1.7976931348623157e308) return -0.0;\n"
+    "    double z = (x * fma(x * 0.044715, x, 1.0)) * (2.0 * 0.7978845608028654);\n"
+    "    return x * hg_sigmoidd(z);\n"
+    "}\n"
     "HG_DEV float hg_rsqrtf(float x) { return (float)(1.0 / sqrt((double)x)); }\n"
     "HG_DEV double hg_rsqrtd(double x) { return 1.0 / sqrt(x); }\n"
     // Atomics on 64-bit signed values and on floats with the ISA's min/max.
