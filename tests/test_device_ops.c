@@ -1,7 +1,8 @@
 // Op-library paths on a device backend (HG_TEST_BACKEND, run on the CUDA backend's host
 // emulation by tests/cuda_emu.cmake) that the parity harness does not reach, each compared
 // with the CPU backend on the same inputs: a compiled graph (fused kernel, fused reduction,
-// softmax, matmul), in-place and batched-broadcast matmul, integer and bool matmul, gemm's
+// softmax, matmul), in-place and batched-broadcast matmul, matmul through the device BLAS for
+// f32/f64/f16/bf16 in row-major, transposed and strided layouts, integer and bool matmul, gemm's
 // alpha/beta rules, reductions split into chunks (argmax ties and NaN across chunks), random
 // numbers (uniform bit-identical), and the bad-input paths (index out of range, probabilities
 // outside [0, 1], bad class indices), which must fail with the CPU's message and leave the
@@ -34,6 +35,7 @@ static hg_tensor make(int e, hg_dtype dt, int32_t nd, const int64_t* shape, cons
         case HG_DTYPE_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
         case HG_DTYPE_F64: memcpy(p, &v, 8); break;
         case HG_DTYPE_F16: { uint16_t u = hg_f32_to_f16((float)v); memcpy(p, &u, 2); break; }
+        case HG_DTYPE_BF16: { uint16_t u = hg_f32_to_bf16((float)v); memcpy(p, &u, 2); break; }
         case HG_DTYPE_I32: { int32_t u = (int32_t)v; memcpy(p, &u, 4); break; }
         case HG_DTYPE_I64: { int64_t u = (int64_t)v; memcpy(p, &u, 8); break; }
         case HG_DTYPE_BOOL: *p = v != 0; break;
@@ -75,6 +77,7 @@ static double* values_of(const hg_tensor* t) {
         case HG_DTYPE_F32: { float f; memcpy(&f, p, 4); v[i] = f; break; }
         case HG_DTYPE_F64: memcpy(&v[i], p, 8); break;
         case HG_DTYPE_F16: { uint16_t u; memcpy(&u, p, 2); v[i] = hg_f16_to_f32(u); break; }
+        case HG_DTYPE_BF16: { uint16_t u; memcpy(&u, p, 2); v[i] = hg_bf16_to_f32(u); break; }
         case HG_DTYPE_I32: { int32_t u; memcpy(&u, p, 4); v[i] = u; break; }
         case HG_DTYPE_I64: { int64_t u; memcpy(&u, p, 8); v[i] = (double)u; break; }
         default: v[i] = *p; break;
@@ -215,6 +218,48 @@ static void test_matmul_paths(void) {
     free(vb);
 }
 
+// The device's BLAS route (cuBLAS sgemm / GemmEx; the emulation's loops) for f32, f64, f16 and
+// bf16 against the CPU: row-major operands, a transposed b view, a column-major (transposed)
+// out view, a batched product, and a b view with no unit stride (the ISA kernel instead).
+static void test_matmul_blas_layouts(void) {
+    const hg_dtype dts[4] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
+    int64_t sa[3] = {3, 7, 5}, sbt[2] = {6, 5}, so[2] = {6, 7}, sbs[2] = {5, 12};
+    double* va = randvals(3 * 7 * 5, -1, 1);
+    double* vb = randvals(6 * 5, -1, 1);
+    double* vz = randvals(6 * 7, 0, 0);
+    double* vs = randvals(5 * 12, -1, 1);
+    for (int k = 0; k < 4; k++) {
+        hg_dtype dt = dts[k];
+        double tol = dt == HG_DTYPE_F64 ? 1e-12 : dt == HG_DTYPE_F32 ? 1e-5
+                     : dt == HG_DTYPE_F16 ? 2e-3 : 1.6e-2;
+        hg_tensor r1[2], r2[2], r3[2];
+        for (int e = 0; e < 2; e++) {
+            hg_tensor a = make(e, dt, 3, sa, va), bt = make(e, dt, 2, sbt, vb), b, a0, ot;
+            hg_tensor bs = make(e, dt, 2, sbs, vs), bsv;
+            CHECK_OK(hg_tensor_transpose(&bt, 0, 1, &b));          // (5, 6), strides (1, 5)
+            memset(&r1[e], 0, sizeof r1[e]);
+            CHECK_OK(hg_matmul(&a, &b, &r1[e]));                    // batched (3, 7, 6)
+            CHECK_OK(hg_tensor_select(&a, 0, 1, &a0));             // (7, 5)
+            r2[e] = make(e, dt, 2, so, vz);
+            CHECK_OK(hg_tensor_transpose(&r2[e], 0, 1, &ot));      // out (7, 6), strides (1, 7)
+            CHECK_OK(hg_matmul(&a0, &b, &ot));
+            CHECK_OK(hg_tensor_slice(&bs, 1, 0, 12, 2, &bsv));     // (5, 6), strides (12, 2)
+            memset(&r3[e], 0, sizeof r3[e]);
+            CHECK_OK(hg_matmul(&a0, &bsv, &r3[e]));
+            destroy(&a); destroy(&bt); destroy(&bs);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "matmul %s: batched, transposed b", hg_dtype_name(dt));
+        compare(&r1[0], &r1[1], tol, what);
+        snprintf(what, sizeof what, "matmul %s: column-major out", hg_dtype_name(dt));
+        compare(&r2[0], &r2[1], tol, what);
+        snprintf(what, sizeof what, "matmul %s: b with no unit stride", hg_dtype_name(dt));
+        compare(&r3[0], &r3[1], tol, what);
+        for (int e = 0; e < 2; e++) { destroy(&r1[e]); destroy(&r2[e]); destroy(&r3[e]); }
+    }
+    free(va); free(vb); free(vz); free(vs);
+}
+
 static void test_gemm_rules(void) {
     int64_t sh[2] = {9, 11}, shb[2] = {11, 8}, shc[2] = {9, 8};
     double* va = randvals(99, -1, 1);
@@ -222,9 +267,9 @@ static void test_gemm_rules(void) {
     double* vc = randvals(72, -1, 1);
     va[5] = NAN;    // alpha == 0 ignores the product, NaN included
     vc[3] = NAN;    // beta == 0 never reads c
-    const hg_dtype dts[3] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16};
+    const hg_dtype dts[4] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
     const double ab[3][2] = {{0.0, 0.5}, {1.5, 0.0}, {-2.0, 3.0}};
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         for (int q = 0; q < 3; q++) {
             hg_tensor r[2];
             for (int e = 0; e < 2; e++) {
@@ -237,7 +282,8 @@ static void test_gemm_rules(void) {
             char what[96];
             snprintf(what, sizeof what, "gemm %s alpha %g beta %g", hg_dtype_name(dts[k]),
                      ab[q][0], ab[q][1]);
-            compare(&r[0], &r[1], dts[k] == HG_DTYPE_F16 ? 2e-3 : dts[k] == HG_DTYPE_F32 ? 1e-5 : 1e-12,
+            compare(&r[0], &r[1], dts[k] == HG_DTYPE_BF16 ? 1.6e-2 : dts[k] == HG_DTYPE_F16 ? 2e-3
+                                  : dts[k] == HG_DTYPE_F32 ? 1e-5 : 1e-12,
                     what);
             destroy(&r[0]);
             destroy(&r[1]);
@@ -385,6 +431,7 @@ int main(void) {
     }
     test_graph();
     test_matmul_paths();
+    test_matmul_blas_layouts();
     test_gemm_rules();
     test_chunked_reductions();
     test_random();

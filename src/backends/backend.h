@@ -65,6 +65,13 @@ typedef struct hg_backend_vtable {
     hg_status (*sgemm)(void* state, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                        float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
                        float beta, float* c, int64_t ldc);
+    // gemm on device memory for A, B and C of one dtype: f64 (f64 arithmetic), f16 or bf16
+    // (f32 accumulation, C rounded once); otherwise as sgemm. Optional: NULL where the backend
+    // has no such library call (the op layer then uses its ISA kernel); HG_ERR_UNSUPPORTED for
+    // another dtype.
+    hg_status (*gemm_ex)(void* state, hg_dtype dtype, int trans_a, int trans_b, int64_t m,
+                         int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
+                         const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
 } hg_backend_vtable;
 
 // The registry: the vtable of a concrete backend kind, or NULL when not built in.

@@ -1,8 +1,10 @@
 // hg_gemm: BLAS gemm on 2-D tensors, c = alpha * op(a) @ op(b) + beta * c (floats only).
 // f32 operands and c go straight to the backend's sgemm slot (alpha and beta included, no
-// copies for unit-stride layouts); other float dtypes compute op(a) @ op(b) with the matmul
-// machinery into a temporary of the result dtype, then c = alpha * t + beta * c in double,
-// rounded once into c's dtype. beta == 0 never reads c (NaN there is ignored, as BLAS).
+// copies for unit-stride layouts), and on a device with a gemm_ex slot (cuBLAS) so do f64, f16
+// and bf16 ones; other cases compute op(a) @ op(b) with the matmul machinery into a temporary
+// of the result dtype, then c = alpha * t + beta * c in double, rounded once into c's dtype
+// (on a device: one ISA kernel for both). beta == 0 never reads c (NaN there is ignored, as
+// BLAS).
 #include <string.h>
 #include "backends/backend.h"
 #include "core/dtype.h"
@@ -21,9 +23,9 @@ static hg_tensor transposed(const hg_tensor* t) {
     return r;
 }
 
-// A row-major (trans 0) or column-major (trans 1) f32 matrix with leading dim ld, if the view
-// is one; size-1 dims have no meaningful stride.
-static int f32_layout(const hg_tensor* t, int* trans, int64_t* ld) {
+// A row-major (trans 0) or column-major (trans 1) matrix with leading dim ld, if the view is
+// one; size-1 dims have no meaningful stride.
+static int blas_layout(const hg_tensor* t, int* trans, int64_t* ld) {
     int64_t r = t->shape[0], cc = t->shape[1];
     int64_t rs = r <= 1 ? (cc > 1 ? cc : 1) : t->strides[0];
     int64_t cs = cc <= 1 ? 1 : t->strides[1];
@@ -32,17 +34,25 @@ static int f32_layout(const hg_tensor* t, int* trans, int64_t* ld) {
     return 0;
 }
 
-// sgemm directly on the views when a, b and c have sgemm layouts (c: unit column stride and
-// non-overlapping rows, or the transposed form). Returns 1 when it ran (status in *st).
-static int gemm_f32_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b, double alpha,
-                           double beta, const hg_tensor* ct, hg_status* st) {
+// The backend's BLAS directly on the views (sgemm for f32; gemm_ex for f64/f16/bf16 on a
+// device that has it) when a, b and c share the dtype and have BLAS layouts (c: unit column
+// stride and non-overlapping rows, or the transposed form). Returns 1 when it ran (status in
+// *st).
+static int gemm_blas_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b, double alpha,
+                            double beta, const hg_tensor* ct, hg_status* st) {
+    hg_dtype t = ct->dtype;
+    const hg_backend_vtable* vt = c->ex->vt;
+    if (a->dtype != t || b->dtype != t) return 0;
+    int f32 = t == HG_DTYPE_F32;
+    if (!f32 && (vt->host_visible || !vt->gemm_ex ||
+                 (t != HG_DTYPE_F64 && t != HG_DTYPE_F16 && t != HG_DTYPE_BF16)))
+        return 0;
     int ta, tb;
     int64_t lda, ldb;
-    if (!f32_layout(a, &ta, &lda) || !f32_layout(b, &tb, &ldb)) return 0;
+    if (!blas_layout(a, &ta, &lda) || !blas_layout(b, &tb, &ldb)) return 0;
     int64_t m = ct->shape[0], n = ct->shape[1], k = a->shape[1];
     int64_t crs = m <= 1 ? (n > 1 ? n : 1) : ct->strides[0], ccs = n <= 1 ? 1 : ct->strides[1];
     int64_t trs = m <= 1 ? 1 : ct->strides[0], tcs = n <= 1 ? (m > 1 ? m : 1) : ct->strides[1];
-    const hg_backend_vtable* vt = c->ex->vt;
     // alpha == 0 must not read a or b (NaN there is ignored, as BLAS); the device kernel
     // guarantees it whatever the vendor library does.
     if (!vt->host_visible && alpha == 0.0) return 0;
@@ -55,14 +65,19 @@ static int gemm_f32_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     if ((*st = hg_op_raw_view(c, a, &av)) || (*st = hg_op_raw_view(c, b, &bv)) ||
         (*st = hg_op_raw_view(c, ct, &cv)))
         return 1;
+    void* state = c->ex->state;
     if (ccs == 1 && crs >= (n > 1 ? n : 1)) {
-        *st = vt->sgemm(c->ex->state, ta, tb, m, n, k, (float)alpha, (const float*)av.data, lda,
-                        (const float*)bv.data, ldb, (float)beta, (float*)cv.data, crs);
+        *st = f32 ? vt->sgemm(state, ta, tb, m, n, k, (float)alpha, (const float*)av.data, lda,
+                              (const float*)bv.data, ldb, (float)beta, (float*)cv.data, crs)
+                  : vt->gemm_ex(state, t, ta, tb, m, n, k, alpha, av.data, lda, bv.data, ldb,
+                                beta, cv.data, crs);
         return 1;
     }
     if (trs == 1 && tcs >= (m > 1 ? m : 1)) {   // c^T = op(b)^T op(a)^T
-        *st = vt->sgemm(c->ex->state, !tb, !ta, n, m, k, (float)alpha, (const float*)bv.data, ldb,
-                        (const float*)av.data, lda, (float)beta, (float*)cv.data, tcs);
+        *st = f32 ? vt->sgemm(state, !tb, !ta, n, m, k, (float)alpha, (const float*)bv.data, ldb,
+                              (const float*)av.data, lda, (float)beta, (float*)cv.data, tcs)
+                  : vt->gemm_ex(state, t, !tb, !ta, n, m, k, alpha, bv.data, ldb, av.data, lda,
+                                beta, cv.data, tcs);
         return 1;
     }
     return 0;
@@ -108,9 +123,7 @@ HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor
         return hg_error(HG_ERR_UNSUPPORTED, "hg_gemm: the %s backend has no sgemm", c.ex->vt->name);
     int64_t m = ct->shape[0], n = ct->shape[1];
     if (m == 0 || n == 0) return HG_OK;
-    if (rt == HG_DTYPE_F32 && ct->dtype == HG_DTYPE_F32 && a->dtype == HG_DTYPE_F32 &&
-        b->dtype == HG_DTYPE_F32 && gemm_f32_direct(&c, &oa, &ob, alpha, beta, ct, &s))
-        return s;
+    if (gemm_blas_direct(&c, &oa, &ob, alpha, beta, ct, &s)) return s;
     if (!c.ex->vt->host_visible) {   // one device kernel: the product and the update
         hg_dev_mm d;
         memset(&d, 0, sizeof d);

@@ -214,6 +214,30 @@ static int needs_copy_f32(const mm_mat* x) {
     return x->dt != HG_DTYPE_F32 || !sgemm_layout(x, &t, &ld);
 }
 
+// One product through the backend's BLAS (sgemm for f32, gemm_ex for f64/f16/bf16): a and b in
+// sgemm layouts, C = o with unit column stride (row-major, leading dimension o_rs) or else unit
+// row stride (then C^T = op(B)^T op(A)^T, the transpose flags flipped).
+static hg_status blas_one(hg_op_ctx* c, hg_dtype t, int64_t m, int64_t n, int64_t k,
+                          const mm_mat* a, const mm_mat* b, void* o, int64_t o_rs, int64_t o_cs) {
+    int ta = 0, tb = 0;
+    int64_t lda = 0, ldb = 0;
+    sgemm_layout(a, &ta, &lda);
+    sgemm_layout(b, &tb, &ldb);
+    int64_t c_rs = m == 1 ? n : o_rs, c_cs = n == 1 ? 1 : o_cs;
+    const hg_backend_vtable* vt = c->ex->vt;
+    void* st = c->ex->state;
+    if (t == HG_DTYPE_F32) {
+        if (c_cs == 1)
+            return vt->sgemm(st, ta, tb, m, n, k, 1.0f, (const float*)a->data, lda,
+                             (const float*)b->data, ldb, 0.0f, o, c_rs);
+        return vt->sgemm(st, !tb, !ta, n, m, k, 1.0f, (const float*)b->data, ldb,
+                         (const float*)a->data, lda, 0.0f, o, c_cs);
+    }
+    if (c_cs == 1)
+        return vt->gemm_ex(st, t, ta, tb, m, n, k, 1.0, a->data, lda, b->data, ldb, 0.0, o, c_rs);
+    return vt->gemm_ex(st, t, !tb, !ta, n, m, k, 1.0, b->data, ldb, a->data, lda, 0.0, o, c_cs);
+}
+
 static hg_status run_one(hg_op_ctx* c, const mm_plan* p, const mm_mat* a0, const mm_mat* b0,
                          unsigned char* o, int direct_out, mm_scratch* s) {
     int64_t m = p->m, n = p->n, k = p->k;
@@ -227,24 +251,8 @@ static hg_status run_one(hg_op_ctx* c, const mm_plan* p, const mm_mat* a0, const
             convert_operand(&b, HG_DTYPE_F32, s->b);
             b = (mm_mat){s->b, HG_DTYPE_F32, k, n, n, 1};
         }
-        int ta = 0, tb = 0;
-        int64_t lda = 0, ldb = 0;
-        sgemm_layout(&a, &ta, &lda);
-        sgemm_layout(&b, &tb, &ldb);
-        float* cp = direct_out ? (float*)o : s->c;
-        int64_t c_rs = direct_out ? p->o_rs : n, c_cs = direct_out ? p->o_cs : 1;
-        if (m == 1) c_rs = n;
-        if (n == 1) c_cs = 1;
-        const hg_backend_vtable* vt = c->ex->vt;
-        hg_status st;
-        if (c_cs == 1) {
-            st = vt->sgemm(c->ex->state, ta, tb, m, n, k, 1.0f, (const float*)a.data, lda,
-                           (const float*)b.data, ldb, 0.0f, cp, c_rs);
-        } else {
-            // Column-major out: C^T = op(B)^T op(A)^T, with the transpose flags flipped.
-            st = vt->sgemm(c->ex->state, !tb, !ta, n, m, k, 1.0f, (const float*)b.data, ldb,
-                           (const float*)a.data, lda, 0.0f, cp, c_cs);
-        }
+        hg_status st = blas_one(c, HG_DTYPE_F32, m, n, k, &a, &b, direct_out ? (void*)o : s->c,
+                                direct_out ? p->o_rs : n, direct_out ? p->o_cs : 1);
         if (st) return st;
     } else if (p->ct == HG_DTYPE_F64) {
         if (a.dt != HG_DTYPE_F64) {
@@ -270,13 +278,9 @@ static hg_status run_one(hg_op_ctx* c, const mm_plan* p, const mm_mat* a0, const
     return HG_OK;
 }
 
-// Out can be written by the kernel directly: same dtype as computed, not overlapping an input
-// (in-place goes through scratch), and a layout the kernel writes (f32: a unit stride and a
-// non-overlapping leading dimension; f64: any strides).
-static int out_direct(const mm_plan* p, int overlaps) {
-    if (overlaps || p->od != p->rt || p->rt != p->ct) return 0;
-    if (p->ct == HG_DTYPE_F64) return 1;
-    if (p->ct != HG_DTYPE_F32) return 0;
+// Whether out (the plan's slice) has a layout BLAS writes: unit column stride with rows that do
+// not overlap, or the transposed form.
+static int blas_out_layout(const mm_plan* p) {
     int64_t rs = p->m <= 1 ? p->n : p->o_rs, cs = p->n <= 1 ? 1 : p->o_cs;
     if (cs == 1 && rs >= (p->n > 1 ? p->n : 1)) return 1;
     rs = p->m <= 1 ? 1 : p->o_rs;
@@ -284,17 +288,57 @@ static int out_direct(const mm_plan* p, int overlaps) {
     return rs == 1 && cs >= (p->m > 1 ? p->m : 1);
 }
 
-// On a device: whether the product goes to the backend's sgemm (cuBLAS) directly: f32
-// operands it reads in place with valid leading dimensions, out written directly, k > 0.
-static int device_sgemm_ok(const mm_plan* p, int direct) {
-    if (p->ct != HG_DTYPE_F32 || !direct || p->k == 0) return 0;
-    if (needs_copy_f32(&p->a) || needs_copy_f32(&p->b)) return 0;
+// Out can be written by the kernel directly: same dtype as computed, not overlapping an input
+// (in-place goes through scratch), and a layout the kernel writes (f32: a unit stride and a
+// non-overlapping leading dimension; f64: any strides).
+static int out_direct(const mm_plan* p, int overlaps) {
+    if (overlaps || p->od != p->rt || p->rt != p->ct) return 0;
+    if (p->ct == HG_DTYPE_F64) return 1;
+    return p->ct == HG_DTYPE_F32 && blas_out_layout(p);
+}
+
+// On a device: whether the product goes to the backend's BLAS directly (cuBLAS: sgemm for f32,
+// gemm_ex for f64, f16 and bf16): a, b and out all of the result dtype, a and b in layouts it
+// reads in place with valid leading dimensions, out written in place (no overlap), k > 0.
+static int device_blas_ok(const hg_backend_vtable* vt, const mm_plan* p, int overlaps) {
+    hg_dtype t = p->rt;
+    if (overlaps || p->k == 0 || p->od != t || p->a.dt != t || p->b.dt != t) return 0;
+    int lib = t == HG_DTYPE_F32 ? vt->sgemm != NULL
+                                : vt->gemm_ex != NULL && (t == HG_DTYPE_F64 || t == HG_DTYPE_F16 ||
+                                                          t == HG_DTYPE_BF16);
+    if (!lib || !blas_out_layout(p)) return 0;
     int ta, tb;
     int64_t lda, ldb;
-    sgemm_layout(&p->a, &ta, &lda);
-    sgemm_layout(&p->b, &tb, &ldb);
+    if (!sgemm_layout(&p->a, &ta, &lda) || !sgemm_layout(&p->b, &tb, &ldb)) return 0;
     int64_t need_a = ta ? p->m : p->k, need_b = tb ? p->k : p->n;
     return lda >= (need_a > 1 ? need_a : 1) && ldb >= (need_b > 1 ? need_b : 1);
+}
+
+// On a device, the BLAS path: one library call per batch element (device addresses).
+static hg_status device_blas(hg_op_ctx* c, const mm_plan* p) {
+    size_t es = hg_dtype_size(p->rt);
+    int64_t nb = 1;
+    for (int32_t d = 0; d < p->nbatch; d++) nb *= p->bshape[d];
+    int64_t idx[HG_MAX_DIMS] = {0};
+    hg_status s = HG_OK;
+    for (int64_t it = 0; it < nb && !s; it++) {
+        int64_t ao = 0, bo = 0, oo = 0;
+        for (int32_t d = 0; d < p->nbatch; d++) {
+            ao += idx[d] * p->a_bs[d];
+            bo += idx[d] * p->b_bs[d];
+            oo += idx[d] * p->o_bs[d];
+        }
+        mm_mat a1 = p->a, b1 = p->b;
+        a1.data += ao * (int64_t)es;
+        b1.data += bo * (int64_t)es;
+        s = blas_one(c, p->rt, p->m, p->n, p->k, &a1, &b1, p->o + oo * (int64_t)es, p->o_rs,
+                     p->o_cs);
+        for (int32_t d = p->nbatch - 1; d >= 0; d--) {
+            if (++idx[d] < p->bshape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return s;
 }
 
 // On a device, everything else: the ISA kernel (through a temporary when out is an input).
@@ -362,7 +406,9 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     int overlaps = hg_op_overlaps(out, a) || hg_op_overlaps(out, b);
     if (!overlaps) fold_batches(&p);
     int direct = out_direct(&p, overlaps);
-    if (dev && !device_sgemm_ok(&p, direct)) return device_kernel(c, &p, a, b, out, overlaps);
+    if (dev)
+        return device_blas_ok(c->ex->vt, &p, overlaps) ? device_blas(c, &p)
+                                                       : device_kernel(c, &p, a, b, out, overlaps);
     int64_t m = p.m, n = p.n, k = p.k;
     if (k == 0) {   // an empty sum: zeros of the result dtype
         static const unsigned char zero[8];

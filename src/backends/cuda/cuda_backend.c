@@ -296,6 +296,16 @@ static hg_status cuda_sgemm(void* state, int ta, int tb, int64_t m, int64_t n, i
     LOCKED(d, d->impl->sgemm(d, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
 
+static hg_status cuda_gemm_ex(void* state, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
+                             int64_t k, double alpha, const void* a, int64_t lda, const void* b,
+                             int64_t ldb, double beta, void* c, int64_t ldc) {
+    cuda_dev* d = state;
+    if (t != HG_DTYPE_F64 && t != HG_DTYPE_F16 && t != HG_DTYPE_BF16)
+        return hg_error(HG_ERR_UNSUPPORTED, "cuda gemm: dtype %s (f64, f16 and bf16 only; f32 "
+                        "goes to sgemm)", hg_dtype_name(t));
+    LOCKED(d, d->impl->gemm_ex(d, t, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+}
+
 const hg_backend_vtable hg_cuda_backend = {
     .api_version = HG_BACKEND_API_VERSION,
     .kind = HG_BACKEND_CUDA,
@@ -320,4 +330,5 @@ const hg_backend_vtable hg_cuda_backend = {
     .kernel_launch = cuda_kernel_launch,
     .host_parallel = NULL,   // device memory: the op layer's host paths do not apply
     .sgemm = cuda_sgemm,
+    .gemm_ex = cuda_gemm_ex,
 };

@@ -211,7 +211,8 @@ static void load_cublas(void) {
              SYM(a, cublasSetStream, "cublasSetStream_v2", NULL, lib) &&
              SYM(a, cublasSetMathMode, "cublasSetMathMode", NULL, lib) &&
              SYM(a, cublasSgemm, "cublasSgemm_v2", NULL, lib) &&
-             SYM(a, cublasGetVersion, "cublasGetVersion_v2", NULL, lib);
+             SYM(a, cublasGetVersion, "cublasGetVersion_v2", NULL, lib) &&
+             SYM(a, cublasGemmEx, "cublasGemmEx", NULL, lib);
     if (!ok) return;
     l->ok = 1;
 }

@@ -101,6 +101,13 @@ typedef int cublasStatus_t;
 #define HG_CUBLAS_DEFAULT_MATH 0
 #define HG_CUBLAS_PEDANTIC_MATH 2
 #define HG_CUBLAS_TF32_TENSOR_OP_MATH 3
+// cudaDataType_t, cublasComputeType_t and cublasGemmAlgo_t values used with cublasGemmEx.
+#define HG_CUDA_R_64F 1
+#define HG_CUDA_R_16F 2
+#define HG_CUDA_R_16BF 14
+#define HG_CUBLAS_COMPUTE_32F 68
+#define HG_CUBLAS_COMPUTE_64F 70
+#define HG_CUBLAS_GEMM_DEFAULT (-1)
 typedef struct hg_cublas_api {
     void* lib;
     cublasStatus_t (*cublasCreate)(cublasHandle_t*);
@@ -110,6 +117,11 @@ typedef struct hg_cublas_api {
     cublasStatus_t (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float*,
                                   const float*, int, const float*, int, const float*, float*, int);
     cublasStatus_t (*cublasGetVersion)(cublasHandle_t, int*);
+    // cublasGemmEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
+    //              C, Ctype, ldc, computeType, algo)
+    cublasStatus_t (*cublasGemmEx)(cublasHandle_t, int, int, int, int, int, const void*,
+                                   const void*, int, int, const void*, int, int, const void*,
+                                   void*, int, int, int, int);
 } hg_cublas_api;
 
 // Each loader tries once (thread-safe) and returns the table, or NULL with the reason in why

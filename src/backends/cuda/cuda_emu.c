@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -308,6 +309,42 @@ static hg_status emu_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, in
     return HG_OK;
 }
 
+// f64 in double; f16/bf16 (16-bit patterns in memory) accumulated in f32 as cuBLAS's
+// CUBLAS_COMPUTE_32F, C rounded once to the dtype.
+static double emu_ld(hg_dtype t, const void* p, int64_t i) {
+    if (t == HG_DTYPE_F64) return ((const double*)p)[i];
+    uint16_t h = ((const uint16_t*)p)[i];
+    return t == HG_DTYPE_F16 ? (double)hg_f16_to_f32(h) : (double)hg_bf16_to_f32(h);
+}
+
+static hg_status emu_gemm_ex(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
+                             int64_t k, double alpha, const void* a, int64_t lda, const void* b,
+                             int64_t ldb, double beta, void* c, int64_t ldc) {
+    (void)d;
+    int f64 = t == HG_DTYPE_F64;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            float sf = 0;
+            for (int64_t p = 0; !(alpha == 0.0) && p < k; p++) {   // alpha 0 reads neither
+                double x = emu_ld(t, a, ta ? p * lda + i : i * lda + p);
+                double y = emu_ld(t, b, tb ? j * ldb + p : p * ldb + j);
+                if (f64) s = fma(x, y, s);
+                else sf = fmaf((float)x, (float)y, sf);
+            }
+            int64_t o = i * ldc + j;
+            if (f64) {
+                double* cij = (double*)c + o;
+                *cij = beta == 0.0 ? alpha * s : alpha * s + beta * *cij;
+            } else {
+                float v = (float)alpha * sf;
+                if (beta != 0.0) v = fmaf((float)beta, (float)emu_ld(t, c, o), v);
+                ((uint16_t*)c)[o] = t == HG_DTYPE_F16 ? hg_f32_to_f16(v) : hg_f32_to_bf16(v);
+            }
+        }
+    return HG_OK;
+}
+
 const cuda_impl hg_cuda_emu_impl = {
     .name = "emulation",
     .open = emu_open,
@@ -324,4 +361,5 @@ const cuda_impl hg_cuda_emu_impl = {
     .launch = emu_launch,
     .sync = emu_sync,
     .sgemm = emu_sgemm,
+    .gemm_ex = emu_gemm_ex,
 };

@@ -50,6 +50,10 @@ typedef struct cuda_impl {
     hg_status (*sgemm)(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                        const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                        float* c, int64_t ldc);
+    // The same for f64, f16 and bf16 (f32 accumulation for the 16-bit types).
+    hg_status (*gemm_ex)(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
+                         int64_t k, double alpha, const void* a, int64_t lda, const void* b,
+                         int64_t ldb, double beta, void* c, int64_t ldc);
 } cuda_impl;
 
 extern const cuda_impl hg_cuda_real_impl;

@@ -249,13 +249,12 @@ static hg_status real_sync(cuda_dev* d) {
     return st ? st : check(d, st_of(d)->api->cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-static hg_status real_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                            float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-                            float beta, float* c, int64_t ldc) {
+// The executor's cuBLAS handle (created on first use, on the executor's stream), bound context.
+static hg_status blas_ready(cuda_dev* d, const char* fn, const hg_cublas_api** out) {
     real_state* s = st_of(d);
     char why[1024];
     const hg_cublas_api* bl = hg_cuda_cublas(why, sizeof why);
-    if (!bl) return hg_error(HG_ERR_UNSUPPORTED, "cuda sgemm: %s", why);
+    if (!bl) return hg_error(HG_ERR_UNSUPPORTED, "%s: %s", fn, why);
     hg_status st = bind(d);
     if (st) return st;
     if (!s->blas) {
@@ -267,13 +266,47 @@ static hg_status real_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, i
         int tf32 = tf && tf[0] && strcmp(tf, "0") != 0;
         bl->cublasSetMathMode(s->blas, tf32 ? HG_CUBLAS_TF32_TENSOR_OP_MATH : HG_CUBLAS_DEFAULT_MATH);
     }
+    *out = bl;
+    return HG_OK;
+}
+
+static hg_status real_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                            float beta, float* c, int64_t ldc) {
+    const hg_cublas_api* bl;
+    hg_status st = blas_ready(d, "cuda sgemm", &bl);
+    if (st) return st;
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return hg_error(HG_ERR_UNSUPPORTED, "cuda sgemm: dimensions beyond 2^31 - 1");
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
-    cublasStatus_t r = bl->cublasSgemm(s->blas, tb ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N,
+    cublasStatus_t r = bl->cublasSgemm(st_of(d)->blas, tb ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N,
                                        ta ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N, (int)n, (int)m, (int)k,
                                        &alpha, b, (int)ldb, a, (int)lda, &beta, c, (int)ldc);
     if (r != 0) return hg_error(HG_ERR_EXECUTION, "cublasSgemm failed with status %d", r);
+    return sync_stream(d);
+}
+
+// f64 in f64; f16/bf16 with f32 accumulation (tensor cores), C rounded once.
+static hg_status real_gemm_ex(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
+                              int64_t k, double alpha, const void* a, int64_t lda, const void* b,
+                              int64_t ldb, double beta, void* c, int64_t ldc) {
+    const hg_cublas_api* bl;
+    hg_status st = blas_ready(d, "cuda gemm", &bl);
+    if (st) return st;
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+        return hg_error(HG_ERR_UNSUPPORTED, "cuda gemm: dimensions beyond 2^31 - 1");
+    int f64 = t == HG_DTYPE_F64;
+    int dt = f64 ? HG_CUDA_R_64F : t == HG_DTYPE_F16 ? HG_CUDA_R_16F : HG_CUDA_R_16BF;
+    float af = (float)alpha, bf = (float)beta;   // the scalars have the compute type
+    const void* ap = f64 ? (const void*)&alpha : (const void*)&af;
+    const void* bp = f64 ? (const void*)&beta : (const void*)&bf;
+    cublasStatus_t r = bl->cublasGemmEx(
+        st_of(d)->blas, tb ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N, ta ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N,
+        (int)n, (int)m, (int)k, ap, b, dt, (int)ldb, a, dt, (int)lda, bp, c, dt, (int)ldc,
+        f64 ? HG_CUBLAS_COMPUTE_64F : HG_CUBLAS_COMPUTE_32F, HG_CUBLAS_GEMM_DEFAULT);
+    if (r != 0)
+        return hg_error(HG_ERR_EXECUTION, "cublasGemmEx (%s) failed with status %d",
+                        hg_dtype_name(t), r);
     return sync_stream(d);
 }
 
@@ -293,4 +326,5 @@ const cuda_impl hg_cuda_real_impl = {
     .launch = real_launch,
     .sync = real_sync,
     .sgemm = real_sgemm,
+    .gemm_ex = real_gemm_ex,
 };
