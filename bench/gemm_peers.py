@@ -4,6 +4,7 @@
 
     python3 bench/gemm_peers.py [--build build] [--rounds 3] [--threads 1,2]
                                 [--shapes 256,512,1024,2048,4096,64x4096x4096] [--json out.json]
+                                [--avx2]
 
 Each round runs numpy (in a subprocess with OPENBLAS_NUM_THREADS=T, so the thread count is
 really T) and then ours, for every thread count; rounds interleave the two so load from other
@@ -49,8 +50,10 @@ def parse_shapes(s):
     return out
 
 
-def run_numpy(shapes, threads, budget):
+def run_numpy(shapes, threads, budget, coretype=None):
     env = dict(os.environ)
+    if coretype:   # OpenBLAS's kernel family for this run (e.g. Haswell: its AVX2 kernels)
+        env["OPENBLAS_CORETYPE"] = coretype
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     res = subprocess.run([sys.executable, "-c", NUMPY_WORKER, json.dumps(shapes), str(budget)],
@@ -58,12 +61,14 @@ def run_numpy(shapes, threads, budget):
     return {(r["m"], r["n"], r["k"]): r["gflops"] for r in json.loads(res.stdout)}
 
 
-def run_ours(exe, shapes, threads):
+def run_ours(exe, shapes, threads, kernel=None):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "ours.json")
         spec = ",".join(f"{m}x{n}x{k}" for m, n, k in shapes)
-        subprocess.run([exe, "--threads", str(threads), "--shapes", spec, "--json", path],
-                       check=True, stdout=subprocess.DEVNULL)
+        cmd = [exe, "--threads", str(threads), "--shapes", spec, "--json", path]
+        if kernel:
+            cmd += ["--kernel", kernel]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         with open(path) as f:
             data = json.load(f)
     out = {}
@@ -80,6 +85,9 @@ def main():
     ap.add_argument("--shapes", default="256,512,1024,2048,4096,64x4096x4096")
     ap.add_argument("--budget", type=float, default=0.5, help="seconds of numpy runs per shape")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--avx2", action="store_true",
+                    help="both sides on their AVX2 kernels on an AVX-512 machine: ours with "
+                         "--kernel avx2, OpenBLAS with OPENBLAS_CORETYPE=Haswell")
     args = ap.parse_args()
     exe = os.path.join(args.build, "hg_gemm_bench")
     if not os.path.exists(exe):
@@ -93,10 +101,10 @@ def main():
     for rnd in range(args.rounds):
         for t in threads:
             print(f"round {rnd + 1}/{args.rounds}, {t} thread(s): numpy", file=sys.stderr, flush=True)
-            for s, g in run_numpy(shapes, t, args.budget).items():
+            for s, g in run_numpy(shapes, t, args.budget, "Haswell" if args.avx2 else None).items():
                 peer.setdefault((t, s), []).extend(g)
             print(f"round {rnd + 1}/{args.rounds}, {t} thread(s): hologram", file=sys.stderr, flush=True)
-            res, kernel = run_ours(exe, shapes, t)
+            res, kernel = run_ours(exe, shapes, t, "avx2" if args.avx2 else None)
             for s, v in res.items():
                 ours.setdefault((t, s), []).append(v)
     rows = []
@@ -110,7 +118,8 @@ def main():
                 "fma_peak": max(x[2] for x in o),
             })
     print(f"SGEMM, C = A*B row-major float32; {time.strftime('%Y-%m-%d')}, {platform.node()}, "
-          f"{os.cpu_count()} CPUs, numpy {np.__version__}, our kernel: {kernel}; "
+          f"{os.cpu_count()} CPUs, numpy {np.__version__}, our kernel: {kernel}"
+          f"{', OpenBLAS forced to Haswell (AVX2)' if args.avx2 else ''}; "
           f"best of {args.rounds} interleaved rounds\n")
     print("| threads | m x n x k | ours GFLOP/s best (median) | OpenBLAS best (median) | ours / OpenBLAS | ours / FMA peak |")
     print("|---|---|---|---|---|---|")

@@ -74,84 +74,79 @@ static inline float gelu_f32_lane(float x) {
     return (xf * mm) / den;
 }
 
+#if defined(HG_SIMD_AVX512) || defined(HG_SIMD_AVX2)
+// One body for both widths over these thin wrappers; only the table lookup and the x < 0
+// selects differ (AVX-512: a 16-lane permute and mask registers; AVX2: two 8-lane permutes and
+// blends).
 #if defined(HG_SIMD_AVX512)
-static void gelu_f32_block(float* d, const float* a, size_t n) {
-    const __m512 tab = _mm512_loadu_ps(k_exp2_16th);
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 x = _mm512_loadu_ps(a + i);
-        __m512i wb = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
-        wb = _mm512_min_epu32(wb, _mm512_set1_epi32((int)GELU_WMAX_BITS));
-        __m512 w = _mm512_castsi512_ps(wb);
-        __m512 s = _mm512_mul_ps(w, w), sl = _mm512_fmsub_ps(w, w, s);
-        __m512 bh = _mm512_set1_ps(GELU_BH), ahc = _mm512_set1_ps(GELU_AH);
-        __m512 m = _mm512_mul_ps(bh, s), ml = _mm512_fmsub_ps(bh, s, m);
-        __m512 hi = _mm512_max_ps(m, ahc), lo = _mm512_min_ps(m, ahc);
-        __m512 ph = _mm512_add_ps(hi, lo), pl = _mm512_sub_ps(lo, _mm512_sub_ps(ph, hi));
-        __m512 c = _mm512_fmadd_ps(_mm512_set1_ps(GELU_BL), s, _mm512_set1_ps(GELU_AL));
-        c = _mm512_fmadd_ps(bh, sl, c);
-        pl = _mm512_add_ps(pl, _mm512_add_ps(c, ml));
-        __m512 ah = _mm512_mul_ps(w, ph), al = _mm512_fmsub_ps(w, ph, ah);
-        al = _mm512_fmadd_ps(w, pl, al);
-        __m512 mg = _mm512_set1_ps(GELU_MAGIC);
-        __m512 t = _mm512_sub_ps(mg, ah);
-        __m512 r = _mm512_sub_ps(_mm512_sub_ps(_mm512_sub_ps(mg, t), ah), al);
-        __m512i q = _mm512_castps_si512(t);
-        __m512 tv = _mm512_permutexvar_ps(q, tab);   // uses the low 4 bits of each lane
-        __m512i eadd = _mm512_and_si512(_mm512_slli_epi32(q, 19),
-                                        _mm512_set1_epi32((int)0xff800000u));
-        __m512 p = _mm512_fmadd_ps(r, _mm512_set1_ps(GELU_C3), _mm512_set1_ps(GELU_C2));
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(GELU_C1));
-        __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(tv, r), p, tv);
-        __m512 e = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(y), eadd));
-        __m512 den = _mm512_fmadd_ps(e, _mm512_set1_ps(0x1p-64f), _mm512_set1_ps(1.0f));
-        __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-        den = _mm512_mask_mul_ps(den, neg, den, _mm512_set1_ps(0x1p64f));
-        __m512 mm = _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), neg, e);
-        __m512 xf = _mm512_max_ps(_mm512_set1_ps(-16.0f), x);   // NaN: the second operand
-        _mm512_storeu_ps(d + i, _mm512_div_ps(_mm512_mul_ps(xf, mm), den));
-    }
-    for (; i < n; i++) d[i] = gelu_f32_lane(a[i]);
+#define GW 16
+typedef __m512 vf;
+typedef __m512i vi;
+#define V(op) _mm512_##op
+static inline vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
+static inline vi vf_bits(vf a) { return _mm512_castps_si512(a); }
+static inline vf vf_from(vi a) { return _mm512_castsi512_ps(a); }
+static inline vf tab_lookup(const float* tab, vi q) {
+    return _mm512_permutexvar_ps(q, _mm512_loadu_ps(tab));   // uses the low 4 bits of q
 }
-#elif defined(HG_SIMD_AVX2)
+// x < 0: den * 2^64 and e; else den and 1.
+static inline void neg_select(vf x, vf e, vf* den, vf* mm) {
+    __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    *den = _mm512_mask_mul_ps(*den, neg, *den, _mm512_set1_ps(0x1p64f));
+    *mm = _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), neg, e);
+}
+#else
+#define GW 8
+typedef __m256 vf;
+typedef __m256i vi;
+#define V(op) _mm256_##op
+static inline vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
+static inline vi vf_bits(vf a) { return _mm256_castps_si256(a); }
+static inline vf vf_from(vi a) { return _mm256_castsi256_ps(a); }
+static inline vf tab_lookup(const float* tab, vi q) {
+    // 16 entries from two 8-entry permutes; bit 3 of q (shifted into the sign) picks one.
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), q),
+                            _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 8), q),
+                            _mm256_castsi256_ps(_mm256_slli_epi32(q, 28)));
+}
+static inline void neg_select(vf x, vf e, vf* den, vf* mm) {
+    __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+    *den = _mm256_blendv_ps(*den, _mm256_mul_ps(*den, _mm256_set1_ps(0x1p64f)), neg);
+    *mm = _mm256_blendv_ps(_mm256_set1_ps(1.0f), e, neg);
+}
+#endif
+
 static void gelu_f32_block(float* d, const float* a, size_t n) {
-    const __m256 tab_lo = _mm256_loadu_ps(k_exp2_16th), tab_hi = _mm256_loadu_ps(k_exp2_16th + 8);
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(a + i);
-        __m256i wb = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
-        wb = _mm256_min_epu32(wb, _mm256_set1_epi32((int)GELU_WMAX_BITS));
-        __m256 w = _mm256_castsi256_ps(wb);
-        __m256 s = _mm256_mul_ps(w, w), sl = _mm256_fmsub_ps(w, w, s);
-        __m256 bh = _mm256_set1_ps(GELU_BH), ahc = _mm256_set1_ps(GELU_AH);
-        __m256 m = _mm256_mul_ps(bh, s), ml = _mm256_fmsub_ps(bh, s, m);
-        __m256 hi = _mm256_max_ps(m, ahc), lo = _mm256_min_ps(m, ahc);
-        __m256 ph = _mm256_add_ps(hi, lo), pl = _mm256_sub_ps(lo, _mm256_sub_ps(ph, hi));
-        __m256 c = _mm256_fmadd_ps(_mm256_set1_ps(GELU_BL), s, _mm256_set1_ps(GELU_AL));
-        c = _mm256_fmadd_ps(bh, sl, c);
-        pl = _mm256_add_ps(pl, _mm256_add_ps(c, ml));
-        __m256 ah = _mm256_mul_ps(w, ph), al = _mm256_fmsub_ps(w, ph, ah);
-        al = _mm256_fmadd_ps(w, pl, al);
-        __m256 mg = _mm256_set1_ps(GELU_MAGIC);
-        __m256 t = _mm256_sub_ps(mg, ah);
-        __m256 r = _mm256_sub_ps(_mm256_sub_ps(_mm256_sub_ps(mg, t), ah), al);
-        __m256i q = _mm256_castps_si256(t);
-        // 16 entries from two 8-entry permutes; bit 3 of q (shifted into the sign) picks one.
-        __m256 tv = _mm256_blendv_ps(_mm256_permutevar8x32_ps(tab_lo, q),
-                                     _mm256_permutevar8x32_ps(tab_hi, q),
-                                     _mm256_castsi256_ps(_mm256_slli_epi32(q, 28)));
-        __m256i eadd = _mm256_and_si256(_mm256_slli_epi32(q, 19),
-                                        _mm256_set1_epi32((int)0xff800000u));
-        __m256 p = _mm256_fmadd_ps(r, _mm256_set1_ps(GELU_C3), _mm256_set1_ps(GELU_C2));
-        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(GELU_C1));
-        __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(tv, r), p, tv);
-        __m256 e = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), eadd));
-        __m256 den = _mm256_fmadd_ps(e, _mm256_set1_ps(0x1p-64f), _mm256_set1_ps(1.0f));
-        __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-        den = _mm256_blendv_ps(den, _mm256_mul_ps(den, _mm256_set1_ps(0x1p64f)), neg);
-        __m256 mm = _mm256_blendv_ps(_mm256_set1_ps(1.0f), e, neg);
-        __m256 xf = _mm256_max_ps(_mm256_set1_ps(-16.0f), x);   // NaN: the second operand
-        _mm256_storeu_ps(d + i, _mm256_div_ps(_mm256_mul_ps(xf, mm), den));
+    for (; i + GW <= n; i += GW) {
+        vf x = V(loadu_ps)(a + i);
+        vi wb = vi_and(vf_bits(x), V(set1_epi32)(0x7fffffff));
+        wb = V(min_epu32)(wb, V(set1_epi32)((int)GELU_WMAX_BITS));
+        vf w = vf_from(wb);
+        vf s = V(mul_ps)(w, w), sl = V(fmsub_ps)(w, w, s);
+        vf bh = V(set1_ps)(GELU_BH), ahc = V(set1_ps)(GELU_AH);
+        vf m = V(mul_ps)(bh, s), ml = V(fmsub_ps)(bh, s, m);
+        vf hi = V(max_ps)(m, ahc), lo = V(min_ps)(m, ahc);
+        vf ph = V(add_ps)(hi, lo), pl = V(sub_ps)(lo, V(sub_ps)(ph, hi));
+        vf c = V(fmadd_ps)(V(set1_ps)(GELU_BL), s, V(set1_ps)(GELU_AL));
+        c = V(fmadd_ps)(bh, sl, c);
+        pl = V(add_ps)(pl, V(add_ps)(c, ml));
+        vf ah = V(mul_ps)(w, ph), al = V(fmsub_ps)(w, ph, ah);
+        al = V(fmadd_ps)(w, pl, al);
+        vf mg = V(set1_ps)(GELU_MAGIC);
+        vf t = V(sub_ps)(mg, ah);
+        vf r = V(sub_ps)(V(sub_ps)(V(sub_ps)(mg, t), ah), al);
+        vi q = vf_bits(t);
+        vf tv = tab_lookup(k_exp2_16th, q);
+        vi eadd = vi_and(V(slli_epi32)(q, 19), V(set1_epi32)((int)0xff800000u));
+        vf p = V(fmadd_ps)(r, V(set1_ps)(GELU_C3), V(set1_ps)(GELU_C2));
+        p = V(fmadd_ps)(p, r, V(set1_ps)(GELU_C1));
+        vf y = V(fmadd_ps)(V(mul_ps)(tv, r), p, tv);
+        vf e = vf_from(V(add_epi32)(vf_bits(y), eadd));
+        vf den = V(fmadd_ps)(e, V(set1_ps)(0x1p-64f), V(set1_ps)(1.0f)), mm;
+        neg_select(x, e, &den, &mm);
+        vf xf = V(max_ps)(V(set1_ps)(-16.0f), x);   // NaN: the second operand
+        V(storeu_ps)(d + i, V(div_ps)(V(mul_ps)(xf, mm), den));
     }
     for (; i < n; i++) d[i] = gelu_f32_lane(a[i]);
 }
