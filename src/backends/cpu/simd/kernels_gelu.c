@@ -21,16 +21,8 @@
 #include <float.h>
 #include "backends/cpu/simd/simd_common.h"
 #include "backends/cpu/simd/vmath.h"
-#if defined(HG_SIMD_AVX2) || defined(HG_SIMD_AVX512)
-#include <immintrin.h>
-#endif
+#include "backends/cpu/simd/vwrap.h"
 
-// 2^(j/16) rounded to f32 (at most 0.45 ULP off).
-static const float k_exp2_16th[16] = {
-    1.0f,       1.0442737f, 1.0905077f, 1.1387886f, 1.1892071f, 1.2418578f,
-    1.2968396f, 1.3542556f, 1.4142135f, 1.4768262f, 1.5422108f, 1.6104903f,
-    1.6817929f, 1.7562522f, 1.8340081f, 1.9152066f,
-};
 // alpha = 16 log2(e) 2 sqrt(2/pi) and beta = 0.044715 alpha, each as hi + lo in f32.
 #define GELU_AH 36.83533f
 #define GELU_AL 2.0717444e-07f
@@ -60,7 +52,7 @@ static inline float gelu_f32_lane(float x) {
     float t = GELU_MAGIC - ah;                        // bits: 0x4b400000 + k
     float r = ((GELU_MAGIC - t) - ah) - al;           // (1024 - k) - ah is exact (Sterbenz)
     uint32_t q = hg_f2u(t);
-    float tv = k_exp2_16th[q & 15u];
+    float tv = hg_vm_exp2_16th[q & 15u];
     uint32_t eadd = (q << 19) & 0xff800000u;          // (k >> 4) << 23
     float p = fmaf(r, GELU_C3, GELU_C2);
     p = fmaf(p, r, GELU_C1);
@@ -74,51 +66,23 @@ static inline float gelu_f32_lane(float x) {
     return (xf * mm) / den;
 }
 
-#if defined(HG_SIMD_AVX512) || defined(HG_SIMD_AVX2)
-// One body for both widths over these thin wrappers; only the table lookup and the x < 0
-// selects differ (AVX-512: a 16-lane permute and mask registers; AVX2: two 8-lane permutes and
-// blends).
-#if defined(HG_SIMD_AVX512)
-#define GW 16
-typedef __m512 vf;
-typedef __m512i vi;
-#define V(op) _mm512_##op
-static inline vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
-static inline vi vf_bits(vf a) { return _mm512_castps_si512(a); }
-static inline vf vf_from(vi a) { return _mm512_castsi512_ps(a); }
-static inline vf tab_lookup(const float* tab, vi q) {
-    return _mm512_permutexvar_ps(q, _mm512_loadu_ps(tab));   // uses the low 4 bits of q
-}
-// x < 0: den * 2^64 and e; else den and 1.
+#if defined(HG_VWRAP)
+// One body for both widths (vwrap.h); x < 0 scales den by 2^64 and takes e as the numerator's
+// factor: AVX-512 with a mask register (one masked multiply), AVX2 with blends.
 static inline void neg_select(vf x, vf e, vf* den, vf* mm) {
+#if defined(HG_SIMD_AVX512)
     __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
     *den = _mm512_mask_mul_ps(*den, neg, *den, _mm512_set1_ps(0x1p64f));
     *mm = _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), neg, e);
-}
 #else
-#define GW 8
-typedef __m256 vf;
-typedef __m256i vi;
-#define V(op) _mm256_##op
-static inline vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
-static inline vi vf_bits(vf a) { return _mm256_castps_si256(a); }
-static inline vf vf_from(vi a) { return _mm256_castsi256_ps(a); }
-static inline vf tab_lookup(const float* tab, vi q) {
-    // 16 entries from two 8-entry permutes; bit 3 of q (shifted into the sign) picks one.
-    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), q),
-                            _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 8), q),
-                            _mm256_castsi256_ps(_mm256_slli_epi32(q, 28)));
-}
-static inline void neg_select(vf x, vf e, vf* den, vf* mm) {
-    __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-    *den = _mm256_blendv_ps(*den, _mm256_mul_ps(*den, _mm256_set1_ps(0x1p64f)), neg);
-    *mm = _mm256_blendv_ps(_mm256_set1_ps(1.0f), e, neg);
-}
+    *den = sel_neg(x, _mm256_mul_ps(*den, _mm256_set1_ps(0x1p64f)), *den);
+    *mm = sel_neg(x, e, _mm256_set1_ps(1.0f));
 #endif
+}
 
 static void gelu_f32_block(float* d, const float* a, size_t n) {
     size_t i = 0;
-    for (; i + GW <= n; i += GW) {
+    for (; i + VW <= n; i += VW) {
         vf x = V(loadu_ps)(a + i);
         vi wb = vi_and(vf_bits(x), V(set1_epi32)(0x7fffffff));
         wb = V(min_epu32)(wb, V(set1_epi32)((int)GELU_WMAX_BITS));
@@ -137,7 +101,7 @@ static void gelu_f32_block(float* d, const float* a, size_t n) {
         vf t = V(sub_ps)(mg, ah);
         vf r = V(sub_ps)(V(sub_ps)(V(sub_ps)(mg, t), ah), al);
         vi q = vf_bits(t);
-        vf tv = tab_lookup(k_exp2_16th, q);
+        vf tv = tab16(hg_vm_exp2_16th, q);
         vi eadd = vi_and(V(slli_epi32)(q, 19), V(set1_epi32)((int)0xff800000u));
         vf p = V(fmadd_ps)(r, V(set1_ps)(GELU_C3), V(set1_ps)(GELU_C2));
         p = V(fmadd_ps)(p, r, V(set1_ps)(GELU_C1));

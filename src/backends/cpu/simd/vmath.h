@@ -20,6 +20,12 @@
 // 1.5 * 2^52, the same for double.
 #define HG_VM_ROUND_MAGIC_D 6755399441055744.0
 
+// 2^(j/16) rounded to f32 (at most 0.45 ULP off): the table of the gelu kernel's exponential.
+static const float hg_vm_exp2_16th[16] = {
+    1.0f,       1.0442737f, 1.0905077f, 1.1387886f, 1.1892071f, 1.2418578f,
+    1.2968396f, 1.3542556f, 1.4142135f, 1.4768262f, 1.5422108f, 1.6104903f,
+    1.6817929f, 1.7562522f, 1.8340081f, 1.9152066f,
+};
 // 2^n for an integer n in [-160, 160], applied to y as two multiplications by normal powers
 // of two: the first is exact, so a result in the subnormal range is rounded only once.
 static inline float hg_vm_scale_f32(float y, uint32_t n_plus_magic) {
