@@ -19,8 +19,12 @@ Inside a function decorated with ``@hologram.jit`` these ops record graph nodes 
 running (see hologram.jit).
 """
 
+import math
+import numbers
+import operator
+
 from . import _C
-from ._trace import traced, trace_dispatch
+from ._trace import TraceError, traced, trace_dispatch
 
 _flat = _C.ops
 _U = _C.unary_ops
@@ -102,8 +106,28 @@ softplus = _unary("softplus", "log(1 + e^x) without overflow")
 erf = _unary("erf", "the error function")
 floor = _unary("floor", "round down")
 ceil = _unary("ceil", "round up")
-round = _unary("round", "round half to even (numpy.round with decimals=0): integers and bool "
-                "are returned as they are (numpy turns bool into float16)")  # noqa: A001
+_rint0 = _unary("round", "")
+
+
+def round(x, decimals=0, out=None):  # noqa: A001
+    """numpy.round: half to even at `decimals` places (Tensor.round describes the method).
+    decimals=0: integers and bool are returned as they are (numpy turns bool into float16)."""
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return _rint0(x, out)
+    if traced(x):   # floats: the same two scalar ops and a rint, as nodes
+        if x.dtype_name not in ("f16", "bf16", "f32", "f64"):
+            if decimals > 0:
+                return _rint0(x)
+            # numpy rounds integers to tens in their own dtype: the eager path does that.
+            raise TraceError("jit: round of an integer tensor to negative decimals is not traced")
+        f = 10.0 ** (decimals if decimals > 0 else -decimals)   # (abs is the op here)
+        return _rint0(x * f) / f if decimals > 0 else _rint0(x / f) * f
+    from ._interop import asarray
+    r = asarray(x).round(decimals)
+    return r if out is None else copy(r, out=out)
+
+
 round_ = round
 
 
@@ -114,7 +138,9 @@ def rint(x, out=None):
         x = asarray(x)
         if x.dtype.kind in "biu":
             x = _C.cast(x, "f16" if x.itemsize == 1 else "f32" if x.itemsize == 2 else "f64")
-    return round(x, out)
+    return _rint0(x, out)
+
+
 trunc = _unary("trunc", "round toward zero")
 logical_not = _unary("logical_not", "not x -> bool")
 bitwise_not = _unary("bitwise_not", "~x for integers and bool")
@@ -249,20 +275,36 @@ any = _reduction("any", "-> bool")  # noqa: A001
 all = _reduction("all", "-> bool")  # noqa: A001
 
 
+def _ddof_factor(x, axis, ddof):
+    """n / (n - ddof) for the elements a traced var/std reduces (inf where n == ddof, so that
+    0 * inf gives NaN and a positive sum inf, as numpy's division by zero does)."""
+    shape = x.shape
+    axes = range(len(shape)) if axis is None else (
+        (axis,) if isinstance(axis, numbers.Integral) else axis)
+    n = 1
+    for a in axes:
+        n *= shape[int(a)]
+    return float("inf") if n == ddof else n / (n - ddof)
+
+
 def var(x, axis=None, keepdims=False, ddof=0, out=None):
-    """Variance with numpy's ddof (divisor n - ddof)."""
+    """Variance with numpy's ddof (divisor n - ddof). Traced (@jit) with ddof != 0: the ddof-0
+    reduction scaled by n / (n - ddof), one rounding more than the eager call."""
     if traced(x):
-        if ddof:
-            raise NotImplementedError("jit: var with ddof != 0 is not traced")
-        return trace_dispatch("reduce", _R["var"], x, axis, keepdims)
+        v = trace_dispatch("reduce", _R["var"], x, axis, keepdims)
+        return v * _ddof_factor(x, axis, ddof) if ddof else v
     return _C.reduce(_R["var"], x, axis, keepdims, out, ddof)
 
 
 def std(x, axis=None, keepdims=False, ddof=0, out=None):
+    """Standard deviation with numpy's ddof (see var)."""
     if traced(x):
-        if ddof:
-            raise NotImplementedError("jit: std with ddof != 0 is not traced")
-        return trace_dispatch("reduce", _R["std"], x, axis, keepdims)
+        v = trace_dispatch("reduce", _R["std"], x, axis, keepdims)
+        if not ddof:
+            return v
+        f = _ddof_factor(x, axis, ddof)
+        # n < ddof: numpy takes the square root of a negative variance, NaN.
+        return v * (math.sqrt(f) if f >= 0 else math.nan)
     return _C.reduce(_R["std"], x, axis, keepdims, out, ddof)
 
 

@@ -7,6 +7,7 @@ their result on the inputs' Executor.
 """
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -353,9 +354,25 @@ class Tensor(_C.Tensor):
         return _C.unary(_UNARY["sqrt"], self)
 
     def round(self, decimals=0):
-        if decimals != 0:
-            raise UnsupportedError("round(decimals != 0) is not supported; only decimals=0")
-        return _C.unary(_UNARY["round"], self)
+        """numpy.round: half to even at `decimals` decimal places (negative: tens, hundreds...).
+        Floats as numpy computes it, in their own dtype: rint(x * 10^d) / 10^d, or
+        rint(x / 10^-d) * 10^-d for d < 0. Integers and bool are unchanged for d >= 0; for
+        d < 0 integers round in float64 (exact below 2^53) and come back in their dtype."""
+        decimals = operator.index(decimals)
+        rint = _UNARY["round"]
+        is_float = self.dtype_name in ("f16", "bf16", "f32", "f64")
+        if decimals == 0 or (not is_float and decimals > 0):
+            return _C.unary(rint, self)
+        if self.dtype_name == "bool":
+            return self.copy()
+        if not is_float:
+            f = 10.0 ** -decimals
+            return (_C.unary(rint, self.astype("float64") / f) * f).astype(self.dtype_name)
+        if decimals > 0:
+            f = 10.0 ** decimals
+            return _C.unary(rint, self * f) / f
+        f = 10.0 ** -decimals
+        return _C.unary(rint, self / f) * f
 
 
 _NAMES = {np.dtype(k): v for k, v in [

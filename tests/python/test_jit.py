@@ -142,3 +142,40 @@ def test_graph_api_by_hand():
         plan.run([hg.zeros((5,))], [out])
     with pytest.raises(hg.HologramError):
         g.binary(0, x, 999)
+
+
+def test_var_std_with_ddof_are_traced():
+    @hg.jit
+    def stats(a):
+        return ops.var(a, axis=1, ddof=1), ops.std(a, ddof=2), ops.var(a, axis=0, ddof=3)
+
+    x = RNG.standard_normal((3, 7)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # traced, no eager fallback
+        v1, s2, v3 = stats(hg.asarray(x))
+    # The ddof-0 reduction times n / (n - ddof): one rounding more than numpy's division.
+    np.testing.assert_allclose(v1.numpy(), x.var(axis=1, ddof=1), rtol=1e-5)
+    np.testing.assert_allclose(s2.numpy(), x.std(ddof=2), rtol=1e-5)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # numpy's "Degrees of freedom <= 0"
+        want = x.var(axis=0, ddof=3)             # n == ddof: inf, as numpy
+    assert np.array_equal(v3.numpy(), want)
+
+    @hg.jit
+    def too_few(a):
+        return ops.std(a, ddof=7)                 # n - ddof < 0: NaN, as numpy
+    assert np.isnan(too_few(hg.asarray(x[:, :2])).numpy()).all()
+
+
+def test_round_with_decimals_is_traced():
+    x = (RNG.standard_normal(500) * 100).astype(np.float32)
+
+    @hg.jit
+    def r(a):
+        return ops.round(a, 2), ops.round(a, -1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got2, got_1 = r(hg.asarray(x))
+    np.testing.assert_array_equal(got2.numpy(), np.round(x, 2))
+    np.testing.assert_array_equal(got_1.numpy(), np.round(x, -1))

@@ -341,3 +341,27 @@ def test_where_clip_fma_cast():
     y = np.array([1.7, -1.7, np.nan, 1e20], np.float32)
     assert ops.cast(y, np.int32).tolist() == [1, -1, 0, 2147483647]   # cvt: truncate, saturate
     assert hg.asarray(y).astype("f64").dtype == np.float64
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
+def test_round_decimals_matches_numpy(dt):
+    x = (RNG_ROUND.standard_normal(2000) * 10.0 ** RNG_ROUND.integers(-3, 5, 2000)).astype(dt)
+    x[:6] = [2.5, -2.5, 0.125, 15.0, 25.0, -0.0]
+    t = hg.asarray(x)
+    for d in (-3, -1, 0, 1, 2, 4):
+        with np.errstate(over="ignore"):
+            want = np.round(x, d)
+        got = t.round(d).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, err_msg=f"{dt} decimals={d}")
+
+
+def test_round_decimals_integers():
+    x = np.array([15, 25, -15, -25, 1234, -9999, 0], np.int64)
+    for d in (-2, -1, 0, 2):
+        np.testing.assert_array_equal(hg.asarray(x).round(d).numpy(), np.round(x, d))
+    with pytest.raises(TypeError):
+        hg.asarray(x).round(1.5)
+
+
+RNG_ROUND = np.random.default_rng(11)
