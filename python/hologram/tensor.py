@@ -49,6 +49,8 @@ class Tensor(_C.Tensor):
                     f"numpy(): the Tensor is in {self.backend} device memory; numpy(copy=True) "
                     "copies it to the host")
             return self.contiguous()._host_copy()
+        if not self.size and self.backend != "cpu":   # no elements, no device memory to view
+            return np.empty(self.shape, dtype=self.dtype)
         item = self.itemsize
         arr = np.ndarray(self.shape, dtype=self.dtype, buffer=self.buffer,
                          offset=self.offset * item, strides=[s * item for s in self.strides])
@@ -236,8 +238,14 @@ class Tensor(_C.Tensor):
         if all(_is_basic_index(k) for k in key):
             _C.copy(self._basic_index(key), value)
             return
-        if self.data_ptr == 0:
-            raise UnsupportedError("advanced index assignment works on CPU memory only so far")
+        if self.data_ptr == 0 and self.size:
+            # Device memory: numpy's assignment on a host copy of this view, written back (the
+            # whole view crosses the bus twice; basic-index assignment above stays on the device).
+            from ._interop import asarray
+            host = self.numpy(copy=True)
+            host[_numpy_key(key)] = np.asarray(_host_value(value))
+            _C.copy(self, asarray(host, executor=self.executor))
+            return
         self.numpy()[_numpy_key(key)] = np.asarray(_host_value(value))
 
     def _basic_index(self, key):
@@ -284,11 +292,15 @@ class Tensor(_C.Tensor):
                 if rest:
                     out = out[(slice(None),) * (axis + idx_t.ndim) + rest]
                 return out
-        # Boolean masks and several index arrays: numpy's rules on CPU memory (a copy, as numpy).
-        if self.data_ptr == 0 and self.size:
-            raise UnsupportedError("boolean-mask and multi-array indexing work on CPU memory only "
-                                   "so far")
+        # Boolean masks and several index arrays: numpy's rules (a copy, as numpy).
         from ._interop import asarray
+        if self.data_ptr == 0 and self.size:
+            # Device memory: numpy's rules applied on the host to the element numbers (8 bytes
+            # per element of this view), then one gather on the device.
+            pos = np.arange(self.size, dtype=np.int64).reshape(self.shape)[_numpy_key(key)]
+            flat = self.contiguous().reshape(-1)
+            idx = asarray(pos.reshape(-1), executor=self.executor)
+            return _C.index_select(flat, 0, idx).reshape(pos.shape)
         res = self.numpy()[_numpy_key(key)]
         return asarray(np.asarray(res), executor=self.executor, copy=True)
 
@@ -396,7 +408,7 @@ def _numpy_key(key):
     out = []
     for k in key:
         if isinstance(k, _C.Tensor):
-            out.append(k.numpy())
+            out.append(k.numpy() if k.data_ptr or not k.size else k.numpy(copy=True))
         else:
             out.append(k)
     return tuple(out)

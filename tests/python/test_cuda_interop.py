@@ -1,7 +1,7 @@
 """CUDA interop of the Python package on the CUDA backend's host emulation
 (HOLOGRAM_CUDA_EMULATE=1, in a subprocess so the rest of the suite keeps its backends):
 __dlpack_device__, DLPack export and zero-copy import of CUDA memory, __cuda_array_interface__,
-device_ptr and the error paths. Skipped when no host C++ compiler can build emulated kernels."""
+device_ptr, advanced indexing of device memory and the error paths. Skipped when no host C++ compiler can build emulated kernels."""
 import os
 import shutil
 import subprocess
@@ -63,6 +63,25 @@ SCRIPT = textwrap.dedent(r'''
         raise AssertionError("a CPU executor wrapped CUDA memory")
     cpu = hg.asarray(host, executor=hg.Executor("cpu"))
     assert not hasattr(cpu, "__cuda_array_interface__")
+
+    # Advanced indexing of device memory follows numpy: masks, several index arrays, mixed
+    # with basic indices, on a strided view; assignment through them.
+    base = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    d = hg.asarray(base, executor=ex)
+    v = d[:, ::2]                                               # a strided view (3, 2, 5)
+    hv = base[:, ::2]
+    mask = hv > 17
+    for key in [(mask,), (np.array([0, 2]), 1, np.array([4, 0])), (Ellipsis, np.array([True, False, True, False, True])),
+                (hg.asarray(mask, executor=ex),), (np.zeros((3, 2, 5), bool),)]:
+        got = v[key]
+        assert got.executor is ex
+        np.testing.assert_array_equal(got.numpy(copy=True), hv[tuple(k.numpy(copy=True) if hasattr(k, "numpy") else k for k in key)])
+    v[mask] = -1.0
+    v[np.array([0, 1]), np.array([1, 0]), 2] = np.array([7.0, 8.0], np.float32)
+    want = base.copy()
+    want[:, ::2][mask] = -1.0
+    want[:, ::2][np.array([0, 1]), np.array([1, 0]), 2] = [7.0, 8.0]
+    np.testing.assert_array_equal(d.numpy(copy=True), want)
     print("cuda interop ok")
 ''')
 
