@@ -1,0 +1,95 @@
+// hologram/graph.h — part of libhologram's public header: graphs and plans: the graph compiler's
+// API.
+// Include <hologram.h>, which includes every part; the conventions at its top (errors,
+// handles, ownership, thread safety) apply here.
+#ifndef HOLOGRAM_GRAPH_H
+#define HOLOGRAM_GRAPH_H
+
+#include "hologram/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Graphs and plans ("canonical form compilation"; docs/graph.md).
+//
+//     hg_graph g;  int32_t a, b, c, t, y;  hg_plan plan;
+//     hg_graph_create(&g);
+//     hg_graph_input(g, HG_DTYPE_F32, 1, (int64_t[]){n}, &a);   ... b, c
+//     hg_graph_binary(g, HG_BINARY_MUL, a, b, &t);
+//     hg_graph_binary(g, HG_BINARY_ADD, t, c, &t);
+//     hg_graph_unary(g, HG_UNARY_RELU, t, &t);
+//     hg_graph_binary_scalar(g, HG_BINARY_MUL, t, hg_scalar_f(0.5), 0, &y);
+//     hg_graph_output(g, y);
+//     hg_graph_compile(g, ex, &plan);                 // one fused ISA kernel
+//     hg_plan_run(plan, 3, (hg_tensor[]){ta, tb, tc}, 1, (hg_tensor[]){ty});
+//
+// Nodes are int32 ids local to the graph. Building validates shapes and dtypes at once (same
+// rules and messages as the eager ops). Passes, in order: canonicalize (rewrite rules, constant
+// folding, CSE by hash-consing, DCE) -> fuse -> lower -> plan. HOLOGRAM_DUMP=passes prints the
+// graph after each pass to stderr; HOLOGRAM_DISABLE_FUSION=1 turns fusion off.
+// Thread safety: building one graph is not thread-safe; a compiled plan is immutable and may be
+// run from several threads at once (each run uses its own intermediate memory).
+// ---------------------------------------------------------------------------------------------
+typedef struct hg_graph { uint64_t handle; } hg_graph;
+typedef struct hg_plan { uint64_t handle; } hg_plan;
+
+// Release with hg_graph_destroy.
+HG_API hg_status hg_graph_create(hg_graph* out);
+HG_API hg_status hg_graph_destroy(hg_graph g);
+// An input bound at run time (in the order of creation).
+HG_API hg_status hg_graph_input(hg_graph g, hg_dtype dtype, int32_t ndim, const int64_t* shape,
+                                int32_t* out_node);
+// A 0-d constant of dtype.
+HG_API hg_status hg_graph_constant(hg_graph g, hg_dtype dtype, hg_scalar value,
+                                   int32_t* out_node);
+HG_API hg_status hg_graph_unary(hg_graph g, hg_unary_op op, int32_t x, int32_t* out_node);
+HG_API hg_status hg_graph_binary(hg_graph g, hg_binary_op op, int32_t a, int32_t b,
+                                 int32_t* out_node);
+HG_API hg_status hg_graph_binary_scalar(hg_graph g, hg_binary_op op, int32_t a, hg_scalar s,
+                                        int scalar_first, int32_t* out_node);
+HG_API hg_status hg_graph_where(hg_graph g, int32_t cond, int32_t a, int32_t b,
+                                int32_t* out_node);
+HG_API hg_status hg_graph_fma(hg_graph g, int32_t a, int32_t b, int32_t c, int32_t* out_node);
+HG_API hg_status hg_graph_cast(hg_graph g, int32_t x, hg_dtype dtype, int32_t* out_node);
+HG_API hg_status hg_graph_expand(hg_graph g, int32_t x, int32_t ndim, const int64_t* shape,
+                                 int32_t* out_node);
+HG_API hg_status hg_graph_reshape(hg_graph g, int32_t x, int32_t ndim, const int64_t* shape,
+                                  int32_t* out_node);
+HG_API hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
+                                 const int32_t* axes, int keepdims, int32_t* out_node);
+HG_API hg_status hg_graph_softmax(hg_graph g, int32_t x, int32_t axis, int log, int32_t* out_node);
+HG_API hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_node);
+// Marks a node as an output (in the order of the calls).
+HG_API hg_status hg_graph_output(hg_graph g, int32_t node);
+// Node facts (for tracers): dtype, ndim and shape (shape needs HG_MAX_DIMS entries).
+HG_API hg_status hg_graph_node_info(hg_graph g, int32_t node, hg_dtype* dtype, int32_t* ndim,
+                                    int64_t* shape);
+// Text of the graph (one node per line); release with hg_free.
+HG_API hg_status hg_graph_print(hg_graph g, char** out_text);
+
+// Runs the passes and compiles the kernels for ex. The plan does not refer to g afterwards.
+// Release with hg_plan_destroy (or with the executor).
+HG_API hg_status hg_graph_compile(hg_graph g, hg_executor ex, hg_plan* out);
+HG_API hg_status hg_plan_destroy(hg_plan plan);
+// Runs the plan: inputs in creation order, outputs in hg_graph_output order; shapes and dtypes
+// must match the graph's exactly (any strides). Outputs follow the ops' out rules, except that
+// they must exist (no allocation).
+HG_API hg_status hg_plan_run(hg_plan plan, int32_t ninputs, const hg_tensor* inputs,
+                             int32_t noutputs, const hg_tensor* outputs);
+typedef struct hg_plan_info {
+    int32_t kernels;          // ISA kernels launched per run
+    int32_t library_calls;    // library calls (GEMM, reductions, ...) per run
+    int32_t nodes;            // nodes after canonicalization
+    int32_t rewrites;         // rewrite rules applied
+    uint64_t peak_bytes;      // peak intermediate memory of one run
+} hg_plan_info;
+HG_API hg_status hg_plan_info_get(hg_plan plan, hg_plan_info* out);
+// Text of the plan (kernels and calls; for HOLOGRAM_DUMP and debugging); release with hg_free.
+HG_API hg_status hg_plan_print(hg_plan plan, char** out_text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // HOLOGRAM_GRAPH_H
