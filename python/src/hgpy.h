@@ -144,7 +144,7 @@ PyObject* hgpy_tensor_from_result(HgExecutor* owner, const hg_tensor* t);
 int hgpy_tensor_check(HgTensor* t);
 int hgpy_tensor_types_init(PyObject* module);
 
-// --- tensor_ops.c -----------------------------------------------------------------------------
+// --- op_call.c, tensor_ops.c, tensor_data_ops.c ------------------------------------------------
 // An op operand: a tensor view (from a Tensor, a Buffer, or an array converted by the package's
 // _as_tensor hook) or a Python scalar (bool/int/float: numpy's weak promotion).
 typedef struct hgpy_operand {
@@ -164,7 +164,8 @@ void hgpy_operand_release(hgpy_operand* o);
 PyObject* hgpy_binary_operator(hg_binary_op op, PyObject* a, PyObject* b, int inplace);
 PyObject* hgpy_unary_operator(hg_unary_op op, PyObject* x);
 PyObject* hgpy_matmul_operator(PyObject* a, PyObject* b, int inplace);
-extern PyMethodDef hgpy_tensor_op_methods[];
+extern PyMethodDef hgpy_tensor_op_methods[];    // tensor_ops.c: computation
+extern PyMethodDef hgpy_tensor_data_methods[];  // tensor_data_ops.c: data ops, creation
 
 // --- graph.c ----------------------------------------------------------------------------------
 extern PyTypeObject HgGraph_Type;

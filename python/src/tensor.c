@@ -695,5 +695,6 @@ int hgpy_tensor_types_init(PyObject* m) {
     Py_INCREF(&HgTensor_Type);
     if (PyModule_AddObject(m, "Tensor", (PyObject*)&HgTensor_Type) < 0) return -1;
     if (PyModule_AddFunctions(m, tensor_module_methods) < 0) return -1;
-    return PyModule_AddFunctions(m, hgpy_tensor_op_methods);
+    if (PyModule_AddFunctions(m, hgpy_tensor_op_methods) < 0) return -1;
+    return PyModule_AddFunctions(m, hgpy_tensor_data_methods);
 }
