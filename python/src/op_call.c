@@ -20,15 +20,6 @@ PyObject* hgpy_set_hooks(PyObject* self, PyObject* args) {
 
 
 // --- operands -----------------------------------------------------------------------------------
-static void tensor_of_buffer(HgBuffer* b, hg_tensor* t) {
-    memset(t, 0, sizeof *t);
-    t->buffer = b->buf;
-    t->dtype = b->dtype;
-    t->ndim = 1;
-    t->shape[0] = (int64_t)b->count;
-    t->strides[0] = 1;
-}
-
 static HgExecutor* default_executor(void) {
     if (!g_default_executor) {
         PyErr_SetString(PyExc_RuntimeError, "hologram: the package did not register its hooks");
@@ -115,60 +106,6 @@ int hgpy_operand_get(PyObject* obj, HgExecutor* executor, int allow_scalar, int 
 }
 
 void hgpy_operand_release(hgpy_operand* o) { Py_CLEAR(o->keep); }
-
-// Adds an operand (a tensor, or a scalar when allow_scalar); returns its index or -1.
-int hgpy_call_arg(call* c, PyObject* obj, int allow_scalar, const char* name) {
-    hgpy_operand* o = &c->op[c->n];
-    char what[96];
-    snprintf(what, sizeof what, "%s: argument '%s'", c->fn, name);
-    int r = hgpy_operand_get(obj, c->ex, allow_scalar, 0, what, o);
-    if (r) return -1;
-    c->n++;
-    if (!o->is_scalar) {
-        if (!c->ex) c->ex = o->base->owner;
-        c->elems += numel_of(&o->t);
-    }
-    return c->n - 1;
-}
-
-// The out argument: None/NULL, a Tensor or a Buffer (1-D view). Must be writable.
-int hgpy_call_out(call* c, PyObject* obj) {
-    if (!obj || obj == Py_None) return 0;
-    HgBuffer* b;
-    if (hgpy_is_tensor(obj)) {
-        HgTensor* t = (HgTensor*)obj;
-        if (hgpy_tensor_check(t)) return -1;
-        c->out = t->t;
-        b = t->base;
-    } else if (Py_TYPE(obj) == &HgBuffer_Type) {
-        b = (HgBuffer*)obj;
-        if (hgpy_buffer_check(b)) return -1;
-        tensor_of_buffer(b, &c->out);
-    } else {
-        PyErr_Format(PyExc_TypeError, "%s: out must be a hologram.Tensor or Buffer, got %.100s",
-                     c->fn, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    if (b->readonly) {
-        hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "%s: out wraps read-only memory", c->fn);
-        return -1;
-    }
-    c->out_obj = obj;
-    c->out_base = b;
-    if (!c->ex) c->ex = b->owner;
-    return 0;
-}
-
-// The Python result of a call: the out object, or a Tensor over the buffer the library made.
-PyObject* hgpy_call_result(call* c, hg_status s) {
-    PyObject* r;
-    if (s != HG_OK) r = hgpy_raise_status(s, NULL);
-    else if (c->out_obj) r = Py_NewRef(c->out_obj);
-    else r = hgpy_tensor_from_result(c->ex, &c->out);
-    call_end(c);
-    return r;
-}
-
 
 // --- argument helpers ---------------------------------------------------------------------------
 int hgpy_get_int(call* c, PyObject* o, const char* name, long long dflt, long long* out) {

@@ -18,6 +18,16 @@ static inline int64_t numel_of(const hg_tensor* t) {
     return n;
 }
 
+// A 1-D view of a whole Buffer.
+static inline void tensor_of_buffer(HgBuffer* b, hg_tensor* t) {
+    memset(t, 0, sizeof *t);
+    t->buffer = b->buf;
+    t->dtype = b->dtype;
+    t->ndim = 1;
+    t->shape[0] = (int64_t)b->count;
+    t->strides[0] = 1;
+}
+
 // Operands, the executor results go to, the output and the GIL decision for one call.
 typedef struct call {
     const char* fn;
@@ -49,14 +59,6 @@ static inline void call_end(call* c) {
     for (int i = 0; i < c->n; i++) hgpy_operand_release(&c->op[i]);
 }
 
-// Adds an operand (a tensor, or a scalar when allow_scalar); returns its index or -1.
-int hgpy_call_arg(call* c, PyObject* obj, int allow_scalar, const char* name);
-// The out argument: None/NULL, a Tensor or a Buffer (1-D view). Must be writable.
-int hgpy_call_out(call* c, PyObject* obj);
-// The Python result of a call: the out object, or a Tensor over the buffer the library made;
-// releases the operands.
-PyObject* hgpy_call_result(call* c, hg_status s);
-
 static inline int call_release_gil(call* c) { return c->elems >= HGPY_GIL_ELEMS; }
 
 static inline void call_hold(call* c) {
@@ -86,6 +88,61 @@ static inline void call_unhold(call* c) {
     } while (0)
 
 static inline const hg_tensor* T(call* c, int i) { return &c->op[i].t; }
+
+// The per-call pieces stay inline: a 1-element op is over in a few hundred nanoseconds.
+//
+// Adds an operand (a tensor, or a scalar when allow_scalar); returns its index or -1.
+static inline int hgpy_call_arg(call* c, PyObject* obj, int allow_scalar, const char* name) {
+    hgpy_operand* o = &c->op[c->n];
+    char what[96];
+    snprintf(what, sizeof what, "%s: argument '%s'", c->fn, name);
+    int r = hgpy_operand_get(obj, c->ex, allow_scalar, 0, what, o);
+    if (r) return -1;
+    c->n++;
+    if (!o->is_scalar) {
+        if (!c->ex) c->ex = o->base->owner;
+        c->elems += numel_of(&o->t);
+    }
+    return c->n - 1;
+}
+
+// The out argument: None/NULL, a Tensor or a Buffer (1-D view). Must be writable.
+static inline int hgpy_call_out(call* c, PyObject* obj) {
+    if (!obj || obj == Py_None) return 0;
+    HgBuffer* b;
+    if (hgpy_is_tensor(obj)) {
+        HgTensor* t = (HgTensor*)obj;
+        if (hgpy_tensor_check(t)) return -1;
+        c->out = t->t;
+        b = t->base;
+    } else if (Py_TYPE(obj) == &HgBuffer_Type) {
+        b = (HgBuffer*)obj;
+        if (hgpy_buffer_check(b)) return -1;
+        tensor_of_buffer(b, &c->out);
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s: out must be a hologram.Tensor or Buffer, got %.100s",
+                     c->fn, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (b->readonly) {
+        hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "%s: out wraps read-only memory", c->fn);
+        return -1;
+    }
+    c->out_obj = obj;
+    c->out_base = b;
+    if (!c->ex) c->ex = b->owner;
+    return 0;
+}
+
+// The Python result of a call: the out object, or a Tensor over the buffer the library made.
+static inline PyObject* hgpy_call_result(call* c, hg_status s) {
+    PyObject* r;
+    if (s != HG_OK) r = hgpy_raise_status(s, NULL);
+    else if (c->out_obj) r = Py_NewRef(c->out_obj);
+    else r = hgpy_tensor_from_result(c->ex, &c->out);
+    call_end(c);
+    return r;
+}
 
 // Python arguments of the op functions (c->fn names the function in messages). Each returns 0,
 // or -1 with an exception set; None or NULL gives the default.
