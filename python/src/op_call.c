@@ -224,13 +224,13 @@ int hgpy_get_scalar(call* c, PyObject* o, const char* name, hg_scalar* out) {
         *out = tmp.s;
         return 0;
     }
-    double v = PyFloat_AsDouble(o);   // numpy scalars and other numbers
-    if (v == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s: argument '%s' must be a number, got %.100s", c->fn,
-                     name, Py_TYPE(o)->tp_name);
+    // numpy scalars and other numbers (None is no number here: get_dbl would take its default)
+    double v;
+    if (o == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s: argument '%s' must be a number, got None", c->fn, name);
         return -1;
     }
+    if (hgpy_get_dbl(c, o, name, 0.0, &v)) return -1;
     *out = hg_scalar_f(v);
     return 0;
 }

@@ -15,9 +15,8 @@
 typedef __m512 vf;
 typedef __m512i vi;
 #define V(op) _mm512_##op
-static inline vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
-static inline vi vf_bits(vf a) { return _mm512_castps_si512(a); }
-static inline vf vf_from(vi a) { return _mm512_castsi512_ps(a); }
+#define VSI(op) _mm512_##op##_si512     // integer-vector ops: _mm512_and_si512, ...
+#define VF_FROM_BITS _mm512_castsi512_ps
 // tab[q & 15] per lane: one permute (it reads the low 4 bits of q).
 static inline vf tab16(const float* tab, vi q) {
     return _mm512_permutexvar_ps(q, _mm512_loadu_ps(tab));
@@ -32,9 +31,8 @@ static inline vf sel_neg(vf x, vf if_neg, vf otherwise) {
 typedef __m256 vf;
 typedef __m256i vi;
 #define V(op) _mm256_##op
-static inline vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
-static inline vi vf_bits(vf a) { return _mm256_castps_si256(a); }
-static inline vf vf_from(vi a) { return _mm256_castsi256_ps(a); }
+#define VSI(op) _mm256_##op##_si256
+#define VF_FROM_BITS _mm256_castsi256_ps
 // 16 entries from two 8-entry permutes; bit 3 of q (shifted into the sign) picks one.
 static inline vf tab16(const float* tab, vi q) {
     return _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), q),
@@ -45,6 +43,10 @@ static inline vf sel_neg(vf x, vf if_neg, vf otherwise) {
     return _mm256_blendv_ps(otherwise, if_neg, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
 #endif
+
+static inline vi vi_and(vi a, vi b) { return VSI(and)(a, b); }
+static inline vi vf_bits(vf a) { return VSI(castps)(a); }
+static inline vf vf_from(vi a) { return VF_FROM_BITS(a); }
 
 #endif
 #endif
