@@ -201,6 +201,41 @@ static void fold_batches(mm_plan* p) {
     }
 }
 
+// Walks the batch elements in row-major order over bshape, with the element offsets of a, b
+// and out of each.
+typedef struct mm_batch {
+    int64_t idx[HG_MAX_DIMS];
+    int64_t left;              // batch elements still to visit, this one included
+    int64_t ao, bo, oo;
+} mm_batch;
+
+static void batch_offsets(const mm_plan* p, mm_batch* it) {
+    it->ao = it->bo = it->oo = 0;
+    for (int32_t d = 0; d < p->nbatch; d++) {
+        it->ao += it->idx[d] * p->a_bs[d];
+        it->bo += it->idx[d] * p->b_bs[d];
+        it->oo += it->idx[d] * p->o_bs[d];
+    }
+}
+
+static void batch_start(const mm_plan* p, mm_batch* it) {
+    it->left = 1;
+    for (int32_t d = 0; d < p->nbatch; d++) {
+        it->left *= p->bshape[d];
+        it->idx[d] = 0;
+    }
+    batch_offsets(p, it);
+}
+
+static void batch_next(const mm_plan* p, mm_batch* it) {
+    if (--it->left <= 0) return;
+    for (int32_t d = p->nbatch - 1; d >= 0; d--) {
+        if (++it->idx[d] < p->bshape[d]) break;
+        it->idx[d] = 0;
+    }
+    batch_offsets(p, it);
+}
+
 typedef struct mm_scratch {
     void* a;         // operand a converted (rows*cols of ct) or NULL
     void* b;
@@ -317,26 +352,14 @@ static int device_blas_ok(const hg_backend_vtable* vt, const mm_plan* p, int ove
 // On a device, the BLAS path: one library call per batch element (device addresses).
 static hg_status device_blas(hg_op_ctx* c, const mm_plan* p) {
     size_t es = hg_dtype_size(p->rt);
-    int64_t nb = 1;
-    for (int32_t d = 0; d < p->nbatch; d++) nb *= p->bshape[d];
-    int64_t idx[HG_MAX_DIMS] = {0};
+    mm_batch it;
     hg_status s = HG_OK;
-    for (int64_t it = 0; it < nb && !s; it++) {
-        int64_t ao = 0, bo = 0, oo = 0;
-        for (int32_t d = 0; d < p->nbatch; d++) {
-            ao += idx[d] * p->a_bs[d];
-            bo += idx[d] * p->b_bs[d];
-            oo += idx[d] * p->o_bs[d];
-        }
+    for (batch_start(p, &it); it.left > 0 && !s; batch_next(p, &it)) {
         mm_mat a1 = p->a, b1 = p->b;
-        a1.data += ao * (int64_t)es;
-        b1.data += bo * (int64_t)es;
-        s = blas_one(c, p->rt, p->m, p->n, p->k, &a1, &b1, p->o + oo * (int64_t)es, p->o_rs,
+        a1.data += it.ao * (int64_t)es;
+        b1.data += it.bo * (int64_t)es;
+        s = blas_one(c, p->rt, p->m, p->n, p->k, &a1, &b1, p->o + it.oo * (int64_t)es, p->o_rs,
                      p->o_cs);
-        for (int32_t d = p->nbatch - 1; d >= 0; d--) {
-            if (++idx[d] < p->bshape[d]) break;
-            idx[d] = 0;
-        }
     }
     return s;
 }
@@ -448,24 +471,12 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
                         hg_dtype_name(p.ct));
     }
     size_t aes = hg_dtype_size(p.a.dt), bes = hg_dtype_size(p.b.dt), oes = hg_dtype_size(p.od);
-    int64_t nb = 1;
-    for (int32_t d = 0; d < p.nbatch; d++) nb *= p.bshape[d];
-    int64_t idx[HG_MAX_DIMS] = {0};
-    for (int64_t it = 0; it < nb && !s; it++) {
-        int64_t ao = 0, bo = 0, oo = 0;
-        for (int32_t d = 0; d < p.nbatch; d++) {
-            ao += idx[d] * p.a_bs[d];
-            bo += idx[d] * p.b_bs[d];
-            oo += idx[d] * p.o_bs[d];
-        }
+    mm_batch it;
+    for (batch_start(&p, &it); it.left > 0 && !s; batch_next(&p, &it)) {
         mm_mat a1 = p.a, b1 = p.b;
-        a1.data += ao * (int64_t)aes;
-        b1.data += bo * (int64_t)bes;
-        s = run_one(c, &p, &a1, &b1, p.o + oo * (int64_t)oes, direct, &sc);
-        for (int32_t d = p.nbatch - 1; d >= 0; d--) {
-            if (++idx[d] < p.bshape[d]) break;
-            idx[d] = 0;
-        }
+        a1.data += it.ao * (int64_t)aes;
+        b1.data += it.bo * (int64_t)bes;
+        s = run_one(c, &p, &a1, &b1, p.o + it.oo * (int64_t)oes, direct, &sc);
     }
     free(sc.a); free(sc.b); free(sc.c);
     return s;
