@@ -6,6 +6,8 @@ or a peer measured in the same process on the same device:
              moved per second over the device-to-device copy bandwidth (the better of
              hologram's copy and torch's copy_), and the chain against torch eager and
              torch.compile on the same memory (hologram wraps torch's tensors zero-copy)
+  rows       softmax and layer_norm (with weight and bias) over the last dim of f32 rows for
+             --rows shapes: torch's time over ours, and bytes moved over the copy bandwidth
   matmul     f32, bf16, f16 n x n for --mm sizes: hologram (cuBLAS) over torch.matmul
   launch     a 1-element add per call, host timing (hologram's calls return complete) and,
              with torch, CUDA events around a batch of calls; torch's own 1-element add
@@ -13,7 +15,7 @@ or a peer measured in the same process on the same device:
              hit in a fresh process (HOLOGRAM_CACHE_DIR in a temporary folder)
 
     python bench/cuda_bench.py [--size 268435456] [--mm 1024,2048,4096,8192] [--repeats 20]
-                               [--json FILE] [--emulate]
+                               [--rows 4096x4096,8192x1024] [--json FILE] [--emulate]
 
 --emulate runs the hologram side on the backend's host emulation with tiny sizes (checks the
 script where there is no GPU; the numbers mean nothing). Without torch (or without a CUDA
@@ -103,12 +105,59 @@ def bandwidth(hg, ex, torch, n, repeats):
         b_, m_ = best_median(res[name])
         rows.append({"case": name, "best_ms": b_ * 1e3, "median_ms": m_ * 1e3,
                      "GBps": nbytes * n / b_ / 1e9, "of_copy": nbytes * n / b_ / copy_bw})
-    peers = {}
+    peers = {"copy_GBps": copy_bw / 1e9}
     if torch is not None:
         hc = min(res["hg_chain"])
         peers = {"torch_eager_over_ours": min(res["torch_chain"]) / hc,
                  "torch_compile_over_ours": min(res["torch_compile_chain"]) / hc}
     return rows, peers
+
+
+def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps):
+    """softmax and layer_norm over the last dim, each side writing into its own preallocated
+    output (out=), inputs shared zero-copy when torch is there."""
+    out = []
+    for r, c in shapes:
+        log(f"rows {r}x{c}")
+        if torch is not None:
+            tx = torch.randn(r, c, device="cuda")
+            tw, tb = torch.rand(c, device="cuda") + 0.5, torch.randn(c, device="cuda")
+            ty = torch.empty_like(tx)
+            x, w, b, y = (hg.from_dlpack(t, executor=ex) for t in (tx, tw, tb, ty))
+        else:
+            rng = np.random.default_rng(4)
+            x = hg.asarray(rng.standard_normal((r, c)).astype(np.float32), executor=ex)
+            w = hg.asarray((rng.random(c) + 0.5).astype(np.float32), executor=ex)
+            b = hg.asarray(rng.standard_normal(c).astype(np.float32), executor=ex)
+            y = hg.empty((r, c), "float32", executor=ex)
+        cases = {
+            "softmax": (lambda: hg.ops.softmax(x, axis=-1, out=y),
+                        (lambda: torch.softmax(tx, -1, out=ty)) if torch is not None else None),
+            "layer_norm": (lambda: hg.ops.layer_norm(x, c, w, b, out=y),
+                           # torch has no out= here: its own best form, a new tensor from
+                           # its caching allocator
+                           (lambda: torch.nn.functional.layer_norm(tx, (c,), tw, tb))
+                           if torch is not None else None),
+        }
+        xh = x.numpy(copy=True).astype(np.float64)
+        e = np.exp(xh - xh.max(-1, keepdims=True))
+        mu, var = xh.mean(-1, keepdims=True), xh.var(-1, keepdims=True)
+        refs = {"softmax": e / e.sum(-1, keepdims=True),
+                "layer_norm": (xh - mu) / np.sqrt(var + 1e-5) * w.numpy(copy=True) +
+                              b.numpy(copy=True)}
+        for name, (ours_fn, theirs_fn) in cases.items():
+            ours_fn()
+            err = np.abs(y.numpy(copy=True) - refs[name]).max()
+            assert err < 1e-4, f"{name} {r}x{c}: max error {err} against float64 numpy"
+            ours = timed(ours_fn, repeats)
+            row = {"op": name, "rows": r, "cols": c, "ours_ms": min(ours) * 1e3,
+                   "of_copy": 8 * r * c / min(ours) / 1e9 / copy_GBps}
+            if theirs_fn is not None:
+                theirs = timed(theirs_fn, repeats, torch.cuda.synchronize)
+                row["torch_ms"] = min(theirs) * 1e3
+                row["torch_over_ours"] = min(theirs) / min(ours)
+            out.append(row)
+    return out
 
 
 def matmul(hg, ex, torch, sizes, repeats):
@@ -216,13 +265,14 @@ def main():
     ap.add_argument("--size", type=int, default=256 * 1024 * 1024)
     ap.add_argument("--mm", default="1024,2048,4096,8192")
     ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--rows", default="4096x4096,8192x1024")
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--json")
     ap.add_argument("--emulate", action="store_true")
     args = ap.parse_args()
     if args.emulate:
         os.environ["HOLOGRAM_CUDA_EMULATE"] = "1"
-        args.size, args.mm, args.repeats, args.calls = 4096, "32", 2, 50
+        args.size, args.mm, args.repeats, args.calls, args.rows = 4096, "32", 2, 50, "16x64"
     import hologram as hg
     torch = None if args.emulate else torch_cuda()
     ex = hg.Executor("cuda")
@@ -231,10 +281,12 @@ def main():
     if torch is not None:
         info["gpu"] = torch.cuda.get_device_name(0)
     bw, peers = bandwidth(hg, ex, torch, args.size, args.repeats)
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.rows.split(",")]
+    ro = rows_ops(hg, ex, torch, shapes, args.repeats, peers["copy_GBps"])
     mm = matmul(hg, ex, torch, [int(s) for s in args.mm.split(",")], args.repeats)
     la = launch(hg, ex, torch, args.calls)
     cc = compile_times(args.emulate)
-    result = {"info": info, "bandwidth": bw, "peers": peers, "matmul": mm, "launch": la,
+    result = {"info": info, "bandwidth": bw, "peers": peers, "rows": ro, "matmul": mm, "launch": la,
               "compile": cc}
 
     print(f"# CUDA benchmarks, {info['date']}, {info.get('gpu', 'emulation' if args.emulate else '?')}"
@@ -245,10 +297,16 @@ def main():
     for r in bw:
         print(f"| {r['case']} | {r['best_ms']:.3f} | {r['median_ms']:.3f} | {r['GBps']:.1f} | "
               f"{r['of_copy']:.3f} |")
-    if peers:
+    if "torch_eager_over_ours" in peers:
         print(f"\nfused chain: torch eager / ours = {peers['torch_eager_over_ours']:.2f} "
               f"(target >= 3), torch.compile / ours = {peers['torch_compile_over_ours']:.2f} "
               "(target >= 1)")
+    print("\nrows (f32, over the last dim; 'of copy' counts 8 bytes per element):\n")
+    print("| op | shape | ours ms | torch ms | torch / ours | of copy |\n|---|---|---:|---:|---:|---:|")
+    for r in ro:
+        print(f"| {r['op']} | {r['rows']}x{r['cols']} | {r['ours_ms']:.3f} | "
+              f"{r.get('torch_ms', float('nan')):.3f} | {r.get('torch_over_ours', float('nan')):.2f} | "
+              f"{r['of_copy']:.3f} |")
     print("\n| dtype | n | ours TFLOP/s | torch TFLOP/s | ours / torch |\n|---|---:|---:|---:|---:|")
     for r in mm:
         print(f"| {r['dtype']} | {r['n']} | {r['ours_TFLOPs']:.2f} | "

@@ -3,7 +3,8 @@
 # via pip install ., and NVIDIA's NVRTC wheel for the CUDA code generator's checks), then the
 # optimized build and its C suite (including the CUDA backend on its host emulation), the same
 # suite under AddressSanitizer + UBSan with halt on error, the multi-threaded tests under
-# ThreadSanitizer, and the Python tests. Exit status is non-zero on any failure.
+# ThreadSanitizer, and the Python tests (on CPU executors, then against a CUDA executor on the
+# host emulation). Exit status is non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_tools.sh
@@ -47,3 +48,13 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 
 echo "== Python tests" >&2
 "$py" -m pytest -q -p no:cacheprovider tests/python
+
+# The same suite against a CUDA executor on the host emulation (tests/python/conftest.py): the
+# package's device paths, as scripts/gpu_check.sh runs them on a GPU.
+if command -v "${HOLOGRAM_CUDA_EMULATE_CXX:-${CXX:-c++}}" >/dev/null 2>&1; then
+  echo "== Python tests against a CUDA executor (host emulation)" >&2
+  HOLOGRAM_CUDA_EMULATE=1 HG_TEST_BACKEND=cuda HOLOGRAM_CACHE_DIR=build/python-cuda-emu-cache \
+    "$py" -m pytest -q -p no:cacheprovider tests/python
+else
+  echo "== Python tests against a CUDA executor: skipped (no host C++ compiler for the emulation)" >&2
+fi

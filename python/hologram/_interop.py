@@ -3,6 +3,7 @@ default executors, creation functions (zeros, ones, full, arange, random) and th
 the C layer calls for arrays, lists and numpy scalars."""
 
 import numbers
+import os
 import threading
 
 import numpy as np
@@ -13,7 +14,8 @@ from .tensor import Tensor, _dtype_name
 
 _default_lock = threading.Lock()
 _default_cpu = None
-_default_any = None
+_default_any = None   # default_executor() when HOLOGRAM_BACKEND names a backend ...
+_default_env = None   # ... and that name
 
 
 def default_cpu_executor():
@@ -27,21 +29,20 @@ def default_cpu_executor():
 
 
 def default_executor():
-    """The shared Executor that creation functions (zeros, tensor, ...) use when none is given:
-    ``Executor('auto')`` (HOLOGRAM_BACKEND, else cuda, metal, cpu). On the CPU it is the same
-    object as default_cpu_executor()."""
-    global _default_any
-    with _default_lock:
-        if _default_any is None or _default_any.closed:
-            ex = _C.Executor("auto")
-            if ex.backend == "cpu":
-                ex.close()
-                _default_any = None
-            else:
-                _default_any = ex
-    if _default_any is None:
+    """The shared Executor that creation functions (zeros, tensor, ...) and array operands use
+    when none is given: the backend HOLOGRAM_BACKEND names, else the CPU executor (the same
+    object as default_cpu_executor()). As in torch, new tensors stay on the CPU unless asked
+    for elsewhere (executor=..., or HOLOGRAM_BACKEND=cuda), so a script does the same on
+    machines with and without a GPU; Executor('auto') is the way to take the best device."""
+    global _default_any, _default_env
+    env = os.environ.get("HOLOGRAM_BACKEND", "").strip().lower()
+    if env in ("", "cpu"):
         return default_cpu_executor()
-    return _default_any
+    with _default_lock:
+        if _default_any is None or _default_any.closed or _default_env != env:
+            # Executor('auto') resolves HOLOGRAM_BACKEND, with its errors for a bad name.
+            _default_any, _default_env = _C.Executor("auto"), env
+        return _default_any
 
 
 _default_cuda = {}

@@ -259,14 +259,18 @@ static PyObject* Buffer_to_numpy(HgBuffer* self, PyObject* const* args, Py_ssize
             copy_obj = args[nargs + i];
         }
     }
-    int copy = copy_obj ? PyObject_IsTrue(copy_obj) : 0;
-    if (copy < 0) return NULL;
+    // copy=None (default), numpy's rule: a view where one is possible (CPU memory), else a
+    // copy (device memory: the product documents' `c.to_numpy()` after Executor('auto') must
+    // give the values on a GPU machine too). copy=False: a view or an error.
+    int copy = copy_obj && copy_obj != Py_None ? PyObject_IsTrue(copy_obj) : -1;
+    if (copy_obj && copy_obj != Py_None && copy < 0) return NULL;
     if (hgpy_buffer_check(self)) return NULL;
+    if (copy == -1) copy = self->data ? 0 : 1;
     if (!copy) {
         if (!self->data)
             return hgpy_raise_msg(HG_ERR_UNSUPPORTED,
                                   "Buffer.to_numpy: the buffer is in device memory; a zero-copy "
-                                  "view is impossible, pass copy=True for a copy");
+                                  "view is impossible (copy=False); pass copy=None or True for a copy");
         // numpy takes the view through the buffer protocol, which counts it in self->users.
         return PyObject_CallMethod(hgpy_numpy(), "asarray", "O", (PyObject*)self);
     }
@@ -456,7 +460,8 @@ static PyMethodDef Buffer_methods[] = {
     {"from_numpy", (PyCFunction)Buffer_from_numpy, METH_O,
      "from_numpy(array): copy an array of the same dtype and size into the buffer."},
     {"to_numpy", (PyCFunction)(void (*)(void))Buffer_to_numpy, METH_FASTCALL | METH_KEYWORDS,
-     "to_numpy(copy=False): a zero-copy numpy view of CPU memory (copy=True: a copy)."},
+     "to_numpy(copy=None): a zero-copy numpy view of CPU memory, a copy of device memory "
+     "(copy=True: always a copy; copy=False: a view or UnsupportedError)."},
     {"from_bytes", (PyCFunction)Buffer_from_bytes, METH_O,
      "from_bytes(data): copy exactly nbytes bytes into the buffer."},
     {"to_bytes", (PyCFunction)Buffer_to_bytes, METH_NOARGS, "to_bytes(): the contents as bytes."},

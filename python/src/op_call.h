@@ -159,13 +159,27 @@ int hgpy_get_scalar(call* c, PyObject* o, const char* name, hg_scalar* out);
 // _set_hooks(as_tensor, default_executor): the package's conversion hooks.
 PyObject* hgpy_set_hooks(PyObject* self, PyObject* args);
 
+// The executor of a call is that of its first Tensor or Buffer argument, wherever it stands:
+// other operands (numpy arrays, lists) are converted onto it, so np_array + cuda_tensor and
+// hg.ops.add(np_array, cuda_tensor) run on the tensor's device as numpy's operand rules imply.
+static inline void call_executor_from(call* c, PyObject* const* a, int n) {
+    for (int i = 0; i < n && !c->ex; i++) {
+        if (!a[i]) continue;
+        if (hgpy_is_tensor(a[i]) && ((HgTensor*)a[i])->base)
+            c->ex = ((HgTensor*)a[i])->base->owner;
+        else if (Py_TYPE(a[i]) == &HgBuffer_Type)
+            c->ex = ((HgBuffer*)a[i])->owner;
+    }
+}
+
 #define PARSE(fn, names, nreq)                                                                  \
     PyObject* a_[sizeof(names) / sizeof(names[0])];                                             \
     if (hgpy_parse_args(fn, names, (int)(sizeof(names) / sizeof(names[0])), nreq, args, nargs,  \
                         kwnames, a_))                                                           \
         return NULL;                                                                            \
     call c;                                                                                     \
-    call_init(&c, fn)
+    call_init(&c, fn);                                                                          \
+    call_executor_from(&c, a_, (int)(sizeof(names) / sizeof(names[0])))
 
 #define FAIL_IF(cond) \
     do {              \

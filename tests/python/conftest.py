@@ -1,7 +1,21 @@
+"""Shared fixtures. HG_TEST_BACKEND=cuda (scripts/gpu_check.sh sets it) runs the same tests
+against a CUDA executor: the `ex` fixture is a CUDA Executor, host data given to hg.asarray /
+hg.tensor without an executor is copied onto it, and numpy() of a device Tensor returns a host
+copy so that the comparisons with numpy stay as written. Tests that assert host-memory semantics
+(zero-copy views of numpy memory, __array_interface__, data_ptr) carry the `host_memory` marker
+and are skipped there with that reason; the default run (cpu) runs everything."""
+import os
+
 import numpy as np
 import pytest
 
-import hologram as hg
+TEST_BACKEND = os.environ.get("HG_TEST_BACKEND", "").strip().lower() or "cpu"
+if TEST_BACKEND != "cpu":
+    # Creation functions (hg.zeros, hg.empty, ...) without an executor use the default one.
+    os.environ["HOLOGRAM_BACKEND"] = TEST_BACKEND
+
+import hologram as hg  # noqa: E402 - after HOLOGRAM_BACKEND is set
+from hologram.tensor import Tensor  # noqa: E402
 
 # (dtype spec accepted by allocate, numpy dtype of to_numpy)
 ALL_DTYPES = [
@@ -12,10 +26,70 @@ ALL_DTYPES = [
 ]
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "host_memory: asserts CPU-memory semantics (zero-copy views of host memory); "
+        "skipped when HG_TEST_BACKEND names a device backend")
+
+
+def pytest_report_header(config):
+    return f"hologram test backend: {TEST_BACKEND} (HG_TEST_BACKEND)"
+
+
+def pytest_collection_modifyitems(config, items):
+    if TEST_BACKEND == "cpu":
+        return
+    skip = pytest.mark.skip(reason=f"asserts host-memory semantics (HG_TEST_BACKEND={TEST_BACKEND})")
+    for item in items:
+        if "host_memory" in item.keywords:
+            item.add_marker(skip)
+
+
+def executor_under_test():
+    """The Executor the tests run on: the shared CPU one, or the package's default executor,
+    which HOLOGRAM_BACKEND makes a device executor (so operands converted by the package and by
+    the tests land on the same one)."""
+    if TEST_BACKEND == "cpu":
+        return hg.default_cpu_executor()
+    ex = hg.default_executor()
+    assert ex.backend == TEST_BACKEND, f"HG_TEST_BACKEND={TEST_BACKEND} but the default is {ex}"
+    return ex
+
+
 @pytest.fixture
 def ex():
+    if TEST_BACKEND != "cpu":
+        yield executor_under_test()
+        return
     with hg.Executor(backend="cpu") as e:
         yield e
+
+
+@pytest.fixture(autouse=True)
+def _place_on_test_backend(monkeypatch):
+    """On a device run: host data without an executor goes to the device, numpy() copies back."""
+    if TEST_BACKEND == "cpu":
+        yield
+        return
+    dev = executor_under_test()
+    real_asarray, real_tensor, real_numpy = hg.asarray, hg.tensor, Tensor.numpy
+
+    def asarray(obj, dtype=None, *, copy=None, executor=None):
+        if executor is None and not isinstance(obj, (Tensor, hg.Buffer)):
+            executor = dev
+            copy = None if copy is False else copy   # a host view cannot live on the device
+        return real_asarray(obj, dtype, copy=copy, executor=executor)
+
+    def tensor(data, dtype=None, *, executor=None):
+        return real_tensor(data, dtype, executor=executor or dev)
+
+    def numpy(self, copy=False):
+        return real_numpy(self, copy=copy or self.backend != "cpu")
+
+    monkeypatch.setattr(hg, "asarray", asarray)
+    monkeypatch.setattr(hg, "tensor", tensor)
+    monkeypatch.setattr(Tensor, "numpy", numpy)
+    yield
 
 
 def random_array(np_dtype, n, rng):

@@ -82,6 +82,43 @@ SCRIPT = textwrap.dedent(r'''
     want[:, ::2][mask] = -1.0
     want[:, ::2][np.array([0, 1]), np.array([1, 0]), 2] = [7.0, 8.0]
     np.testing.assert_array_equal(d.numpy(copy=True), want)
+
+    # The product documents' flat API where 'auto' picks the GPU: to_numpy() gives the values
+    # (a copy of device memory; copy=False asks for a view, which device memory cannot give).
+    auto = hg.Executor(backend="auto")
+    assert auto.backend == "cuda", auto.backend
+    bufs = [auto.allocate(1024, dtype=np.float32) for _ in range(3)]
+    xa, xb = (np.random.default_rng(s).standard_normal(1024).astype(np.float32) for s in (1, 2))
+    bufs[0].from_numpy(xa)
+    bufs[1].from_numpy(xb)
+    hg.ops.vector_add(auto, *bufs)
+    np.testing.assert_array_equal(bufs[2].to_numpy(), xa + xb)
+    bufs[2].to_numpy()[0] = 5.0                                 # a copy: the buffer is unchanged
+    assert bufs[2].to_numpy()[0] == xa[0] + xb[0]
+    try:
+        bufs[2].to_numpy(copy=False)
+    except hg.errors.UnsupportedError as e:
+        assert "device memory" in str(e) and "copy=False" in str(e), e
+    else:
+        raise AssertionError("to_numpy(copy=False) of device memory did not raise")
+
+    # New tensors stay on the CPU unless asked for elsewhere, GPU or not (torch's rule): the
+    # same script works on both machines; HOLOGRAM_BACKEND moves the default.
+    import os
+    assert hg.default_executor() is hg.default_cpu_executor()
+    z = hg.zeros(3) + hg.asarray(np.ones(3, np.float32)) + hg.arange(3)
+    assert z.backend == "cpu" and z.numpy().tolist() == [1.0, 2.0, 3.0]
+    os.environ["HOLOGRAM_BACKEND"] = "cuda"
+    assert hg.default_executor().backend == "cuda" and hg.zeros(2).backend == "cuda"
+    os.environ["HOLOGRAM_BACKEND"] = "tpu"
+    try:
+        hg.zeros(2)
+    except hg.errors.InvalidArgumentError as e:
+        assert "HOLOGRAM_BACKEND" in str(e) and "tpu" in str(e), e
+    else:
+        raise AssertionError("HOLOGRAM_BACKEND=tpu was accepted")
+    del os.environ["HOLOGRAM_BACKEND"]
+    assert hg.zeros(2).backend == "cpu"
     print("cuda interop ok")
 ''')
 
@@ -90,7 +127,7 @@ def test_cuda_interop_on_emulation(tmp_path):
     if not (shutil.which(os.environ.get("HOLOGRAM_CUDA_EMULATE_CXX", "c++")) or shutil.which("g++")):
         pytest.skip("no host C++ compiler for the CUDA emulation")
     env = dict(os.environ, HOLOGRAM_CUDA_EMULATE="1", HOLOGRAM_CACHE_DIR=str(tmp_path))
-    env.pop("HOLOGRAM_BACKEND", None)
+    env.pop("HOLOGRAM_BACKEND", None)   # 'auto' must find the (emulated) CUDA backend
     r = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
                        timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -37,6 +37,11 @@ def sample(dt, shape, rng=RNG, special=True, positive=False):
     return x.reshape(shape)
 
 
+def address(t):
+    """The first element's address, in host or device memory."""
+    return t.data_ptr or t.device_ptr
+
+
 def ulps_f(dt):
     return {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-13}[
         np.dtype(dt)]
@@ -253,12 +258,15 @@ def test_weak_scalars_keep_the_tensor_dtype():
 def test_inplace_operators_write_the_same_memory():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     t = hg.asarray(a)
-    ptr = t.data_ptr
+    ptr = address(t)
     t += 1
     t *= hg.asarray(np.array([1, 2, 3], np.float32))
     t -= 0.5
-    assert t.data_ptr == ptr
-    np.testing.assert_array_equal(a, (np.arange(6).reshape(2, 3) + 1) * [1, 2, 3] - 0.5)
+    assert address(t) == ptr
+    want = (np.arange(6).reshape(2, 3) + 1) * [1, 2, 3] - 0.5
+    np.testing.assert_array_equal(t.numpy(), want)
+    if t.backend == "cpu":                       # a view of a's memory: numpy sees the writes
+        np.testing.assert_array_equal(a, want)
     i = hg.asarray(np.arange(4, dtype=np.int32))
     with pytest.raises(hg.DtypeError):
         i += 1.5   # same_kind: float result into an int tensor is refused (numpy too)
@@ -270,7 +278,7 @@ def test_unary_operators():
     np.testing.assert_array_equal((-t).numpy(), -x)
     np.testing.assert_array_equal(abs(t).numpy(), np.abs(x))
     p = +t
-    assert p.data_ptr != t.data_ptr and p.tolist() == x.tolist()
+    assert address(p) != address(t) and p.tolist() == x.tolist()
     i = hg.asarray(np.array([0, 5, -1], np.int16))
     np.testing.assert_array_equal((~i).numpy(), ~np.array([0, 5, -1], np.int16))
     b = hg.asarray(np.array([True, False]))
@@ -365,3 +373,18 @@ def test_round_decimals_integers():
 
 
 RNG_ROUND = np.random.default_rng(11)
+
+
+def test_array_operands_join_the_executor_of_the_tensor_operand():
+    # The executor of a call is that of its first Tensor argument wherever it stands, so an
+    # array in front of it is converted onto that executor (on a GPU: onto the device).
+    with hg.Executor("cpu") as e2:
+        t = hg.asarray(np.array([1.0, 2.0], np.float32), executor=e2)
+        x = np.array([10.0, 20.0], np.float32)
+        for r in (hg.ops.add(x, t), x + t, hg.ops.where(np.array([True, False]), x, t),
+                  hg.ops.add([1, 2], t)):
+            assert r.executor is e2
+        np.testing.assert_array_equal((x - t).numpy(), [9.0, 18.0])
+        other = hg.asarray(np.ones(2, np.float32))          # a Tensor on another executor
+        with pytest.raises(hg.InvalidArgumentError, match="another executor"):
+            hg.ops.add(other, t)

@@ -8,6 +8,9 @@ import hologram as hg
 from conftest import ALL_DTYPES, random_array
 from dlpack_ctypes import capsule_name, consume, open_capsule
 
+# Zero-copy views of host memory: skipped on a device run (tests/python/conftest.py).
+pytestmark = pytest.mark.host_memory
+
 try:
     import torch
 except ImportError:  # the torch tests skip; the rest runs with numpy alone
