@@ -9,7 +9,7 @@
 #include <string.h>
 #include "core/dtype.h"
 #include "core/objects.h"
-#include "ops/op_common.h"
+#include "ops/common/op_common.h"
 #include "graph/graph_internal.h"
 #include "hg_test.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include "common/hg_test.h"
 #include "hologram.h"
-#include "ops/ewise.h"
-#include "ops/ewise_internal.h"
+#include "ops/elementwise/ewise.h"
+#include "ops/elementwise/ewise_internal.h"
 #include "core/handles.h"
 #include "core/objects.h"
 #include "test_ops_elementwise_ref.h"

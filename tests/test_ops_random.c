@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hg_test.h"
-#include "ops/random.h"
+#include "ops/random/random.h"
 
 // ---------------------------------------------------------------------------------------------
 // Reference generator

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hg_test.h"
-#include "ops/softmax.h"
+#include "ops/rows/softmax.h"
 #include "tensor_ref.h"
 
 static const hg_dtype FLOATS[4] = {HG_DTYPE_F16, HG_DTYPE_BF16, HG_DTYPE_F32, HG_DTYPE_F64};

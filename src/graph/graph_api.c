@@ -7,14 +7,14 @@
 #include "core/error.h"
 #include "core/handles.h"
 #include "graph/graph_internal.h"
-#include "ops/op_common.h"
+#include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"
-#if __has_include("ops/reduce.h")
-#include "ops/reduce.h"
+#if __has_include("ops/reduce/reduce.h")
+#include "ops/reduce/reduce.h"
 #define HG_GRAPH_HAVE_REDUCE 1
 #endif
-#if __has_include("ops/matmul.h")
-#include "ops/matmul.h"
+#if __has_include("ops/linalg/matmul.h")
+#include "ops/linalg/matmul.h"
 #define HG_GRAPH_HAVE_MATMUL 1
 #endif
 
@@ -432,7 +432,7 @@ hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
     return add(o, &n, out_node);
 #else
     (void)op; (void)naxes; (void)axes; (void)keepdims;
-    return hg_error(HG_ERR_UNSUPPORTED, "%s: this build has no reduction library (src/ops/reduce.h)", fn);
+    return hg_error(HG_ERR_UNSUPPORTED, "%s: this build has no reduction library (src/ops/reduce/reduce.h)", fn);
 #endif
 }
 
@@ -477,7 +477,7 @@ hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_node) {
     n.in[1] = b;
     return add(o, &n, out_node);
 #else
-    return hg_error(HG_ERR_UNSUPPORTED, "%s: this build has no matmul library (src/ops/matmul.h)", fn);
+    return hg_error(HG_ERR_UNSUPPORTED, "%s: this build has no matmul library (src/ops/linalg/matmul.h)", fn);
 #endif
 }
 

@@ -12,7 +12,7 @@
 #include "graph/graph_ir.h"
 #include "graph/rules.h"
 #include "hologram.h"
-#include "ops/ewise.h"
+#include "ops/elementwise/ewise.h"
 
 typedef struct hg_graph_obj {
     uint64_t handle;

@@ -6,18 +6,18 @@
 #include "core/error.h"
 #include "core/handles.h"
 #include "graph/graph_internal.h"
-#include "ops/op_common.h"
+#include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"
-#if __has_include("ops/reduce.h")
-#include "ops/reduce.h"
+#if __has_include("ops/reduce/reduce.h")
+#include "ops/reduce/reduce.h"
 #define HG_PLAN_HAVE_REDUCE 1
 #endif
-#if __has_include("ops/softmax.h")
-#include "ops/softmax.h"
+#if __has_include("ops/rows/softmax.h")
+#include "ops/rows/softmax.h"
 #define HG_PLAN_HAVE_SOFTMAX 1
 #endif
-#if __has_include("ops/matmul.h")
-#include "ops/matmul.h"
+#if __has_include("ops/linalg/matmul.h")
+#include "ops/linalg/matmul.h"
 #define HG_PLAN_HAVE_MATMUL 1
 #endif
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "core/dtype.h"
 #include "core/error.h"
-#include "ops/ewise.h"
+#include "ops/elementwise/ewise.h"
 
 // clang-format off
 const hg_rule hg_rule_table[HG_RULE_COUNT] = {

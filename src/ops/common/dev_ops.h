@@ -1,0 +1,73 @@
+// Internal: the op library's device implementations (backends whose memory is not
+// host-visible). Each is called by the op's host entry point after the same argument checks,
+// with the same contract as the host version it stands for.
+#ifndef HG_OPS_DEVICE_DEV_OPS_H
+#define HG_OPS_DEVICE_DEV_OPS_H
+#include <stdint.h>
+#include "hologram.h"
+#include "ops/common/op_common.h"
+
+// 1 when t's buffer lives on a backend whose memory the host cannot read (t checked already).
+int hg_dev_on_device(const hg_tensor* t);
+
+// hg_reduce_into (ops/reduce/reduce.h) on the device (dev_reduce.c).
+hg_status hg_dev_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x,
+                             uint32_t axes_mask, double ddof, const hg_tensor* out);
+
+// Row-wise ops (dev_rows.c): softmax / log_softmax along the axis first_inner, layer_norm /
+// rms_norm over the dims from first_inner on (weight and bias: NULL or of those dims' shape, any
+// float dtype; bias only for layer_norm). x and out checked by the caller (x float, out of x's
+// shape, dtype x's or a float one); eps >= 0.
+typedef enum hg_dev_row_op {
+    HG_DEV_SOFTMAX, HG_DEV_LOG_SOFTMAX, HG_DEV_LAYER_NORM, HG_DEV_RMS_NORM
+} hg_dev_row_op;
+hg_status hg_dev_rows(hg_op_ctx* c, hg_dev_row_op op, const hg_tensor* x, int32_t first_inner,
+                      const hg_tensor* weight, const hg_tensor* bias, double eps,
+                      const hg_tensor* out);
+
+// A matrix product's layout (element strides; batch dims with each operand's stride, 0 where
+// it broadcasts): for each batch index, O[i, j] = sum_p A[i, p] B[p, j].
+typedef struct hg_dev_mm {
+    int64_t m, n, k;
+    int64_t a_rs, a_cs, b_rs, b_cs, o_rs, o_cs;
+    int32_t nbatch;
+    int64_t bshape[HG_MAX_DIMS], a_bs[HG_MAX_DIMS], b_bs[HG_MAX_DIMS], o_bs[HG_MAX_DIMS];
+} hg_dev_mm;
+// The product as a tiled ISA kernel (dev_matmul.c), computed in rt (f32 for f16/bf16; integers
+// wrap, bool is OR of ANDs), rounded to rt, then stored as out's dtype. gemm: out = alpha * t +
+// beta * out in double instead (alpha == 0 ignores the product, beta == 0 never reads out).
+// Tensors supply buffers, offsets and dtypes; out must not overlap a or b.
+hg_status hg_dev_matmul(hg_op_ctx* c, const hg_dev_mm* p, const hg_tensor* a, const hg_tensor* b,
+                        hg_dtype rt, const hg_tensor* out, int gemm, double alpha, double beta);
+
+// Data ops (dev_data.c), each after the host entry point's checks. fill: value_bits is the
+// value's bytes in out's dtype (little-endian). random: the CPU's parameters (random.c).
+hg_status hg_dev_fill(hg_op_ctx* c, const hg_tensor* out, uint64_t value_bits);
+hg_status hg_dev_arange(hg_op_ctx* c, const hg_tensor* out, double start, double step);
+hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint64_t offset,
+                        int normal, double a, double scale, double lo_q, double hi_q);
+// dst = src converted to dst's dtype (cvt rules); equal shapes, no overlap.
+hg_status hg_dev_copy_cast(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src);
+// index_select (gather = 0: idx holds one resolved index per position along axis) or gather
+// (idx holds one per element of out, C order); nidx indices, already range-checked and >= 0.
+// via_temp: out is x itself.
+hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int64_t* idx,
+                       int64_t nidx, int gather, const hg_tensor* out, int via_temp);
+
+// dst (bool, src's shape) = !(0 <= src <= 1), NaN included.
+hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src);
+
+// Losses (dev_loss.c), after the host entry points' checks. Elementwise ones: in = {x, t, w,
+// pw} (w, pw may be NULL) with their strides broadcast onto the loss shape (nd, shape).
+typedef enum hg_dev_loss { HG_DEV_MSE, HG_DEV_BCE, HG_DEV_BCE_LOGITS } hg_dev_loss;
+hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const* in,
+                         int64_t st[4][HG_MAX_DIMS], int32_t nd, const int64_t* shape,
+                         hg_dtype rt, hg_reduction r, const hg_tensor* out);
+// The first element of prob outside [0, 1] (C order): *at its index (-1: none), *bad its value.
+hg_status hg_dev_first_bad_prob(hg_op_ctx* c, const hg_tensor* prob, int64_t* at, double* bad);
+// Cross entropy over class dim cdim; target indices (checked already) or probabilities.
+hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* t, int32_t cdim,
+                               int probs, int64_t ignore_index, hg_dtype rt, hg_reduction r,
+                               const hg_tensor* out);
+
+#endif

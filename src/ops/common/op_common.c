@@ -1,0 +1,267 @@
+// Shared argument handling of the op library (see op_common.h).
+#include "ops/common/op_common.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/dtype.h"
+#include "core/error.h"
+#include "tensor/tensor_internal.h"
+
+void hg_op_begin(hg_op_ctx* c, const char* fn) {
+    c->fn = fn;
+    c->ex = NULL;
+    c->allocated = 0;
+}
+
+const char* hg_op_dims(char* buf, int32_t ndim, const int64_t* shape) {
+    return hg_tensor_format_dims(buf, ndim, shape);
+}
+
+hg_status hg_op_input(hg_op_ctx* c, const hg_tensor* t, const char* name, hg_buffer_obj** out_buf,
+                      int64_t* out_numel) {
+    hg_buffer_obj* b = NULL;
+    int64_t n = 0;
+    hg_status s = hg_tensor_check(t, c->fn, name, &b, &n);
+    if (s) return s;
+    if (!c->ex) c->ex = b->ex;
+    else if (b->ex != c->ex)
+        return hg_error(HG_ERR_INVALID_ARGUMENT,
+                        "%s: '%s' lives on another executor than the earlier arguments (all "
+                        "tensors of one call must share an executor)", c->fn, name);
+    if (out_buf) *out_buf = b;
+    if (out_numel) *out_numel = n;
+    return HG_OK;
+}
+
+static int kind_rank(hg_dtype t) {  // bool < unsigned/signed ints < floats
+    if (t == HG_DTYPE_BOOL) return 0;
+    if (hg_dtype_is_int((int)t)) return 1;
+    return 2;
+}
+
+int hg_op_can_cast_same_kind(hg_dtype from, hg_dtype to) {
+    if (from == to) return 1;
+    int kf = kind_rank(from), kt = kind_rank(to);
+    if (kf == 0) return 1;
+    if (kf == 2) return kt == 2;
+    if (kt == 2) return 1;
+    if (kt == 0) return 0;
+    // int -> int: signed -> unsigned never; unsigned -> unsigned/signed any width counts as
+    // same kind in numpy (u32 -> i16 is "same_kind"); signed -> signed any width.
+    if (hg_dtype_is_signed_int((int)from) && hg_dtype_is_unsigned_int((int)to)) return 0;
+    return 1;
+}
+
+hg_status hg_op_output(hg_op_ctx* c, hg_tensor* out, hg_dtype dtype, int32_t ndim,
+                       const int64_t* shape, int allow_cast) {
+    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", c->fn);
+    char sb[HG_DIMS_TEXT], tb[HG_DIMS_TEXT];
+    if (out->buffer.handle == 0) {
+        if (!c->ex)
+            return hg_error(HG_ERR_INVALID_ARGUMENT,
+                            "%s: 'out' has no buffer and there is no input tensor to take an "
+                            "executor from (pass an existing output tensor)", c->fn);
+        int64_t numel = 1;
+        for (int32_t i = 0; i < ndim; i++) numel *= shape[i];
+        hg_executor exh = {c->ex->handle};
+        hg_buffer buf;
+        hg_status s = hg_buffer_create_ex(exh, dtype, (size_t)numel, HG_BUFFER_UNINITIALIZED, &buf);
+        if (s) return hg_error_prefix(s, "%s: allocating the output", c->fn);
+        hg_tensor r;
+        memset(&r, 0, sizeof r);
+        r.buffer = buf;
+        r.dtype = dtype;
+        r.ndim = ndim;
+        for (int32_t i = 0; i < ndim; i++) r.shape[i] = shape[i];
+        hg_tensor_contiguous_strides(ndim, r.shape, r.strides);
+        *out = r;
+        c->allocated = 1;
+        return HG_OK;
+    }
+    hg_status s = hg_op_input(c, out, "out", NULL, NULL);
+    if (s) return s;
+    int same = out->ndim == ndim;
+    for (int32_t i = 0; same && i < ndim; i++) same = out->shape[i] == shape[i];
+    if (!same)
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'out' has shape %s, the result has shape %s",
+                        c->fn, hg_op_dims(sb, out->ndim, out->shape), hg_op_dims(tb, ndim, shape));
+    if (out->dtype != dtype && !(allow_cast && hg_op_can_cast_same_kind(dtype, out->dtype)))
+        return hg_error(HG_ERR_DTYPE_MISMATCH,
+                        "%s: 'out' has dtype %s, the result is %s%s", c->fn,
+                        hg_dtype_name(out->dtype), hg_dtype_name(dtype),
+                        allow_cast ? " (the result may only be cast to an out dtype of the same "
+                                     "kind, numpy's same_kind rule)"
+                                   : " (they must be equal)");
+    // A zero stride on a dim of size > 1 would write one element several times.
+    for (int32_t i = 0; i < ndim; i++)
+        if (out->strides[i] == 0 && out->shape[i] > 1)
+            return hg_error(HG_ERR_INVALID_ARGUMENT,
+                            "%s: 'out' has stride 0 on dim %d of size %lld (a broadcast view "
+                            "cannot be written)", c->fn, (int)i, (long long)out->shape[i]);
+    return HG_OK;
+}
+
+hg_status hg_op_existing_output(hg_op_ctx* c, const hg_tensor* out, const char* name) {
+    hg_status s = hg_op_input(c, out, name, NULL, NULL);
+    if (s) return s;
+    for (int32_t i = 0; i < out->ndim; i++)
+        if (out->strides[i] == 0 && out->shape[i] > 1)
+            return hg_error(HG_ERR_INVALID_ARGUMENT,
+                            "%s: '%s' has stride 0 on dim %d of size %lld (a broadcast view "
+                            "cannot be written)", c->fn, name, (int)i, (long long)out->shape[i]);
+    return HG_OK;
+}
+
+static int numel_zero(const hg_tensor* t) {
+    for (int32_t i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0) return 1;
+    return 0;
+}
+
+int hg_op_overlaps(const hg_tensor* a, const hg_tensor* b) {
+    if (a->buffer.handle != b->buffer.handle || numel_zero(a) || numel_zero(b)) return 0;
+    int64_t alo, ahi, blo, bhi;
+    if (!hg_tensor_extent(a->ndim, a->shape, a->strides, a->offset, &alo, &ahi) ||
+        !hg_tensor_extent(b->ndim, b->shape, b->strides, b->offset, &blo, &bhi))
+        return 1;
+    return alo <= bhi && blo <= ahi;
+}
+
+static int same_view(const hg_tensor* a, const hg_tensor* b) {
+    if (a->buffer.handle != b->buffer.handle || a->dtype != b->dtype || a->ndim != b->ndim ||
+        a->offset != b->offset)
+        return 0;
+    for (int32_t i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i] || (a->shape[i] > 1 && a->strides[i] != b->strides[i]))
+            return 0;
+    return 1;
+}
+
+hg_status hg_op_no_overlap(hg_op_ctx* c, const hg_tensor* out, const hg_tensor* in,
+                           const char* name) {
+    if (!in || !hg_op_overlaps(out, in) || same_view(out, in)) return HG_OK;
+    return hg_error(HG_ERR_INVALID_ARGUMENT,
+                    "%s: 'out' overlaps input '%s' without being the same view (in-place "
+                    "works only with out exactly equal to the input)", c->fn, name);
+}
+
+hg_status hg_op_finish(hg_op_ctx* c, hg_tensor* out, hg_status s) {
+    if (s && c->allocated && out && out->buffer.handle) {
+        // Keep the caller's error message: destroying cannot fail for a buffer we just made.
+        hg_buffer_destroy(out->buffer);
+        memset(out, 0, sizeof *out);
+        c->allocated = 0;
+    }
+    return s;
+}
+
+static hg_status view_of(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v, int host_only) {
+    hg_buffer_obj* b = NULL;
+    int64_t n = 0;
+    hg_status s = hg_tensor_check(t, c->fn, "tensor", &b, &n);
+    if (s) return s;
+    if (host_only && !b->ex->vt->host_visible)
+        return hg_error(HG_ERR_UNSUPPORTED, "%s: not supported on the %s backend yet", c->fn,
+                        b->ex->vt->name);
+    memset(v, 0, sizeof *v);
+    v->data = b->mem ? (unsigned char*)b->mem + t->offset * (int64_t)hg_dtype_size(t->dtype)
+                     : NULL;
+    v->dtype = t->dtype;
+    v->ndim = t->ndim;
+    v->numel = n;
+    for (int32_t i = 0; i < t->ndim; i++) {
+        v->shape[i] = t->shape[i];
+        v->strides[i] = t->strides[i];
+    }
+    return HG_OK;
+}
+
+hg_status hg_op_host_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
+    return view_of(c, t, v, 1);
+}
+
+hg_status hg_op_raw_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
+    return view_of(c, t, v, 0);
+}
+
+hg_status hg_op_axis(hg_op_ctx* c, int32_t ndim, int32_t axis, int32_t* out) {
+    if (axis < -ndim || axis >= ndim || ndim == 0)
+        return hg_error(HG_ERR_OUT_OF_RANGE,
+                        "%s: axis %d is out of range for a tensor of %d dims (valid: %d..%d)",
+                        c->fn, (int)axis, (int)ndim, (int)-ndim, (int)ndim - 1);
+    *out = axis < 0 ? axis + ndim : axis;
+    return HG_OK;
+}
+
+hg_status hg_op_axes_mask(hg_op_ctx* c, int32_t ndim, int32_t naxes, const int32_t* axes,
+                          uint32_t* out_mask) {
+    if (!axes) {
+        *out_mask = ndim ? (uint32_t)((1u << ndim) - 1) : 0;
+        return HG_OK;
+    }
+    if (naxes < 0 || naxes > HG_MAX_DIMS)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: naxes %d is out of range (valid: 0..%d)",
+                        c->fn, (int)naxes, HG_MAX_DIMS);
+    uint32_t m = 0;
+    for (int32_t i = 0; i < naxes; i++) {
+        int32_t a = 0;
+        hg_status s = hg_op_axis(c, ndim, axes[i], &a);
+        if (s) return s;
+        if (m & (1u << a))
+            return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: axis %d is repeated in the axis list",
+                            c->fn, (int)axes[i]);
+        m |= 1u << a;
+    }
+    *out_mask = m;
+    return HG_OK;
+}
+
+hg_status hg_op_parallel(hg_op_ctx* c, int nworkers, void (*fn)(void* ctx, int worker), void* ctx,
+                         int* out_n) {
+    if (!c->ex || !c->ex->vt->host_parallel)
+        return hg_error(HG_ERR_UNSUPPORTED, "%s: not supported on the %s backend yet", c->fn,
+                        c->ex ? c->ex->vt->name : "(none)");
+    return c->ex->vt->host_parallel(c->ex->state, nworkers, fn, ctx, out_n);
+}
+
+int hg_op_num_threads(hg_op_ctx* c) {
+    if (!c->ex || !c->ex->vt->num_threads) return 1;
+    int n = c->ex->vt->num_threads(c->ex->state);
+    return n < 1 ? 1 : n;
+}
+
+double hg_op_load_f64(hg_dtype dt, const void* p) {
+    switch (dt) {
+    case HG_DTYPE_BOOL: return *(const uint8_t*)p ? 1.0 : 0.0;
+    case HG_DTYPE_I8: return *(const int8_t*)p;
+    case HG_DTYPE_I16: return *(const int16_t*)p;
+    case HG_DTYPE_I32: return *(const int32_t*)p;
+    case HG_DTYPE_I64: return (double)*(const int64_t*)p;
+    case HG_DTYPE_U8: return *(const uint8_t*)p;
+    case HG_DTYPE_U16: return *(const uint16_t*)p;
+    case HG_DTYPE_U32: return *(const uint32_t*)p;
+    case HG_DTYPE_U64: return (double)*(const uint64_t*)p;
+    case HG_DTYPE_F16: return hg_f16_to_f32(*(const uint16_t*)p);
+    case HG_DTYPE_BF16: return hg_bf16_to_f32(*(const uint16_t*)p);
+    case HG_DTYPE_F32: return *(const float*)p;
+    case HG_DTYPE_F64: return *(const double*)p;
+    default: return NAN;
+    }
+}
+
+void hg_op_store_f64(hg_dtype dt, void* p, double v) { hg_convert_from_double(dt, v, p); }
+
+int64_t hg_op_load_i64(hg_dtype dt, const void* p) {
+    switch (dt) {
+    case HG_DTYPE_BOOL: return *(const uint8_t*)p ? 1 : 0;
+    case HG_DTYPE_I8: return *(const int8_t*)p;
+    case HG_DTYPE_I16: return *(const int16_t*)p;
+    case HG_DTYPE_I32: return *(const int32_t*)p;
+    case HG_DTYPE_I64: return *(const int64_t*)p;
+    case HG_DTYPE_U8: return *(const uint8_t*)p;
+    case HG_DTYPE_U16: return *(const uint16_t*)p;
+    case HG_DTYPE_U32: return *(const uint32_t*)p;
+    case HG_DTYPE_U64: return (int64_t)*(const uint64_t*)p;
+    default: return (int64_t)hg_op_load_f64(dt, p);
+    }
+}

@@ -1,0 +1,239 @@
+// hg_index_select (numpy.take along an axis / torch.index_select) and hg_gather (torch.gather)
+// on host-visible backends. Indices are read and range-checked first (so a bad index writes
+// nothing), then out is written in C order, split over the executor's threads when large.
+// out may be x exactly (in place): the result then goes through a temporary.
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ops/data/data_common.h"
+#include "ops/common/dev_kernel.h"
+#include "ops/common/dev_ops.h"
+#include "tensor/tensor_internal.h"
+
+enum { INDEX_GRAIN = 1 << 14 };   // elements per worker
+
+typedef struct index_job {
+    hg_host_view out, x;
+    const int64_t* idx;   // resolved indices (>= 0): by out's axis position or by flat position
+    int32_t axis;
+    int gather;           // 1: idx is indexed by the flat C-order position of out
+} index_job;
+
+static void index_range(void* ctx, int64_t b, int64_t e) {
+    index_job* j = ctx;
+    int64_t xes = (int64_t)hg_dtype_size(j->x.dtype);
+    size_t oes = hg_dtype_size(j->out.dtype);
+    int same = j->out.dtype == j->x.dtype;
+    hg_cursor cur;
+    hg_cursor_init(&cur, &j->out, b);
+    int32_t nd = j->out.ndim, last = nd - 1, ax = j->axis;
+    int64_t xs_last = j->x.strides[last] * xes, xs_ax = j->x.strides[ax] * xes;
+    int64_t os_last = cur.bstrides[last];
+    for (int64_t i = b; i < e;) {
+        int64_t run = j->out.shape[last] - cur.idx[last];
+        if (run > e - i) run = e - i;
+        // Source of the run's first element, without the axis term.
+        int64_t base = 0;
+        for (int32_t d = 0; d < last; d++)
+            if (d != ax) base += cur.idx[d] * j->x.strides[d] * xes;
+        const unsigned char* xb = j->x.data + base;
+        unsigned char* op = cur.p;
+        int64_t i0 = cur.idx[last];
+        if (same && ax != last && !j->gather && os_last == (int64_t)oes &&
+            xs_last == (int64_t)oes) {
+            // A contiguous run of one selected slice: one copy (out never overlaps x here).
+            memcpy(op, xb + j->idx[cur.idx[ax]] * xs_ax + i0 * xs_last, (size_t)run * oes);
+        } else {
+            for (int64_t r = 0; r < run; r++) {
+                int64_t pos = j->gather ? j->idx[i + r]
+                                        : j->idx[ax == last ? i0 + r : cur.idx[ax]];
+                const unsigned char* sp =
+                    xb + pos * xs_ax + (ax == last ? 0 : (i0 + r) * xs_last);
+                if (same) hg_copy_elem(op + r * os_last, sp, oes);
+                else hg_convert_elem(j->out.dtype, op + r * os_last, j->x.dtype, sp);
+            }
+        }
+        i += run;
+        if (i >= e) break;
+        cur.idx[last] += run - 1;
+        cur.p += (run - 1) * os_last;
+        hg_cursor_next(&cur);
+    }
+}
+
+// 0-d out (gather of 0-d x): a single element.
+static void index_scalar(index_job* j) {
+    if (j->out.dtype == j->x.dtype) hg_copy_elem(j->out.data, j->x.data, hg_dtype_size(j->x.dtype));
+    else hg_convert_elem(j->out.dtype, j->out.data, j->x.dtype, j->x.data);
+}
+
+// Reads every index of `index` (C order) into a new array, counting negatives from the end of
+// an axis of `size`. Refuses non-integer dtypes and any index outside [-size, size).
+static hg_status resolve_indices(hg_op_ctx* c, const hg_tensor* index, int32_t axis, int64_t size,
+                                 int64_t** out) {
+    *out = NULL;
+    if (!hg_dtype_is_int((int)index->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH,
+                        "%s: 'index' has dtype %s; indices must have an integer dtype", c->fn,
+                        hg_dtype_name(index->dtype));
+    hg_host_view v;
+    hg_status s;
+    void* staged = NULL;   // a device index tensor's elements, read back contiguous
+    if (hg_dev_on_device(index)) {
+        if ((s = hg_dk_download(c, index, &v, &staged))) return s;
+    } else if ((s = hg_op_host_view(c, index, &v))) {
+        return s;
+    }
+    int64_t* r = malloc((size_t)(v.numel ? v.numel : 1) * sizeof *r);
+    if (!r) {
+        free(staged);
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for %lld indices", c->fn,
+                        (long long)v.numel);
+    }
+    hg_cursor cur;
+    if (v.numel) hg_cursor_init(&cur, &v, 0);
+    for (int64_t i = 0; i < v.numel; i++) {
+        int64_t k;
+        int big = index->dtype == HG_DTYPE_U64 && *(const uint64_t*)(const void*)cur.p > INT64_MAX;
+        k = big ? INT64_MAX : hg_op_load_i64(index->dtype, cur.p);
+        if (big || k < -size || k >= size) {
+            char pos[HG_DIMS_TEXT], val[32], valid[80];
+            hg_op_dims(pos, cur.ndim, cur.idx);
+            if (big) snprintf(val, sizeof val, "%" PRIu64, *(const uint64_t*)(const void*)cur.p);
+            else snprintf(val, sizeof val, "%" PRId64, k);
+            if (size) snprintf(valid, sizeof valid, "valid: %lld..%lld", (long long)-size,
+                               (long long)size - 1);
+            else snprintf(valid, sizeof valid, "the axis is empty, so no index is valid");
+            s = hg_error(HG_ERR_OUT_OF_RANGE,
+                         "%s: index %s at position %s is out of range for axis %d of size %lld "
+                         "(%s)", c->fn, val, pos, (int)axis, (long long)size, valid);
+            free(r);
+            free(staged);
+            return s;
+        }
+        r[i] = k < 0 ? k + size : k;
+        hg_cursor_next(&cur);
+    }
+    free(staged);
+    *out = r;
+    return HG_OK;
+}
+
+// Runs the job into out, or through a C-contiguous temporary when out is x itself.
+static hg_status run_index(hg_op_ctx* c, index_job* j, const hg_tensor* out, int via_temp) {
+    if (j->out.numel == 0) return HG_OK;
+    if (j->out.ndim == 0) {
+        index_scalar(j);
+        return HG_OK;
+    }
+    if (!via_temp) return hg_for_range(c, j->out.numel, INDEX_GRAIN, index_range, j);
+    hg_host_view final = j->out;
+    size_t es = hg_dtype_size(out->dtype);
+    unsigned char* tmp = malloc((size_t)j->out.numel * es);
+    if (!tmp)
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for a %lld-element temporary",
+                        c->fn, (long long)j->out.numel);
+    j->out.data = tmp;
+    hg_tensor_contiguous_strides(j->out.ndim, j->out.shape, j->out.strides);
+    hg_status s = hg_for_range(c, j->out.numel, INDEX_GRAIN, index_range, j);
+    if (!s) hg_copy_range(&final, &j->out, 0, final.numel);
+    free(tmp);
+    return s;
+}
+
+// Checks x, index and out shared by both ops; fills the job's views. *via_temp: out is x.
+static hg_status finish_setup(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* index,
+                              hg_tensor* out, index_job* j, int* via_temp) {
+    hg_status s;
+    if ((s = hg_op_no_overlap(c, out, x, "x"))) return s;
+    if ((s = hg_op_no_overlap(c, out, index, "index"))) return s;
+    *via_temp = hg_op_overlaps(out, x);
+    if (hg_dev_on_device(x)) return HG_OK;   // the device kernel takes the tensors
+    if ((s = hg_op_host_view(c, x, &j->x))) return s;
+    return hg_op_host_view(c, out, &j->out);
+}
+
+hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tensor* index,
+                          hg_tensor* out) {
+    hg_op_ctx c;
+    hg_op_begin(&c, "hg_index_select");
+    if (!x || !index || !out)
+        return hg_error(HG_ERR_NULL_POINTER, "hg_index_select: argument '%s' is NULL",
+                        !x ? "x" : !index ? "index" : "out");
+    hg_status s;
+    if ((s = hg_op_input(&c, x, "x", NULL, NULL))) return s;
+    if ((s = hg_op_input(&c, index, "index", NULL, NULL))) return s;
+    int32_t ax = 0;
+    if ((s = hg_op_axis(&c, x->ndim, axis, &ax))) return s;
+    if (index->ndim != 1)
+        return hg_error(HG_ERR_INVALID_ARGUMENT,
+                        "hg_index_select: 'index' has %d dims; it must be 1-D", (int)index->ndim);
+    int64_t shape[HG_MAX_DIMS];
+    for (int32_t d = 0; d < x->ndim; d++) shape[d] = x->shape[d];
+    shape[ax] = index->shape[0];
+    int64_t* idx = NULL;
+    if ((s = resolve_indices(&c, index, ax, x->shape[ax], &idx))) return s;
+    index_job j;
+    memset(&j, 0, sizeof j);
+    int via_temp = 0;
+    if (!(s = hg_op_output(&c, out, x->dtype, x->ndim, shape, 1)) &&
+        !(s = finish_setup(&c, x, index, out, &j, &via_temp))) {
+        j.idx = idx;
+        j.axis = ax;
+        s = hg_dev_on_device(x) ? hg_dev_index(&c, x, ax, idx, index->shape[0], 0, out, via_temp)
+                                : run_index(&c, &j, out, via_temp);
+    }
+    free(idx);
+    return hg_op_finish(&c, out, s);
+}
+
+hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index, hg_tensor* out) {
+    hg_op_ctx c;
+    hg_op_begin(&c, "hg_gather");
+    if (!x || !index || !out)
+        return hg_error(HG_ERR_NULL_POINTER, "hg_gather: argument '%s' is NULL",
+                        !x ? "x" : !index ? "index" : "out");
+    hg_status s;
+    if ((s = hg_op_input(&c, x, "x", NULL, NULL))) return s;
+    if ((s = hg_op_input(&c, index, "index", NULL, NULL))) return s;
+    // torch.gather accepts a 0-d x (axis 0 or -1) with a 0-d index.
+    int32_t ax = 0;
+    if (x->ndim > 0 && (s = hg_op_axis(&c, x->ndim, axis, &ax))) return s;
+    if (x->ndim == 0 && axis != 0 && axis != -1)
+        return hg_error(HG_ERR_OUT_OF_RANGE,
+                        "hg_gather: axis %d is out of range for a 0-d tensor (valid: -1..0)",
+                        (int)axis);
+    char sb[HG_DIMS_TEXT], tb[HG_DIMS_TEXT];
+    if (index->ndim != x->ndim)
+        return hg_error(HG_ERR_INVALID_ARGUMENT,
+                        "hg_gather: 'index' has %d dims, 'x' has %d (they must be equal)",
+                        (int)index->ndim, (int)x->ndim);
+    for (int32_t d = 0; d < x->ndim; d++)
+        if (d != ax && index->shape[d] > x->shape[d])
+            return hg_error(HG_ERR_SIZE_MISMATCH,
+                            "hg_gather: 'index' has shape %s, 'x' has %s: index's size on dim %d "
+                            "exceeds x's (every dim but axis %d must be <= x's)",
+                            hg_op_dims(sb, index->ndim, index->shape),
+                            hg_op_dims(tb, x->ndim, x->shape), (int)d, (int)ax);
+    // A 0-d x has one element along its (virtual) axis.
+    int64_t size = x->ndim ? x->shape[ax] : 1;
+    int64_t* idx = NULL;
+    if ((s = resolve_indices(&c, index, ax, size, &idx))) return s;
+    index_job j;
+    memset(&j, 0, sizeof j);
+    int via_temp = 0;
+    if (!(s = hg_op_output(&c, out, x->dtype, index->ndim, index->shape, 1)) &&
+        !(s = finish_setup(&c, x, index, out, &j, &via_temp))) {
+        j.idx = idx;
+        j.axis = ax;
+        j.gather = 1;
+        s = hg_dev_on_device(x)
+                ? hg_dev_index(&c, x, ax, idx, hg_dk_numel(index), 1, out, via_temp)
+                : run_index(&c, &j, out, via_temp);
+    }
+    free(idx);
+    return hg_op_finish(&c, out, s);
+}

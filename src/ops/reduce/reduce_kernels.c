@@ -1,0 +1,309 @@
+// Reduction building blocks: the accurate sums, run loaders (strided elements of any dtype into
+// a contiguous buffer of the accumulation domain) and the per-op updates over runs and rows.
+#include "ops/reduce/reduce_internal.h"
+#include <math.h>
+#include <string.h>
+
+double hg_reduce_sum_f32(const float* x, int64_t n) {
+    // 32 independent f32 lanes (the compiler vectorizes the j loops) each add 16 terms per
+    // block; block partials go into f64 lanes, so the error does not grow with n.
+    double lanes[32] = {0};
+    int64_t i = 0;
+    for (; i + 512 <= n; i += 512) {
+        float f[32];
+        for (int j = 0; j < 32; j++) f[j] = x[i + j];
+        for (int k = 32; k < 512; k += 32)
+            for (int j = 0; j < 32; j++) f[j] += x[i + k + j];
+        for (int j = 0; j < 32; j++) lanes[j] += (double)f[j];
+    }
+    double tail = 0.0;
+    for (; i < n; i++) tail += (double)x[i];
+    for (int w = 16; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
+    return lanes[0] + tail;
+}
+
+double hg_reduce_sum_f64(const double* x, int64_t n) {
+    // Blocks of 128 (16 lanes x 8 terms) merged by a binary counter: block partials are added
+    // pairwise, error O(log2(n/128)) ulps as numpy's pairwise sum.
+    double lvl[64][16];
+    uint64_t count = 0;
+    int64_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        double v[16];
+        for (int j = 0; j < 16; j++) v[j] = x[i + j];
+        for (int k = 16; k < 128; k += 16)
+            for (int j = 0; j < 16; j++) v[j] += x[i + k + j];
+        int l = 0;
+        for (uint64_t cnt = count; cnt & 1; cnt >>= 1, l++)
+            for (int j = 0; j < 16; j++) v[j] += lvl[l][j];
+        memcpy(lvl[l], v, sizeof v);
+        count++;
+    }
+    double tot[16] = {0};
+    for (int l = 0; l < 64; l++)
+        if ((count >> l) & 1)
+            for (int j = 0; j < 16; j++) tot[j] += lvl[l][j];
+    for (int w = 8; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) tot[j] += tot[j + w];
+    double tail = 0.0;
+    for (; i < n; i++) tail += x[i];
+    return tot[0] + tail;
+}
+
+// ---- loaders ----
+#define LOAD(T, EXPR)                                                                         \
+    do {                                                                                      \
+        const T* s_ = (const T*)p;                                                            \
+        for (int64_t i = 0; i < n; i++) { T v = s_[i * st]; o[i] = (EXPR); }                  \
+    } while (0)
+
+static void load_f32(hg_dtype dt, const void* p, int64_t st, int64_t n, float* o) {
+    switch (dt) {
+    case HG_DTYPE_F16: LOAD(uint16_t, hg_f16_to_f32(v)); break;
+    case HG_DTYPE_BF16: LOAD(uint16_t, hg_bf16_to_f32(v)); break;
+    default: LOAD(float, v); break;
+    }
+}
+
+static void load_f64(hg_dtype dt, const void* p, int64_t st, int64_t n, double* o) {
+    switch (dt) {
+    case HG_DTYPE_BOOL: LOAD(uint8_t, v ? 1.0 : 0.0); break;
+    case HG_DTYPE_I8: LOAD(int8_t, (double)v); break;
+    case HG_DTYPE_I16: LOAD(int16_t, (double)v); break;
+    case HG_DTYPE_I32: LOAD(int32_t, (double)v); break;
+    case HG_DTYPE_I64: LOAD(int64_t, (double)v); break;
+    case HG_DTYPE_U8: LOAD(uint8_t, (double)v); break;
+    case HG_DTYPE_U16: LOAD(uint16_t, (double)v); break;
+    case HG_DTYPE_U32: LOAD(uint32_t, (double)v); break;
+    case HG_DTYPE_U64: LOAD(uint64_t, (double)v); break;
+    case HG_DTYPE_F16: LOAD(uint16_t, (double)hg_f16_to_f32(v)); break;
+    case HG_DTYPE_BF16: LOAD(uint16_t, (double)hg_bf16_to_f32(v)); break;
+    case HG_DTYPE_F32: LOAD(float, (double)v); break;
+    default: LOAD(double, v); break;
+    }
+}
+
+// Integers as order-preserving int64 keys (u64 with its top bit flipped) or as wrapping u64.
+static void load_int(hg_dtype dt, const void* p, int64_t st, int64_t n, uint64_t* o, int key) {
+    switch (dt) {
+    case HG_DTYPE_BOOL: LOAD(uint8_t, v ? 1u : 0u); break;
+    case HG_DTYPE_I8: LOAD(int8_t, (uint64_t)(int64_t)v); break;
+    case HG_DTYPE_I16: LOAD(int16_t, (uint64_t)(int64_t)v); break;
+    case HG_DTYPE_I32: LOAD(int32_t, (uint64_t)(int64_t)v); break;
+    case HG_DTYPE_U8: LOAD(uint8_t, (uint64_t)v); break;
+    case HG_DTYPE_U16: LOAD(uint16_t, (uint64_t)v); break;
+    case HG_DTYPE_U32: LOAD(uint32_t, (uint64_t)v); break;
+    case HG_DTYPE_U64:
+        if (key) LOAD(uint64_t, v ^ 0x8000000000000000ull);
+        else LOAD(uint64_t, v);
+        break;
+    default: LOAD(uint64_t, v); break;   // i64
+    }
+}
+
+const void* hg_red_load(hg_red_dom dom, hg_dtype dt, const void* p, int64_t st, int64_t n,
+                        void* buf) {
+    switch (dom) {
+    case HG_RED_F32:
+        if (dt == HG_DTYPE_F32 && st == 1) return p;
+        load_f32(dt, p, st, n, buf);
+        return buf;
+    case HG_RED_F64:
+        if (dt == HG_DTYPE_F64 && st == 1) return p;
+        load_f64(dt, p, st, n, buf);
+        return buf;
+    case HG_RED_KEY:
+        if (dt == HG_DTYPE_I64 && st == 1) return p;
+        load_int(dt, p, st, n, buf, 1);
+        return buf;
+    default:
+        if ((dt == HG_DTYPE_I64 || dt == HG_DTYPE_U64) && st == 1) return p;
+        load_int(dt, p, st, n, buf, 0);
+        return buf;
+    }
+}
+
+// ---- accumulators ----
+void hg_red_init(hg_red_kop k, hg_red_acc* a) {
+    a->f = 0.0;
+    a->u = 0;
+    a->idx = -1;
+    switch (k) {
+    case HG_RK_PROD: a->f = 1.0; a->u = 1; break;
+    case HG_RK_MIN: a->f = INFINITY; a->u = (uint64_t)INT64_MAX; break;
+    case HG_RK_MAX: a->f = -INFINITY; a->u = (uint64_t)INT64_MIN; break;
+    case HG_RK_ALL: a->u = 1; break;
+    default: break;
+    }
+}
+
+// Float comparisons with numpy's NaN rules: a NaN wins min/max and argmin/argmax (first one).
+static inline int f_takes(hg_red_kop k, double v, double cur) {
+    if (cur != cur) return 0;
+    if (v != v) return 1;
+    return k == HG_RK_MIN || k == HG_RK_ARGMIN ? v < cur : v > cur;
+}
+static inline int i_takes(hg_red_kop k, int64_t v, int64_t cur) {
+    return k == HG_RK_MIN || k == HG_RK_ARGMIN ? v < cur : v > cur;
+}
+
+void hg_red_combine(hg_red_kop k, hg_red_dom dom, hg_red_acc* a, const hg_red_acc* b) {
+    int fl = dom == HG_RED_F32 || dom == HG_RED_F64;
+    switch (k) {
+    case HG_RK_SUM: case HG_RK_SQDEV: case HG_RK_SUMEXP:
+        a->f += b->f; a->u += b->u; break;
+    case HG_RK_PROD: a->f *= b->f; a->u *= b->u; break;
+    case HG_RK_MIN: case HG_RK_MAX:
+        if (fl ? f_takes(k, b->f, a->f) : i_takes(k, (int64_t)b->u, (int64_t)a->u)) *a = *b;
+        break;
+    case HG_RK_ARGMIN: case HG_RK_ARGMAX:
+        // b covers later indices: it wins only strictly (or with the first NaN).
+        if (b->idx < 0) break;
+        if (a->idx < 0 || (fl ? f_takes(k, b->f, a->f) : i_takes(k, (int64_t)b->u, (int64_t)a->u)))
+            *a = *b;
+        break;
+    case HG_RK_ANY: a->u |= b->u; break;
+    case HG_RK_ALL: a->u &= b->u; break;
+    default: break;
+    }
+}
+
+// Update over a contiguous run of the domain (idx0: flat reduced index of d[0]).
+void hg_red_run(hg_red_kop k, hg_red_dom dom, hg_red_acc* a, const void* d, int64_t n,
+                int64_t idx0, double center) {
+    if (n <= 0) return;
+    if (dom == HG_RED_F32) {   // SUM only (sum and mean of f32, f16, bf16)
+        a->f += hg_reduce_sum_f32(d, n);
+        return;
+    }
+    if (dom == HG_RED_F64) {
+        const double* x = d;
+        switch (k) {
+        case HG_RK_SUM: a->f += hg_reduce_sum_f64(x, n); return;
+        case HG_RK_PROD: {
+            double p = a->f;
+            for (int64_t i = 0; i < n; i++) p *= x[i];
+            a->f = p;
+            return;
+        }
+        case HG_RK_MIN: case HG_RK_MAX: {
+            double m = a->f;
+            for (int64_t i = 0; i < n; i++)
+                if (f_takes(k, x[i], m)) m = x[i];
+            a->f = m;
+            return;
+        }
+        case HG_RK_ARGMIN: case HG_RK_ARGMAX: {
+            int64_t i = 0;
+            if (a->idx < 0) { a->f = x[0]; a->idx = idx0; i = 1; }
+            double m = a->f;
+            int64_t mi = a->idx;
+            for (; i < n; i++)
+                if (f_takes(k, x[i], m)) { m = x[i]; mi = idx0 + i; }
+            a->f = m;
+            a->idx = mi;
+            return;
+        }
+        case HG_RK_ANY: case HG_RK_ALL: {
+            uint64_t r = a->u;
+            if (k == HG_RK_ANY) for (int64_t i = 0; i < n; i++) r |= x[i] != 0.0;
+            else for (int64_t i = 0; i < n; i++) r &= x[i] != 0.0;
+            a->u = r;
+            return;
+        }
+        case HG_RK_SQDEV: {
+            double s[4] = {0, 0, 0, 0};
+            int64_t i = 0;
+            for (; i + 4 <= n; i += 4)
+                for (int j = 0; j < 4; j++) { double t = x[i + j] - center; s[j] += t * t; }
+            for (; i < n; i++) { double t = x[i] - center; s[0] += t * t; }
+            a->f += (s[0] + s[1]) + (s[2] + s[3]);
+            return;
+        }
+        case HG_RK_SUMEXP: {
+            if (!isfinite(center)) return;   // finalize decides from the max alone
+            double s = 0.0;
+            for (int64_t i = 0; i < n; i++) s += exp(x[i] - center);
+            a->f += s;
+            return;
+        }
+        default: return;
+        }
+    }
+    const uint64_t* x = d;
+    switch (k) {
+    case HG_RK_SUM: case HG_RK_PROD: {   // wrap-around in uint64 (two's complement for signed)
+        uint64_t v = a->u;
+        if (k == HG_RK_SUM) for (int64_t i = 0; i < n; i++) v += x[i];
+        else for (int64_t i = 0; i < n; i++) v *= x[i];
+        a->u = v;
+        return;
+    }
+    case HG_RK_MIN: case HG_RK_MAX: {
+        int64_t m = (int64_t)a->u;
+        for (int64_t i = 0; i < n; i++)
+            if (i_takes(k, (int64_t)x[i], m)) m = (int64_t)x[i];
+        a->u = (uint64_t)m;
+        return;
+    }
+    case HG_RK_ARGMIN: case HG_RK_ARGMAX: {
+        int64_t i = 0;
+        if (a->idx < 0) { a->u = x[0]; a->idx = idx0; i = 1; }
+        int64_t m = (int64_t)a->u, mi = a->idx;
+        for (; i < n; i++)
+            if (i_takes(k, (int64_t)x[i], m)) { m = (int64_t)x[i]; mi = idx0 + i; }
+        a->u = (uint64_t)m;
+        a->idx = mi;
+        return;
+    }
+    default: return;
+    }
+}
+
+// Update of K column accumulators (structure of arrays) with one row of the domain.
+void hg_red_row(hg_red_kop k, hg_red_dom dom, double* f, uint64_t* u, int64_t* idx,
+                const void* d, int64_t K, int64_t ridx, const double* centers) {
+    if (dom == HG_RED_F64) {
+        const double* x = d;
+        switch (k) {
+        case HG_RK_SUM: for (int64_t j = 0; j < K; j++) f[j] += x[j]; return;
+        case HG_RK_PROD: for (int64_t j = 0; j < K; j++) f[j] *= x[j]; return;
+        case HG_RK_MIN: case HG_RK_MAX:
+            for (int64_t j = 0; j < K; j++)
+                if (f_takes(k, x[j], f[j])) f[j] = x[j];
+            return;
+        case HG_RK_ARGMIN: case HG_RK_ARGMAX:
+            for (int64_t j = 0; j < K; j++)
+                if (idx[j] < 0 || f_takes(k, x[j], f[j])) { f[j] = x[j]; idx[j] = ridx; }
+            return;
+        case HG_RK_ANY: for (int64_t j = 0; j < K; j++) u[j] |= x[j] != 0.0; return;
+        case HG_RK_ALL: for (int64_t j = 0; j < K; j++) u[j] &= x[j] != 0.0; return;
+        case HG_RK_SQDEV:
+            for (int64_t j = 0; j < K; j++) { double t = x[j] - centers[j]; f[j] += t * t; }
+            return;
+        case HG_RK_SUMEXP:
+            for (int64_t j = 0; j < K; j++)
+                if (isfinite(centers[j])) f[j] += exp(x[j] - centers[j]);
+            return;
+        default: return;
+        }
+    }
+    const uint64_t* x = d;
+    switch (k) {
+    case HG_RK_SUM: for (int64_t j = 0; j < K; j++) u[j] += x[j]; return;
+    case HG_RK_PROD: for (int64_t j = 0; j < K; j++) u[j] *= x[j]; return;
+    case HG_RK_MIN: case HG_RK_MAX:
+        for (int64_t j = 0; j < K; j++)
+            if (i_takes(k, (int64_t)x[j], (int64_t)u[j])) u[j] = x[j];
+        return;
+    case HG_RK_ARGMIN: case HG_RK_ARGMAX:
+        for (int64_t j = 0; j < K; j++)
+            if (idx[j] < 0 || i_takes(k, (int64_t)x[j], (int64_t)u[j])) {
+                u[j] = x[j];
+                idx[j] = ridx;
+            }
+        return;
+    default: return;
+    }
+}

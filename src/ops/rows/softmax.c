@@ -1,0 +1,334 @@
+// softmax / log_softmax along one axis (see softmax.h). Slices whose axis is the innermost dim
+// are processed one at a time (contiguous f32 in and out directly, with no copy); otherwise
+// tiles of up to 16 neighbouring slices are gathered so that every cache line read is used.
+#include "ops/rows/softmax.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ops/common/dev_ops.h"
+#include "ops/reduce/reduce.h"
+
+#define SM_TILE 16
+
+static inline float expf_fast(float x) {
+    // Branch-free so the loops that call it vectorize. Range reduction x = n ln2 + r with a
+    // two-part ln2, Cephes' degree-6 polynomial for e^r, then 2^n from the exponent bits.
+    // Results below 2^-126 (x < -87.33) are flushed to 0 (softmax values that small are
+    // noise next to a sum >= 1). The integer work is unsigned (no UB on NaN).
+    float xc = x < -87.33654f ? -87.33654f : x;
+    xc = xc > 88.37f ? 88.37f : xc;
+    const float shifter = 12582912.0f;   // 1.5 * 2^23: adding it rounds to an integer
+    float t = xc * 1.44269504088896341f + shifter;
+    float n = t - shifter;
+    float r = xc - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    uint32_t tb, sb;
+    memcpy(&tb, &t, 4);
+    sb = (tb - 0x4B400000u + 127u) << 23;   // (n + 127) << 23 with n as two's complement
+    float scale;
+    memcpy(&scale, &sb, 4);
+    return x < -87.33654f ? 0.0f : y * scale;
+}
+
+float hg_softmax_expf(float x) { return expf_fast(x); }
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+static inline __attribute__((always_inline)) float max_f32(const float* x, int64_t n) {
+    float r = -INFINITY;
+    int nan = 0;
+    int64_t i = 0;
+#if defined(__SSE2__)
+    // The compiler keeps the NaN test of the portable loop scalar: two max lanes and an
+    // unordered-compare mask, 8 floats per step.
+    __m128 m0 = _mm_set1_ps(-INFINITY), m1 = m0, u = _mm_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+        __m128 a = _mm_loadu_ps(x + i), b = _mm_loadu_ps(x + i + 4);
+        m0 = _mm_max_ps(m0, a);
+        m1 = _mm_max_ps(m1, b);
+        u = _mm_or_ps(u, _mm_cmpunord_ps(a, b));
+    }
+    float lanes[4];
+    _mm_storeu_ps(lanes, _mm_max_ps(m0, m1));
+    for (int j = 0; j < 4; j++) r = lanes[j] > r ? lanes[j] : r;
+    nan = _mm_movemask_ps(u) != 0;
+#endif
+    for (; i < n; i++) {
+        r = x[i] > r ? x[i] : r;
+        nan |= x[i] != x[i];
+    }
+    return nan ? NAN : r;
+}
+
+// In place on a contiguous slice (t may alias y). Three passes over the (cache-resident) slice:
+// max; exp with the sum (8 f32 lanes over blocks of 256, block sums added in f64) and, for
+// softmax, the store of exp; then the scale (or, for log_softmax, x - max - log(sum)).
+static inline __attribute__((always_inline)) void slice_f32_body(const float* t, float* y,
+                                                                 int64_t n, int take_log) {
+    float m = max_f32(t, n);
+    double s = 0.0;
+    int64_t i = 0;
+    for (; i + 256 <= n; i += 256) {
+        float e[256], part[8] = {0};
+        for (int k = 0; k < 256; k += 8)
+            for (int j = 0; j < 8; j++) {
+                e[k + j] = expf_fast(t[i + k + j] - m);
+                part[j] += e[k + j];
+            }
+        for (int j = 0; j < 8; j++) s += part[j];
+        // Through the local block: t and y may be the same array, which keeps the compiler
+        // from vectorizing a direct loop.
+        if (!take_log) memcpy(y + i, e, sizeof e);
+    }
+    for (; i < n; i++) {
+        float e = expf_fast(t[i] - m);
+        s += e;
+        if (!take_log) y[i] = e;
+    }
+    if (take_log) {
+        float ls = (float)log(s);
+        for (i = 0; i < n; i++) y[i] = (t[i] - m) - ls;
+        return;
+    }
+    float inv = (float)(1.0 / s);
+    for (i = 0; i < n; i++) y[i] *= inv;
+}
+
+static void slice_f32_generic(const float* t, float* y, int64_t n, int take_log) {
+    slice_f32_body(t, y, n, take_log);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// The same code compiled for AVX2+FMA (8-wide exp), picked at run time.
+__attribute__((target("avx2,fma"))) static void slice_f32_avx2(const float* t, float* y,
+                                                                int64_t n, int take_log) {
+    slice_f32_body(t, y, n, take_log);
+}
+static void slice_f32(const float* t, float* y, int64_t n, int take_log) {
+    static int have_avx2 = -1;   // every thread computes the same value: relaxed is enough
+    int have = __atomic_load_n(&have_avx2, __ATOMIC_RELAXED);
+    if (have < 0) {
+        have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        __atomic_store_n(&have_avx2, have, __ATOMIC_RELAXED);
+    }
+    if (have) slice_f32_avx2(t, y, n, take_log);
+    else slice_f32_generic(t, y, n, take_log);
+}
+#else
+static void slice_f32(const float* t, float* y, int64_t n, int take_log) {
+    slice_f32_generic(t, y, n, take_log);
+}
+#endif
+
+static void slice_f64(double* t, int64_t n, int take_log) {
+    double m = -INFINITY;
+    int nan = 0;
+    for (int64_t i = 0; i < n; i++) { m = t[i] > m ? t[i] : m; nan |= t[i] != t[i]; }
+    if (nan) m = NAN;
+    if (take_log) {
+        double s = 0.0;
+        for (int64_t i = 0; i < n; i++) s += exp(t[i] - m);
+        double ls = log(s);
+        for (int64_t i = 0; i < n; i++) t[i] = (t[i] - m) - ls;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) t[i] = exp(t[i] - m);
+    double inv = 1.0 / hg_reduce_sum_f64(t, n);
+    for (int64_t i = 0; i < n; i++) t[i] *= inv;
+}
+
+typedef struct sm_job {
+    const unsigned char* x;
+    unsigned char* o;
+    hg_dtype xdt, odt;
+    int64_t xsz, osz;
+    int log;
+    int64_t L, sx, so;                    // axis: length, x stride, out stride
+    int64_t C, cx, co;                    // tile dim (0 size when none)
+    int nouter;                           // other dims: sizes and strides
+    int64_t os[HG_MAX_DIMS], ox[HG_MAX_DIMS], oo[HG_MAX_DIMS];
+    int64_t B, tiles, items;
+    int nw;
+    unsigned char* scratch;
+    size_t scratch_bytes;
+} sm_job;
+
+// Element i of (p, stride) in f32 / f64.
+static float ld_f32(hg_dtype dt, const unsigned char* p) {
+    switch (dt) {
+    case HG_DTYPE_F16: return hg_f16_to_f32(*(const uint16_t*)p);
+    case HG_DTYPE_BF16: return hg_bf16_to_f32(*(const uint16_t*)p);
+    default: return *(const float*)p;
+    }
+}
+
+// Rounds to the result dtype rdt (x's), then stores as odt.
+static void st_val(hg_dtype rdt, hg_dtype odt, unsigned char* p, double v) {
+    if (odt == HG_DTYPE_F32 && rdt == HG_DTYPE_F32) { *(float*)p = (float)v; return; }
+    if (odt != rdt) {
+        uint64_t tmp = 0;
+        hg_op_store_f64(rdt, &tmp, v);
+        v = hg_op_load_f64(rdt, &tmp);
+    }
+    hg_op_store_f64(odt, p, v);
+}
+
+static void sm_worker(void* ctx, int w) {
+    sm_job* j = ctx;
+    int64_t i0 = j->items * w / j->nw, i1 = j->items * (w + 1) / j->nw;
+    unsigned char* buf = j->scratch + (size_t)w * j->scratch_bytes;
+    int f64 = j->xdt == HG_DTYPE_F64;
+    for (int64_t it = i0; it < i1; it++) {
+        int64_t outer = it / j->tiles, c0 = it % j->tiles * j->B;
+        int64_t bx = 0, bo = 0, t = outer;
+        for (int d = j->nouter - 1; d >= 0; d--) {
+            int64_t k = t % j->os[d];
+            t /= j->os[d];
+            bx += k * j->ox[d];
+            bo += k * j->oo[d];
+        }
+        int64_t nb = j->C - c0 < j->B ? j->C - c0 : j->B;
+        if (j->C == 0) nb = 1;
+        bx += c0 * j->cx;
+        bo += c0 * j->co;
+        const unsigned char* xp = j->x + bx * j->xsz;
+        unsigned char* op = j->o + bo * j->osz;
+        if (!f64 && nb == 1 && j->xdt == HG_DTYPE_F32 && j->odt == HG_DTYPE_F32 && j->sx == 1 &&
+            j->so == 1) {
+            slice_f32((const float*)xp, (float*)op, j->L, j->log);
+            continue;
+        }
+        for (int64_t b = 0; b < nb; b++) {   // gather the tile: slice b at buf[b * L]
+            const unsigned char* sp = xp + b * j->cx * j->xsz;
+            if (f64) {
+                double* d = (double*)buf + b * j->L;
+                for (int64_t l = 0; l < j->L; l++) d[l] = *(const double*)(sp + l * j->sx * 8);
+            } else {
+                float* d = (float*)buf + b * j->L;
+                for (int64_t l = 0; l < j->L; l++) d[l] = ld_f32(j->xdt, sp + l * j->sx * j->xsz);
+            }
+        }
+        for (int64_t b = 0; b < nb; b++) {
+            unsigned char* dp = op + b * j->co * j->osz;
+            if (f64) {
+                double* d = (double*)buf + b * j->L;
+                slice_f64(d, j->L, j->log);
+                for (int64_t l = 0; l < j->L; l++)
+                    st_val(j->xdt, j->odt, dp + l * j->so * j->osz, d[l]);
+            } else {
+                float* d = (float*)buf + b * j->L;
+                slice_f32(d, d, j->L, j->log);
+                for (int64_t l = 0; l < j->L; l++)
+                    st_val(j->xdt, j->odt, dp + l * j->so * j->osz, d[l]);
+            }
+        }
+    }
+}
+
+hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int log,
+                          const hg_tensor* out) {
+    if (!hg_dtype_is_float((int)x->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH,
+                        "%s: x has dtype %s; softmax needs a float dtype (f16, bf16, f32, f64)",
+                        c->fn, hg_dtype_name(x->dtype));
+    int32_t ax = 0;
+    hg_status s;
+    if (x->ndim == 0) {
+        if (axis != 0 && axis != -1)
+            return hg_error(HG_ERR_OUT_OF_RANGE, "%s: axis %d is out of range for a tensor of 0 "
+                            "dims (valid: -1, 0)", c->fn, (int)axis);
+    } else if ((s = hg_op_axis(c, x->ndim, axis, &ax))) {
+        return s;
+    }
+    if (hg_dev_on_device(x))
+        return hg_dev_rows(c, log ? HG_DEV_LOG_SOFTMAX : HG_DEV_SOFTMAX, x, ax, NULL, NULL, 0.0, out);
+    hg_host_view xv, ov;
+    if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) return s;
+    if (xv.numel == 0) return HG_OK;
+    sm_job j;
+    memset(&j, 0, sizeof j);
+    j.x = xv.data; j.o = ov.data;
+    j.xdt = xv.dtype; j.odt = ov.dtype;
+    j.xsz = (int64_t)hg_dtype_size(xv.dtype); j.osz = (int64_t)hg_dtype_size(ov.dtype);
+    j.log = log;
+    j.L = 1;
+    if (xv.ndim > 0) { j.L = xv.shape[ax]; j.sx = xv.strides[ax]; j.so = ov.strides[ax]; }
+    // The other dim with the smallest x stride becomes the tile dim when the axis is not the
+    // innermost one.
+    int cdim = -1;
+    for (int d = 0; d < xv.ndim; d++)
+        if (d != ax && xv.shape[d] > 1 &&
+            (cdim < 0 || llabs(xv.strides[d]) < llabs(xv.strides[cdim])))
+            cdim = d;
+    int tiled = cdim >= 0 && j.L > 1 && llabs(xv.strides[cdim]) < llabs(j.sx);
+    j.B = 1;
+    j.C = 0;
+    if (tiled) {
+        j.C = xv.shape[cdim]; j.cx = xv.strides[cdim]; j.co = ov.strides[cdim];
+        j.B = SM_TILE;
+    }
+    for (int d = 0; d < xv.ndim; d++)
+        if (d != ax && !(tiled && d == cdim)) {
+            j.os[j.nouter] = xv.shape[d];
+            j.ox[j.nouter] = xv.strides[d];
+            j.oo[j.nouter] = ov.strides[d];
+            j.nouter++;
+        }
+    int64_t outer = 1;
+    for (int d = 0; d < j.nouter; d++) outer *= j.os[d];
+    j.tiles = tiled ? (j.C + j.B - 1) / j.B : 1;
+    j.items = outer * j.tiles;
+    int nw = xv.numel < 32768 ? 1 : hg_op_num_threads(c);
+    if (nw > j.items) nw = (int)j.items;
+    j.nw = nw;
+    j.scratch_bytes = (size_t)j.B * (size_t)j.L * 8 + 64;
+    j.scratch = malloc(j.scratch_bytes * (size_t)nw);
+    if (!j.scratch)
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for %lld slices of %lld elements",
+                        c->fn, (long long)nw * (long long)j.B, (long long)j.L);
+    s = hg_op_parallel(c, nw, sm_worker, &j, &j.nw);
+    free(j.scratch);
+    return s;
+}
+
+static hg_status softmax_call(const char* fn, const hg_tensor* x, int32_t axis, int log,
+                              hg_tensor* out) {
+    hg_op_ctx c;
+    hg_op_begin(&c, fn);
+    if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
+    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);
+    hg_status s = hg_op_input(&c, x, "x", NULL, NULL);
+    if (s) return s;
+    if (!hg_dtype_is_float((int)x->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH,
+                        "%s: x has dtype %s; softmax needs a float dtype (f16, bf16, f32, f64)",
+                        fn, hg_dtype_name(x->dtype));
+    int32_t ax = 0;
+    if (x->ndim == 0 ? (axis != 0 && axis != -1) : 0)
+        return hg_error(HG_ERR_OUT_OF_RANGE, "%s: axis %d is out of range for a tensor of 0 dims "
+                        "(valid: -1, 0)", fn, (int)axis);
+    if (x->ndim > 0 && (s = hg_op_axis(&c, x->ndim, axis, &ax))) return s;
+    if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) return s;
+    if ((s = hg_op_no_overlap(&c, out, x, "x"))) return hg_op_finish(&c, out, s);
+    s = hg_softmax_into(&c, x, axis, log, out);
+    return hg_op_finish(&c, out, s);
+}
+
+hg_status hg_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out) {
+    return softmax_call("hg_softmax", x, axis, 0, out);
+}
+
+hg_status hg_log_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out) {
+    return softmax_call("hg_log_softmax", x, axis, 1, out);
+}
