@@ -9,14 +9,8 @@
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"
-#if __has_include("ops/reduce/reduce.h")
 #include "ops/reduce/reduce.h"
-#define HG_GRAPH_HAVE_REDUCE 1
-#endif
-#if __has_include("ops/linalg/matmul.h")
 #include "ops/linalg/matmul.h"
-#define HG_GRAPH_HAVE_MATMUL 1
-#endif
 
 hg_graph_obj* hg_graph_resolve(hg_graph g, const char* fn) {
     hg_graph_obj* o = hg_handle_get(g.handle, HG_HANDLE_GRAPH);
@@ -397,7 +391,6 @@ hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
     static const char* const names[] = {"x"};
     hg_graph_obj* o = begin(g, fn, out_node, 1, &x, names);
     if (!o) return begin_status();
-#ifdef HG_GRAPH_HAVE_REDUCE
     const hg_gnode* xn = &o->ir.nodes[x];
     if ((unsigned)op >= HG_REDUCE_COUNT)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: reduce op %d is out of range (valid: 0..%d)",
@@ -430,10 +423,6 @@ hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
     n.in[0] = x;
     n.aux = (int64_t)mask | ((int64_t)(keepdims ? 1 : 0) << 32);
     return add(o, &n, out_node);
-#else
-    (void)op; (void)naxes; (void)axes; (void)keepdims;
-    return hg_error(HG_ERR_UNSUPPORTED, "%s: this build has no reduction library (src/ops/reduce/reduce.h)", fn);
-#endif
 }
 
 hg_status hg_graph_softmax(hg_graph g, int32_t x, int32_t axis, int log, int32_t* out_node) {
@@ -462,7 +451,6 @@ hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_node) {
     int32_t ids[2] = {a, b};
     hg_graph_obj* o = begin(g, fn, out_node, 2, ids, names);
     if (!o) return begin_status();
-#ifdef HG_GRAPH_HAVE_MATMUL
     const hg_gnode *an = &o->ir.nodes[a], *bn = &o->ir.nodes[b];
     hg_op_ctx c;
     hg_op_begin(&c, fn);
@@ -476,9 +464,6 @@ hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_node) {
     n.in[0] = a;
     n.in[1] = b;
     return add(o, &n, out_node);
-#else
-    return hg_error(HG_ERR_UNSUPPORTED, "%s: this build has no matmul library (src/ops/linalg/matmul.h)", fn);
-#endif
 }
 
 hg_status hg_graph_output(hg_graph g, int32_t node) {

@@ -8,18 +8,9 @@
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"
-#if __has_include("ops/reduce/reduce.h")
 #include "ops/reduce/reduce.h"
-#define HG_PLAN_HAVE_REDUCE 1
-#endif
-#if __has_include("ops/rows/softmax.h")
 #include "ops/rows/softmax.h"
-#define HG_PLAN_HAVE_SOFTMAX 1
-#endif
-#if __has_include("ops/linalg/matmul.h")
 #include "ops/linalg/matmul.h"
-#define HG_PLAN_HAVE_MATMUL 1
-#endif
 
 // ---- the executor's live plans ----
 
@@ -397,7 +388,6 @@ _Atomic int64_t hg_graph_reduce_fallbacks = 0;
 static hg_status reduce_fallback(hg_plan_obj* p, const hg_plan_step* st, const hg_tensor* ins,
                                  const hg_tensor* out, hg_op_ctx* c) {
     hg_graph_reduce_fallbacks++;
-#ifdef HG_PLAN_HAVE_REDUCE
     const hg_gnode* r = &p->ir.nodes[st->node];
     const hg_gnode* x = &p->ir.nodes[r->in[0]];
     hg_executor exh = {p->ex->handle};
@@ -415,10 +405,6 @@ static hg_status reduce_fallback(hg_plan_obj* p, const hg_plan_step* st, const h
     if (!s) s = hg_reduce_into(c, (hg_reduce_op)r->op, &t, (uint32_t)r->aux, 0.0, out);
     hg_buffer_destroy(buf);
     return s;
-#else
-    (void)p; (void)st; (void)ins; (void)out; (void)c;
-    return hg_error(HG_ERR_UNSUPPORTED, "hg_plan_run: no reduction library in this build");
-#endif
 }
 
 static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* inputs,
@@ -451,29 +437,17 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
             }
             break;
         case HG_STEP_REDUCE: {
-#ifdef HG_PLAN_HAVE_REDUCE
             const hg_gnode* n = &p->ir.nodes[st->node];
             s = hg_reduce_into(&c, (hg_reduce_op)n->op, &ins[0], (uint32_t)n->aux, 0.0, &outs[0]);
-#else
-            s = hg_error(HG_ERR_UNSUPPORTED, "hg_plan_run: no reduction library in this build");
-#endif
             break;
         }
         case HG_STEP_SOFTMAX: {
-#ifdef HG_PLAN_HAVE_SOFTMAX
             const hg_gnode* n = &p->ir.nodes[st->node];
             s = hg_softmax_into(&c, &ins[0], (int32_t)n->aux, n->op, &outs[0]);
-#else
-            s = hg_error(HG_ERR_UNSUPPORTED, "hg_plan_run: no softmax library in this build");
-#endif
             break;
         }
         case HG_STEP_MATMUL:
-#ifdef HG_PLAN_HAVE_MATMUL
             s = hg_matmul_into(&c, &ins[0], &ins[1], &outs[0]);
-#else
-            s = hg_error(HG_ERR_UNSUPPORTED, "hg_plan_run: no matmul library in this build");
-#endif
             break;
         case HG_STEP_RESHAPE: {
             const hg_plan_value* pv = &p->values[st->out[0]];
