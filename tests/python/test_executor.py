@@ -86,6 +86,25 @@ def test_default_backend_honours_environment():
     assert out == ["cpu", "cpu"]
 
 
+@pytest.mark.parametrize("lib,want", [
+    ("/nonexistent/libcuda.so.1", "HOLOGRAM_CUDA_DRIVER='/nonexistent/libcuda.so.1' could not be loaded"),
+    ("libm.so.6", "libcuda.so.1 has no symbol cuInit: the library is too old or not the real"),
+])
+def test_cuda_driver_that_does_not_load_is_reported(lib, want):
+    # The driver is loaded once per process: each case in its own.
+    code = ("import hologram as hg\n"
+            "info = hg.backend.backend_info('cuda')\n"
+            "assert not info['available']\n"
+            "try:\n    hg.Executor('cuda')\n"
+            "except hg.errors.BackendUnavailableError as e:\n    print(info['reason']); print(e)\n")
+    env = dict(os.environ, HOLOGRAM_CUDA_DRIVER=lib)
+    env.pop("HOLOGRAM_CUDA_EMULATE", None)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    reason, err = r.stdout.splitlines()[:2]
+    assert want in reason and want in err, r.stdout
+
+
 def test_allocate_arguments():
     ex = hg.Executor("cpu")
     assert ex.allocate(3).dtype == np.float32  # default dtype

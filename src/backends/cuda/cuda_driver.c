@@ -2,6 +2,7 @@
 // once; the outcome (table or reason) is kept, so later calls are free.
 #include "backends/cuda/cuda_driver.h"
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +14,24 @@ typedef struct loaded {
     char why[1024];
 } loaded;
 
-// Resolves `name` (or, when it is missing, `alt`) into *slot. Returns 0 and fills why on failure.
-static int sym(void* lib, const char* name, const char* alt, void** slot, const char* libname,
-               char* why, size_t why_len) {
-    void* f = dlsym(lib, name);
-    if (!f && alt) f = dlsym(lib, alt);
-    if (!f) {
-        snprintf(why, why_len, "%s has no symbol %s: the library is too old or not the real %s",
-                 libname, name, libname);
-        return 0;
-    }
-    *slot = f;
-    return 1;
-}
-#define SYM(api, field, name, alt, libname)                                                 \
-    sym((api)->lib, name, alt, (void**)&(api)->field, libname, l->why, sizeof l->why)
+// A library: where to find it, what to say when it is missing, and its symbols as a table of
+// (name, fallback name, slot offset in the api struct, optional). One loader reads them all.
+typedef struct sym_spec {
+    const char* name;
+    const char* alt;   // older name, tried when `name` is missing (the _v2 entry points)
+    size_t offset;
+    int optional;      // a missing optional symbol leaves its slot NULL
+} sym_spec;
+
+typedef struct lib_spec {
+    const char* env;                // path override variable
+    const char* const* names;       // file names, tried in order
+    const char* missing;            // "no driver: libcuda.so.1"
+    const char* advice;             // what to install / set
+    const char* symlib;             // the name in "<symlib> has no symbol ..."
+    const sym_spec* syms;
+    size_t nsyms;
+} lib_spec;
 
 // Opens the first of names[] that loads, from the environment override, then each directory
 // prefix (""= the loader's search path). Records the first dlerror for the message.
@@ -60,61 +64,85 @@ static void* open_first(const char* env, const char* const* names, char* path, s
     return NULL;
 }
 
+// Opens spec's library into *lib and fills api's slots. Returns 1, or 0 with l->why set.
+static int load_lib(const lib_spec* spec, void* api, void** lib, char* path, size_t path_len,
+                    loaded* l) {
+    char err[400];
+    *lib = open_first(spec->env, spec->names, path, path_len, err, sizeof err);
+    if (!*lib) {
+        snprintf(l->why, sizeof l->why, "%s could not be loaded (%.300s); %s", spec->missing, err,
+                 spec->advice);
+        return 0;
+    }
+    for (size_t i = 0; i < spec->nsyms; i++) {
+        const sym_spec* y = &spec->syms[i];
+        void* f = dlsym(*lib, y->name);
+        if (!f && y->alt) f = dlsym(*lib, y->alt);
+        if (!f && !y->optional) {
+            snprintf(l->why, sizeof l->why, "%s has no symbol %s: the library is too old or not "
+                     "the real %s", spec->symlib, y->name, spec->symlib);
+            return 0;
+        }
+        memcpy((char*)api + y->offset, &f, sizeof f);
+    }
+    return 1;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
 // ---- driver -----------------------------------------------------------------------------------
 static hg_cuda_api g_cuda;
 static loaded g_cuda_state = {PTHREAD_ONCE_INIT, 0, ""};
 
+#define DRV(field, name, alt) {name, alt, offsetof(hg_cuda_api, field), 0}
+static const sym_spec k_driver_syms[] = {
+    DRV(cuInit, "cuInit", NULL),
+    DRV(cuDriverGetVersion, "cuDriverGetVersion", NULL),
+    DRV(cuDeviceGetCount, "cuDeviceGetCount", NULL),
+    DRV(cuDeviceGet, "cuDeviceGet", NULL),
+    DRV(cuDeviceGetName, "cuDeviceGetName", NULL),
+    DRV(cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL),
+    DRV(cuDeviceTotalMem, "cuDeviceTotalMem_v2", "cuDeviceTotalMem"),
+    DRV(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL),
+    DRV(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
+    DRV(cuCtxSetCurrent, "cuCtxSetCurrent", NULL),
+    DRV(cuCtxSynchronize, "cuCtxSynchronize", NULL),
+    DRV(cuStreamCreate, "cuStreamCreate", NULL),
+    DRV(cuStreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy"),
+    DRV(cuStreamSynchronize, "cuStreamSynchronize", NULL),
+    DRV(cuEventCreate, "cuEventCreate", NULL),
+    DRV(cuEventRecord, "cuEventRecord", NULL),
+    DRV(cuEventSynchronize, "cuEventSynchronize", NULL),
+    DRV(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+    DRV(cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy"),
+    DRV(cuMemAlloc, "cuMemAlloc_v2", "cuMemAlloc"),
+    DRV(cuMemFree, "cuMemFree_v2", "cuMemFree"),
+    DRV(cuMemGetInfo, "cuMemGetInfo_v2", "cuMemGetInfo"),
+    DRV(cuMemHostAlloc, "cuMemHostAlloc", NULL),
+    DRV(cuMemFreeHost, "cuMemFreeHost", NULL),
+    DRV(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer"),
+    DRV(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync"),
+    DRV(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync"),
+    DRV(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync"),
+    DRV(cuMemsetD8Async, "cuMemsetD8Async", NULL),
+    DRV(cuModuleLoadData, "cuModuleLoadData", NULL),
+    DRV(cuModuleUnload, "cuModuleUnload", NULL),
+    DRV(cuModuleGetFunction, "cuModuleGetFunction", NULL),
+    DRV(cuFuncSetAttribute, "cuFuncSetAttribute", NULL),
+    DRV(cuLaunchKernel, "cuLaunchKernel", NULL),
+    DRV(cuGetErrorName, "cuGetErrorName", NULL),
+    DRV(cuGetErrorString, "cuGetErrorString", NULL),
+};
+static const char* const k_driver_names[] = {"libcuda.so.1", "libcuda.so", NULL};
+static const lib_spec k_driver = {
+    "HOLOGRAM_CUDA_DRIVER", k_driver_names, "no driver: libcuda.so.1",
+    "install the NVIDIA driver or set HOLOGRAM_CUDA_DRIVER to its path", "libcuda.so.1",
+    k_driver_syms, COUNT(k_driver_syms)};
+
 static void load_cuda(void) {
     loaded* l = &g_cuda_state;
     hg_cuda_api* a = &g_cuda;
-    static const char* const names[] = {"libcuda.so.1", "libcuda.so", NULL};
-    char err[400];
-    a->lib = open_first("HOLOGRAM_CUDA_DRIVER", names, NULL, 0, err, sizeof err);
-    if (!a->lib) {
-        snprintf(l->why, sizeof l->why, "no driver: libcuda.so.1 could not be loaded (%.300s); install "
-                 "the NVIDIA driver or set HOLOGRAM_CUDA_DRIVER to its path", err);
-        return;
-    }
-    const char* lib = "libcuda.so.1";
-    int ok = SYM(a, cuInit, "cuInit", NULL, lib) &&
-             SYM(a, cuDriverGetVersion, "cuDriverGetVersion", NULL, lib) &&
-             SYM(a, cuDeviceGetCount, "cuDeviceGetCount", NULL, lib) &&
-             SYM(a, cuDeviceGet, "cuDeviceGet", NULL, lib) &&
-             SYM(a, cuDeviceGetName, "cuDeviceGetName", NULL, lib) &&
-             SYM(a, cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL, lib) &&
-             SYM(a, cuDeviceTotalMem, "cuDeviceTotalMem_v2", "cuDeviceTotalMem", lib) &&
-             SYM(a, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL, lib) &&
-             SYM(a, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",
-                 "cuDevicePrimaryCtxRelease", lib) &&
-             SYM(a, cuCtxSetCurrent, "cuCtxSetCurrent", NULL, lib) &&
-             SYM(a, cuCtxSynchronize, "cuCtxSynchronize", NULL, lib) &&
-             SYM(a, cuStreamCreate, "cuStreamCreate", NULL, lib) &&
-             SYM(a, cuStreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy", lib) &&
-             SYM(a, cuStreamSynchronize, "cuStreamSynchronize", NULL, lib) &&
-             SYM(a, cuEventCreate, "cuEventCreate", NULL, lib) &&
-             SYM(a, cuEventRecord, "cuEventRecord", NULL, lib) &&
-             SYM(a, cuEventSynchronize, "cuEventSynchronize", NULL, lib) &&
-             SYM(a, cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime", lib) &&
-             SYM(a, cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy", lib) &&
-             SYM(a, cuMemAlloc, "cuMemAlloc_v2", "cuMemAlloc", lib) &&
-             SYM(a, cuMemFree, "cuMemFree_v2", "cuMemFree", lib) &&
-             SYM(a, cuMemGetInfo, "cuMemGetInfo_v2", "cuMemGetInfo", lib) &&
-             SYM(a, cuMemHostAlloc, "cuMemHostAlloc", NULL, lib) &&
-             SYM(a, cuMemFreeHost, "cuMemFreeHost", NULL, lib) &&
-             SYM(a, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2",
-                 "cuMemHostGetDevicePointer", lib) &&
-             SYM(a, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", lib) &&
-             SYM(a, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync", lib) &&
-             SYM(a, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync", lib) &&
-             SYM(a, cuMemsetD8Async, "cuMemsetD8Async", NULL, lib) &&
-             SYM(a, cuModuleLoadData, "cuModuleLoadData", NULL, lib) &&
-             SYM(a, cuModuleUnload, "cuModuleUnload", NULL, lib) &&
-             SYM(a, cuModuleGetFunction, "cuModuleGetFunction", NULL, lib) &&
-             SYM(a, cuFuncSetAttribute, "cuFuncSetAttribute", NULL, lib) &&
-             SYM(a, cuLaunchKernel, "cuLaunchKernel", NULL, lib) &&
-             SYM(a, cuGetErrorName, "cuGetErrorName", NULL, lib) &&
-             SYM(a, cuGetErrorString, "cuGetErrorString", NULL, lib);
-    if (!ok) return;
+    if (!load_lib(&k_driver, a, &a->lib, NULL, 0, l)) return;
     CUresult r = a->cuInit(0);
     if (r != HG_CUDA_SUCCESS) {
         snprintf(l->why, sizeof l->why, "no device: cuInit failed: %s (the driver found no "
@@ -147,36 +175,25 @@ const char* hg_cuda_result_text(const hg_cuda_api* api, CUresult r) {
 static hg_nvrtc_api g_nvrtc;
 static loaded g_nvrtc_state = {PTHREAD_ONCE_INIT, 0, ""};
 
+#define RTC(field, optional) {#field, NULL, offsetof(hg_nvrtc_api, field), optional}
+static const sym_spec k_nvrtc_syms[] = {
+    RTC(nvrtcVersion, 0), RTC(nvrtcCreateProgram, 0), RTC(nvrtcDestroyProgram, 0),
+    RTC(nvrtcCompileProgram, 0), RTC(nvrtcGetProgramLogSize, 0), RTC(nvrtcGetProgramLog, 0),
+    RTC(nvrtcGetPTXSize, 0), RTC(nvrtcGetPTX, 0), RTC(nvrtcGetErrorString, 0),
+    // cubin output (NVRTC >= 11.1) and the list of architectures
+    RTC(nvrtcGetCUBINSize, 1), RTC(nvrtcGetCUBIN, 1), RTC(nvrtcGetNumSupportedArchs, 1),
+    RTC(nvrtcGetSupportedArchs, 1),
+};
+static const char* const k_nvrtc_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                                            "libnvrtc.so.11.2", NULL};
+static const lib_spec k_nvrtc = {
+    "HOLOGRAM_NVRTC", k_nvrtc_names, "no NVRTC: libnvrtc.so",
+    "install the CUDA toolkit's NVRTC (or `pip install nvidia-cuda-nvrtc-cu12`) and set "
+    "HOLOGRAM_NVRTC to libnvrtc.so", "libnvrtc", k_nvrtc_syms, COUNT(k_nvrtc_syms)};
+
 static void load_nvrtc(void) {
-    loaded* l = &g_nvrtc_state;
-    hg_nvrtc_api* a = &g_nvrtc;
-    static const char* const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
-                                        "libnvrtc.so.11.2", NULL};
-    char err[400];
-    a->lib = open_first("HOLOGRAM_NVRTC", names, a->path, sizeof a->path, err, sizeof err);
-    if (!a->lib) {
-        snprintf(l->why, sizeof l->why, "no NVRTC: libnvrtc.so could not be loaded (%.300s); install "
-                 "the CUDA toolkit's NVRTC (or `pip install nvidia-cuda-nvrtc-cu12`) and set "
-                 "HOLOGRAM_NVRTC to libnvrtc.so", err);
-        return;
-    }
-    const char* lib = "libnvrtc";
-    int ok = SYM(a, nvrtcVersion, "nvrtcVersion", NULL, lib) &&
-             SYM(a, nvrtcCreateProgram, "nvrtcCreateProgram", NULL, lib) &&
-             SYM(a, nvrtcDestroyProgram, "nvrtcDestroyProgram", NULL, lib) &&
-             SYM(a, nvrtcCompileProgram, "nvrtcCompileProgram", NULL, lib) &&
-             SYM(a, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", NULL, lib) &&
-             SYM(a, nvrtcGetProgramLog, "nvrtcGetProgramLog", NULL, lib) &&
-             SYM(a, nvrtcGetPTXSize, "nvrtcGetPTXSize", NULL, lib) &&
-             SYM(a, nvrtcGetPTX, "nvrtcGetPTX", NULL, lib) &&
-             SYM(a, nvrtcGetErrorString, "nvrtcGetErrorString", NULL, lib);
-    if (!ok) return;
-    // Optional: cubin output (NVRTC >= 11.1) and the list of architectures.
-    a->nvrtcGetCUBINSize = (nvrtcResult(*)(nvrtcProgram, size_t*))dlsym(a->lib, "nvrtcGetCUBINSize");
-    a->nvrtcGetCUBIN = (nvrtcResult(*)(nvrtcProgram, char*))dlsym(a->lib, "nvrtcGetCUBIN");
-    a->nvrtcGetNumSupportedArchs = (nvrtcResult(*)(int*))dlsym(a->lib, "nvrtcGetNumSupportedArchs");
-    a->nvrtcGetSupportedArchs = (nvrtcResult(*)(int*))dlsym(a->lib, "nvrtcGetSupportedArchs");
-    l->ok = 1;
+    g_nvrtc_state.ok = load_lib(&k_nvrtc, &g_nvrtc, &g_nvrtc.lib, g_nvrtc.path,
+                                sizeof g_nvrtc.path, &g_nvrtc_state);
 }
 
 const hg_nvrtc_api* hg_cuda_nvrtc(char* why, size_t why_len) {
@@ -192,29 +209,22 @@ const hg_nvrtc_api* hg_cuda_nvrtc(char* why, size_t why_len) {
 static hg_cublas_api g_cublas;
 static loaded g_cublas_state = {PTHREAD_ONCE_INIT, 0, ""};
 
+#define BLAS(field, name) {name, NULL, offsetof(hg_cublas_api, field), 0}
+static const sym_spec k_cublas_syms[] = {
+    BLAS(cublasCreate, "cublasCreate_v2"),       BLAS(cublasDestroy, "cublasDestroy_v2"),
+    BLAS(cublasSetStream, "cublasSetStream_v2"), BLAS(cublasSetMathMode, "cublasSetMathMode"),
+    BLAS(cublasSgemm, "cublasSgemm_v2"),         BLAS(cublasGetVersion, "cublasGetVersion_v2"),
+    BLAS(cublasGemmEx, "cublasGemmEx"),
+};
+static const char* const k_cublas_names[] = {"libcublas.so", "libcublas.so.13",
+                                             "libcublas.so.12", "libcublas.so.11", NULL};
+static const lib_spec k_cublas = {
+    "HOLOGRAM_CUBLAS", k_cublas_names, "no cuBLAS: libcublas.so",
+    "install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas-cu12`) and set "
+    "HOLOGRAM_CUBLAS to libcublas.so", "libcublas", k_cublas_syms, COUNT(k_cublas_syms)};
+
 static void load_cublas(void) {
-    loaded* l = &g_cublas_state;
-    hg_cublas_api* a = &g_cublas;
-    static const char* const names[] = {"libcublas.so", "libcublas.so.13", "libcublas.so.12",
-                                        "libcublas.so.11", NULL};
-    char err[400];
-    a->lib = open_first("HOLOGRAM_CUBLAS", names, NULL, 0, err, sizeof err);
-    if (!a->lib) {
-        snprintf(l->why, sizeof l->why, "no cuBLAS: libcublas.so could not be loaded (%.300s); "
-                 "install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas-cu12`) and "
-                 "set HOLOGRAM_CUBLAS to libcublas.so", err);
-        return;
-    }
-    const char* lib = "libcublas";
-    int ok = SYM(a, cublasCreate, "cublasCreate_v2", NULL, lib) &&
-             SYM(a, cublasDestroy, "cublasDestroy_v2", NULL, lib) &&
-             SYM(a, cublasSetStream, "cublasSetStream_v2", NULL, lib) &&
-             SYM(a, cublasSetMathMode, "cublasSetMathMode", NULL, lib) &&
-             SYM(a, cublasSgemm, "cublasSgemm_v2", NULL, lib) &&
-             SYM(a, cublasGetVersion, "cublasGetVersion_v2", NULL, lib) &&
-             SYM(a, cublasGemmEx, "cublasGemmEx", NULL, lib);
-    if (!ok) return;
-    l->ok = 1;
+    g_cublas_state.ok = load_lib(&k_cublas, &g_cublas, &g_cublas.lib, NULL, 0, &g_cublas_state);
 }
 
 const hg_cublas_api* hg_cuda_cublas(char* why, size_t why_len) {
