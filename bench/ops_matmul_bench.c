@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "backends/backend.h"
-#include "core/objects.h"
+#include "runtime/objects.h"
 #include "hologram.h"
 
 static double now(void) {

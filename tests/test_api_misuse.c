@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/handles.h"
+#include "base/handles.h"
 #include "hg_test.h"
 
 #define CHECK_ERR(expr, want, needle)                                                        \

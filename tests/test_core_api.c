@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/config.h"
-#include "core/handles.h"
+#include "base/config.h"
+#include "base/handles.h"
 #include "hg_test.h"
 
 // ---------------------------------------------------------------------------------------------

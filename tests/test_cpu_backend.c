@@ -6,7 +6,7 @@
 #include <string.h>
 #include "backends/backend.h"
 #include "backends/cpu/cpu_kernels.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "hg_test.h"
 #include "isa/program.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/handles.h"
+#include "base/handles.h"
 #include "graph/graph_internal.h"
 #include "hg_test.h"
 

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/objects.h"
+#include "base/dtype.h"
+#include "runtime/objects.h"
 #include "ops/common/op_common.h"
 #include "graph/graph_internal.h"
 #include "hg_test.h"

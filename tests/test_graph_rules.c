@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/handles.h"
-#include "core/objects.h"
+#include "base/handles.h"
+#include "runtime/objects.h"
 #include "graph/graph_internal.h"
 #include "hg_test.h"
 

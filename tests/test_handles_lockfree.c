@@ -1,4 +1,4 @@
-// The handle table's lock-free lookup (src/core/handles.c): while other threads insert, remove
+// The handle table's lock-free lookup (src/base/handles.c): while other threads insert, remove
 // and reuse slots and grow the page table, a lookup returns either NULL or exactly the object
 // its handle was issued for, never the object of a later handle in the same slot. Also the
 // single-threaded rules: zero, wrong-kind, forged and stale handles resolve to nothing.
@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/handles.h"
+#include "base/handles.h"
 #include "hg_test.h"
 
 enum { NOBJ = 256, WRITERS = 2, READERS = 2, ROUNDS = 20000, GROWTH = 40000 };

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "hg_test.h"
 #include "isa/program.h"
 #include "random_program.h"

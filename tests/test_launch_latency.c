@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/handles.h"
-#include "core/objects.h"
+#include "base/handles.h"
+#include "runtime/objects.h"
 #include "hg_test.h"
 
 static hg_program make_add(void) {

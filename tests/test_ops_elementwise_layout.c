@@ -12,8 +12,8 @@
 #include "hologram.h"
 #include "ops/elementwise/ewise.h"
 #include "ops/elementwise/ewise_internal.h"
-#include "core/handles.h"
-#include "core/objects.h"
+#include "base/handles.h"
+#include "runtime/objects.h"
 #include "test_ops_elementwise_ref.h"
 
 static hg_executor ex;

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/handles.h"
+#include "base/handles.h"
 #include "hg_test.h"
 
 // c[i] = a[i] * s + b[i] for i < n (s: f32 scalar).

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hg_test.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "isa/program.h"
 
 #if defined(__has_include)

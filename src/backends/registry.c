@@ -3,7 +3,7 @@
 #include "backends/registry.h"
 #include <stdio.h>
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 
 typedef struct registry_row {
     const hg_backend_vtable* vt;  // NULL when not built in

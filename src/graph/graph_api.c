@@ -3,9 +3,9 @@
 // built exactly as the eager op builds its one-node expression.
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/handles.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/handles.h"
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"

@@ -8,7 +8,7 @@
 #define HG_GRAPH_GRAPH_INTERNAL_H
 #include <pthread.h>
 #include <stdint.h>
-#include "core/objects.h"
+#include "runtime/objects.h"
 #include "graph/graph_ir.h"
 #include "graph/rules.h"
 #include "hologram.h"

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 const hg_gop_info hg_gop_table[HG_GOP_COUNT] = {
     [HG_GOP_INPUT] = {"input", 0, 0},

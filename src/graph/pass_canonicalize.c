@@ -8,8 +8,8 @@
 // position). The sweep repeats until nothing changes.
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "graph/graph_internal.h"
 
 typedef struct canon {

@@ -11,7 +11,7 @@
 // HG_EW_MAX_INPUTS distinct inputs per kernel (members are given back until it fits).
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 #include "graph/graph_internal.h"
 
 static int is_ew(const hg_gnode* n) { return hg_gop_table[n->kind].elementwise; }

@@ -4,7 +4,7 @@
 // memory to.
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 #include "graph/graph_internal.h"
 
 typedef struct lower_ctx {

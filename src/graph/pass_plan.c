@@ -4,7 +4,7 @@
 // value is dead, growing to the largest value it holds. peak_bytes is the arena's size.
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 #include "graph/graph_internal.h"
 
 static int64_t numel_of(const hg_plan_value* v) {

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
-#include "core/handles.h"
+#include "base/error.h"
+#include "base/handles.h"
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"

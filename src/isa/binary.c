@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/checksum.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/checksum.h"
 #include "isa/program.h"
 
 #define HEADER_SIZE 16

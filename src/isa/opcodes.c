@@ -1,7 +1,7 @@
 // The opcode metadata table: one row per hg_opcode, shared by the parser, printer, validator
 // and every backend, so adding an instruction is one row here plus its semantics.
 #include "isa/program.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 
 #define R_ HG_ROLE_NONE
 #define RT HG_ROLE_T

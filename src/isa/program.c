@@ -2,8 +2,8 @@
 #include "isa/program.h"
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 bool hg_name_is_identifier(const char* name) {
     if (!name || !name[0]) return false;

@@ -2,9 +2,9 @@
 // forms, hashing. The work is done by the internal hg_prog_* functions.
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/handles.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/handles.h"
 #include "isa/program.h"
 
 // ---------------------------------------------------------------------------------------------

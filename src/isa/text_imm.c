@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "hologram.h"
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }

@@ -2,7 +2,7 @@
 // computes and the block-uniformity analysis (docs/isa.md §7) that uses them.
 #ifndef HG_ISA_VALIDATE_INTERNAL_H
 #define HG_ISA_VALIDATE_INTERNAL_H
-#include "core/error.h"
+#include "base/error.h"
 #include "isa/program.h"
 
 #define HG_VNONE UINT32_MAX

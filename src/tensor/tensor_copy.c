@@ -8,7 +8,7 @@
 // two innermost dims is copied in square tiles so both sides stay in cache.
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 #include "tensor/tensor_internal.h"
 
 // Elements per side of a transpose tile: 8 beat 16..64 on a 4096x4096 f32 transpose (taller

@@ -5,8 +5,8 @@
 // and offsets are scalar parameters, so one compiled kernel serves every shape of that rank.
 #include <stdio.h>
 #include <string.h>
-#include "core/error.h"
-#include "core/handles.h"
+#include "base/error.h"
+#include "base/handles.h"
 #include "tensor/tensor_internal.h"
 
 #define LAUNCH_MAX (UINT64_C(1) << 30)   // lanes per launch (gid stays in u32)

@@ -2,7 +2,7 @@
 #ifndef HG_TENSOR_INTERNAL_H
 #define HG_TENSOR_INTERNAL_H
 #include <stdint.h>
-#include "core/objects.h"
+#include "runtime/objects.h"
 #include "hologram.h"
 
 // Longest text hg_tensor_format_dims writes: "(" + 8 * ("-9223372036854775808" + ", ") + ")".

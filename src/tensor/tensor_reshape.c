@@ -6,7 +6,7 @@
 // reshape that keeps the transposed dims apart, still gives a view; merging dims that are not
 // laid out one after the other does not.
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 #include "tensor/tensor_internal.h"
 
 // Fills new_strides when the view exists (numel > 0); returns 0 when a copy would be needed.

@@ -3,9 +3,9 @@
 // kernels can trust a tensor's metadata after one hg_tensor_check.
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/handles.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/handles.h"
 #include "tensor/tensor_internal.h"
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 #include "random_program.h"
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "hg_test.h"
 
 typedef struct gen {

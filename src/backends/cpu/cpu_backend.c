@@ -8,9 +8,9 @@
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/cpu_internal.h"
 #include "backends/cpu/gemm/gemm.h"
-#include "core/config.h"
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/config.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 static int cpu_probe(char* reason, size_t reason_len, int* device_count) {
     if (reason_len) reason[0] = 0;

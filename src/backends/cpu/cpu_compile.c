@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cpu/cpu_internal.h"
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 typedef struct builder {
     const hg_prog* prog;

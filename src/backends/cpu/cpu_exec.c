@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cpu/cpu_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...) {
     // The first failing worker claims the error (others see `failed` and stop); the message

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "backends/cpu/cpu_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #define HEAP_MAGIC 0x48474d454d484541ull   // heap block
 #define MAP_MAGIC 0x48474d454d4d4150ull    // mapping

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backends/cpu/cpu_internal.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 
 typedef struct mem_view {
     uint8_t* base;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static size_t round_size(size_t n) {
     if (n == 0) n = 1;

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cuda/cuda_internal.h"
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 #define CUDA_MAX_SHARED (48u * 1024u)
 

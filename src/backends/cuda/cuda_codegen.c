@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
-#include "core/strbuf.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 
 // ---- types --------------------------------------------------------------------------------------
 // Type of a register / operand value in the generated code.

@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "backends/cuda/cuda_emu.h"
-#include "core/checksum.h"
+#include "base/checksum.h"
 #include "backends/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 extern char** environ;
 

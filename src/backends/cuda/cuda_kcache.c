@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "backends/cuda/cuda_internal.h"
-#include "core/checksum.h"
+#include "base/checksum.h"
 
 #define KC_MAGIC "HGKC"
 #define KC_VERSION 1u

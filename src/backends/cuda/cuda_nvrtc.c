@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 hg_status hg_cuda_nvrtc_compile(const char* src, size_t len, int cc_major, int cc_minor,
                                 const char* name, char key[40], void** image, size_t* image_len) {

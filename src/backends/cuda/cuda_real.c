@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #define STAGE_BYTES ((size_t)4 << 20)   // per staging buffer
 #define DIRECT_BYTES ((size_t)64 << 10) // smaller copies go straight from pageable memory

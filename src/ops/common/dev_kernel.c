@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/backend.h"
-#include "core/checksum.h"
-#include "core/handles.h"
+#include "base/checksum.h"
+#include "base/handles.h"
 #include "ops/common/dev_ops.h"
 #include "tensor/tensor_internal.h"
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 // Parsed programs by text. Entries live until the process ends (a few hundred distinct
 // kernels at most: one per op, dtype pair and rank); when the table is full a program is

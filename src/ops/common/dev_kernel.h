@@ -9,8 +9,8 @@
 #ifndef HG_OPS_DEVICE_DEV_KERNEL_H
 #define HG_OPS_DEVICE_DEV_KERNEL_H
 #include <stdint.h>
-#include "core/objects.h"
-#include "core/strbuf.h"
+#include "runtime/objects.h"
+#include "base/strbuf.h"
 #include "ops/common/op_common.h"
 #include "hologram.h"
 

@@ -3,8 +3,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "tensor/tensor_internal.h"
 
 void hg_op_begin(hg_op_ctx* c, const char* fn) {

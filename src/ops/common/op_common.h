@@ -12,7 +12,7 @@
 #ifndef HG_OPS_OP_COMMON_H
 #define HG_OPS_OP_COMMON_H
 #include <stdint.h>
-#include "core/objects.h"
+#include "runtime/objects.h"
 #include "hologram.h"
 
 typedef struct hg_op_ctx {

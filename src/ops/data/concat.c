@@ -2,8 +2,8 @@
 // into its block of out (a strided sub-view), split over the executor's threads when large.
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/data/data_common.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"

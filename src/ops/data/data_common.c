@@ -2,8 +2,8 @@
 #include "ops/data/data_common.h"
 #include <math.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/objects.h"
+#include "base/dtype.h"
+#include "runtime/objects.h"
 
 void hg_cursor_init(hg_cursor* cur, const hg_host_view* v, int64_t start) {
     int64_t es = (int64_t)hg_dtype_size(v->dtype);

@@ -3,8 +3,8 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/data/data_common.h"
 #include "ops/common/dev_ops.h"
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/data/data_common.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"

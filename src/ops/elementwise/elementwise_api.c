@@ -9,9 +9,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/handles.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/handles.h"
 #include "ops/elementwise/ewise.h"
 #include "ops/elementwise/ewise_internal.h"
 #include "ops/common/op_common.h"

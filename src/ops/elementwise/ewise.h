@@ -14,7 +14,7 @@
 #ifndef HG_OPS_EWISE_H
 #define HG_OPS_EWISE_H
 #include <stdint.h>
-#include "core/objects.h"
+#include "runtime/objects.h"
 #include "hologram.h"
 #include "isa/program.h"
 

@@ -2,8 +2,8 @@
 // bfloat16), the dtype each unary and binary op produces, NEP 50 weak scalars, and op names.
 #include <stddef.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/elementwise/ewise.h"
 #include "ops/elementwise/ewise_internal.h"
 

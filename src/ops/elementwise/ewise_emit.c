@@ -3,8 +3,8 @@
 // eager op's result); f16/bf16 values are widened to f32 for the next node's arithmetic.
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/elementwise/ewise.h"
 #include "ops/elementwise/ewise_internal.h"
 

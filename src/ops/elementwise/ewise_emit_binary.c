@@ -1,7 +1,7 @@
 // ISA emission of the binary ops and fma: numpy's floor_divide / remainder signs, integer and
 // float power, logical ops on any dtype, and bool arithmetic (add = or, multiply = and).
 #include <math.h>
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "ops/elementwise/ewise_internal.h"
 
 #define F64 HG_DTYPE_F64

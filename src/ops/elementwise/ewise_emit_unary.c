@@ -5,7 +5,7 @@
 // gelu_erf needs erfc in the negative tail, which f32 erf cannot give (1 + erf(x) cancels), so
 // its f32 form also stays in f64.
 #include <math.h>
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "ops/elementwise/ewise_emit_fast.h"
 #include "ops/elementwise/ewise_internal.h"
 

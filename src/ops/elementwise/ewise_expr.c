@@ -1,8 +1,8 @@
 // Building elementwise expressions: every node gets the dtype the eager op would give it, so a
 // builder error is the eager op's error.
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/elementwise/ewise.h"
 #include "ops/elementwise/ewise_internal.h"
 #include "tensor/tensor_internal.h"

@@ -4,7 +4,7 @@
 #ifndef HG_OPS_EWISE_INTERNAL_H
 #define HG_OPS_EWISE_INTERNAL_H
 #include <stdint.h>
-#include "core/objects.h"
+#include "runtime/objects.h"
 #include "hologram.h"
 #include "isa/program.h"
 #include "ops/elementwise/ewise.h"

@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/elementwise/ewise.h"
-#include "core/handles.h"
+#include "base/handles.h"
 #include "ops/elementwise/ewise_internal.h"
 #include "tensor/tensor_internal.h"
 

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "hologram.h"
 
 // Checks a buffer argument of fn: a live handle, dtype equal to *dtype (set by the first buffer

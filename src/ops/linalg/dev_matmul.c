@@ -5,8 +5,8 @@
 // accumulates its element from the two tiles. grid = (column tiles, row tiles, batch).
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
 

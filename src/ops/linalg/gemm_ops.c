@@ -7,8 +7,8 @@
 // BLAS).
 #include <string.h>
 #include "backends/backend.h"
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/common/dev_ops.h"
 #include "ops/linalg/matmul.h"
 #include "tensor/tensor_internal.h"

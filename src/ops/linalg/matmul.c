@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/backend.h"
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "tensor/tensor_internal.h"
 
 hg_status hg_matmul_shape(hg_op_ctx* c, int32_t na, const int64_t* a, int32_t nb, const int64_t* b,

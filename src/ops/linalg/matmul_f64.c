@@ -10,7 +10,7 @@
 // tile is added into C through C's strides (the first depth block stores, later ones add).
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 #include "ops/linalg/matmul.h"
 
 typedef void (*dgemm_ukernel)(int64_t kc, const double* a, const double* b, double* c);

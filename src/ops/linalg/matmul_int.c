@@ -5,8 +5,8 @@
 // multiply-add over one row of B into one row of C, which GCC vectorizes; columns are taken
 // in chunks so a chunk of C's row stays in L1 while B's rows stream through.
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/linalg/matmul.h"
 
 enum { INT_COL_CHUNK = 512 };

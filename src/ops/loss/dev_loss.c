@@ -5,8 +5,8 @@
 // device reductions sum; a one-lane kernel divides (MEAN) and rounds once into out.
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
 #include "tensor/tensor_internal.h"

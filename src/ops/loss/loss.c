@@ -5,8 +5,8 @@
 // thread count). Float dtypes only; the result dtype is the promotion of all operands.
 #include <math.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/common/dev_ops.h"
 #include "ops/loss/loss_common.h"
 #include "tensor/tensor_internal.h"

@@ -3,8 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "tensor/tensor_internal.h"
 
 hg_status hg_loss_reduction(hg_op_ctx* c, hg_reduction r) {

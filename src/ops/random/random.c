@@ -6,9 +6,9 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/objects.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "runtime/objects.h"
 #include "ops/data/data_common.h"
 #include "ops/common/dev_ops.h"
 

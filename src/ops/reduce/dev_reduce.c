@@ -17,9 +17,9 @@
 // NaN rules, argmin/argmax ties (first index) and the finishing steps follow reduce_core.c;
 // var/std and logsumexp take two passes (mean or max first, as the CPU does).
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/handles.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/handles.h"
 #include "ops/common/dev_ops.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/reduce/reduce.h"

@@ -1,6 +1,6 @@
 // Public reductions: hg_reduce, hg_var, hg_std (argument checks, then hg_reduce_into).
 #include <math.h>
-#include "core/error.h"
+#include "base/error.h"
 #include "ops/reduce/reduce.h"
 
 static const char* const reduce_names[HG_REDUCE_COUNT] = {

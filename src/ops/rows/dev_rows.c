@@ -11,8 +11,8 @@
 // f64; results are rounded to x's dtype, then converted to out's.
 #include <stdio.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
 

@@ -28,7 +28,7 @@ static inline double hg_u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f;
 
 // float -> binary16 bits, round to nearest even; NaN keeps its top payload bits (so f16 values
 // held as f32 in registers come back bit-exact) and is made quiet only when those bits are
-// zero, so it never turns into inf (the same results as hg_f32_to_f16 in core/half.c).
+// zero, so it never turns into inf (the same results as hg_f32_to_f16 in base/half.c).
 static inline uint32_t hg_v_f32_to_f16(float f) {
     uint32_t x = hg_f2u(f);
     uint32_t sign = (x >> 16) & 0x8000u;

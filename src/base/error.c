@@ -1,5 +1,5 @@
 // Thread-local last-error message and status names.
-#include "core/error.h"
+#include "base/error.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 // Environment configuration (HOLOGRAM_BACKEND, HOLOGRAM_NUM_THREADS, OMP_NUM_THREADS,
 // HOLOGRAM_CPU_MEMORY_CACHE).
-#include "core/config.h"
+#include "base/config.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "core/error.h"
+#include "base/error.h"
 
 hg_status hg_config_backend(hg_backend_kind* out) {
     const char* v = getenv("HOLOGRAM_BACKEND");

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <strings.h>
 #include "backends/registry.h"
-#include "core/config.h"
-#include "core/error.h"
-#include "core/handles.h"
-#include "core/objects.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/handles.h"
+#include "runtime/objects.h"
 
 static const char* const backend_names[HG_BACKEND_KIND_COUNT] = {"auto", "cpu", "cuda", "metal"};
 _Static_assert(sizeof(backend_names) / sizeof(backend_names[0]) == HG_BACKEND_KIND_COUNT,

@@ -1,11 +1,11 @@
 // The global handle table: pages of slots that never move, a free list for reuse, and a
 // generation per slot so stale handles are detected after their slot is reused.
-#include "core/handles.h"
+#include "base/handles.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/error.h"
+#include "base/error.h"
 
 #define PAGE_BITS 10
 #define PAGE_SLOTS (1u << PAGE_BITS)

@@ -3,10 +3,10 @@
 // backend runs anything.
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/handles.h"
-#include "core/objects.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/handles.h"
+#include "runtime/objects.h"
 
 // More distinct programs than this in one executor's hg_launch cache and the cache starts
 // over, so programs generated on the fly cannot grow it without bound.

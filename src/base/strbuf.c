@@ -1,5 +1,5 @@
 // A growable string (see strbuf.h).
-#include "core/strbuf.h"
+#include "base/strbuf.h"
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 // The dtype table: names, sizes and the name parser (our names plus numpy's spellings).
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 typedef struct dtype_row {
     const char* name;

@@ -3,10 +3,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/handles.h"
-#include "core/objects.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/handles.h"
+#include "runtime/objects.h"
 
 static hg_buffer_obj* resolve(hg_buffer b, const char* what) {
     return hg_handle_resolve(b.handle, HG_HANDLE_BUFFER, what);

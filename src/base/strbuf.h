@@ -5,7 +5,7 @@
 #define HG_CORE_STRBUF_H
 #include <stdarg.h>
 #include <stddef.h>
-#include "core/error.h"
+#include "base/error.h"
 
 typedef struct hg_sb {
     char* p;        // NULL until the first append

@@ -1,5 +1,5 @@
 // CRC-32 and FNV-1a (see checksum.h).
-#include "core/checksum.h"
+#include "base/checksum.h"
 
 // Four bits at a time: a 16-entry table small enough to write out, so there is no lazily built
 // (racy) table.
