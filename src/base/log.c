@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
-#include "core/error.h"
+#include "base/error.h"
 
 static const char* const level_names[HG_LOG_LEVEL_COUNT] = {"trace", "debug", "info", "warn",
                                                             "error", "off"};

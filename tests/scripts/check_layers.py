@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The layers of src/ (docs/architecture.md), checked on every #include "dir/...": a file may
+"""The layers of src/ (docs/architecture.md), checked on every #include "dir/...": the file
+exists (a stale path after a move is caught here, before a build), and a file may
 include its own layer or a lower one, never a higher one; a backend implementation
 (src/backends/<name>/) is included by no file outside its own folder (the registry finds it
 through the vtable it exports), and the op families include one another only as listed.
@@ -39,6 +40,10 @@ def main(src):
                 itop, rest = m.group(1), m.group(2)
                 isub = rest.split("/")[0] if "/" in rest else None
                 inc = f"{itop}/{rest}"
+                if not os.path.isfile(os.path.join(src, inc)):
+                    if itop in LEVELS or not os.path.isfile(os.path.join(root, inc)):
+                        bad.append(f"{rel} includes {inc}: no such file under src/")
+                    continue
                 if itop not in LEVELS:
                     continue
                 if LEVELS[itop] > LEVELS[top]:
