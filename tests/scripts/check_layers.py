@@ -41,7 +41,7 @@ def main(src):
                 isub = rest.split("/")[0] if "/" in rest else None
                 inc = f"{itop}/{rest}"
                 if not os.path.isfile(os.path.join(src, inc)):
-                    if itop in LEVELS or not os.path.isfile(os.path.join(root, inc)):
+                    if itop in LEVELS and not os.path.isfile(os.path.join(root, inc)):
                         bad.append(f"{rel} includes {inc}: no such file under src/")
                     continue
                 if itop not in LEVELS:
