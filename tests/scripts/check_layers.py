@@ -40,9 +40,10 @@ def main(src):
                 itop, rest = m.group(1), m.group(2)
                 isub = rest.split("/")[0] if "/" in rest else None
                 inc = f"{itop}/{rest}"
-                if not os.path.isfile(os.path.join(src, inc)):
-                    if itop in LEVELS and not os.path.isfile(os.path.join(root, inc)):
-                        bad.append(f"{rel} includes {inc}: no such file under src/")
+                public = os.path.join(src, os.pardir, "include", inc)
+                if not any(os.path.isfile(p) for p in (os.path.join(src, inc),
+                                                       os.path.join(root, inc), public)):
+                    bad.append(f"{rel} includes {inc}: no such file in src/ or include/")
                     continue
                 if itop not in LEVELS:
                     continue
