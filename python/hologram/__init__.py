@@ -49,19 +49,7 @@ bfloat16 = "bfloat16"
 bf16 = bfloat16
 
 # The numpy-style ops are also at top level (hologram.exp(x), hologram.matmul(a, b), ...).
-_TOP_OPS = (
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "minimum",
-    "maximum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "left_shift", "right_shift", "negative", "absolute", "sign",
-    "sqrt", "rsqrt", "reciprocal", "square", "exp", "expm1", "exp2", "log", "log1p", "log2",
-    "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "softplus", "erf", "floor", "ceil",
-    "rint", "round", "trunc", "isnan", "isinf", "isfinite", "where", "clip", "fma", "cast", "sum",
-    "mean", "prod", "amin", "amax", "argmin", "argmax", "var", "std", "logsumexp", "softmax",
-    "log_softmax", "layer_norm", "rms_norm", "matmul", "concatenate", "stack", "take",
-    "index_select", "gather", "take_along_axis",
-)
-for _name in _TOP_OPS:
+for _name in ops.TOP_LEVEL:
     globals()[_name] = getattr(ops, _name)
 del _name
 
@@ -80,4 +68,4 @@ __all__ = [
     "default_cuda_executor", "default_executor", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
     "ones_like", "full_like", "arange", "linspace", "rand", "randn", "manual_seed", "Generator",
     "set_log_level", "get_log_level", "bfloat16", "bf16", "build_info", "__version__",
-] + list(_TOP_OPS) + errors.__all__
+] + list(ops.TOP_LEVEL) + errors.__all__

@@ -82,31 +82,78 @@ def _binary(name, doc):
     return f
 
 
-negative = _unary("neg", "-x")
-neg = negative
-absolute = _unary("abs", "|x|")
-abs = absolute  # noqa: A001  (numpy's name)
-sign = _unary("sign", "-1, 0 or +1 (NaN stays NaN)")
-sqrt = _unary("sqrt", "square root (integers give a float result, as numpy)")
-rsqrt = _unary("rsqrt", "1/sqrt(x)")
-reciprocal = _unary("reciprocal", "1/x")
-square = _unary("square", "x*x")
-exp = _unary("exp", "e^x")
-expm1 = _unary("expm1", "e^x - 1, accurate near 0")
-exp2 = _unary("exp2", "2^x")
-log = _unary("log", "natural logarithm")
-log1p = _unary("log1p", "log(1 + x), accurate near 0")
-log2 = _unary("log2", "base-2 logarithm")
-sin = _unary("sin", "sine")
-cos = _unary("cos", "cosine")
-relu = _unary("relu", "max(x, 0); NaN stays NaN")
-gelu_erf = _unary("gelu_erf", "x * Phi(x) (erf form)")
-silu = _unary("silu", "x * sigmoid(x)")
-softplus = _unary("softplus", "log(1 + e^x) without overflow")
-erf = _unary("erf", "the error function")
-floor = _unary("floor", "round down")
-ceil = _unary("ceil", "round up")
-_rint0 = _unary("round", "")
+# --- the elementwise op table -------------------------------------------------------------------
+# One row per elementwise op of the C library: (Python name, the C op's name in _C.unary_ops /
+# _C.binary_ops, docstring, aliases). A name starting with "_" is wrapped below by a function of
+# the public name (flat forms, extra arguments). The functions, hologram's top level and numpy's
+# ufunc dispatch on Tensors all come from here; tests/python/test_op_tables.py checks the table
+# against the C tables, so an op added in C and not here (or the reverse) fails a test.
+UNARY_OPS = (
+    ("negative", "neg", "-x", ("neg",)),
+    ("absolute", "abs", "|x|", ("abs",)),
+    ("sign", "sign", "-1, 0 or +1 (NaN stays NaN)", ()),
+    ("sqrt", "sqrt", "square root (integers give a float result, as numpy)", ()),
+    ("rsqrt", "rsqrt", "1/sqrt(x)", ()),
+    ("reciprocal", "reciprocal", "1/x", ()),
+    ("square", "square", "x*x", ()),
+    ("exp", "exp", "e^x", ()),
+    ("expm1", "expm1", "e^x - 1, accurate near 0", ()),
+    ("exp2", "exp2", "2^x", ()),
+    ("log", "log", "natural logarithm", ()),
+    ("log1p", "log1p", "log(1 + x), accurate near 0", ()),
+    ("log2", "log2", "base-2 logarithm", ()),
+    ("sin", "sin", "sine", ()),
+    ("cos", "cos", "cosine", ()),
+    ("relu", "relu", "max(x, 0); NaN stays NaN", ()),
+    ("gelu_erf", "gelu_erf", "x * Phi(x) (erf form)", ()),
+    ("silu", "silu", "x * sigmoid(x)", ()),
+    ("softplus", "softplus", "log(1 + e^x) without overflow", ()),
+    ("erf", "erf", "the error function", ()),
+    ("floor", "floor", "round down", ()),
+    ("ceil", "ceil", "round up", ()),
+    ("trunc", "trunc", "round toward zero", ()),
+    ("logical_not", "logical_not", "not x -> bool", ()),
+    ("bitwise_not", "bitwise_not", "~x for integers and bool", ("invert",)),
+    ("isnan", "isnan", "-> bool", ()),
+    ("isinf", "isinf", "-> bool", ()),
+    ("isfinite", "isfinite", "-> bool", ()),
+    ("_rint0", "round", "", ()),                          # round(decimals), rint
+    ("_sigmoid", "sigmoid", "1 / (1 + e^-x)", ()),        # + the flat form
+    ("_tanh", "tanh", "hyperbolic tangent", ()),          # + the flat form
+    ("_gelu_tanh", "gelu", "gelu, tanh form", ()),        # gelu(approximate=...)
+)
+BINARY_OPS = (
+    ("add", "add", "a + b", ()),
+    ("subtract", "subtract", "a - b", ("sub",)),
+    ("multiply", "multiply", "a * b", ("mul",)),
+    ("divide", "divide", "a / b (true division: integers give float64, as numpy)",
+     ("true_divide", "div")),
+    ("floor_divide", "floor_divide", "a // b (integers: x // 0 = 0)", ()),
+    ("remainder", "remainder", "a % b with the sign of b (integers: x % 0 = 0)", ("mod",)),
+    ("power", "power", "a ** b", ("pow",)),
+    ("minimum", "minimum", "NaN-propagating minimum", ()),
+    ("maximum", "maximum", "NaN-propagating maximum", ()),
+    ("equal", "equal", "a == b -> bool", ("eq",)),
+    ("not_equal", "not_equal", "a != b -> bool", ("ne",)),
+    ("less", "less", "a < b -> bool", ("lt",)),
+    ("less_equal", "less_equal", "a <= b -> bool", ("le",)),
+    ("greater", "greater", "a > b -> bool", ("gt",)),
+    ("greater_equal", "greater_equal", "a >= b -> bool", ("ge",)),
+    ("logical_and", "logical_and", "-> bool", ()),
+    ("logical_or", "logical_or", "-> bool", ()),
+    ("logical_xor", "logical_xor", "-> bool", ()),
+    ("bitwise_and", "bitwise_and", "integers and bool", ()),
+    ("bitwise_or", "bitwise_or", "integers and bool", ()),
+    ("bitwise_xor", "bitwise_xor", "integers and bool", ()),
+    ("left_shift", "left_shift", "integers; shifts >= width give 0", ()),
+    ("right_shift", "right_shift", "integers; arithmetic for signed", ()),
+)
+for _rows, _make in ((UNARY_OPS, _unary), (BINARY_OPS, _binary)):
+    for _name, _code, _doc, _aliases in _rows:
+        globals()[_name] = _make(_code, _doc)
+        for _alias in _aliases:
+            globals()[_alias] = globals()[_name]
+del _rows, _make, _name, _code, _doc, _aliases
 
 
 def round(x, decimals=0, out=None):  # noqa: A001
@@ -139,54 +186,6 @@ def rint(x, out=None):
         if x.dtype.kind in "biu":
             x = _C.cast(x, "f16" if x.itemsize == 1 else "f32" if x.itemsize == 2 else "f64")
     return _rint0(x, out)
-
-
-trunc = _unary("trunc", "round toward zero")
-logical_not = _unary("logical_not", "not x -> bool")
-bitwise_not = _unary("bitwise_not", "~x for integers and bool")
-invert = bitwise_not
-isnan = _unary("isnan", "-> bool")
-isinf = _unary("isinf", "-> bool")
-isfinite = _unary("isfinite", "-> bool")
-_sigmoid = _unary("sigmoid", "1 / (1 + e^-x)")
-_tanh = _unary("tanh", "hyperbolic tangent")
-_gelu_tanh = _unary("gelu", "gelu, tanh form")
-
-add = _binary("add", "a + b")
-subtract = _binary("subtract", "a - b")
-sub = subtract
-multiply = _binary("multiply", "a * b")
-mul = multiply
-divide = _binary("divide", "a / b (true division: integers give float64, as numpy)")
-true_divide = divide
-div = divide
-floor_divide = _binary("floor_divide", "a // b (integers: x // 0 = 0)")
-remainder = _binary("remainder", "a % b with the sign of b (integers: x % 0 = 0)")
-mod = remainder
-power = _binary("power", "a ** b")
-pow = power  # noqa: A001
-minimum = _binary("minimum", "NaN-propagating minimum")
-maximum = _binary("maximum", "NaN-propagating maximum")
-equal = _binary("equal", "a == b -> bool")
-eq = equal
-not_equal = _binary("not_equal", "a != b -> bool")
-ne = not_equal
-less = _binary("less", "a < b -> bool")
-lt = less
-less_equal = _binary("less_equal", "a <= b -> bool")
-le = less_equal
-greater = _binary("greater", "a > b -> bool")
-gt = greater
-greater_equal = _binary("greater_equal", "a >= b -> bool")
-ge = greater_equal
-logical_and = _binary("logical_and", "-> bool")
-logical_or = _binary("logical_or", "-> bool")
-logical_xor = _binary("logical_xor", "-> bool")
-bitwise_and = _binary("bitwise_and", "integers and bool")
-bitwise_or = _binary("bitwise_or", "integers and bool")
-bitwise_xor = _binary("bitwise_xor", "integers and bool")
-left_shift = _binary("left_shift", "integers; shifts >= width give 0")
-right_shift = _binary("right_shift", "integers; arithmetic for signed")
 
 
 def sigmoid(*args, **kw):
@@ -473,3 +472,31 @@ def take_along_axis(x, index, axis, out=None):
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("traced", "trace_dispatch")]
+
+
+# --- names for the package -----------------------------------------------------------------------
+#: The elementwise ops by their public names (the table's, and the wrapped ones), and the ops
+#: hologram's top level re-exports (hologram.exp(x), hologram.matmul(a, b), ...): those and the
+#: other numpy-style ops of this module.
+ELEMENTWISE = tuple(n for n, *_ in UNARY_OPS + BINARY_OPS if not n.startswith("_")) + (
+    "sigmoid", "tanh", "gelu", "round", "rint")
+TOP_LEVEL = ELEMENTWISE + (
+    "where", "clip", "fma", "cast", "sum", "mean",
+    "prod", "amin", "amax", "argmin", "argmax", "var", "std", "logsumexp", "softmax",
+    "log_softmax", "layer_norm", "rms_norm", "matmul", "concatenate", "stack", "take",
+    "index_select", "gather", "take_along_axis",
+)
+
+
+def numpy_ufuncs():
+    """numpy ufunc name -> the hologram op, for every elementwise op and alias that numpy has as
+    a ufunc (np.exp(t) on a Tensor runs hologram's exp); keys are both the attribute name and the
+    ufunc's own __name__ (np.bitwise_not is 'invert', np.true_divide is 'divide')."""
+    import numpy as np
+    names = list(ELEMENTWISE) + [a for *_, aliases in UNARY_OPS + BINARY_OPS for a in aliases]
+    table = {}
+    for name in names:
+        u = getattr(np, name, None)
+        if isinstance(u, np.ufunc):
+            table[name] = table[u.__name__] = globals()[name]
+    return table

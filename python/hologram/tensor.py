@@ -430,19 +430,7 @@ def _ufunc_ops():
     global _UFUNCS
     if _UFUNCS is None:
         from . import ops
-        names = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power",
-                 "minimum", "maximum", "equal", "not_equal", "less", "less_equal", "greater",
-                 "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-                 "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "negative",
-                 "absolute", "sign", "sqrt", "reciprocal", "square", "exp", "expm1", "exp2",
-                 "log", "log1p", "log2", "sin", "cos", "tanh", "floor", "ceil", "rint", "trunc",
-                 "logical_not", "isnan", "isinf", "isfinite"]
-        table = {n: getattr(ops, n) for n in names}
-        table["true_divide"] = ops.divide
-        table["invert"] = ops.bitwise_not
-        table["bitwise_not"] = ops.bitwise_not
-        table["fmin"] = None
-        _UFUNCS = {k: v for k, v in table.items() if v is not None}
+        _UFUNCS = ops.numpy_ufuncs()
     return _UFUNCS
 
 

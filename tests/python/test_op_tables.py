@@ -1,0 +1,48 @@
+"""The Python op names come from one table (hologram/ops.py: UNARY_OPS, BINARY_OPS), checked
+here against the C library's op tables: an elementwise op added in C without its row (or a row
+naming no C op) fails, as does a top-level name that does not resolve."""
+import numpy as np
+import pytest
+
+import hologram as hg
+from hologram import _C, ops
+
+
+@pytest.mark.parametrize("rows,c_table", [(ops.UNARY_OPS, _C.unary_ops),
+                                          (ops.BINARY_OPS, _C.binary_ops)])
+def test_every_c_op_has_one_row(rows, c_table):
+    c_names = [code for _, code, _, _ in rows]
+    assert sorted(c_names) == sorted(c_table), (
+        f"rows without a C op: {sorted(set(c_names) - set(c_table))}; C ops without a row: "
+        f"{sorted(set(c_table) - set(c_names))}")
+    assert len(set(c_names)) == len(c_names)
+
+
+def test_rows_make_functions_that_run_the_c_op():
+    x = hg.asarray(np.array([0.25, 4.0], np.float32))
+    for name, code, doc, aliases in ops.UNARY_OPS + ops.BINARY_OPS:
+        f = getattr(ops, name)
+        assert f.__name__ == code and f.__doc__ == doc
+        for alias in aliases:
+            assert getattr(ops, alias) is f
+    np.testing.assert_array_equal(ops.rsqrt(x).numpy(), [2.0, 0.5])
+    np.testing.assert_array_equal(ops.true_divide(x, x).numpy(), [1.0, 1.0])
+
+
+def test_top_level_and_ufunc_names_resolve():
+    names = set(ops.TOP_LEVEL)
+    assert len(names) == len(ops.TOP_LEVEL)
+    for name in ops.TOP_LEVEL:
+        assert getattr(hg, name) is getattr(ops, name), name
+        assert name in hg.__all__
+    assert not any(n.startswith("_") for n in names)
+    table = ops.numpy_ufuncs()
+    for key, f in table.items():
+        assert isinstance(getattr(np, key, None), np.ufunc) or key in {
+            u.__name__ for u in vars(np).values() if isinstance(u, np.ufunc)}, key
+    x = hg.asarray(np.array([3, 5], np.int32))
+    for ufunc in (np.exp, np.invert, np.bitwise_not, np.true_divide, np.absolute, np.rint):
+        args = (x, x) if ufunc.nin == 2 else (x,)
+        got = ufunc(*args)
+        assert isinstance(got, hg.Tensor), ufunc
+        np.testing.assert_array_equal(got.numpy(), ufunc(*(np.array([3, 5], np.int32),) * ufunc.nin))
