@@ -70,18 +70,22 @@ hg_status hg_result_type(hg_dtype a, hg_dtype b, hg_dtype* out) {
 // ---------------------------------------------------------------------------------------------
 // Op names
 // ---------------------------------------------------------------------------------------------
-static const char* const unary_names[HG_UNARY_COUNT] = {
+static const char* const unary_names[] = {
     "neg", "abs", "sign", "sqrt", "rsqrt", "reciprocal", "square", "exp", "expm1", "exp2", "log",
     "log1p", "log2", "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "gelu_erf", "silu",
     "softplus", "erf", "floor", "ceil", "round", "trunc", "logical_not", "bitwise_not", "isnan",
     "isinf", "isfinite",
 };
-static const char* const binary_names[HG_BINARY_COUNT] = {
+static const char* const binary_names[] = {
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "minimum",
     "maximum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "left_shift", "right_shift",
 };
+_Static_assert(sizeof unary_names / sizeof unary_names[0] == HG_UNARY_COUNT,
+               "one name per hg_unary_op");
+_Static_assert(sizeof binary_names / sizeof binary_names[0] == HG_BINARY_COUNT,
+               "one name per hg_binary_op");
 
 const char* hg_unary_op_name(hg_unary_op op) {
     return (unsigned)op < HG_UNARY_COUNT ? unary_names[op] : NULL;
