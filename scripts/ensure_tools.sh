@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the build needs on a fresh machine (Debian + Python): a C compiler, CMake >= 3.16,
+# Installs what the build needs on a fresh machine (Debian + Python): a C and a C++ compiler (the
+# CUDA emulation's kernels), CMake >= 3.16,
 # pkg-config (install test) and numpy (the main job's example inputs). Idempotent and quiet.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+# The CUDA backend's host emulation (the CUDA tests without a GPU) compiles kernels as C++.
+command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
 command -v make >/dev/null 2>&1 || need_apt+=(make)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 if [ ${#need_apt[@]} -gt 0 ]; then
