@@ -132,3 +132,21 @@ def test_cuda_interop_on_emulation(tmp_path):
                        timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "cuda interop ok" in r.stdout
+
+
+def test_emulation_with_a_relative_cache_dir(tmp_path):
+    # HOLOGRAM_CACHE_DIR may be relative: kernels (and the precompiled header they include)
+    # are found from any working directory.
+    if not (shutil.which(os.environ.get("HOLOGRAM_CUDA_EMULATE_CXX", "c++")) or shutil.which("g++")):
+        pytest.skip("no host C++ compiler for the CUDA emulation")
+    code = ("import numpy as np, hologram as hg\n"
+            "ex = hg.Executor('cuda')\n"
+            "x = hg.asarray(np.arange(6, dtype=np.float32).reshape(2, 3), executor=ex)\n"
+            "print(hg.ops.softmax(x * 2.0, axis=-1).numpy(copy=True).sum(axis=-1).round(5).tolist())\n")
+    env = dict(os.environ, HOLOGRAM_CUDA_EMULATE="1", HOLOGRAM_CACHE_DIR="rel-cache")
+    env.pop("HOLOGRAM_BACKEND", None)
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "[1.0, 1.0]", r.stdout
+    assert any(p.name.startswith("hgemu-pre-") for p in (tmp_path / "rel-cache").iterdir())

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -123,6 +124,13 @@ static pthread_once_t g_pch_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_launch_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_pch[1200];
 
+// Kernels include the header by its absolute path: a quoted relative path would be looked up
+// from the kernel source's own folder, and HOLOGRAM_CACHE_DIR may be relative.
+static void pch_path(const char* h) {
+    char abs[PATH_MAX];
+    if (realpath(h, abs) && strlen(abs) < sizeof g_pch) snprintf(g_pch, sizeof g_pch, "%s", abs);
+}
+
 static void make_pch(void) {
     const char* dir = hg_cuda_cache_dir();
     if (!dir[0]) return;
@@ -132,7 +140,7 @@ static void make_pch(void) {
     snprintf(h, sizeof h, "%.900s/hgemu-pre-%s.h", dir, key);
     snprintf(gch, sizeof gch, "%.1000s.gch", h);
     if (access(gch, R_OK) == 0 && access(h, R_OK) == 0) {
-        snprintf(g_pch, sizeof g_pch, "%s", h);
+        pch_path(h);
         return;
     }
     snprintf(tmp_h, sizeof tmp_h, "%.1000s.tmp%ld", h, (long)getpid());
@@ -151,7 +159,7 @@ static void make_pch(void) {
     unlink(tmp_h);
     unlink(tmp_gch);
     unlink(logp);
-    if (ok) snprintf(g_pch, sizeof g_pch, "%s", h);
+    if (ok) pch_path(h);
 }
 
 // Compiles prologue + src + epilogue into a shared object; returns its bytes.
