@@ -9,9 +9,9 @@
 #   build     release build with all cores, the CUDA tests registered for the device
 #             (-DHG_CUDA_TESTS=device: *_cuda tests), then `hologram info`
 #   c         the whole C suite (ctest), the CUDA tests on the GPU
-#   python    the package built into OUTDIR-independent scratch (pip --target), then the Python
-#             suite twice: as CI runs it (CPU executors; Executor('auto') picks the GPU) and
-#             against a CUDA executor (HG_TEST_BACKEND=cuda, tests/python/conftest.py)
+#   python    the package installed into the build folder (pip --target, no build isolation),
+#             then the Python suite twice: as CI runs it (where Executor('auto') picks the GPU)
+#             and against a CUDA executor (HG_TEST_BACKEND=cuda, tests/python/conftest.py)
 #   sanitize  compute-sanitizer memcheck on the device tests (device ops, examples, parity) and
 #             racecheck on the block-cooperative kernels (reductions, softmax, norms, losses)
 #   bench     bench/cuda_bench.py: OUTDIR/cuda_bench.json and OUTDIR/cuda_bench.md

@@ -262,10 +262,11 @@ static PyObject* Buffer_to_numpy(HgBuffer* self, PyObject* const* args, Py_ssize
     // copy=None (default), numpy's rule: a view where one is possible (CPU memory), else a
     // copy (device memory: the product documents' `c.to_numpy()` after Executor('auto') must
     // give the values on a GPU machine too). copy=False: a view or an error.
-    int copy = copy_obj && copy_obj != Py_None ? PyObject_IsTrue(copy_obj) : -1;
-    if (copy_obj && copy_obj != Py_None && copy < 0) return NULL;
+    int copy;
+    if (!copy_obj || copy_obj == Py_None) copy = -1;
+    else if ((copy = PyObject_IsTrue(copy_obj)) < 0) return NULL;
     if (hgpy_buffer_check(self)) return NULL;
-    if (copy == -1) copy = self->data ? 0 : 1;
+    if (copy == -1) copy = !self->data;
     if (!copy) {
         if (!self->data)
             return hgpy_raise_msg(HG_ERR_UNSUPPORTED,
