@@ -6,6 +6,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/handles.h"
+#include "runtime/kernel.h"
 #include "runtime/objects.h"
 
 // More distinct programs than this in one executor's hg_launch cache and the cache starts
@@ -270,12 +271,19 @@ hg_status hg_kernel_launch(hg_kernel h, const hg_launch_config* cfg, const hg_ar
 // hg_launch and its cache (keyed by content hash, confirmed with hg_prog_equal)
 // ---------------------------------------------------------------------------------------------
 
+void hg_kernel_ref(hg_kernel_obj* k) { atomic_fetch_add(&k->refs, 1); }
+
+void hg_kernel_unref(hg_kernel_obj* k) {
+    if (atomic_fetch_sub(&k->refs, 1) == 1) hg_kernel_release(k);
+}
+
 void hg_kernel_cache_clear(hg_executor_obj* ex) {
     for (uint32_t i = 0; i < ex->cache_buckets; i++) {
         hg_kernel_obj* k = ex->cache[i];
         while (k) {
             hg_kernel_obj* next = k->cache_next;
-            hg_kernel_release(k);
+            k->cache_next = NULL;
+            hg_kernel_unref(k);
             k = next;
         }
         ex->cache[i] = NULL;
@@ -310,6 +318,37 @@ static hg_status cache_insert(hg_executor_obj* ex, hg_kernel_obj* k) {
     return HG_OK;
 }
 
+hg_status hg_kernel_get(hg_executor_obj* ex, const hg_prog* p, hg_kernel_obj** out) {
+    uint64_t hash = hg_prog_hash(p);
+    hg_kernel_obj* k = NULL;
+    if (ex->cache_buckets)
+        for (k = ex->cache[hash & (ex->cache_buckets - 1)]; k; k = k->cache_next)
+            if (k->hash == hash && hg_prog_equal(k->prog, p)) break;
+    if (!k) {
+        // A cached kernel is an equal program that passed the validator, so only misses
+        // validate and compile.
+        hg_status s = compile(ex, p, hash, &k);
+        if (s) return s;
+        atomic_store(&k->refs, 1);
+        if ((s = cache_insert(ex, k))) {
+            hg_kernel_release(k);
+            return s;
+        }
+    }
+    *out = k;
+    return HG_OK;
+}
+
+hg_status hg_launch_prog(hg_executor_obj* ex, const hg_prog* p, const hg_launch_config* cfg,
+                         const hg_arg* args, size_t nargs) {
+    pthread_mutex_lock(&ex->launch_lock);
+    hg_kernel_obj* k = NULL;
+    hg_status s = hg_kernel_get(ex, p, &k);
+    if (!s) s = launch_locked(ex, k, cfg, args, nargs);
+    pthread_mutex_unlock(&ex->launch_lock);
+    return s;
+}
+
 hg_status hg_launch(hg_executor exh, hg_program prog, const hg_launch_config* cfg,
                     const hg_arg* args, size_t nargs) {
     hg_executor_obj* ex = hg_executor_resolve(exh, "hg_launch");
@@ -317,21 +356,5 @@ hg_status hg_launch(hg_executor exh, hg_program prog, const hg_launch_config* cf
     hg_prog* p = hg_prog_from_handle(prog);
     if (!p) return HG_ERR_INVALID_HANDLE;
     HG_CHECK_NULL(cfg, "cfg");
-    uint64_t hash = hg_prog_hash(p);
-
-    pthread_mutex_lock(&ex->launch_lock);
-    hg_kernel_obj* k = NULL;
-    if (ex->cache_buckets)
-        for (k = ex->cache[hash & (ex->cache_buckets - 1)]; k; k = k->cache_next)
-            if (k->hash == hash && hg_prog_equal(k->prog, p)) break;
-    hg_status s = HG_OK;
-    if (!k) {
-        // A cached kernel is an equal program that passed the validator, so only misses
-        // validate and compile.
-        s = compile(ex, p, hash, &k);
-        if (!s && (s = cache_insert(ex, k))) hg_kernel_release(k);
-    }
-    if (!s) s = launch_locked(ex, k, cfg, args, nargs);
-    pthread_mutex_unlock(&ex->launch_lock);
-    return s;
+    return hg_launch_prog(ex, p, cfg, args, nargs);
 }

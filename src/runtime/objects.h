@@ -6,6 +6,7 @@
 #ifndef HG_CORE_OBJECTS_H
 #define HG_CORE_OBJECTS_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include "backends/backend.h"
 #include "hologram.h"
@@ -57,6 +58,7 @@ struct hg_kernel_obj {
     hg_prog* prog;             // owned copy, immutable
     void* compiled;            // the backend's kernel
     uint64_t hash;             // hg_prog_hash(prog)
+    _Atomic uint32_t refs;     // cache kernels: the cache's and each holder's (kernel.h)
     hg_kernel_obj *prev, *next;  // executor's list (handles)
     hg_kernel_obj* cache_next;   // cache chain
 };
@@ -77,7 +79,8 @@ void* hg_executor_ext(hg_executor_obj* ex, hg_executor_ext_slot slot, void* (*cr
 void hg_buffer_release(hg_buffer_obj* b);
 // Releases a kernel's compiled code, program and object (the handle must already be removed).
 void hg_kernel_release(hg_kernel_obj* k);
-// Drops every cached kernel of the executor (caller holds ex->launch_lock or is the last user).
+// Drops the cache's reference to every cached kernel of the executor (caller holds
+// ex->launch_lock or is the last user).
 void hg_kernel_cache_clear(hg_executor_obj* ex);
 
 // Converts a double to one element of dtype (cvt semantics: float->int truncates and

@@ -1,9 +1,11 @@
-// Device kernels of the op library: cached parses, launches and index code (see dev_kernel.h).
+// Device kernels of the op library: the launch through the kernel cache and index code (see
+// dev_kernel.h).
 #include "ops/common/dev_kernel.h"
-#include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "backends/backend.h"
+#include "runtime/kernel.h"
 #include "base/checksum.h"
 #include "base/handles.h"
 #include "ops/common/dev_ops.h"
@@ -11,63 +13,14 @@
 #include "base/dtype.h"
 #include "base/error.h"
 
-// Parsed programs by text. Entries live until the process ends (a few hundred distinct
-// kernels at most: one per op, dtype pair and rank); when the table is full a program is
-// parsed for the one launch and destroyed.
-#define DK_CACHE 1024
-typedef struct dk_entry {
-    uint64_t hash;
-    char* text;
-    hg_program prog;
-} dk_entry;
-static dk_entry g_cache[DK_CACHE];
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static hg_status program_for(const hg_sb* text, hg_program* out, int* cached) {
-    uint64_t h = hg_fnv1a64(UINT64_C(0xcbf29ce484222325), text->p, text->len);
-    size_t i = (size_t)(h % DK_CACHE), n = 0;
-    pthread_mutex_lock(&g_lock);
-    for (; n < DK_CACHE && g_cache[i].text; n++, i = (i + 1) % DK_CACHE)
-        if (g_cache[i].hash == h && !strcmp(g_cache[i].text, text->p)) {
-            *out = g_cache[i].prog;
-            *cached = 1;
-            pthread_mutex_unlock(&g_lock);
-            return HG_OK;
-        }
-    hg_status s = hg_program_parse(text->p, text->len, out);
-    *cached = 0;
-    if (!s && n < DK_CACHE) {
-        char* copy = malloc(text->len + 1);
-        if (copy) {
-            memcpy(copy, text->p, text->len + 1);
-            g_cache[i].hash = h;
-            g_cache[i].text = copy;
-            g_cache[i].prog = *out;
-            *cached = 1;
-        }
-    }
-    pthread_mutex_unlock(&g_lock);
-    return s;
+hg_status hg_dk_finish(hg_kb* b, const char* fn, hg_prog** out) {
+    hg_status s = hg_kb_finish(b, out);
+    return s ? hg_error_prefix(s, "%s (building the device kernel, internal)", fn) : HG_OK;
 }
 
-const char* hg_dk_dt(hg_dtype t) { return hg_dtype_name(t); }
-
-void hg_dk_cvt(hg_sb* b, const char* d, hg_dtype dt, const char* s, hg_dtype st) {
-    if (dt == st) hg_sb_put(b, "    mov.%s %s, %s\n", hg_dtype_name(dt), d, s);
-    else hg_sb_put(b, "    cvt.%s.%s %s, %s\n", hg_dtype_name(dt), hg_dtype_name(st), d, s);
-}
-
-hg_status hg_dk_launch(hg_executor_obj* ex, const char* fn, const hg_sb* text,
+hg_status hg_dk_launch(hg_executor_obj* ex, const char* fn, const hg_prog* prog,
                        const hg_launch_config* cfg, const hg_arg* args, size_t nargs) {
-    if (text->oom || !text->p)
-        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for the device kernel's text", fn);
-    hg_program prog;
-    int cached = 0;
-    hg_status s = program_for(text, &prog, &cached);
-    if (s) return hg_error_prefix(s, "%s (device kernel, internal)", fn);
-    hg_executor exh = {ex->handle};
-    s = hg_launch(exh, prog, cfg, args, nargs);
-    if (!cached) hg_program_destroy(prog);
+    hg_status s = hg_launch_prog(ex, prog, cfg, args, nargs);
     return s ? hg_error_prefix(s, "%s (device kernel)", fn) : HG_OK;
 }
 
@@ -96,10 +49,15 @@ void hg_dk_dims_merge(hg_dk_dims* d, int nt) {
     d->nd = w + 1;
 }
 
-void hg_dk_param_dims(hg_sb* b, const char* prefix, int32_t nd, int nt) {
+void hg_dk_param_dims(hg_kb* b, const char* prefix, int32_t nd, int nt, hg_dk_dim_params* out) {
+    char name[HG_NAME_MAX];
     for (int32_t i = 0; i < nd; i++) {
-        hg_sb_put(b, ".param %s_s%d: u64\n", prefix, (int)i);
-        for (int t = 0; t < nt; t++) hg_sb_put(b, ".param %s_%c%d: i64\n", prefix, 'a' + t, (int)i);
+        snprintf(name, sizeof name, "%s_s%d", prefix, (int)i);
+        out->size[i] = hg_kb_scalar(b, name, HG_DTYPE_U64);
+        for (int t = 0; t < nt; t++) {
+            snprintf(name, sizeof name, "%s_%c%d", prefix, 'a' + t, (int)i);
+            out->stride[t][i] = hg_kb_scalar(b, name, HG_DTYPE_I64);
+        }
     }
 }
 
@@ -111,20 +69,23 @@ size_t hg_dk_arg_dims(hg_arg* args, size_t k, const hg_dk_dims* d, int nt) {
     return k;
 }
 
-void hg_dk_emit_offsets(hg_sb* b, const char* prefix, int32_t nd, int nt, const char* idx,
-                        const char* const* offs) {
+void hg_dk_emit_offsets(hg_kb* b, const hg_dk_dim_params* P, int32_t nd, int nt, hg_operand idx,
+                        const uint32_t* offs, const hg_dk_scratch* r) {
     if (nd == 0) return;
-    hg_sb_put(b, "    mov.u64 dq, %s\n", idx);
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    hg_kb_mov(b, U, r->dq, idx);
     for (int32_t i = nd - 1; i >= 0; i--) {
         if (i > 0) {
-            hg_sb_put(b, "    rem.u64 dr, dq, %s_s%d\n    div.u64 dq, dq, %s_s%d\n"
-                         "    cvt.i64.u64 dc, dr\n", prefix, (int)i, prefix, (int)i);
+            hg_kb_set(b, HG_OP_REM, U, r->dr, hg_reg(r->dq), P->size[i], hg_none());
+            hg_kb_set(b, HG_OP_DIV, U, r->dq, hg_reg(r->dq), P->size[i], hg_none());
+            hg_kb_set_cvt(b, I, U, r->dc, hg_reg(r->dr));
         } else {
-            hg_sb_put(b, "    cvt.i64.u64 dc, dq\n");
+            hg_kb_set_cvt(b, I, U, r->dc, hg_reg(r->dq));
         }
-        for (int t = 0; t < nt; t++)
-            hg_sb_put(b, "    mul.i64 dt, dc, %s_%c%d\n    add.i64 %s, %s, dt\n", prefix, 'a' + t,
-                      (int)i, offs[t], offs[t]);
+        for (int t = 0; t < nt; t++) {
+            hg_kb_set(b, HG_OP_MUL, I, r->dt, hg_reg(r->dc), P->stride[t][i], hg_none());
+            hg_kb_set(b, HG_OP_ADD, I, offs[t], hg_reg(offs[t]), hg_reg(r->dt), hg_none());
+        }
     }
 }
 

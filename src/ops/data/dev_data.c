@@ -13,6 +13,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
+#include "ops/common/dev_text.h"
 #include "ops/common/dev_ops.h"
 
 #define DD_BLOCK 256u
@@ -27,14 +28,14 @@ static void dd_begin(hg_sb* b, const char* name, hg_dtype odt, int has_x, hg_dty
     if (has_x) hg_sb_put(b, ".param x: global const %s\n", hg_dk_dt(xdt));
     hg_sb_put(b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n%s",
               extra_params);
-    hg_dk_param_dims(b, "d", nd, has_x ? 2 : 1);
+    hg_dk_param_dims_text(b, "d", nd, has_x ? 2 : 1);
     hg_sb_put(b, ".reg u64 i, dq, dr\n.reg i64 oo, xo, dc, dt\n.reg bool in\n.reg %s ov\n%s",
               hg_dk_dt(odt), extra_regs);
     if (has_x) hg_sb_put(b, ".reg %s xv\n", hg_dk_dt(xdt));
     hg_sb_put(b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
                  "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n");
     static const char* const offs[2] = {"oo", "xo"};
-    hg_dk_emit_offsets(b, "d", nd, has_x ? 2 : 1, "i", offs);
+    hg_dk_emit_offsets_text(b, "d", nd, has_x ? 2 : 1, "i", offs);
 }
 
 static void dd_end(hg_sb* b, hg_dtype odt) {
@@ -82,7 +83,7 @@ static hg_status dd_launch(const dd_call* k, const hg_sb* text, const hg_arg* ex
         for (size_t e = 0; e < nextra; e++) args[a++] = extra[e];
         a = hg_dk_arg_dims(args, a, &k->dims, k->x ? 2 : 1);
         hg_launch_config cfg = hg_launch_1d(cnt, DD_BLOCK);
-        s = hg_dk_launch(k->c->ex, k->c->fn, text, &cfg, args, a);
+        s = hg_dk_launch_text(k->c->ex, k->c->fn, text, &cfg, args, a);
     }
     return s;
 }
@@ -277,7 +278,7 @@ static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg
             args[a++] = hg_arg_i64(x->ndim ? x->strides[d] : 0);
         }
         hg_launch_config cfg = hg_launch_1d(cnt, DD_BLOCK);
-        s = hg_dk_launch(c->ex, c->fn, &b, &cfg, args, a);
+        s = hg_dk_launch_text(c->ex, c->fn, &b, &cfg, args, a);
     }
     hg_sb_free(&b);
     return s;

@@ -252,7 +252,7 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
         hg_ew_expr* e = malloc(sizeof *e);
         if (!e) s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: out of memory", c->fn);
         if (!s) s = build_expr(k, e);
-        if (!s) s = hg_ew_kernel_create(ex, e, &kern);
+        if (!s) s = hg_ew_kernel_create_locked(ex, e, &kern);
         free(e);
         if (!s && (s = cache_insert(cache, key, kern))) hg_ew_kernel_destroy(kern);
         if (s) s = hg_error_prefix(s, "%s", c->fn);

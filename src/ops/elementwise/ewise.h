@@ -90,6 +90,9 @@ hg_status hg_ew_emit(hg_prog* prog, const hg_ew_expr* e, const uint32_t* input_r
 // inputs and outputs (specialized internally on layout classes, e.g. all C-contiguous).
 typedef struct hg_ew_kernel hg_ew_kernel;
 hg_status hg_ew_kernel_create(hg_executor_obj* ex, const hg_ew_expr* e, hg_ew_kernel** out);
+// The same with ex->launch_lock already held by the caller.
+hg_status hg_ew_kernel_create_locked(hg_executor_obj* ex, const hg_ew_expr* e,
+                                     hg_ew_kernel** out);
 void hg_ew_kernel_destroy(hg_ew_kernel* k);
 // Inputs/outputs: checked tensors of the expression's dtypes and shapes on k's executor
 // (outputs: the iteration shape). The caller has checked aliasing.

@@ -1,11 +1,12 @@
-// Internal to the elementwise files (ewise_*.c, elementwise_api.c): dtype helpers, the small
-// instruction emitter the per-op emission is written with, and the kernel entry point the eager
-// ops use (tensors already checked, scalars passed by value).
+// Internal to the elementwise files (ewise_*.c, elementwise_api.c): dtype helpers, the emission
+// of expressions (written with the kernel builder, isa/builder.h), and the kernel entry point
+// the eager ops use (tensors already checked, scalars passed by value).
 #ifndef HG_OPS_EWISE_INTERNAL_H
 #define HG_OPS_EWISE_INTERNAL_H
 #include <stdint.h>
 #include "runtime/objects.h"
 #include "hologram.h"
+#include "isa/builder.h"
 #include "isa/program.h"
 #include "ops/elementwise/ewise.h"
 
@@ -20,28 +21,7 @@ static inline hg_dtype hg_ew_compute_dtype(hg_dtype t) {
 // Raw bits of scalar s as an element of dtype t (cvt semantics for floats to integers).
 uint64_t hg_ew_scalar_bits(hg_dtype t, hg_scalar s);
 
-// ---- emitter (ewise_emit.c) ----
-// Every helper returns the operand holding its result; the first failure is kept in err (later
-// calls are then no-ops returning a dummy operand), so emission code reads straight through.
-typedef struct hg_ew_em {
-    hg_prog* p;
-    hg_status err;
-} hg_ew_em;
-
-hg_operand hg_ew_imm(hg_dtype t, double v);               // v exactly representable in t
-hg_operand hg_ew_op1(hg_ew_em* m, hg_opcode op, hg_dtype t, hg_operand a);
-hg_operand hg_ew_op2(hg_ew_em* m, hg_opcode op, hg_dtype t, hg_operand a, hg_operand b);
-hg_operand hg_ew_op3(hg_ew_em* m, hg_opcode op, hg_dtype t, hg_operand a, hg_operand b,
-                     hg_operand c);
-hg_operand hg_ew_cmp(hg_ew_em* m, hg_cmp cc, hg_dtype t, hg_operand a, hg_operand b);
-hg_operand hg_ew_sel(hg_ew_em* m, hg_dtype t, hg_operand p, hg_operand a, hg_operand b);
-hg_operand hg_ew_cvt(hg_ew_em* m, hg_dtype to, hg_dtype from, hg_operand a);
-// Writes into an existing register (loops update their state in place).
-void hg_ew_set(hg_ew_em* m, hg_opcode op, hg_dtype t, uint32_t dst, hg_operand a, hg_operand b,
-               hg_operand c);
-uint32_t hg_ew_new_reg(hg_ew_em* m, hg_dtype t);
-void hg_ew_ctl(hg_ew_em* m, hg_opcode op, hg_operand cond);
-
+// ---- emission (ewise_emit*.c), written with the kernel builder (isa/builder.h) ----
 // Emits every node of e; input_ops[i] holds input i's element (in its dtype; registers,
 // scalar parameters or immediates). node_ops[i] receives node i's value in its dtype.
 hg_status hg_ew_emit_ops(hg_prog* p, const hg_ew_expr* e, const hg_operand* input_ops,
@@ -49,13 +29,13 @@ hg_status hg_ew_emit_ops(hg_prog* p, const hg_ew_expr* e, const hg_operand* inpu
 
 // Per-op emission on values in compute dtypes (ewise_emit_unary.c, ewise_emit_binary.c).
 // x is in hg_ew_compute_dtype(xt); the result is in hg_ew_compute_dtype(result dtype).
-hg_operand hg_ew_emit_unary(hg_ew_em* m, hg_unary_op op, hg_dtype xt, hg_dtype rt, hg_operand x);
+hg_operand hg_ew_emit_unary(hg_kb* m, hg_unary_op op, hg_dtype xt, hg_dtype rt, hg_operand x);
 // a and b are in hg_ew_compute_dtype(ct), ct the operands' common dtype.
-hg_operand hg_ew_emit_binary(hg_ew_em* m, hg_binary_op op, hg_dtype ct, hg_dtype rt,
+hg_operand hg_ew_emit_binary(hg_kb* m, hg_binary_op op, hg_dtype ct, hg_dtype rt,
                              hg_operand a, hg_operand b);
 // An f64 value as a value of float dtype rt in its compute dtype, rounded once to rt.
-hg_operand hg_ew_narrow_f64(hg_ew_em* m, hg_dtype rt, hg_operand r);
-hg_operand hg_ew_emit_fma(hg_ew_em* m, hg_dtype t, hg_operand a, hg_operand b, hg_operand c);
+hg_operand hg_ew_narrow_f64(hg_kb* m, hg_dtype rt, hg_operand r);
+hg_operand hg_ew_emit_fma(hg_kb* m, hg_dtype t, hg_operand a, hg_operand b, hg_operand c);
 
 // ---- kernels (ewise_kernel.c) ----
 // One input of a run: a tensor whose buffer object was resolved by the caller, or a 0-d value.

@@ -1,6 +1,6 @@
 // Elementwise kernels: one Atlas ISA program per (expression, layout class), one lane per output
-// element (%gid.x, bound-checked against n), compiled once and launched straight through the
-// backend (the program is validated once, arguments are bound here from checked tensors).
+// element (%gid.x, bound-checked against n), compiled once through the executor's kernel cache
+// (runtime/kernel.h) and launched with arguments bound here from tensors checked once per call.
 //
 // Layout classes, decided per run after dropping size-1 dims and merging dims that are
 // contiguous for every operand:
@@ -22,6 +22,7 @@
 #include "ops/elementwise/ewise.h"
 #include "base/handles.h"
 #include "ops/elementwise/ewise_internal.h"
+#include "runtime/kernel.h"
 #include "tensor/tensor_internal.h"
 
 #define EW_MAX_OPERANDS (HG_EW_MAX_INPUTS + HG_EW_MAX_OUTPUTS)
@@ -49,8 +50,7 @@ typedef struct ew_variant {
     uint8_t cls[EW_MAX_OPERANDS];
     int64_t size[HG_MAX_DIMS];
     int64_t (*stride)[HG_MAX_DIMS];   // nops rows when nstrided (else NULL)
-    hg_prog* prog;
-    void* compiled;
+    hg_kernel_obj* kernel;            // a reference to the executor's cached kernel
 } ew_variant;
 
 struct hg_ew_kernel {
@@ -263,52 +263,52 @@ static hg_operand imm_of(hg_dtype t, int64_t v) {
 // q = x / size and r = x % size (each only if asked) for 0 <= x < numel and a constant
 // size >= 2, without integer division where possible (vector units have none): shifts for powers
 // of two, else an f64 reciprocal estimate (off by at most one) corrected by compares.
-static void divmod_const(hg_ew_em* m, hg_dtype t, hg_operand x, int64_t size, hg_operand* q,
+static void divmod_const(hg_kb* m, hg_dtype t, hg_operand x, int64_t size, hg_operand* q,
                          hg_operand* r) {
     const hg_dtype F64 = HG_DTYPE_F64;
     if ((size & (size - 1)) == 0) {
         int k = 0;
         while ((INT64_C(1) << k) < size) k++;
-        if (r) *r = hg_ew_op2(m, HG_OP_AND, t, x, imm_of(t, size - 1));
-        if (q) *q = hg_ew_op2(m, HG_OP_SHR, t, x, imm_of(t, k));
+        if (r) *r = hg_kb_op2(m, HG_OP_AND, t, x, imm_of(t, size - 1));
+        if (q) *q = hg_kb_op2(m, HG_OP_SHR, t, x, imm_of(t, k));
         return;
     }
     if (t == HG_DTYPE_I64) {   // up to 2^63 lanes: the f64 estimate may be off by more
-        if (r) *r = hg_ew_op2(m, HG_OP_REM, t, x, imm_of(t, size));
-        if (q) *q = hg_ew_op2(m, HG_OP_DIV, t, x, imm_of(t, size));
+        if (r) *r = hg_kb_op2(m, HG_OP_REM, t, x, imm_of(t, size));
+        if (q) *q = hg_kb_op2(m, HG_OP_DIV, t, x, imm_of(t, size));
         return;
     }
     // u32: x < 2^31 and size <= 2^30, so q0 = trunc(x * (1/size)) is q - 1, q or q + 1 and
     // r0 = x - q0 * size (wrapping) is r + size, r, or r - size wrapped to >= 2^31.
-    hg_operand xf = hg_ew_cvt(m, F64, t, x);
-    hg_operand qf = hg_ew_op1(m, HG_OP_TRUNC, F64,
-                              hg_ew_op2(m, HG_OP_MUL, F64, xf, hg_imm_f64(1.0 / (double)size)));
-    hg_operand q0 = hg_ew_cvt(m, t, F64, qf);
-    hg_operand r0 = hg_ew_op3(m, HG_OP_FMA, t, q0, imm_of(t, -size), x);
-    hg_operand over = hg_ew_cmp(m, HG_CMP_GE, t, r0, imm_of(t, INT64_C(1) << 31));   // q0 = q + 1
-    hg_operand under = hg_ew_op2(m, HG_OP_AND, HG_DTYPE_BOOL,
-                                 hg_ew_cmp(m, HG_CMP_GE, t, r0, imm_of(t, size)),
-                                 hg_ew_op1(m, HG_OP_NOT, HG_DTYPE_BOOL, over));   // q0 = q - 1
+    hg_operand xf = hg_kb_cvt(m, F64, t, x);
+    hg_operand qf = hg_kb_op1(m, HG_OP_TRUNC, F64,
+                              hg_kb_op2(m, HG_OP_MUL, F64, xf, hg_imm_f64(1.0 / (double)size)));
+    hg_operand q0 = hg_kb_cvt(m, t, F64, qf);
+    hg_operand r0 = hg_kb_op3(m, HG_OP_FMA, t, q0, imm_of(t, -size), x);
+    hg_operand over = hg_kb_cmp(m, HG_CMP_GE, t, r0, imm_of(t, INT64_C(1) << 31));   // q0 = q + 1
+    hg_operand under = hg_kb_op2(m, HG_OP_AND, HG_DTYPE_BOOL,
+                                 hg_kb_cmp(m, HG_CMP_GE, t, r0, imm_of(t, size)),
+                                 hg_kb_op1(m, HG_OP_NOT, HG_DTYPE_BOOL, over));   // q0 = q - 1
     if (q) {
-        hg_operand q1 = hg_ew_sel(m, t, over, hg_ew_op2(m, HG_OP_SUB, t, q0, imm_of(t, 1)), q0);
-        *q = hg_ew_sel(m, t, under, hg_ew_op2(m, HG_OP_ADD, t, q0, imm_of(t, 1)), q1);
+        hg_operand q1 = hg_kb_sel(m, t, over, hg_kb_op2(m, HG_OP_SUB, t, q0, imm_of(t, 1)), q0);
+        *q = hg_kb_sel(m, t, under, hg_kb_op2(m, HG_OP_ADD, t, q0, imm_of(t, 1)), q1);
     }
     if (r) {
-        hg_operand r1 = hg_ew_sel(m, t, over, hg_ew_op2(m, HG_OP_ADD, t, r0, imm_of(t, size)), r0);
-        *r = hg_ew_sel(m, t, under, hg_ew_op2(m, HG_OP_SUB, t, r0, imm_of(t, size)), r1);
+        hg_operand r1 = hg_kb_sel(m, t, over, hg_kb_op2(m, HG_OP_ADD, t, r0, imm_of(t, size)), r0);
+        *r = hg_kb_sel(m, t, under, hg_kb_op2(m, HG_OP_SUB, t, r0, imm_of(t, size)), r1);
     }
 }
 
 // Index registers of the strided operands: coordinates of the lane's linear index in the
 // collapsed shape (only those some operand steps through), then base + sum coord * stride.
-static void emit_strided_indices(hg_ew_em* m, const ew_layout* L, int32_t nops, uint32_t start,
+static void emit_strided_indices(hg_kb* m, const ew_layout* L, int32_t nops, uint32_t start,
                                  hg_operand* index) {
     hg_dtype t = index_type(L, nops);
     hg_operand gid = hg_sreg(HG_SREG_GID_X);
     hg_operand lin = gid;
     if (t == HG_DTYPE_I64) {
-        lin = hg_ew_cvt(m, HG_DTYPE_I64, HG_DTYPE_U32, gid);
-        if (needs_start(L)) lin = hg_ew_op2(m, HG_OP_ADD, HG_DTYPE_I64, lin, hg_param(start));
+        lin = hg_kb_cvt(m, HG_DTYPE_I64, HG_DTYPE_U32, gid);
+        if (needs_start(L)) lin = hg_kb_op2(m, HG_OP_ADD, HG_DTYPE_I64, lin, hg_param(start));
     }
     int need[HG_MAX_DIMS] = {0};
     int32_t outer = L->ndim;   // outermost dim some operand needs
@@ -332,8 +332,8 @@ static void emit_strided_indices(hg_ew_em* m, const ew_layout* L, int32_t nops, 
             int64_t st = L->stride[o][d];
             if (!st) continue;
             if (first && base == 0) ix = st == 1 ? coord[d]
-                                                 : hg_ew_op2(m, HG_OP_MUL, t, coord[d], imm_of(t, st));
-            else ix = hg_ew_op3(m, HG_OP_FMA, t, coord[d], imm_of(t, st), ix);
+                                                 : hg_kb_op2(m, HG_OP_MUL, t, coord[d], imm_of(t, st));
+            else ix = hg_kb_op3(m, HG_OP_FMA, t, coord[d], imm_of(t, st), ix);
             first = 0;
         }
         index[o] = ix;
@@ -360,9 +360,9 @@ static hg_status build_program(const hg_ew_expr* e, const ew_layout* L, hg_prog*
         hg_prog_free(p);
         return s;
     }
-    hg_ew_em m = {p, HG_OK};
+    hg_kb m = hg_kb_on(p);
     hg_operand gid = hg_sreg(HG_SREG_GID_X);
-    hg_ew_ctl(&m, HG_OP_IF, hg_ew_cmp(&m, HG_CMP_LT, HG_DTYPE_U32, gid, hg_param(n_param)));
+    hg_kb_ctl(&m, HG_OP_IF, hg_kb_cmp(&m, HG_CMP_LT, HG_DTYPE_U32, gid, hg_param(n_param)));
     hg_operand index[EW_MAX_OPERANDS];
     if (L->nstrided) emit_strided_indices(&m, L, nops, start_param, index);
     hg_operand inputs[HG_EW_MAX_INPUTS];
@@ -371,16 +371,9 @@ static hg_status build_program(const hg_ew_expr* e, const ew_layout* L, hg_prog*
             inputs[i] = hg_param((uint32_t)i);
             continue;
         }
-        uint32_t r = hg_ew_new_reg(&m, e->inputs[i].dtype);
-        hg_instr ld;
-        memset(&ld, 0, sizeof ld);
-        ld.op = HG_OP_LD;
-        ld.type = (uint8_t)e->inputs[i].dtype;
-        ld.aux = HG_SPACE_GLOBAL;
-        ld.mem = (uint32_t)i;
-        ld.dst = hg_reg(r);
-        ld.src[0] = L->cls[i] == CL_LINEAR ? gid : index[i];
-        if (!m.err) m.err = hg_prog_emit(p, &ld);
+        uint32_t r = hg_kb_new_reg(&m, e->inputs[i].dtype);
+        hg_kb_ld(&m, HG_SPACE_GLOBAL, e->inputs[i].dtype, r, (uint32_t)i,
+                 L->cls[i] == CL_LINEAR ? gid : index[i]);
         inputs[i] = hg_reg(r);
     }
     hg_operand nodes[HG_EW_MAX_NODES];
@@ -388,30 +381,16 @@ static hg_status build_program(const hg_ew_expr* e, const ew_layout* L, hg_prog*
     for (int32_t j = 0; j < e->noutputs && !m.err; j++) {
         int32_t node = e->outputs[j].node;
         hg_dtype nt = e->nodes[node].dtype, st = e->outputs[j].dtype;
-        hg_operand v = hg_ew_cvt(&m, st, nt, nodes[node]);
-        hg_instr sti;
-        memset(&sti, 0, sizeof sti);
-        sti.op = HG_OP_ST;
-        sti.type = (uint8_t)st;
-        sti.aux = HG_SPACE_GLOBAL;
-        sti.mem = (uint32_t)(nin + j);
-        sti.src[0] = L->cls[nin + j] == CL_LINEAR ? gid : index[nin + j];
-        sti.src[1] = v;
-        m.err = hg_prog_emit(p, &sti);
+        hg_operand v = hg_kb_cvt(&m, st, nt, nodes[node]);
+        hg_kb_st(&m, HG_SPACE_GLOBAL, st, (uint32_t)(nin + j),
+                 L->cls[nin + j] == CL_LINEAR ? gid : index[nin + j], v);
     }
-    hg_ew_ctl(&m, HG_OP_ENDIF, hg_none());
-    if (!m.err) m.err = hg_prog_validate(p);
-    if (m.err) {
-        hg_prog_free(p);
-        return m.err;
-    }
-    *out = p;
-    return HG_OK;
+    hg_kb_ctl(&m, HG_OP_ENDIF, hg_none());
+    return hg_kb_finish(&m, out);   // validated by the kernel cache on a miss
 }
 
-static void variant_free(hg_executor_obj* ex, ew_variant* v) {
-    if (v->compiled) ex->vt->kernel_destroy(ex->state, v->compiled);
-    hg_prog_free(v->prog);
+static void variant_free(ew_variant* v) {
+    if (v->kernel) hg_kernel_unref(v->kernel);
     free(v->stride);
     memset(v, 0, sizeof *v);
 }
@@ -422,17 +401,12 @@ static hg_status compile_variant(hg_ew_kernel* k, const ew_layout* L, uint64_t s
     hg_prog* p = NULL;
     hg_status s = build_program(&k->e, L, &p);
     if (s) return s;
-    for (uint32_t i = 0; i < p->ninstrs; i++) {
-        const hg_instr* in = &p->instrs[i];
-        if (!ex->vt->supports_op((hg_opcode)in->op, (hg_dtype)in->type)) {
-            char text[256];
-            s = hg_error(HG_ERR_UNSUPPORTED,
-                         "elementwise kernel: instruction %u (%s) is not supported by the '%s' "
-                         "backend", i, hg_instr_text(p, i, text, sizeof text), ex->vt->name);
-            hg_prog_free(p);
-            return s;
-        }
-    }
+    // The executor's one kernel cache: an equal program (another expression object, an
+    // earlier variant evicted here) is compiled once.
+    hg_kernel_obj* kobj = NULL;
+    s = hg_kernel_get(ex, p, &kobj);
+    hg_prog_free(p);
+    if (s) return s;
     ew_variant nv;
     memset(&nv, 0, sizeof nv);
     nv.sig = sig;
@@ -441,28 +415,21 @@ static hg_status compile_variant(hg_ew_kernel* k, const ew_layout* L, uint64_t s
     nv.has_start = needs_start(L);
     memcpy(nv.cls, L->cls, sizeof nv.cls);
     memcpy(nv.size, L->size, sizeof nv.size);
-    nv.prog = p;
     if (L->nstrided) {
         nv.stride = calloc((size_t)k->nops, sizeof *nv.stride);
-        if (!nv.stride) {
-            hg_prog_free(p);
+        if (!nv.stride)
             return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory building an elementwise kernel");
-        }
         for (int32_t o = 0; o < k->nops; o++)
             if (L->cls[o] == CL_STRIDED) memcpy(nv.stride[o], L->stride[o], sizeof nv.stride[o]);
     }
-    if ((s = ex->vt->kernel_compile(ex->state, p, &nv.compiled))) {
-        nv.compiled = NULL;
-        variant_free(ex, &nv);
-        return hg_error_prefix(s, "compiling an elementwise kernel for the '%s' backend",
-                               ex->vt->name);
-    }
+    hg_kernel_ref(kobj);
+    nv.kernel = kobj;
     int32_t slot;
     if (k->nvars < EW_MAX_VARIANTS) {
         slot = k->nvars++;
     } else {   // evict round robin, never the first (the all-linear variant of create)
         slot = 1 + (int32_t)(k->next_evict++ % (EW_MAX_VARIANTS - 1));
-        variant_free(ex, &k->vars[slot]);
+        variant_free(&k->vars[slot]);
     }
     k->vars[slot] = nv;
     *out = &k->vars[slot];
@@ -474,6 +441,15 @@ static hg_status compile_variant(hg_ew_kernel* k, const ew_layout* L, uint64_t s
 // ---------------------------------------------------------------------------------------------
 
 hg_status hg_ew_kernel_create(hg_executor_obj* ex, const hg_ew_expr* e, hg_ew_kernel** out) {
+    if (!ex) return hg_error(HG_ERR_NULL_POINTER, "hg_ew_kernel_create: NULL argument");
+    pthread_mutex_lock(&ex->launch_lock);
+    hg_status s = hg_ew_kernel_create_locked(ex, e, out);
+    pthread_mutex_unlock(&ex->launch_lock);
+    return s;
+}
+
+hg_status hg_ew_kernel_create_locked(hg_executor_obj* ex, const hg_ew_expr* e,
+                                     hg_ew_kernel** out) {
     if (!ex || !e || !out) return hg_error(HG_ERR_NULL_POINTER, "hg_ew_kernel_create: NULL argument");
     if (e->noutputs < 1)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "elementwise expression has no output");
@@ -493,14 +469,14 @@ hg_status hg_ew_kernel_create(hg_executor_obj* ex, const hg_ew_expr* e, hg_ew_ke
         free(k);
         return s;
     }
-    k->instr_count = (int32_t)v->prog->ninstrs;
+    k->instr_count = (int32_t)v->kernel->prog->ninstrs;
     *out = k;
     return HG_OK;
 }
 
 void hg_ew_kernel_destroy(hg_ew_kernel* k) {
     if (!k) return;
-    for (int32_t i = 0; i < k->nvars; i++) variant_free(k->ex, &k->vars[i]);
+    for (int32_t i = 0; i < k->nvars; i++) variant_free(&k->vars[i]);
     free(k);
 }
 
@@ -562,8 +538,7 @@ hg_status hg_ew_kernel_run_locked(hg_ew_kernel* k, const hg_ew_arg* in, const hg
         // Small launches use one exact block: no lane runs masked past the end.
         hg_launch_config cfg = hg_launch_1d(count, count <= HG_MAX_BLOCK_LANES ? (uint32_t)count
                                                                               : EW_BLOCK);
-        s = ex->vt->kernel_launch(ex->state, v->compiled, &cfg, bound,
-                                  (size_t)(nops + 1 + needs_start(&L)));
+        s = hg_kernel_run_bound(ex, v->kernel, &cfg, bound, (size_t)(nops + 1 + needs_start(&L)));
         if (s) return s;
     }
     return HG_OK;

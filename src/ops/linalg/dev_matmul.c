@@ -8,6 +8,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
+#include "ops/common/dev_text.h"
 #include "ops/common/dev_ops.h"
 
 #define MM_TILE 16
@@ -37,7 +38,7 @@ static void kernel_text(hg_sb* b, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt
                  ".param ocs: i64\n.param r0: u64\n.param z0: u64\n.param alpha: f64\n"
                  ".param beta: f64\n",
               hg_dk_dt(adt), hg_dk_dt(bdt), hg_dk_dt(odt));
-    hg_dk_param_dims(b, "z", p->nbatch, 3);
+    hg_dk_param_dims_text(b, "z", p->nbatch, 3);
     hg_sb_put(b, ".shared sa: %s[%d]\n.shared sb: %s[%d]\n", hg_dk_dt(ct), MM_TILE * MM_TILE, hg_dk_dt(ct),
               MM_TILE * MM_TILE);
     hg_sb_put(b, ".reg u64 tx, ty, row, col, kt, ka, kb, z, dq, dr, li, ra, ix\n"
@@ -52,7 +53,7 @@ static void kernel_text(hg_sb* b, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt
                  "    mov.i64 ab, aoff\n    mov.i64 bb, boff\n    mov.i64 ob, ooff\n",
               MM_TILE, MM_TILE);
     static const char* const offs[3] = {"ab", "bb", "ob"};
-    hg_dk_emit_offsets(b, "z", p->nbatch, 3, "z", offs);
+    hg_dk_emit_offsets_text(b, "z", p->nbatch, 3, "z", offs);
     hg_sb_put(b, "    mov.%s acc, %s\n    mul.u64 ra, ty, %d\n    add.u64 li, ra, tx\n"
                  "    mov.u64 kt, 0\n    loop\n    cmp.ge.u64 done, kt, k\n    break done\n"
                  "    add.u64 ka, kt, tx\n",
@@ -141,7 +142,7 @@ hg_status hg_dev_matmul(hg_op_ctx* c, const hg_dev_mm* p, const hg_tensor* a, co
             cfg.grid.z = (uint32_t)zc;
             cfg.block.x = cfg.block.y = MM_TILE;
             cfg.block.z = 1;
-            st = hg_dk_launch(c->ex, c->fn, &kb, &cfg, args, k);
+            st = hg_dk_launch_text(c->ex, c->fn, &kb, &cfg, args, k);
         }
     hg_sb_free(&kb);
     return st;

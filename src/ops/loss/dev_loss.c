@@ -8,6 +8,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
+#include "ops/common/dev_text.h"
 #include "ops/common/dev_ops.h"
 #include "tensor/tensor_internal.h"
 
@@ -44,7 +45,7 @@ static hg_status finish(hg_op_ctx* c, hg_buffer sums, int mean, int counted, dou
     hg_arg args[4] = {hg_arg_buffer(sums), hg_arg_buffer(out->buffer), hg_arg_i64(out->offset),
                       hg_arg_f64(n)};
     hg_launch_config cfg = hg_launch_1d(1, 1);
-    hg_status s = hg_dk_launch(c->ex, c->fn, &b, &cfg, args, 4);
+    hg_status s = hg_dk_launch_text(c->ex, c->fn, &b, &cfg, args, 4);
     hg_sb_free(&b);
     return s;
 }
@@ -75,7 +76,7 @@ static hg_status launch_lanes(hg_op_ctx* c, const hg_sb* text, uint64_t n, hg_ar
         uint64_t cnt = n - first < DL_LAUNCH_MAX ? n - first : DL_LAUNCH_MAX;
         args[first_slot] = hg_arg_u64(first);
         hg_launch_config cfg = hg_launch_1d(cnt, DL_BLOCK);
-        s = hg_dk_launch(c->ex, c->fn, text, &cfg, args, nargs);
+        s = hg_dk_launch_text(c->ex, c->fn, text, &cfg, args, nargs);
     }
     return s;
 }
@@ -122,7 +123,7 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
         if (in[q]) hg_sb_put(&b, ".param %s: global const %s\n", nm[q], hg_dk_dt(in[q]->dtype));
     hg_sb_put(&b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n"
                   ".param toff: i64\n.param woff: i64\n.param pwoff: i64\n");
-    hg_dk_param_dims(&b, "d", dims.nd, 5);
+    hg_dk_param_dims_text(&b, "d", dims.nd, 5);
     hg_sb_put(&b, ".reg u64 i, dq, dr\n.reg i64 oo, xo, to, wo, po, dc, dt\n.reg bool in, q\n"
                   ".reg f64 xd, td, wd, pd, l, lp, lq, sp, lw\n.reg f32 xf, lpf, lqf, u, lu, um, ef\n"
                   ".reg f64 ud\n.reg %s rv\n.reg %s ov\n",
@@ -133,7 +134,7 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
                   "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.i64 to, toff\n"
                   "    mov.i64 wo, woff\n    mov.i64 po, pwoff\n");
     static const char* const offs[5] = {"oo", "xo", "to", "wo", "po"};
-    hg_dk_emit_offsets(&b, "d", dims.nd, 5, "i", offs);
+    hg_dk_emit_offsets_text(&b, "d", dims.nd, 5, "i", offs);
     static const char* const ro[4] = {"xo", "to", "wo", "po"};
     static const char* const rd[4] = {"xd", "td", "wd", "pd"};
     for (int q = 0; q < 4; q++)
@@ -313,7 +314,7 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     hg_sb_put(&b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n"
                   ".param toff: i64\n.param C: u64\n.param xcs: i64\n.param tcs: i64\n"
                   ".param ign: i64\n");
-    hg_dk_param_dims(&b, "d", dims.nd, 3);
+    hg_dk_param_dims_text(&b, "d", dims.nd, 3);
     hg_sb_put(&b, ".reg u64 i, dq, dr, k\n.reg i64 oo, xo, to, dc, dt, xk, tk, ti\n"
                   ".reg bool in, q, nn, last\n.reg %s xv\n.reg %s tv\n.reg %s v, m, e\n"
                   ".reg f64 se, lse, md, l, fv, tf, one\n.reg %s rv\n.reg %s ov\n",
@@ -321,7 +322,7 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     hg_sb_put(&b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
                   "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.i64 to, toff\n");
     static const char* const offs[3] = {"oo", "xo", "to"};
-    hg_dk_emit_offsets(&b, "d", dims.nd, 3, "i", offs);
+    hg_dk_emit_offsets_text(&b, "d", dims.nd, 3, "i", offs);
     // m = max over classes, NaN sticking; se = sum of exp(x - m) in f64.
     hg_sb_put(&b, "    mov.%s m, -inf\n    mov.u64 k, 0\n    mov.i64 xk, xo\n    loop\n"
                   "    cmp.ge.u64 last, k, C\n    break last\n    ld.global.%s xv, x[xk]\n",

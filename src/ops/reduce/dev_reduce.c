@@ -22,6 +22,7 @@
 #include "base/handles.h"
 #include "ops/common/dev_ops.h"
 #include "ops/common/dev_kernel.h"
+#include "ops/common/dev_text.h"
 #include "ops/reduce/reduce.h"
 
 #define RD_LANES 256u               // lanes per block
@@ -154,7 +155,7 @@ static void common_params(hg_sb* b, const rd_spec* s) {
     if (s->cbuf.handle) hg_sb_put(b, ".param cen: global const f64\n");
     hg_sb_put(b, ".param row0: u64\n.param M: u64\n.param N: u64\n.param C: u64\n"
                  ".param xoff: i64\n.param ooff: i64\n.param dv: f64\n");
-    hg_dk_param_dims(b, "k", s->kd.nd, 2);
+    hg_dk_param_dims_text(b, "k", s->kd.nd, 2);
 }
 
 static const char* const k_offs[2] = {"xb", "ob"};
@@ -170,7 +171,7 @@ static void block_kernel(hg_sb* b, const rd_spec* s, int partial) {
         hg_sb_put(b, ".param o: global %s\n", hg_dk_dt(s->odt));
     }
     common_params(b, s);
-    hg_dk_param_dims(b, "r", s->rd.nd, 1);
+    hg_dk_param_dims_text(b, "r", s->rd.nd, 1);
     hg_sb_put(b, ".shared sv: %s[%u]\n", a, RD_LANES);
     if (is_arg(s->k)) hg_sb_put(b, ".shared si: i64[%u]\n", RD_LANES);
     emit_regs(b, s);
@@ -181,13 +182,13 @@ static void block_kernel(hg_sb* b, const rd_spec* s, int partial) {
                  "    cvt.u64.u32 g, %%ctaid.y\n    mov.%s acc, %s\n    mov.i64 idx, -1\n"
                  "    cmp.lt.u64 vr, row, M\n    if vr\n    mov.i64 xb, xoff\n    mov.i64 ob, ooff\n",
               a, init_value(s));
-    hg_dk_emit_offsets(b, "k", s->kd.nd, 2, "row", k_offs);
+    hg_dk_emit_offsets_text(b, "k", s->kd.nd, 2, "row", k_offs);
     if (s->cbuf.handle) hg_sb_put(b, "    ld.global.f64 cv, cen[row]\n");
     hg_sb_put(b, "    mul.u64 j, g, C\n    add.u64 jend, j, C\n    min.u64 jend, jend, N\n"
                  "    add.u64 j, j, t\n    loop\n    cmp.ge.u64 last, j, jend\n    break last\n"
                  "    mov.i64 xo, xb\n");
     const char* xo = "xo";
-    hg_dk_emit_offsets(b, "r", s->rd.nd, 1, "j", &xo);
+    hg_dk_emit_offsets_text(b, "r", s->rd.nd, 1, "j", &xo);
     hg_sb_put(b, "    ld.global.%s xv, x[xo]\n", hg_dk_dt(s->xdt));
     emit_element(b, s);
     emit_combine(b, s);
@@ -233,7 +234,7 @@ static void finish_kernel(hg_sb* b, const rd_spec* s) {
     emit_combine(b, s);
     hg_sb_put(b, "    add.u64 pos, pos, 1\n    add.u64 kk, kk, 1\n    endloop\n"
                  "    mov.i64 xb, xoff\n    mov.i64 ob, ooff\n");
-    hg_dk_emit_offsets(b, "k", s->kd.nd, 2, "row", k_offs);
+    hg_dk_emit_offsets_text(b, "k", s->kd.nd, 2, "row", k_offs);
     if (s->cbuf.handle) hg_sb_put(b, "    ld.global.f64 cv, cen[row]\n");
     emit_finish(b, s);
     emit_store(b, s);
@@ -303,7 +304,7 @@ static hg_status run_spec(const rd_spec* s) {
         cfg.block.x = T;
         cfg.block.y = RB;
         cfg.block.z = 1;
-        st = hg_dk_launch(s->ex, s->fn, &kb, &cfg, args, k);
+        st = hg_dk_launch_text(s->ex, s->fn, &kb, &cfg, args, k);
         if (st || G == 1) continue;
         k = 0;
         args[k++] = hg_arg_buffer(pv);
@@ -312,7 +313,7 @@ static hg_status run_spec(const rd_spec* s) {
         args[k++] = hg_arg_u64(G);
         k = common_args(args, k, s, row0, row0 + rows, C);
         hg_launch_config cf = hg_launch_1d(rows, 128);
-        st = hg_dk_launch(s->ex, s->fn, &fb, &cf, args, k);
+        st = hg_dk_launch_text(s->ex, s->fn, &fb, &cf, args, k);
     }
     if (pv.handle) hg_buffer_destroy(pv);
     if (pi.handle) hg_buffer_destroy(pi);

@@ -9,7 +9,7 @@
 // Precision follows the CPU kernels (softmax.c, norm.c): statistics in f64; f16, bf16 and f32
 // rows are transformed in f32 (exp, the scale, the split f32 mean of layer_norm), f64 rows in
 // f64; results are rounded to x's dtype, then converted to out's.
-#include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
@@ -29,131 +29,267 @@ typedef struct rw_spec {
     uint64_t M, R;
 } rw_spec;
 
+// The kernel's registers and parameters (declared in this order; names as in docs and dumps).
+typedef struct rw_k {
+    hg_kb b;
+    uint32_t x, o, wt, bs, sv;                              // memory slots
+    hg_operand row0, M, R, Rf, eps, xoff, ooff, woff, boff;  // scalars
+    hg_dk_dim_params kp, ip;
+    uint32_t row, t, tn, blk, lin, lin2, base, j, sw;        // u64
+    hg_dk_scratch sc;                                       // dq, dr (u64), dc, dt (i64)
+    uint32_t xb, ob, xo, oo, wo, bo;                        // i64
+    uint32_t xv, rv, ov, cx, cy, cm, cml, cr, fx, acc, w2, st1, st2, fv, vr, last, done, tp;
+    uint32_t wv, cw, bv, cb;
+} rw_k;
+
 // The loop over the row's elements j = t, t + T, ...: offsets, the load of x into cx (the
-// compute type) and fx (f64), then body.
-static void element_loop(hg_sb* b, const rw_spec* s, int outputs, const char* body) {
-    hg_sb_put(b, "    if vr\n    mov.u64 j, t\n    loop\n    cmp.ge.u64 last, j, R\n    break last\n"
-                 "    mov.i64 xo, xb\n    mov.i64 oo, ob\n    mov.i64 wo, woff\n    mov.i64 bo, boff\n");
-    static const char* const offs[4] = {"xo", "oo", "wo", "bo"};
-    hg_dk_emit_offsets(b, "i", s->id.nd, outputs ? 4 : 1, "j", offs);
-    hg_sb_put(b, "    ld.global.%s xv, x[xo]\n", hg_dk_dt(s->xdt));
-    hg_dk_cvt(b, "cx", s->ct, "xv", s->xdt);
-    hg_dk_cvt(b, "fx", HG_DTYPE_F64, "xv", s->xdt);
-    hg_sb_put(b, "%s    add.u64 j, j, tn\n    endloop\n    endif\n", body);
+// compute type) and fx (f64), then body (which emits into k).
+static void element_loop(rw_k* k, const rw_spec* s, int outputs,
+                         void (*body)(rw_k* k, const rw_spec* s)) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    hg_kb_if(b, k->vr);
+    hg_kb_mov(b, U, k->j, hg_reg(k->t));
+    hg_kb_loop(b);
+    hg_kb_set_cmp(b, HG_CMP_GE, U, k->last, hg_reg(k->j), k->R);
+    hg_kb_break(b, k->last);
+    hg_kb_mov(b, I, k->xo, hg_reg(k->xb));
+    hg_kb_mov(b, I, k->oo, hg_reg(k->ob));
+    hg_kb_mov(b, I, k->wo, k->woff);
+    hg_kb_mov(b, I, k->bo, k->boff);
+    const uint32_t offs[4] = {k->xo, k->oo, k->wo, k->bo};
+    hg_dk_emit_offsets(b, &k->ip, s->id.nd, outputs ? 4 : 1, hg_reg(k->j), offs, &k->sc);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, s->xdt, k->xv, k->x, hg_reg(k->xo));
+    hg_kb_set_cvt(b, s->ct, s->xdt, k->cx, hg_reg(k->xv));
+    hg_kb_set_cvt(b, HG_DTYPE_F64, s->xdt, k->fx, hg_reg(k->xv));
+    body(k, s);
+    hg_kb_set(b, HG_OP_ADD, U, k->j, hg_reg(k->j), hg_reg(k->tn), hg_none());
+    hg_kb_endloop(b);
+    hg_kb_endif(b);
 }
 
-// The shared tree over acc (op: "add" or "max"), then every lane's `dst` := the row's result.
-static void tree(hg_sb* b, const char* op, const char* dst) {
-    hg_sb_put(b, "    st.shared.f64 sv[lin], acc\n    bar\n    shr.u64 sw, tn, 1\n    loop\n"
-                 "    cmp.eq.u64 done, sw, 0\n    break done\n    cmp.lt.u64 tp, t, sw\n    if tp\n"
-                 "    add.u64 lin2, lin, sw\n    ld.shared.f64 w2, sv[lin2]\n"
-                 "    %s.f64 acc, acc, w2\n    st.shared.f64 sv[lin], acc\n    endif\n    bar\n"
-                 "    shr.u64 sw, sw, 1\n    endloop\n    ld.shared.f64 %s, sv[base]\n    bar\n",
-              op, dst);
+// The shared tree over acc (op: add or max), then every lane's dst := the row's result.
+static void tree(rw_k* k, hg_opcode op, uint32_t dst) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, F = HG_DTYPE_F64;
+    hg_kb_st(b, HG_SPACE_SHARED, F, k->sv, hg_reg(k->lin), hg_reg(k->acc));
+    hg_kb_bar(b);
+    hg_kb_set(b, HG_OP_SHR, U, k->sw, hg_reg(k->tn), hg_imm_u64(1), hg_none());
+    hg_kb_loop(b);
+    hg_kb_set_cmp(b, HG_CMP_EQ, U, k->done, hg_reg(k->sw), hg_imm_u64(0));
+    hg_kb_break(b, k->done);
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k->tp, hg_reg(k->t), hg_reg(k->sw));
+    hg_kb_if(b, k->tp);
+    hg_kb_set(b, HG_OP_ADD, U, k->lin2, hg_reg(k->lin), hg_reg(k->sw), hg_none());
+    hg_kb_ld(b, HG_SPACE_SHARED, F, k->w2, k->sv, hg_reg(k->lin2));
+    hg_kb_set(b, op, F, k->acc, hg_reg(k->acc), hg_reg(k->w2), hg_none());
+    hg_kb_st(b, HG_SPACE_SHARED, F, k->sv, hg_reg(k->lin), hg_reg(k->acc));
+    hg_kb_endif(b);
+    hg_kb_bar(b);
+    hg_kb_set(b, HG_OP_SHR, U, k->sw, hg_reg(k->sw), hg_imm_u64(1), hg_none());
+    hg_kb_endloop(b);
+    hg_kb_ld(b, HG_SPACE_SHARED, F, dst, k->sv, hg_reg(k->base));
+    hg_kb_bar(b);
+}
+
+static void op3(rw_k* k, hg_opcode op, hg_dtype t, uint32_t d, uint32_t a, uint32_t x) {
+    hg_kb_set(&k->b, op, t, d, hg_reg(a), hg_reg(x), hg_none());
+}
+
+// Loop bodies.
+static void body_max(rw_k* k, const rw_spec* s) {
+    (void)s;
+    op3(k, HG_OP_MAX, HG_DTYPE_F64, k->acc, k->acc, k->fx);
+}
+static void body_sum(rw_k* k, const rw_spec* s) {
+    (void)s;
+    op3(k, HG_OP_ADD, HG_DTYPE_F64, k->acc, k->acc, k->fx);
+}
+static void body_sumsq(rw_k* k, const rw_spec* s) {
+    (void)s;
+    hg_kb_set(&k->b, HG_OP_FMA, HG_DTYPE_F64, k->acc, hg_reg(k->fx), hg_reg(k->fx), hg_reg(k->acc));
+}
+static void body_sumexp(rw_k* k, const rw_spec* s) {   // acc += exp(cx - cm), exp in ct
+    op3(k, HG_OP_SUB, s->ct, k->cy, k->cx, k->cm);
+    hg_kb_set(&k->b, HG_OP_EXP, s->ct, k->cy, hg_reg(k->cy), hg_none(), hg_none());
+    if (s->ct == HG_DTYPE_F64) {
+        op3(k, HG_OP_ADD, HG_DTYPE_F64, k->acc, k->acc, k->cy);
+    } else {
+        hg_kb_set_cvt(&k->b, HG_DTYPE_F64, s->ct, k->fv, hg_reg(k->cy));
+        op3(k, HG_OP_ADD, HG_DTYPE_F64, k->acc, k->acc, k->fv);
+    }
+}
+static void body_sqdev(rw_k* k, const rw_spec* s) {   // acc += (fx - mean)^2
+    (void)s;
+    op3(k, HG_OP_SUB, HG_DTYPE_F64, k->fv, k->fx, k->st1);
+    hg_kb_set(&k->b, HG_OP_FMA, HG_DTYPE_F64, k->acc, hg_reg(k->fv), hg_reg(k->fv), hg_reg(k->acc));
 }
 
 // cy := cy (op) the parameter element at slot[off] (weight or bias) in the compute type.
-static void param_term(hg_sb* b, hg_dtype ct, hg_dtype pdt, const char* slot, const char* off,
-                       const char* reg, const char* creg, const char* op) {
-    hg_sb_put(b, "    ld.global.%s %s, %s[%s]\n", hg_dk_dt(pdt), reg, slot, off);
-    hg_dk_cvt(b, creg, ct, reg, pdt);
-    hg_sb_put(b, "    %s.%s cy, cy, %s\n", op, hg_dk_dt(ct), creg);
+static void param_term(rw_k* k, const rw_spec* s, hg_dtype pdt, uint32_t slot, uint32_t off,
+                       uint32_t reg, uint32_t creg, hg_opcode op) {
+    hg_kb_ld(&k->b, HG_SPACE_GLOBAL, pdt, reg, slot, hg_reg(off));
+    hg_kb_set_cvt(&k->b, s->ct, pdt, creg, hg_reg(reg));
+    op3(k, op, s->ct, k->cy, k->cy, creg);
 }
 
-static void kernel_text(hg_sb* b, const rw_spec* s) {
-    const char* c = hg_dk_dt(s->ct);
-    hg_sb_put(b, ".kernel hg_dev_rows\n.param x: global const %s\n.param o: global %s\n",
-              hg_dk_dt(s->xdt), hg_dk_dt(s->odt));
-    if (s->has_w) hg_sb_put(b, ".param wt: global const %s\n", hg_dk_dt(s->wdt));
-    if (s->has_b) hg_sb_put(b, ".param bs: global const %s\n", hg_dk_dt(s->bdt));
-    hg_sb_put(b, ".param row0: u64\n.param M: u64\n.param R: u64\n.param Rf: f64\n"
-                 ".param eps: f64\n.param xoff: i64\n.param ooff: i64\n.param woff: i64\n"
-                 ".param boff: i64\n");
-    hg_dk_param_dims(b, "k", s->od.nd, 2);
-    hg_dk_param_dims(b, "i", s->id.nd, 4);
-    hg_sb_put(b, ".shared sv: f64[%u]\n", RW_LANES);
-    hg_sb_put(b, ".reg u64 row, t, tn, blk, lin, lin2, base, j, sw, dq, dr\n"
-                 ".reg i64 xb, ob, xo, oo, wo, bo, dc, dt\n.reg %s xv\n.reg %s rv\n.reg %s ov\n"
-                 ".reg %s cx, cy, cm, cml, cr\n.reg f64 fx, acc, w2, st1, st2, fv\n"
-                 ".reg bool vr, last, done, tp\n",
-              hg_dk_dt(s->xdt), hg_dk_dt(s->xdt), hg_dk_dt(s->odt), c);
-    if (s->has_w) hg_sb_put(b, ".reg %s wv\n.reg %s cw\n", hg_dk_dt(s->wdt), c);
-    if (s->has_b) hg_sb_put(b, ".reg %s bv\n.reg %s cb\n", hg_dk_dt(s->bdt), c);
-    hg_sb_put(b, "    cvt.u64.u32 t, %%tid.x\n    cvt.u64.u32 tn, %%ntid.x\n"
-                 "    cvt.u64.u32 blk, %%ctaid.x\n    cvt.u64.u32 row, %%ntid.y\n"
-                 "    mul.u64 blk, blk, row\n    cvt.u64.u32 row, %%tid.y\n"
-                 "    mul.u64 base, row, tn\n    add.u64 lin, base, t\n"
-                 "    add.u64 row, row, blk\n    add.u64 row, row, row0\n"
-                 "    cmp.lt.u64 vr, row, M\n    mov.i64 xb, xoff\n    mov.i64 ob, ooff\n"
-                 "    if vr\n");
-    static const char* const offs[2] = {"xb", "ob"};
-    hg_dk_emit_offsets(b, "k", s->od.nd, 2, "row", offs);
-    hg_sb_put(b, "    endif\n");
-    int sm = s->op == HG_DEV_SOFTMAX || s->op == HG_DEV_LOG_SOFTMAX;
-    char body[1024];
-    // Statistic 1: the row max (softmax), sum (layer_norm) or sum of squares (rms_norm).
-    hg_sb_put(b, "    mov.f64 acc, %s\n", sm ? "-inf" : "0");
-    element_loop(b, s, 0, sm ? "    max.f64 acc, acc, fx\n"
-                          : s->op == HG_DEV_LAYER_NORM ? "    add.f64 acc, acc, fx\n"
-                                                       : "    fma.f64 acc, fx, fx, acc\n");
-    tree(b, sm ? "max" : "add", "st1");
-    if (sm) {   // statistic 2: the sum of exp(x - max), exp in the compute type
-        hg_dk_cvt(b, "cm", s->ct, "st1", HG_DTYPE_F64);
-        snprintf(body, sizeof body, "    sub.%s cy, cx, cm\n    exp.%s cy, cy\n"
-                                    "    cvt.f64.%s fv, cy\n    add.f64 acc, acc, fv\n", c, c, c);
-        if (s->ct == HG_DTYPE_F64)
-            snprintf(body, sizeof body, "    sub.f64 cy, cx, cm\n    exp.f64 cy, cy\n"
-                                        "    add.f64 acc, acc, cy\n");
-        hg_sb_put(b, "    mov.f64 acc, 0\n");
-        element_loop(b, s, 0, body);
-        tree(b, "add", "st2");
-    } else if (s->op == HG_DEV_LAYER_NORM) {   // statistic 2: squared deviations from the mean
-        hg_sb_put(b, "    div.f64 st1, st1, Rf\n    mov.f64 acc, 0\n");
-        element_loop(b, s, 0, "    sub.f64 fv, fx, st1\n    fma.f64 acc, fv, fv, acc\n");
-        tree(b, "add", "st2");
+// The output pass: cy := the transform of cx, rounded to x's dtype, converted to out's, stored.
+static void body_out(rw_k* k, const rw_spec* s) {
+    if (s->op == HG_DEV_SOFTMAX) {
+        op3(k, HG_OP_SUB, s->ct, k->cy, k->cx, k->cm);
+        hg_kb_set(&k->b, HG_OP_EXP, s->ct, k->cy, hg_reg(k->cy), hg_none(), hg_none());
+        op3(k, HG_OP_MUL, s->ct, k->cy, k->cy, k->cr);
+    } else if (s->op == HG_DEV_LOG_SOFTMAX) {
+        op3(k, HG_OP_SUB, s->ct, k->cy, k->cx, k->cm);
+        op3(k, HG_OP_SUB, s->ct, k->cy, k->cy, k->cr);
     } else {
-        hg_sb_put(b, "    mov.f64 st2, st1\n    mov.f64 st1, 0\n");
+        op3(k, HG_OP_SUB, s->ct, k->cy, k->cx, k->cm);
+        op3(k, HG_OP_SUB, s->ct, k->cy, k->cy, k->cml);
+        op3(k, HG_OP_MUL, s->ct, k->cy, k->cy, k->cr);
+        if (s->has_w) param_term(k, s, s->wdt, k->wt, k->wo, k->wv, k->cw, HG_OP_MUL);
+        if (s->has_b) param_term(k, s, s->bdt, k->bs, k->bo, k->bv, k->cb, HG_OP_ADD);
+    }
+    hg_kb_set_cvt(&k->b, s->xdt, s->ct, k->rv, hg_reg(k->cy));
+    hg_kb_set_cvt(&k->b, s->odt, s->xdt, k->ov, hg_reg(k->rv));
+    hg_kb_st(&k->b, HG_SPACE_GLOBAL, s->odt, k->o, hg_reg(k->oo), hg_reg(k->ov));
+}
+
+static void declare(rw_k* k, const rw_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64, F = HG_DTYPE_F64, B = HG_DTYPE_BOOL;
+    k->x = hg_kb_buffer(b, "x", s->xdt, 1);
+    k->o = hg_kb_buffer(b, "o", s->odt, 0);
+    if (s->has_w) k->wt = hg_kb_buffer(b, "wt", s->wdt, 1);
+    if (s->has_b) k->bs = hg_kb_buffer(b, "bs", s->bdt, 1);
+    k->row0 = hg_kb_scalar(b, "row0", U);
+    k->M = hg_kb_scalar(b, "M", U);
+    k->R = hg_kb_scalar(b, "R", U);
+    k->Rf = hg_kb_scalar(b, "Rf", F);
+    k->eps = hg_kb_scalar(b, "eps", F);
+    k->xoff = hg_kb_scalar(b, "xoff", I);
+    k->ooff = hg_kb_scalar(b, "ooff", I);
+    k->woff = hg_kb_scalar(b, "woff", I);
+    k->boff = hg_kb_scalar(b, "boff", I);
+    hg_dk_param_dims(b, "k", s->od.nd, 2, &k->kp);
+    hg_dk_param_dims(b, "i", s->id.nd, 4, &k->ip);
+    k->sv = hg_kb_shared(b, "sv", F, RW_LANES);
+    k->row = hg_kb_reg(b, "row", U);
+    k->t = hg_kb_reg(b, "t", U);
+    k->tn = hg_kb_reg(b, "tn", U);
+    k->blk = hg_kb_reg(b, "blk", U);
+    k->lin = hg_kb_reg(b, "lin", U);
+    k->lin2 = hg_kb_reg(b, "lin2", U);
+    k->base = hg_kb_reg(b, "base", U);
+    k->j = hg_kb_reg(b, "j", U);
+    k->sw = hg_kb_reg(b, "sw", U);
+    k->sc.dq = hg_kb_reg(b, "dq", U);
+    k->sc.dr = hg_kb_reg(b, "dr", U);
+    k->xb = hg_kb_reg(b, "xb", I);
+    k->ob = hg_kb_reg(b, "ob", I);
+    k->xo = hg_kb_reg(b, "xo", I);
+    k->oo = hg_kb_reg(b, "oo", I);
+    k->wo = hg_kb_reg(b, "wo", I);
+    k->bo = hg_kb_reg(b, "bo", I);
+    k->sc.dc = hg_kb_reg(b, "dc", I);
+    k->sc.dt = hg_kb_reg(b, "dt", I);
+    k->xv = hg_kb_reg(b, "xv", s->xdt);
+    k->rv = hg_kb_reg(b, "rv", s->xdt);
+    k->ov = hg_kb_reg(b, "ov", s->odt);
+    k->cx = hg_kb_reg(b, "cx", s->ct);
+    k->cy = hg_kb_reg(b, "cy", s->ct);
+    k->cm = hg_kb_reg(b, "cm", s->ct);
+    k->cml = hg_kb_reg(b, "cml", s->ct);
+    k->cr = hg_kb_reg(b, "cr", s->ct);
+    k->fx = hg_kb_reg(b, "fx", F);
+    k->acc = hg_kb_reg(b, "acc", F);
+    k->w2 = hg_kb_reg(b, "w2", F);
+    k->st1 = hg_kb_reg(b, "st1", F);
+    k->st2 = hg_kb_reg(b, "st2", F);
+    k->fv = hg_kb_reg(b, "fv", F);
+    k->vr = hg_kb_reg(b, "vr", B);
+    k->last = hg_kb_reg(b, "last", B);
+    k->done = hg_kb_reg(b, "done", B);
+    k->tp = hg_kb_reg(b, "tp", B);
+    if (s->has_w) {
+        k->wv = hg_kb_reg(b, "wv", s->wdt);
+        k->cw = hg_kb_reg(b, "cw", s->ct);
+    }
+    if (s->has_b) {
+        k->bv = hg_kb_reg(b, "bv", s->bdt);
+        k->cb = hg_kb_reg(b, "cb", s->ct);
+    }
+}
+
+static hg_status build(const rw_spec* s, hg_prog** out) {
+    rw_k kk;
+    memset(&kk, 0, sizeof kk);
+    rw_k* k = &kk;
+    k->b = hg_kb_new("hg_dev_rows");
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64, F = HG_DTYPE_F64, U32 = HG_DTYPE_U32;
+    declare(k, s);
+    // row = ctaid.x * ntid.y + tid.y + row0; lin = tid.y * ntid.x + tid.x (the lane's slot).
+    hg_kb_set_cvt(b, U, U32, k->t, hg_sreg(HG_SREG_TID_X));
+    hg_kb_set_cvt(b, U, U32, k->tn, hg_sreg(HG_SREG_NTID_X));
+    hg_kb_set_cvt(b, U, U32, k->blk, hg_sreg(HG_SREG_CTAID_X));
+    hg_kb_set_cvt(b, U, U32, k->row, hg_sreg(HG_SREG_NTID_Y));
+    op3(k, HG_OP_MUL, U, k->blk, k->blk, k->row);
+    hg_kb_set_cvt(b, U, U32, k->row, hg_sreg(HG_SREG_TID_Y));
+    op3(k, HG_OP_MUL, U, k->base, k->row, k->tn);
+    op3(k, HG_OP_ADD, U, k->lin, k->base, k->t);
+    op3(k, HG_OP_ADD, U, k->row, k->row, k->blk);
+    hg_kb_set(b, HG_OP_ADD, U, k->row, hg_reg(k->row), k->row0, hg_none());
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k->vr, hg_reg(k->row), k->M);
+    hg_kb_mov(b, I, k->xb, k->xoff);
+    hg_kb_mov(b, I, k->ob, k->ooff);
+    hg_kb_if(b, k->vr);
+    const uint32_t offs[2] = {k->xb, k->ob};
+    hg_dk_emit_offsets(b, &k->kp, s->od.nd, 2, hg_reg(k->row), offs, &k->sc);
+    hg_kb_endif(b);
+    int sm = s->op == HG_DEV_SOFTMAX || s->op == HG_DEV_LOG_SOFTMAX;
+    // Statistic 1: the row max (softmax), sum (layer_norm) or sum of squares (rms_norm).
+    hg_kb_mov(b, F, k->acc, hg_imm_f64(sm ? -INFINITY : 0.0));
+    element_loop(k, s, 0, sm ? body_max : s->op == HG_DEV_LAYER_NORM ? body_sum : body_sumsq);
+    tree(k, sm ? HG_OP_MAX : HG_OP_ADD, k->st1);
+    if (sm) {   // statistic 2: the sum of exp(x - max), exp in the compute type
+        hg_kb_set_cvt(b, s->ct, F, k->cm, hg_reg(k->st1));
+        hg_kb_mov(b, F, k->acc, hg_imm_f64(0.0));
+        element_loop(k, s, 0, body_sumexp);
+        tree(k, HG_OP_ADD, k->st2);
+    } else if (s->op == HG_DEV_LAYER_NORM) {   // statistic 2: squared deviations from the mean
+        hg_kb_set(b, HG_OP_DIV, F, k->st1, hg_reg(k->st1), k->Rf, hg_none());
+        hg_kb_mov(b, F, k->acc, hg_imm_f64(0.0));
+        element_loop(k, s, 0, body_sqdev);
+        tree(k, HG_OP_ADD, k->st2);
+    } else {
+        hg_kb_mov(b, F, k->st2, hg_reg(k->st1));
+        hg_kb_mov(b, F, k->st1, hg_imm_f64(0.0));
     }
     // The transform's constants, then the output pass.
     if (sm) {
-        if (s->op == HG_DEV_SOFTMAX) {
-            hg_sb_put(b, "    div.f64 fv, 1, st2\n");
-            hg_dk_cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
-            snprintf(body, sizeof body, "    sub.%s cy, cx, cm\n    exp.%s cy, cy\n"
-                                        "    mul.%s cy, cy, cr\n", c, c, c);
-        } else {
-            hg_sb_put(b, "    log.f64 fv, st2\n");
-            hg_dk_cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
-            snprintf(body, sizeof body, "    sub.%s cy, cx, cm\n    sub.%s cy, cy, cr\n", c, c);
-        }
+        if (s->op == HG_DEV_SOFTMAX)
+            hg_kb_set(b, HG_OP_DIV, F, k->fv, hg_imm_f64(1.0), hg_reg(k->st2), hg_none());
+        else
+            hg_kb_set(b, HG_OP_LOG, F, k->fv, hg_reg(k->st2), hg_none(), hg_none());
+        hg_kb_set_cvt(b, s->ct, F, k->cr, hg_reg(k->fv));
     } else {
         // mean (0 for rms) split into cm + cml in the compute type, rstd = 1/sqrt(ss/R + eps).
-        hg_dk_cvt(b, "cm", s->ct, "st1", HG_DTYPE_F64);
+        hg_kb_set_cvt(b, s->ct, F, k->cm, hg_reg(k->st1));
         if (s->ct == HG_DTYPE_F64) {
-            hg_sb_put(b, "    mov.f64 cml, 0\n");
+            hg_kb_mov(b, F, k->cml, hg_imm_f64(0.0));
         } else {
-            hg_sb_put(b, "    cvt.f64.f32 fv, cm\n    sub.f64 fv, st1, fv\n");
-            hg_dk_cvt(b, "cml", s->ct, "fv", HG_DTYPE_F64);
+            hg_kb_set_cvt(b, F, HG_DTYPE_F32, k->fv, hg_reg(k->cm));
+            op3(k, HG_OP_SUB, F, k->fv, k->st1, k->fv);
+            hg_kb_set_cvt(b, s->ct, F, k->cml, hg_reg(k->fv));
         }
-        hg_sb_put(b, "    div.f64 fv, st2, Rf\n    add.f64 fv, fv, eps\n    sqrt.f64 fv, fv\n"
-                     "    div.f64 fv, 1, fv\n");
-        hg_dk_cvt(b, "cr", s->ct, "fv", HG_DTYPE_F64);
-        hg_sb nb = {0};
-        hg_sb_put(&nb, "    sub.%s cy, cx, cm\n    sub.%s cy, cy, cml\n    mul.%s cy, cy, cr\n", c, c,
-                  c);
-        if (s->has_w) param_term(&nb, s->ct, s->wdt, "wt", "wo", "wv", "cw", "mul");
-        if (s->has_b) param_term(&nb, s->ct, s->bdt, "bs", "bo", "bv", "cb", "add");
-        snprintf(body, sizeof body, "%s", nb.p ? nb.p : "");
-        hg_sb_free(&nb);
+        hg_kb_set(b, HG_OP_DIV, F, k->fv, hg_reg(k->st2), k->Rf, hg_none());
+        hg_kb_set(b, HG_OP_ADD, F, k->fv, hg_reg(k->fv), k->eps, hg_none());
+        hg_kb_set(b, HG_OP_SQRT, F, k->fv, hg_reg(k->fv), hg_none(), hg_none());
+        hg_kb_set(b, HG_OP_DIV, F, k->fv, hg_imm_f64(1.0), hg_reg(k->fv), hg_none());
+        hg_kb_set_cvt(b, s->ct, F, k->cr, hg_reg(k->fv));
     }
-    hg_sb tail = {0};
-    hg_dk_cvt(&tail, "rv", s->xdt, "cy", s->ct);
-    hg_dk_cvt(&tail, "ov", s->odt, "rv", s->xdt);
-    hg_sb_put(&tail, "    st.global.%s o[oo], ov\n", hg_dk_dt(s->odt));
-    size_t used = strlen(body);
-    snprintf(body + used, sizeof body - used, "%s", tail.p ? tail.p : "");
-    hg_sb_free(&tail);
-    element_loop(b, s, 1, body);
+    element_loop(k, s, 1, body_out);
+    return hg_dk_finish(b, s->fn, out);
 }
 
 static hg_status run(const rw_spec* s, hg_buffer xb, int64_t xoff, hg_buffer obuf, int64_t ooff,
@@ -162,11 +298,11 @@ static hg_status run(const rw_spec* s, hg_buffer xb, int64_t xoff, hg_buffer obu
     uint32_t T = 1;
     while ((uint64_t)T < s->R && T < RW_LANES) T <<= 1;
     uint32_t RB = RW_LANES / T;
-    hg_sb kb = {0};
-    kernel_text(&kb, s);
+    hg_prog* prog = NULL;
+    hg_status st = build(s, &prog);
+    if (st) return st;
     hg_arg args[16 + 5 * 2 * HG_MAX_DIMS];
     uint64_t rows_per = RW_MAX_ROWBLOCKS * RB;
-    hg_status st = HG_OK;
     for (uint64_t row0 = 0; row0 < s->M && !st; row0 += rows_per) {
         uint64_t rows = s->M - row0 < rows_per ? s->M - row0 : rows_per;
         size_t k = 0;
@@ -192,9 +328,9 @@ static hg_status run(const rw_spec* s, hg_buffer xb, int64_t xoff, hg_buffer obu
         cfg.block.x = T;
         cfg.block.y = RB;
         cfg.block.z = 1;
-        st = hg_dk_launch(s->ex, s->fn, &kb, &cfg, args, k);
+        st = hg_dk_launch(s->ex, s->fn, prog, &cfg, args, k);
     }
-    hg_sb_free(&kb);
+    hg_prog_free(prog);
     return st;
 }
 
