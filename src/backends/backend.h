@@ -72,6 +72,11 @@ typedef struct hg_backend_vtable {
     hg_status (*gemm_ex)(void* state, hg_dtype dtype, int trans_a, int trans_b, int64_t m,
                          int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
                          const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
+    // C = A * B in f64 on host memory with any element strides (row, column) of A (m x k),
+    // B (k x n) and C (m x n, written, never read); k >= 1. Optional (host-visible backends).
+    hg_status (*dgemm_strided)(void* state, int64_t m, int64_t n, int64_t k, const double* a,
+                               int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs,
+                               int64_t b_cs, double* c, int64_t c_rs, int64_t c_cs);
 } hg_backend_vtable;
 
 // The registry: the vtable of a concrete backend kind, or NULL when not built in.

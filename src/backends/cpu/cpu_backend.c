@@ -190,6 +190,16 @@ static hg_status cpu_sgemm(void* state, int trans_a, int trans_b, int64_t m, int
     return HG_OK;
 }
 
+static hg_status cpu_dgemm_strided(void* state, int64_t m, int64_t n, int64_t k, const double* a,
+                                   int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs,
+                                   int64_t b_cs, double* c, int64_t c_rs, int64_t c_cs) {
+    cpu_state* st = state;
+    pthread_mutex_lock(&st->lock);
+    hg_status s = hg_cpu_dgemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, c, c_rs, c_cs, st->pool);
+    pthread_mutex_unlock(&st->lock);
+    return s;
+}
+
 const hg_backend_vtable hg_cpu_backend = {
     .api_version = HG_BACKEND_API_VERSION,
     .kind = HG_BACKEND_CPU,
@@ -214,4 +224,5 @@ const hg_backend_vtable hg_cpu_backend = {
     .kernel_launch = cpu_kernel_launch,
     .host_parallel = cpu_host_parallel,
     .sgemm = cpu_sgemm,
+    .dgemm_strided = cpu_dgemm_strided,
 };

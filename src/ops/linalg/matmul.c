@@ -299,10 +299,14 @@ static hg_status run_one(hg_op_ctx* c, const mm_plan* p, const mm_mat* a0, const
             b = (mm_mat){s->b, HG_DTYPE_F64, k, n, n, 1};
         }
         double* cp = direct_out ? (double*)o : s->c;
-        hg_status st = hg_mm_dgemm(c, m, n, k, (const double*)a.data, a.rs, a.cs,
-                                   (const double*)b.data, b.rs, b.cs, cp,
-                                   direct_out ? p->o_rs : n, direct_out ? p->o_cs : 1);
-        if (st) return st;
+        const hg_backend_vtable* vt = c->ex->vt;
+        if (!vt->dgemm_strided)
+            return hg_error(HG_ERR_UNSUPPORTED, "%s: the %s backend has no f64 GEMM", c->fn,
+                            vt->name);
+        hg_status st = vt->dgemm_strided(c->ex->state, m, n, k, (const double*)a.data, a.rs,
+                                         a.cs, (const double*)b.data, b.rs, b.cs, cp,
+                                         direct_out ? p->o_rs : n, direct_out ? p->o_cs : 1);
+        if (st) return hg_error_prefix(st, "%s", c->fn);
     } else {
         convert_operand(&a, p->ct, s->a);
         convert_operand(&b, p->ct, s->b);

@@ -7,8 +7,8 @@
 //
 // f32 goes to the backend's sgemm slot without copies whenever each operand has a unit stride
 // in one of its last two dims (transpose flags and leading dimensions describe the rest);
-// f16/bf16 are converted to f32, multiplied by sgemm and rounded once; f64 uses the blocked
-// kernel of matmul_f64.c; integers and bool accumulate in the result dtype and wrap as numpy.
+// f16/bf16 are converted to f32, multiplied by sgemm and rounded once; f64 goes to the
+// backend's dgemm_strided slot (the CPU's blocked DGEMM, backends/cpu/gemm); integers and bool accumulate in the result dtype and wrap as numpy.
 // docs/ops_linalg_losses.md has the details and measurements.
 #ifndef HG_OPS_MATMUL_H
 #define HG_OPS_MATMUL_H
@@ -32,15 +32,7 @@ hg_status hg_matmul_shape(hg_op_ctx* c, int32_t na, const int64_t* a, int32_t nb
 hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
                          const hg_tensor* out);
 
-// ---- kernels (matmul_f64.c, matmul_int.c) ----
-// C = A * B in doubles: A is m x k (element (i, p) at a[i*a_rs + p*a_cs]), B is k x n, C is
-// m x n with strides c_rs, c_cs (written, never read). k >= 1. Threads: the executor's pool.
-hg_status hg_mm_dgemm(hg_op_ctx* c, int64_t m, int64_t n, int64_t k, const double* a,
-                      int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs,
-                      double* out, int64_t c_rs, int64_t c_cs);
-// Name of the f64 micro-kernel in use ("avx2", "generic") for docs and benchmarks.
-const char* hg_mm_dgemm_kernel_name(void);
-
+// ---- kernels (matmul_int.c; f64 products: the backend's dgemm_strided) ----
 // C = A * B for an integer or bool dtype dt: A (m x k), B (k x n) and C (m x n) are
 // C-contiguous arrays of dt; products and sums wrap in dt's width (bool: OR of ANDs).
 hg_status hg_mm_int(hg_op_ctx* c, hg_dtype dt, int64_t m, int64_t n, int64_t k, const void* a,

@@ -301,12 +301,33 @@ static int kernel_ok[NKERNELS];
 static const hg_sgemm_kernel* chosen_kernel;
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
 
-static void pick_kernel(void) {
-    kernel_ok[0] = 1;
+static hg_gemm_isa pick_isa(void) {
 #ifdef HG_GEMM_HAS_AVX2
     __builtin_cpu_init();
-    kernel_ok[1] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    kernel_ok[2] = kernel_ok[1] && __builtin_cpu_supports("avx512f");
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return HG_GEMM_ISA_GENERIC;
+    return __builtin_cpu_supports("avx512f") ? HG_GEMM_ISA_AVX512 : HG_GEMM_ISA_AVX2;
+#else
+    return HG_GEMM_ISA_GENERIC;
+#endif
+}
+
+static hg_gemm_isa g_isa;
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static void decide_isa(void) { g_isa = pick_isa(); }
+
+hg_gemm_isa hg_cpu_gemm_isa(void) {
+    pthread_once(&isa_once, decide_isa);
+    return g_isa;
+}
+
+static void pick_kernel(void) {
+    hg_gemm_isa isa = hg_cpu_gemm_isa();
+    kernel_ok[0] = 1;
+#ifdef HG_GEMM_HAS_AVX2
+    kernel_ok[1] = isa >= HG_GEMM_ISA_AVX2;
+    kernel_ok[2] = isa >= HG_GEMM_ISA_AVX512;
+#else
+    (void)isa;
 #endif
     for (int i = 0; i < NKERNELS; i++) {
         _Static_assert(HG_SGEMM_MAX_TILE >= 16 * 16, "edge tile scratch too small");

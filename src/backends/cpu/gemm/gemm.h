@@ -1,4 +1,5 @@
-// Internal (CPU backend): single-precision GEMM, the foundation of matmul.
+// Internal (CPU backend): every GEMM of the CPU backend - f32 (hg_cpu_sgemm, the foundation of
+// matmul) and f64 (hg_cpu_dgemm) - with one decision of which micro-kernel ISA they use.
 //
 //   hg_cpu_sgemm(0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n, pool);   // C = A * B
 //
@@ -17,6 +18,11 @@
 #define HG_BACKENDS_CPU_GEMM_H
 #include <stdint.h>
 #include "backends/cpu/thread_pool.h"
+#include "hologram.h"
+
+// The widest micro-kernel set this build and CPU run, decided once for every GEMM.
+typedef enum hg_gemm_isa { HG_GEMM_ISA_GENERIC = 0, HG_GEMM_ISA_AVX2, HG_GEMM_ISA_AVX512 } hg_gemm_isa;
+hg_gemm_isa hg_cpu_gemm_isa(void);
 
 // The largest micro-tile of any set (sizes the edge-tile scratch).
 #define HG_SGEMM_MAX_TILE 256
@@ -45,6 +51,16 @@ void hg_cpu_sgemm_with(const hg_sgemm_kernel* kern, int trans_a, int trans_b, in
 // The micro-kernel of a set by name ("generic", "avx2", "avx512"); NULL when not built or not
 // supported by this CPU. NULL name: the set hg_cpu_sgemm uses (the widest supported).
 const hg_sgemm_kernel* hg_cpu_sgemm_kernel_named(const char* name);
+
+// C = A * B in doubles: A is m x k (element (i, p) at a[i*a_rs + p*a_cs]), B is k x n, C is
+// m x n with strides c_rs, c_cs (written, never read); any strides, k >= 1. Structure as sgemm's
+// (gemm/dgemm.c, micro-kernels in simd/dgemm_kernel.c). pool as for hg_cpu_sgemm.
+// HG_ERR_OUT_OF_MEMORY (nothing written) when the pack buffers cannot be allocated.
+hg_status hg_cpu_dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs,
+                       int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs, double* c,
+                       int64_t c_rs, int64_t c_cs, hg_pool* pool);
+// Name of the f64 micro-kernel in use ("generic", "avx2", "avx512").
+const char* hg_cpu_dgemm_kernel_name(void);
 
 // Exported by simd/gemm_kernel.c: 6 x 16 tiles in both builds (generic, avx2), and from the AVX2
 // build a 16 x 16 AVX-512F kernel (compiled for that target by a function attribute).

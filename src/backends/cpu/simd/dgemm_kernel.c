@@ -1,4 +1,4 @@
-// DGEMM micro-kernels for the f64 matmul (ops/linalg/matmul_f64.c): one MR x NR tile of C from a
+// DGEMM micro-kernels (gemm/dgemm.c): one MR x NR tile of C from a
 // packed A micro-panel (MR doubles per k step, a[p*MR + i]) and a packed B micro-panel (NR
 // doubles per k step, b[p*NR + j]), both 64-byte aligned. The tile is written (not
 // accumulated) row-major into c with row stride NR; the driver adds it to C.

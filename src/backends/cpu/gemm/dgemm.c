@@ -1,4 +1,4 @@
-// f64 matmul kernel (hg_mm_dgemm, see matmul.h): the BLIS loop nest over any operand strides.
+// f64 GEMM (hg_cpu_dgemm, see gemm.h): the BLIS loop nest over any operand strides.
 //
 //   for jc in columns, step NC        (per thread: its own column or row slab of C)
 //     for pc in depth, step KC        pack B(pc.., jc..) into NR-wide micro-panels
@@ -10,17 +10,15 @@
 // tile is added into C through C's strides (the first depth block stores, later ones add).
 #include <stdlib.h>
 #include <string.h>
+#include "backends/cpu/gemm/gemm.h"
 #include "base/error.h"
-#include "ops/linalg/matmul.h"
 
 typedef void (*dgemm_ukernel)(int64_t kc, const double* a, const double* b, double* c);
 
-#if defined(HG_HAVE_AVX2_KERNELS)
+// Exported by simd/dgemm_kernel.c (generic: every build; AVX2 and AVX-512: x86-64 builds).
+void hg_dgemm_ukernel_generic(int64_t kc, const double* a, const double* b, double* c);
 void hg_dgemm_ukernel_avx2(int64_t kc, const double* a, const double* b, double* c);
 void hg_dgemm_ukernel_avx512(int64_t kc, const double* a, const double* b, double* c);
-#else
-void hg_dgemm_ukernel_generic(int64_t kc, const double* a, const double* b, double* c);
-#endif
 
 typedef struct dgemm_set {
     const char* name;
@@ -28,44 +26,18 @@ typedef struct dgemm_set {
     int mr, nr;
 } dgemm_set;
 
-static dgemm_set pick_set(void) {
-#if defined(HG_HAVE_AVX2_KERNELS)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return (dgemm_set){"avx512", hg_dgemm_ukernel_avx512, 12, 16};
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return (dgemm_set){"avx2", hg_dgemm_ukernel_avx2, 6, 8};
-    // An x86-64 CPU without AVX2: the scalar loop of the AVX2 file is not available, so fall
-    // back to a plain loop here (see tile_plain below).
-    return (dgemm_set){"plain", NULL, 4, 8};
-#else
-    return (dgemm_set){"generic", hg_dgemm_ukernel_generic, 4, 8};
-#endif
-}
-
-// Used only on x86-64 CPUs without AVX2 (the generic simd object is not dispatched to there).
-static void tile_plain(int64_t kc, const double* a, const double* b, double* c) {
-    double acc[4][8] = {{0}};
-    for (int64_t p = 0; p < kc; p++) {
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 8; j++) acc[i][j] += a[p * 4 + i] * b[p * 8 + j];
-    }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 8; j++) c[i * 8 + j] = acc[i][j];
-}
-
+// The micro-kernel of the ISA every GEMM of this process uses (hg_cpu_gemm_isa).
 static dgemm_set the_set(void) {
-    static dgemm_set s;
-    static int done;  // benign: every thread computes the same value
-    if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-        dgemm_set t = pick_set();
-        if (!t.fn) t.fn = tile_plain;
-        s = t;
-        __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    switch (hg_cpu_gemm_isa()) {
+#if defined(HG_HAVE_AVX2_KERNELS)
+    case HG_GEMM_ISA_AVX512: return (dgemm_set){"avx512", hg_dgemm_ukernel_avx512, 12, 16};
+    case HG_GEMM_ISA_AVX2: return (dgemm_set){"avx2", hg_dgemm_ukernel_avx2, 6, 8};
+#endif
+    default: return (dgemm_set){"generic", hg_dgemm_ukernel_generic, 4, 8};
     }
-    return s;
 }
 
-const char* hg_mm_dgemm_kernel_name(void) { return the_set().name; }
+const char* hg_cpu_dgemm_kernel_name(void) { return the_set().name; }
 
 enum { KC = 256, MC = 96, NC = 2048 };
 
@@ -173,9 +145,9 @@ static void dgemm_worker(void* ctx, int w) {
     else dgemm_block(j, j->pack[w], 0, j->m, lo, hi);
 }
 
-hg_status hg_mm_dgemm(hg_op_ctx* c, int64_t m, int64_t n, int64_t k, const double* a,
-                      int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs,
-                      double* out, int64_t c_rs, int64_t c_cs) {
+hg_status hg_cpu_dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs,
+                       int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs, double* out,
+                       int64_t c_rs, int64_t c_cs, hg_pool* pool) {
     dgemm_job j;
     memset(&j, 0, sizeof j);
     j.set = the_set();
@@ -185,7 +157,7 @@ hg_status hg_mm_dgemm(hg_op_ctx* c, int64_t m, int64_t n, int64_t k, const doubl
     j.c = out; j.c_rs = c_rs; j.c_cs = c_cs;
     // Small products stay on the calling thread (a wake-up costs more than they take).
     double flops = 2.0 * (double)m * (double)n * (double)k;
-    int nw = flops < 4e6 ? 1 : hg_op_num_threads(c);
+    int nw = flops < 4e6 || !pool ? 1 : hg_pool_size(pool);
     if (nw > 64) nw = 64;
     j.by_rows = m > n;
     int64_t units = j.by_rows ? (m + j.set.mr - 1) / j.set.mr : (n + j.set.nr - 1) / j.set.nr;
@@ -206,13 +178,12 @@ hg_status hg_mm_dgemm(hg_op_ctx* c, int64_t m, int64_t n, int64_t k, const doubl
         j.pack[w] = aligned_alloc(64, ws);
         if (!j.pack[w]) {
             for (int q = 0; q < w; q++) free(j.pack[q]);
-            return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for the f64 matmul pack buffers "
-                            "(%zu bytes)", c->fn, ws);
+            return hg_error(HG_ERR_OUT_OF_MEMORY,
+                            "no memory for the f64 matmul pack buffers (%zu bytes)", ws);
         }
     }
-    hg_status s = HG_OK;
     if (nw == 1) dgemm_worker(&j, 0);
-    else s = hg_op_parallel(c, nw, dgemm_worker, &j, &j.nworkers);  // slabs per actual worker
+    else hg_pool_run(pool, nw, dgemm_worker, &j);
     for (int w = 0; w < nw; w++) free(j.pack[w]);
-    return s;
+    return HG_OK;
 }
