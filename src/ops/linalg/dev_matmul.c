@@ -3,104 +3,252 @@
 // kernel. A 16 x 16 block computes a 16 x 16 tile of O: for each 16-wide step along k the
 // block stages a tile of A and of B in shared memory (zeros past the edges), then every lane
 // accumulates its element from the two tiles. grid = (column tiles, row tiles, batch).
-#include <stdio.h>
 #include <string.h>
-#include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
-#include "ops/common/dev_text.h"
 #include "ops/common/dev_ops.h"
 
 #define MM_TILE 16
 #define MM_MAX_GRID_YZ 65535u
 
-static const char* zero_of(hg_dtype t) { return t == HG_DTYPE_BOOL ? "false" : "0"; }
+// The kernel's parameters, shared tiles and registers (declared in this order; names as in
+// docs and dumps) and the dtypes it is built for.
+typedef struct mm_k {
+    hg_kb b;
+    hg_dtype adt, bdt, rt, ct, odt;        // A, B, the result, compute and output types
+    uint32_t A, B, O;                      // memory slots
+    hg_operand m, n, k, aoff, boff, ooff, ars, acs, brs, bcs, ors, ocs, r0, z0, alpha, beta;
+    hg_dk_dim_params zp;                   // batch dims
+    uint32_t sa, sb;                       // shared tiles
+    uint32_t tx, ty, row, col, kt, ka, kb, z, li, ra, ix;   // u64
+    hg_dk_scratch sc;                      // dq, dr (u64), dc, dt (i64)
+    uint32_t ab, bb, ob, off, ri;          // i64
+    uint32_t av, bv, ca, cb, acc, pr, rv, ov, f1, f2;
+    uint32_t ok, ok2, done, az, bz;        // bool
+} mm_k;
 
-// Loads operand X (A or B) element (r, q) into the compute-type register dst when in range.
-static void tile_load(hg_sb* b, const char* X, hg_dtype xdt, hg_dtype ct, const char* r,
-                      const char* q, const char* rlim, const char* qlim, const char* rs,
-                      const char* cs, const char* base, const char* xr, const char* dst) {
-    hg_sb_put(b, "    mov.%s %s, %s\n    cmp.lt.u64 ok, %s, %s\n    cmp.lt.u64 ok2, %s, %s\n"
-                 "    and.bool ok, ok, ok2\n    if ok\n    cvt.i64.u64 ri, %s\n"
-                 "    mul.i64 off, ri, %s\n    cvt.i64.u64 ri, %s\n    mul.i64 dt, ri, %s\n"
-                 "    add.i64 off, off, dt\n    add.i64 off, off, %s\n    ld.global.%s %s, %s[off]\n",
-              hg_dk_dt(ct), dst, zero_of(ct), r, rlim, q, qlim, r, rs, q, cs, base, hg_dk_dt(xdt), xr, X);
-    hg_dk_cvt(b, dst, ct, xr, xdt);
-    hg_sb_put(b, "    endif\n");
+static void declare(mm_k* mk, int32_t nbatch) {
+    hg_kb* b = &mk->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64, F = HG_DTYPE_F64, B = HG_DTYPE_BOOL;
+    mk->A = hg_kb_buffer(b, "A", mk->adt, 1);
+    mk->B = hg_kb_buffer(b, "B", mk->bdt, 1);
+    mk->O = hg_kb_buffer(b, "O", mk->odt, 0);
+    mk->m = hg_kb_scalar(b, "m", U);
+    mk->n = hg_kb_scalar(b, "n", U);
+    mk->k = hg_kb_scalar(b, "k", U);
+    mk->aoff = hg_kb_scalar(b, "aoff", I);
+    mk->boff = hg_kb_scalar(b, "boff", I);
+    mk->ooff = hg_kb_scalar(b, "ooff", I);
+    mk->ars = hg_kb_scalar(b, "ars", I);
+    mk->acs = hg_kb_scalar(b, "acs", I);
+    mk->brs = hg_kb_scalar(b, "brs", I);
+    mk->bcs = hg_kb_scalar(b, "bcs", I);
+    mk->ors = hg_kb_scalar(b, "ors", I);
+    mk->ocs = hg_kb_scalar(b, "ocs", I);
+    mk->r0 = hg_kb_scalar(b, "r0", U);
+    mk->z0 = hg_kb_scalar(b, "z0", U);
+    mk->alpha = hg_kb_scalar(b, "alpha", F);
+    mk->beta = hg_kb_scalar(b, "beta", F);
+    hg_dk_param_dims(b, "z", nbatch, 3, &mk->zp);
+    mk->sa = hg_kb_shared(b, "sa", mk->ct, MM_TILE * MM_TILE);
+    mk->sb = hg_kb_shared(b, "sb", mk->ct, MM_TILE * MM_TILE);
+    mk->tx = hg_kb_reg(b, "tx", U);
+    mk->ty = hg_kb_reg(b, "ty", U);
+    mk->row = hg_kb_reg(b, "row", U);
+    mk->col = hg_kb_reg(b, "col", U);
+    mk->kt = hg_kb_reg(b, "kt", U);
+    mk->ka = hg_kb_reg(b, "ka", U);
+    mk->kb = hg_kb_reg(b, "kb", U);
+    mk->z = hg_kb_reg(b, "z", U);
+    mk->sc.dq = hg_kb_reg(b, "dq", U);
+    mk->sc.dr = hg_kb_reg(b, "dr", U);
+    mk->li = hg_kb_reg(b, "li", U);
+    mk->ra = hg_kb_reg(b, "ra", U);
+    mk->ix = hg_kb_reg(b, "ix", U);
+    mk->ab = hg_kb_reg(b, "ab", I);
+    mk->bb = hg_kb_reg(b, "bb", I);
+    mk->ob = hg_kb_reg(b, "ob", I);
+    mk->off = hg_kb_reg(b, "off", I);
+    mk->sc.dc = hg_kb_reg(b, "dc", I);
+    mk->sc.dt = hg_kb_reg(b, "dt", I);
+    mk->ri = hg_kb_reg(b, "ri", I);
+    mk->av = hg_kb_reg(b, "av", mk->adt);
+    mk->bv = hg_kb_reg(b, "bv", mk->bdt);
+    mk->ca = hg_kb_reg(b, "ca", mk->ct);
+    mk->cb = hg_kb_reg(b, "cb", mk->ct);
+    mk->acc = hg_kb_reg(b, "acc", mk->ct);
+    mk->pr = hg_kb_reg(b, "pr", mk->ct);
+    mk->rv = hg_kb_reg(b, "rv", mk->rt);
+    mk->ov = hg_kb_reg(b, "ov", mk->odt);
+    mk->f1 = hg_kb_reg(b, "f1", F);
+    mk->f2 = hg_kb_reg(b, "f2", F);
+    mk->ok = hg_kb_reg(b, "ok", B);
+    mk->ok2 = hg_kb_reg(b, "ok2", B);
+    mk->done = hg_kb_reg(b, "done", B);
+    mk->az = hg_kb_reg(b, "az", B);
+    mk->bz = hg_kb_reg(b, "bz", B);
 }
 
-static void kernel_text(hg_sb* b, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt, hg_dtype rt,
-                        hg_dtype ct, hg_dtype odt, int gemm) {
-    hg_sb_put(b, ".kernel hg_dev_matmul\n.param A: global const %s\n.param B: global const %s\n"
-                 ".param O: global %s\n.param m: u64\n.param n: u64\n.param k: u64\n"
-                 ".param aoff: i64\n.param boff: i64\n.param ooff: i64\n.param ars: i64\n"
-                 ".param acs: i64\n.param brs: i64\n.param bcs: i64\n.param ors: i64\n"
-                 ".param ocs: i64\n.param r0: u64\n.param z0: u64\n.param alpha: f64\n"
-                 ".param beta: f64\n",
-              hg_dk_dt(adt), hg_dk_dt(bdt), hg_dk_dt(odt));
-    hg_dk_param_dims_text(b, "z", p->nbatch, 3);
-    hg_sb_put(b, ".shared sa: %s[%d]\n.shared sb: %s[%d]\n", hg_dk_dt(ct), MM_TILE * MM_TILE, hg_dk_dt(ct),
-              MM_TILE * MM_TILE);
-    hg_sb_put(b, ".reg u64 tx, ty, row, col, kt, ka, kb, z, dq, dr, li, ra, ix\n"
-                 ".reg i64 ab, bb, ob, off, dc, dt, ri\n.reg %s av\n.reg %s bv\n"
-                 ".reg %s ca, cb, acc, pr\n.reg %s rv\n.reg %s ov\n.reg f64 f1, f2\n"
-                 ".reg bool ok, ok2, done, az, bz\n",
-              hg_dk_dt(adt), hg_dk_dt(bdt), hg_dk_dt(ct), hg_dk_dt(rt), hg_dk_dt(odt));
-    hg_sb_put(b, "    cvt.u64.u32 tx, %%tid.x\n    cvt.u64.u32 ty, %%tid.y\n"
-                 "    cvt.u64.u32 col, %%ctaid.x\n    mul.u64 col, col, %d\n    add.u64 col, col, tx\n"
-                 "    cvt.u64.u32 row, %%ctaid.y\n    mul.u64 row, row, %d\n    add.u64 row, row, ty\n"
-                 "    add.u64 row, row, r0\n    cvt.u64.u32 z, %%ctaid.z\n    add.u64 z, z, z0\n"
-                 "    mov.i64 ab, aoff\n    mov.i64 bb, boff\n    mov.i64 ob, ooff\n",
-              MM_TILE, MM_TILE);
-    static const char* const offs[3] = {"ab", "bb", "ob"};
-    hg_dk_emit_offsets_text(b, "z", p->nbatch, 3, "z", offs);
-    hg_sb_put(b, "    mov.%s acc, %s\n    mul.u64 ra, ty, %d\n    add.u64 li, ra, tx\n"
-                 "    mov.u64 kt, 0\n    loop\n    cmp.ge.u64 done, kt, k\n    break done\n"
-                 "    add.u64 ka, kt, tx\n",
-              hg_dk_dt(ct), zero_of(ct), MM_TILE);
-    tile_load(b, "A", adt, ct, "row", "ka", "m", "k", "ars", "acs", "ab", "av", "ca");
-    hg_sb_put(b, "    st.shared.%s sa[li], ca\n    add.u64 kb, kt, ty\n", hg_dk_dt(ct));
-    tile_load(b, "B", bdt, ct, "kb", "col", "k", "n", "brs", "bcs", "bb", "bv", "cb");
-    hg_sb_put(b, "    st.shared.%s sb[li], cb\n    bar\n", hg_dk_dt(ct));
+static void op2(mm_k* mk, hg_opcode op, hg_dtype t, uint32_t dst, hg_operand a, hg_operand x) {
+    hg_kb_set(&mk->b, op, t, dst, a, x, hg_none());
+}
+
+// Opens `if r < rlim && q < qlim` and sets off := r * rs + q * cs + base inside it.
+static void if_in_range_offset(mm_k* mk, uint32_t r, uint32_t q, hg_operand rlim,
+                               hg_operand qlim, hg_operand rs, hg_operand cs, uint32_t base) {
+    hg_kb* b = &mk->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    hg_kb_set_cmp(b, HG_CMP_LT, U, mk->ok, hg_reg(r), rlim);
+    hg_kb_set_cmp(b, HG_CMP_LT, U, mk->ok2, hg_reg(q), qlim);
+    op2(mk, HG_OP_AND, HG_DTYPE_BOOL, mk->ok, hg_reg(mk->ok), hg_reg(mk->ok2));
+    hg_kb_if(b, mk->ok);
+    hg_kb_set_cvt(b, I, U, mk->ri, hg_reg(r));
+    op2(mk, HG_OP_MUL, I, mk->off, hg_reg(mk->ri), rs);
+    hg_kb_set_cvt(b, I, U, mk->ri, hg_reg(q));
+    op2(mk, HG_OP_MUL, I, mk->sc.dt, hg_reg(mk->ri), cs);
+    op2(mk, HG_OP_ADD, I, mk->off, hg_reg(mk->off), hg_reg(mk->sc.dt));
+    op2(mk, HG_OP_ADD, I, mk->off, hg_reg(mk->off), hg_reg(base));
+}
+
+// Loads operand X (slot, dtype xdt, through register xr) element (r, q) into the compute-type
+// register dst when in range, zero otherwise.
+static void tile_load(mm_k* mk, uint32_t slot, hg_dtype xdt, uint32_t r, uint32_t q,
+                      hg_operand rlim, hg_operand qlim, hg_operand rs, hg_operand cs,
+                      uint32_t base, uint32_t xr, uint32_t dst) {
+    hg_kb* b = &mk->b;
+    hg_kb_mov(b, mk->ct, dst, hg_kb_imm(mk->ct, 0));
+    if_in_range_offset(mk, r, q, rlim, qlim, rs, cs, base);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, xdt, xr, slot, hg_reg(mk->off));
+    hg_kb_set_cvt(b, mk->ct, xdt, dst, hg_reg(xr));
+    hg_kb_endif(b);
+}
+
+// The lane's element: col, row (from r0) and batch index z (from z0), and the operands' batch
+// offsets ab, bb, ob.
+static void lane_element(mm_k* mk, int32_t nbatch) {
+    hg_kb* b = &mk->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64, U32 = HG_DTYPE_U32;
+    hg_kb_set_cvt(b, U, U32, mk->tx, hg_sreg(HG_SREG_TID_X));
+    hg_kb_set_cvt(b, U, U32, mk->ty, hg_sreg(HG_SREG_TID_Y));
+    hg_kb_set_cvt(b, U, U32, mk->col, hg_sreg(HG_SREG_CTAID_X));
+    op2(mk, HG_OP_MUL, U, mk->col, hg_reg(mk->col), hg_imm_u64(MM_TILE));
+    op2(mk, HG_OP_ADD, U, mk->col, hg_reg(mk->col), hg_reg(mk->tx));
+    hg_kb_set_cvt(b, U, U32, mk->row, hg_sreg(HG_SREG_CTAID_Y));
+    op2(mk, HG_OP_MUL, U, mk->row, hg_reg(mk->row), hg_imm_u64(MM_TILE));
+    op2(mk, HG_OP_ADD, U, mk->row, hg_reg(mk->row), hg_reg(mk->ty));
+    op2(mk, HG_OP_ADD, U, mk->row, hg_reg(mk->row), mk->r0);
+    hg_kb_set_cvt(b, U, U32, mk->z, hg_sreg(HG_SREG_CTAID_Z));
+    op2(mk, HG_OP_ADD, U, mk->z, hg_reg(mk->z), mk->z0);
+    hg_kb_mov(b, I, mk->ab, mk->aoff);
+    hg_kb_mov(b, I, mk->bb, mk->boff);
+    hg_kb_mov(b, I, mk->ob, mk->ooff);
+    const uint32_t offs[3] = {mk->ab, mk->bb, mk->ob};
+    hg_dk_emit_offsets(b, &mk->zp, nbatch, 3, hg_reg(mk->z), offs, &mk->sc);
+}
+
+// acc += the lane's row of the A tile times its column of the B tile (bool: OR of ANDs),
+// unrolled over the tile.
+static void tile_products(mm_k* mk) {
+    hg_kb* b = &mk->b;
+    const hg_dtype U = HG_DTYPE_U64, ct = mk->ct;
     for (int q = 0; q < MM_TILE; q++) {
-        hg_sb_put(b, "    add.u64 ix, ra, %d\n    ld.shared.%s ca, sa[ix]\n"
-                     "    add.u64 ix, tx, %d\n    ld.shared.%s cb, sb[ix]\n",
-                  q, hg_dk_dt(ct), q * MM_TILE, hg_dk_dt(ct));
-        if (ct == HG_DTYPE_BOOL) hg_sb_put(b, "    and.bool pr, ca, cb\n    or.bool acc, acc, pr\n");
-        else hg_sb_put(b, "    fma.%s acc, ca, cb, acc\n", hg_dk_dt(ct));
+        op2(mk, HG_OP_ADD, U, mk->ix, hg_reg(mk->ra), hg_imm_u64((uint64_t)q));
+        hg_kb_ld(b, HG_SPACE_SHARED, ct, mk->ca, mk->sa, hg_reg(mk->ix));
+        op2(mk, HG_OP_ADD, U, mk->ix, hg_reg(mk->tx), hg_imm_u64((uint64_t)q * MM_TILE));
+        hg_kb_ld(b, HG_SPACE_SHARED, ct, mk->cb, mk->sb, hg_reg(mk->ix));
+        if (ct == HG_DTYPE_BOOL) {
+            op2(mk, HG_OP_AND, HG_DTYPE_BOOL, mk->pr, hg_reg(mk->ca), hg_reg(mk->cb));
+            op2(mk, HG_OP_OR, HG_DTYPE_BOOL, mk->acc, hg_reg(mk->acc), hg_reg(mk->pr));
+        } else {
+            hg_kb_set(b, HG_OP_FMA, ct, mk->acc, hg_reg(mk->ca), hg_reg(mk->cb), hg_reg(mk->acc));
+        }
     }
-    hg_sb_put(b, "    bar\n    add.u64 kt, kt, %d\n    endloop\n"
-                 "    cmp.lt.u64 ok, row, m\n    cmp.lt.u64 ok2, col, n\n    and.bool ok, ok, ok2\n"
-                 "    if ok\n    cvt.i64.u64 ri, row\n    mul.i64 off, ri, ors\n"
-                 "    cvt.i64.u64 ri, col\n    mul.i64 dt, ri, ocs\n    add.i64 off, off, dt\n"
-                 "    add.i64 off, off, ob\n",
-              MM_TILE);
-    hg_dk_cvt(b, "rv", rt, "acc", ct);
-    if (gemm) {
-        hg_dk_cvt(b, "f1", HG_DTYPE_F64, "rv", rt);
-        hg_sb_put(b, "    mul.f64 f1, f1, alpha\n    cmp.eq.f64 az, alpha, 0\n"
-                     "    sel.f64 f1, az, 0, f1\n    cmp.ne.f64 bz, beta, 0\n    if bz\n"
-                     "    ld.global.%s ov, O[off]\n", hg_dk_dt(odt));
-        hg_dk_cvt(b, "f2", HG_DTYPE_F64, "ov", odt);
-        hg_sb_put(b, "    fma.f64 f1, beta, f2, f1\n    endif\n");
-        hg_dk_cvt(b, "ov", odt, "f1", HG_DTYPE_F64);
-    } else {
-        hg_dk_cvt(b, "ov", odt, "rv", rt);
-    }
-    hg_sb_put(b, "    st.global.%s O[off], ov\n    endif\n", hg_dk_dt(odt));
+}
+
+// The loop over k in tile steps: stage the A and B tiles in shared memory, accumulate.
+static void k_loop(mm_k* mk) {
+    hg_kb* b = &mk->b;
+    const hg_dtype U = HG_DTYPE_U64, ct = mk->ct;
+    hg_kb_mov(b, ct, mk->acc, hg_kb_imm(ct, 0));
+    op2(mk, HG_OP_MUL, U, mk->ra, hg_reg(mk->ty), hg_imm_u64(MM_TILE));
+    op2(mk, HG_OP_ADD, U, mk->li, hg_reg(mk->ra), hg_reg(mk->tx));
+    hg_kb_mov(b, U, mk->kt, hg_imm_u64(0));
+    hg_kb_loop(b);
+    hg_kb_set_cmp(b, HG_CMP_GE, U, mk->done, hg_reg(mk->kt), mk->k);
+    hg_kb_break(b, mk->done);
+    op2(mk, HG_OP_ADD, U, mk->ka, hg_reg(mk->kt), hg_reg(mk->tx));
+    tile_load(mk, mk->A, mk->adt, mk->row, mk->ka, mk->m, mk->k, mk->ars, mk->acs, mk->ab,
+              mk->av, mk->ca);
+    hg_kb_st(b, HG_SPACE_SHARED, ct, mk->sa, hg_reg(mk->li), hg_reg(mk->ca));
+    op2(mk, HG_OP_ADD, U, mk->kb, hg_reg(mk->kt), hg_reg(mk->ty));
+    tile_load(mk, mk->B, mk->bdt, mk->kb, mk->col, mk->k, mk->n, mk->brs, mk->bcs, mk->bb,
+              mk->bv, mk->cb);
+    hg_kb_st(b, HG_SPACE_SHARED, ct, mk->sb, hg_reg(mk->li), hg_reg(mk->cb));
+    hg_kb_bar(b);
+    tile_products(mk);
+    hg_kb_bar(b);
+    op2(mk, HG_OP_ADD, U, mk->kt, hg_reg(mk->kt), hg_imm_u64(MM_TILE));
+    hg_kb_endloop(b);
+}
+
+// ov := alpha * rv + beta * O[off] in f64 (alpha == 0 drops the product, beta == 0 never
+// reads O).
+static void gemm_result(mm_k* mk) {
+    hg_kb* b = &mk->b;
+    const hg_dtype F = HG_DTYPE_F64;
+    hg_kb_set_cvt(b, F, mk->rt, mk->f1, hg_reg(mk->rv));
+    op2(mk, HG_OP_MUL, F, mk->f1, hg_reg(mk->f1), mk->alpha);
+    hg_kb_set_cmp(b, HG_CMP_EQ, F, mk->az, mk->alpha, hg_imm_f64(0.0));
+    hg_kb_set(b, HG_OP_SEL, F, mk->f1, hg_reg(mk->az), hg_imm_f64(0.0), hg_reg(mk->f1));
+    hg_kb_set_cmp(b, HG_CMP_NE, F, mk->bz, mk->beta, hg_imm_f64(0.0));
+    hg_kb_if(b, mk->bz);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, mk->odt, mk->ov, mk->O, hg_reg(mk->off));
+    hg_kb_set_cvt(b, F, mk->odt, mk->f2, hg_reg(mk->ov));
+    hg_kb_set(b, HG_OP_FMA, F, mk->f1, mk->beta, hg_reg(mk->f2), hg_reg(mk->f1));
+    hg_kb_endif(b);
+    hg_kb_set_cvt(b, mk->odt, F, mk->ov, hg_reg(mk->f1));
+}
+
+// The lane's element of O, when in range: acc rounded to rt, then (gemm) scaled, stored as
+// O's dtype.
+static void store_result(mm_k* mk, int gemm) {
+    hg_kb* b = &mk->b;
+    if_in_range_offset(mk, mk->row, mk->col, mk->m, mk->n, mk->ors, mk->ocs, mk->ob);
+    hg_kb_set_cvt(b, mk->rt, mk->ct, mk->rv, hg_reg(mk->acc));
+    if (gemm) gemm_result(mk);
+    else hg_kb_set_cvt(b, mk->odt, mk->rt, mk->ov, hg_reg(mk->rv));
+    hg_kb_st(b, HG_SPACE_GLOBAL, mk->odt, mk->O, hg_reg(mk->off), hg_reg(mk->ov));
+    hg_kb_endif(b);
+}
+
+static hg_status build(const char* fn, const hg_dev_mm* p, hg_dtype adt, hg_dtype bdt,
+                       hg_dtype rt, hg_dtype ct, hg_dtype odt, int gemm, hg_prog** out) {
+    mm_k mk;
+    memset(&mk, 0, sizeof mk);
+    mk.b = hg_kb_new("hg_dev_matmul");
+    mk.adt = adt;
+    mk.bdt = bdt;
+    mk.rt = rt;
+    mk.ct = ct;
+    mk.odt = odt;
+    declare(&mk, p->nbatch);
+    lane_element(&mk, p->nbatch);
+    k_loop(&mk);
+    store_result(&mk, gemm);
+    return hg_dk_finish(&mk.b, fn, out);
 }
 
 hg_status hg_dev_matmul(hg_op_ctx* c, const hg_dev_mm* p, const hg_tensor* a, const hg_tensor* b,
                         hg_dtype rt, const hg_tensor* out, int gemm, double alpha, double beta) {
     if (p->m == 0 || p->n == 0) return HG_OK;
     hg_dtype ct = rt == HG_DTYPE_F16 || rt == HG_DTYPE_BF16 ? HG_DTYPE_F32 : rt;
-    hg_sb kb = {0};
-    kernel_text(&kb, p, a->dtype, b->dtype, rt, ct, out->dtype, gemm);
+    hg_prog* prog = NULL;
+    hg_status st = build(c->fn, p, a->dtype, b->dtype, rt, ct, out->dtype, gemm, &prog);
+    if (st) return st;
     uint64_t nz = 1;
     for (int32_t d = 0; d < p->nbatch; d++) nz *= (uint64_t)p->bshape[d];
     uint64_t row_tiles = ((uint64_t)p->m + MM_TILE - 1) / MM_TILE;
     uint64_t col_tiles = ((uint64_t)p->n + MM_TILE - 1) / MM_TILE;
-    hg_status st = HG_OK;
     hg_arg args[24 + 4 * HG_MAX_DIMS];
     if (col_tiles > UINT32_MAX / MM_TILE)
         st = hg_error(HG_ERR_UNSUPPORTED, "%s: %lld columns exceed the device kernel's grid",
@@ -142,8 +290,8 @@ hg_status hg_dev_matmul(hg_op_ctx* c, const hg_dev_mm* p, const hg_tensor* a, co
             cfg.grid.z = (uint32_t)zc;
             cfg.block.x = cfg.block.y = MM_TILE;
             cfg.block.z = 1;
-            st = hg_dk_launch_text(c->ex, c->fn, &kb, &cfg, args, k);
+            st = hg_dk_launch(c->ex, c->fn, prog, &cfg, args, k);
         }
-    hg_sb_free(&kb);
+    hg_prog_free(prog);
     return st;
 }
