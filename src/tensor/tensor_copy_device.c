@@ -1,44 +1,98 @@
 // Strided copies on backends whose memory is not host-visible (CUDA): one Atlas ISA kernel per
-// (dtype, number of dims). Loads and stores of a register of the element's own dtype keep its
-// bits (f16/bf16 go through f32 exactly, NaN payloads included; bools are 0/1 already). Lane i of the launch decomposes its linear index
-// into coordinates with the sizes and adds coordinate * stride for both views; sizes, strides
-// and offsets are scalar parameters, so one compiled kernel serves every shape of that rank.
+// (dtype, number of dims), built with the kernel builder and launched through the executor's
+// kernel cache (runtime/kernel.h). Loads and stores of a register of the element's own dtype
+// keep its bits (f16/bf16 go through f32 exactly, NaN payloads included; bools are 0/1
+// already). Lane i of the launch decomposes its linear index into coordinates with the sizes
+// and adds coordinate * stride for both views; sizes, strides and offsets are scalar
+// parameters, so one compiled kernel serves every shape of that rank.
 #include <stdio.h>
 #include <string.h>
+#include "base/dtype.h"
 #include "base/error.h"
 #include "base/handles.h"
+#include "isa/builder.h"
+#include "runtime/kernel.h"
 #include "tensor/tensor_internal.h"
 
 #define LAUNCH_MAX (UINT64_C(1) << 30)   // lanes per launch (gid stays in u32)
 
-// The kernel text for dtype dt and nd dims (nd >= 1).
-static int kernel_text(char* buf, size_t len, hg_dtype dt, int32_t nd) {
-    const char* u = hg_dtype_name(dt);
-    int n = snprintf(buf, len,
-                     ".kernel hg_strided_copy_%s_%d\n"
-                     ".param dst: global %s\n.param src: global const %s\n"
-                     ".param first: u64\n.param n: u64\n.param soff: i64\n.param doff: i64\n",
-                     u, (int)nd, u, u);
-    for (int32_t d = 0; d < nd; d++)
-        n += snprintf(buf + n, len - (size_t)n, ".param z%d: u64\n.param ss%d: i64\n.param ds%d: i64\n",
-                      (int)d, (int)d, (int)d);
-    n += snprintf(buf + n, len - (size_t)n,
-                  ".reg u64 i, q, r\n.reg i64 so, dof, c, t\n.reg %s v\n.reg bool p\n"
-                  "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n"
-                  "    cmp.lt.u64 p, i, n\n    if p\n"
-                  "        mov.u64 q, i\n        mov.i64 so, soff\n        mov.i64 dof, doff\n",
-                  u);
-    for (int32_t d = nd - 1; d >= 0; d--)
-        n += snprintf(buf + n, len - (size_t)n,
-                      "        rem.u64 r, q, z%d\n        div.u64 q, q, z%d\n"
-                      "        cvt.i64.u64 c, r\n"
-                      "        mul.i64 t, c, ss%d\n        add.i64 so, so, t\n"
-                      "        mul.i64 t, c, ds%d\n        add.i64 dof, dof, t\n",
-                      (int)d, (int)d, (int)d, (int)d);
-    n += snprintf(buf + n, len - (size_t)n,
-                  "        ld.global.%s v, src[so]\n        st.global.%s dst[dof], v\n    endif\n",
-                  u, u);
-    return n > 0 && (size_t)n < len;
+// The kernel's parameters and registers (declared in this order; names as in dumps).
+typedef struct cp_k {
+    hg_kb b;
+    uint32_t dst, src;                                            // memory slots
+    hg_operand first, n, soff, doff;                              // scalars
+    hg_operand z[HG_MAX_DIMS], ss[HG_MAX_DIMS], ds[HG_MAX_DIMS];  // per dim: size, strides
+    uint32_t i, q, r, so, dof, c, t, v, p;
+} cp_k;
+
+static void declare(cp_k* k, hg_dtype dt, int32_t nd) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    char name[HG_NAME_MAX];
+    k->dst = hg_kb_buffer(b, "dst", dt, 0);
+    k->src = hg_kb_buffer(b, "src", dt, 1);
+    k->first = hg_kb_scalar(b, "first", U);
+    k->n = hg_kb_scalar(b, "n", U);
+    k->soff = hg_kb_scalar(b, "soff", I);
+    k->doff = hg_kb_scalar(b, "doff", I);
+    for (int32_t d = 0; d < nd; d++) {
+        snprintf(name, sizeof name, "z%d", (int)d);
+        k->z[d] = hg_kb_scalar(b, name, U);
+        snprintf(name, sizeof name, "ss%d", (int)d);
+        k->ss[d] = hg_kb_scalar(b, name, I);
+        snprintf(name, sizeof name, "ds%d", (int)d);
+        k->ds[d] = hg_kb_scalar(b, name, I);
+    }
+    k->i = hg_kb_reg(b, "i", U);
+    k->q = hg_kb_reg(b, "q", U);
+    k->r = hg_kb_reg(b, "r", U);
+    k->so = hg_kb_reg(b, "so", I);
+    k->dof = hg_kb_reg(b, "dof", I);
+    k->c = hg_kb_reg(b, "c", I);
+    k->t = hg_kb_reg(b, "t", I);
+    k->v = hg_kb_reg(b, "v", dt);
+    k->p = hg_kb_reg(b, "p", HG_DTYPE_BOOL);
+}
+
+static void op2(cp_k* k, hg_opcode op, hg_dtype t, uint32_t dst, hg_operand a, hg_operand x) {
+    hg_kb_set(&k->b, op, t, dst, a, x, hg_none());
+}
+
+// Dim d's coordinate c (the remainder of q by its size; q keeps the quotient), times its
+// strides added to both offsets.
+static void dim_offsets(cp_k* k, int32_t d) {
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    op2(k, HG_OP_REM, U, k->r, hg_reg(k->q), k->z[d]);
+    op2(k, HG_OP_DIV, U, k->q, hg_reg(k->q), k->z[d]);
+    hg_kb_set_cvt(&k->b, I, U, k->c, hg_reg(k->r));
+    op2(k, HG_OP_MUL, I, k->t, hg_reg(k->c), k->ss[d]);
+    op2(k, HG_OP_ADD, I, k->so, hg_reg(k->so), hg_reg(k->t));
+    op2(k, HG_OP_MUL, I, k->t, hg_reg(k->c), k->ds[d]);
+    op2(k, HG_OP_ADD, I, k->dof, hg_reg(k->dof), hg_reg(k->t));
+}
+
+// The kernel for dtype dt and nd dims (nd >= 1).
+static hg_status build(hg_dtype dt, int32_t nd, hg_prog** out) {
+    cp_k k;
+    memset(&k, 0, sizeof k);
+    char name[HG_NAME_MAX];
+    snprintf(name, sizeof name, "hg_strided_copy_%s_%d", hg_dtype_name(dt), (int)nd);
+    k.b = hg_kb_new(name);
+    hg_kb* b = &k.b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    declare(&k, dt, nd);
+    hg_kb_set_cvt(b, U, HG_DTYPE_U32, k.i, hg_sreg(HG_SREG_GID_X));
+    op2(&k, HG_OP_ADD, U, k.i, hg_reg(k.i), k.first);
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k.p, hg_reg(k.i), k.n);
+    hg_kb_if(b, k.p);
+    hg_kb_mov(b, U, k.q, hg_reg(k.i));
+    hg_kb_mov(b, I, k.so, k.soff);
+    hg_kb_mov(b, I, k.dof, k.doff);
+    for (int32_t d = nd - 1; d >= 0; d--) dim_offsets(&k, d);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, dt, k.v, k.src, hg_reg(k.so));
+    hg_kb_st(b, HG_SPACE_GLOBAL, dt, k.dst, hg_reg(k.dof), hg_reg(k.v));
+    hg_kb_endif(b);
+    return hg_kb_finish(b, out);
 }
 
 // dst[...] = src[...] for views of one dtype on one non-host-visible executor, src's strides
@@ -52,13 +106,9 @@ static hg_status copy_views(const hg_tensor* dst, const hg_tensor* src, const in
     const int64_t* shape = dst->ndim ? dst->shape : &one;
     const int64_t* ds = dst->ndim ? dst->strides : &zero;
     const int64_t* ss = dst->ndim ? sstr : &zero;
-    char text[6144];
-    if (!kernel_text(text, sizeof text, dst->dtype, nd))
-        return hg_error(HG_ERR_INTERNAL, "hg_tensor_copy: kernel text too long");
-    hg_program prog;
-    hg_status s = hg_program_parse(text, strlen(text), &prog);
+    hg_prog* prog = NULL;
+    hg_status s = build(dst->dtype, nd, &prog);
     if (s) return hg_error_prefix(s, "hg_tensor_copy (device kernel)");
-    hg_executor ex = {db->ex->handle};
     hg_arg args[6 + 3 * HG_MAX_DIMS];
     for (uint64_t first = 0; first < (uint64_t)n && !s; first += LAUNCH_MAX) {
         uint64_t count = (uint64_t)n - first < LAUNCH_MAX ? (uint64_t)n - first : LAUNCH_MAX;
@@ -75,9 +125,9 @@ static hg_status copy_views(const hg_tensor* dst, const hg_tensor* src, const in
             args[k++] = hg_arg_i64(ds[d]);
         }
         hg_launch_config cfg = hg_launch_1d(count, 256);
-        s = hg_launch(ex, prog, &cfg, args, k);
+        s = hg_launch_prog(db->ex, prog, &cfg, args, k);
     }
-    hg_program_destroy(prog);
+    hg_prog_free(prog);
     return s ? hg_error_prefix(s, "hg_tensor_copy (device kernel)") : HG_OK;
 }
 
