@@ -7,36 +7,18 @@
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/vmath.h"
 #include "ops/common/dev_ops.h"
 #include "ops/reduce/reduce.h"
 
 #define SM_TILE 16
 
+// The library's one f32 exp (base/vmath.h, <= 2 ULP), with results below 2^-126
+// (x < -87.33654) flushed to 0: softmax values that small are noise next to a sum >= 1, and the
+// flush keeps the vector loop free of the subnormal path. Branch-free, so the loops vectorize.
 static inline float expf_fast(float x) {
-    // Branch-free so the loops that call it vectorize. Range reduction x = n ln2 + r with a
-    // two-part ln2, Cephes' degree-6 polynomial for e^r, then 2^n from the exponent bits.
-    // Results below 2^-126 (x < -87.33) are flushed to 0 (softmax values that small are
-    // noise next to a sum >= 1). The integer work is unsigned (no UB on NaN).
-    float xc = x < -87.33654f ? -87.33654f : x;
-    xc = xc > 88.37f ? 88.37f : xc;
-    const float shifter = 12582912.0f;   // 1.5 * 2^23: adding it rounds to an integer
-    float t = xc * 1.44269504088896341f + shifter;
-    float n = t - shifter;
-    float r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    float y = p * r * r + r + 1.0f;
-    uint32_t tb, sb;
-    memcpy(&tb, &t, 4);
-    sb = (tb - 0x4B400000u + 127u) << 23;   // (n + 127) << 23 with n as two's complement
-    float scale;
-    memcpy(&scale, &sb, 4);
-    return x < -87.33654f ? 0.0f : y * scale;
+    float y = hg_vm_exp_f32(x);
+    return x < -87.33654f ? 0.0f : y;
 }
 
 float hg_softmax_expf(float x) { return expf_fast(x); }

@@ -20,7 +20,7 @@
 // in f32 and round once; f64 is x * sigmoid(u) in double (libm-free, vmath.h), -inf -> -0.
 #include <float.h>
 #include "backends/cpu/simd/simd_common.h"
-#include "backends/cpu/simd/vmath.h"
+#include "base/vmath.h"
 #include "backends/cpu/simd/vwrap.h"
 
 // alpha = 16 log2(e) 2 sqrt(2/pi) and beta = 0.044715 alpha, each as hi + lo in f32.

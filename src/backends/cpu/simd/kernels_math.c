@@ -4,7 +4,7 @@
 // the vectorizable implementations of vmath.h; sin and cos, and the other f64 transcendentals,
 // call libm. sqrt and the roundings vectorize.
 #include "backends/cpu/simd/simd_common.h"
-#include "backends/cpu/simd/vmath.h"
+#include "base/vmath.h"
 
 #define KSIG(name) static void name(void* dv, const void* av, const void* bv, const void* cv, size_t n)
 #define K1(name, T, expr)                                                      \

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "backends/cpu/cpu_kernels.h"
+#include "base/vmath.h"   // hg_f2u and the other bit-pattern helpers
 
 // The build compiles simd/*.c twice: -DHG_SIMD_SUFFIX=generic and (x86-64) =avx2, and the
 // kernels_*.c files also with =avx512.
@@ -21,10 +22,6 @@
 // used as source and destination), which is no loop-carried dependence.
 #define HG_IVDEP _Pragma("GCC ivdep")
 
-static inline uint32_t hg_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float hg_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static inline uint64_t hg_d2u(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
-static inline double hg_u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
 
 // float -> binary16 bits, round to nearest even; NaN keeps its top payload bits (so f16 values
 // held as f32 in registers come back bit-exact) and is made quiet only when those bits are

@@ -1,5 +1,7 @@
-// Internal (CPU backend, simd/): branch-free f32 exp exp2 log log2 tanh sigmoid erf that the
-// compiler vectorizes (libm calls do not). Every function is straight-line code with selects,
+// Internal: the library's one set of branch-free f32 exp exp2 log log2 tanh sigmoid erf (and
+// the f64 exp cores) that the compiler vectorizes (libm calls do not): the CPU backend's math
+// kernels (backends/cpu/simd) and the op library's host kernels (softmax) both use them, so it
+// lives in the lowest layer. Every function is straight-line code with selects,
 // no float->int conversions (the integer parts come from bit patterns). The project compiles in
 // ISO C mode (-ffp-contract=off), so the compiler never fuses a*b+c on its own; the polynomials
 // and reductions call fmaf/fma explicitly instead. A fused multiply-add is exactly rounded on
@@ -11,9 +13,16 @@
 // see docs/math_accuracy.md). Special values follow C99 Annex F: NaN -> NaN, exp(-inf) = +0,
 // exp(+inf) = +inf, overflow -> +inf, underflow -> subnormal/+0, log(+-0) = -inf,
 // log(x < 0) = NaN, log(+inf) = +inf, tanh(+-0) = +-0, tanh(+-inf) = +-1, erf(+-0) = +-0.
-#ifndef HG_BACKENDS_CPU_SIMD_VMATH_H
-#define HG_BACKENDS_CPU_SIMD_VMATH_H
-#include "backends/cpu/simd/simd_common.h"
+#ifndef HG_BASE_VMATH_H
+#define HG_BASE_VMATH_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t hg_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float hg_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint64_t hg_d2u(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+static inline double hg_u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
 
 // 1.5 * 2^23: adding it to |v| < 2^22 rounds v to an integer held in the low mantissa bits.
 #define HG_VM_ROUND_MAGIC_F 12582912.0f
