@@ -16,13 +16,13 @@
 // wrap-around for integer sums and products, and in i64/u64 for integer min/max (exact).
 // NaN rules, argmin/argmax ties (first index) and the finishing steps follow reduce_core.c;
 // var/std and logsumexp take two passes (mean or max first, as the CPU does).
+#include <math.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/handles.h"
 #include "ops/common/dev_ops.h"
 #include "ops/common/dev_kernel.h"
-#include "ops/common/dev_text.h"
 #include "ops/reduce/reduce.h"
 
 #define RD_LANES 256u               // lanes per block
@@ -50,195 +50,385 @@ typedef struct rd_spec {
 } rd_spec;
 
 static int is_arg(rd_kop k) { return k == K_ARGMIN || k == K_ARGMAX; }
-static const char* init_value(const rd_spec* s) {
+
+// The kernels' parameters, shared arrays and registers (declared in this order; names as in
+// docs and dumps). Both kernels declare the same registers.
+typedef struct rd_k {
+    hg_kb b;
+    uint32_t x, pv, pi, o, cen, sv, si;                                 // memory slots
+    hg_operand G, row0, M, N, C, xoff, ooff, dv;                        // scalars
+    hg_dk_dim_params kp, rp;                                            // kept, reduced dims
+    uint32_t row, t, tn, blk, g, j, jend, lin, lin2, sw, pos, gg, kk;   // u64
+    hg_dk_scratch sc;                                                   // dq, dr, dc, dt
+    uint32_t xb, ob, xo, idx, bidx;                                     // i64
+    uint32_t acc, w, xv, cv, fv, rv, ov;
+    uint32_t vr, last, done, tp, t1, t2, t3, nb;                        // bool
+} rd_k;
+
+static void op3(rd_k* k, hg_opcode op, hg_dtype t, uint32_t d, uint32_t a, uint32_t x) {
+    hg_kb_set(&k->b, op, t, d, hg_reg(a), hg_reg(x), hg_none());
+}
+static void op2(rd_k* k, hg_opcode op, hg_dtype t, uint32_t d, uint32_t a) {
+    hg_kb_set(&k->b, op, t, d, hg_reg(a), hg_none(), hg_none());
+}
+static void sel(rd_k* k, hg_dtype t, uint32_t d, uint32_t p, uint32_t a, uint32_t x) {
+    hg_kb_set(&k->b, HG_OP_SEL, t, d, hg_reg(p), hg_reg(a), hg_reg(x));
+}
+// d := cvt.to.from a, a cvt even when the dtypes are equal (hg_kb_set_cvt would make a mov):
+// any / all test a bool x with cvt.bool.bool, as the ISA text did.
+static void cvt_always(hg_kb* b, hg_dtype to, hg_dtype from, uint32_t d, hg_operand a) {
+    if (b->err) return;
+    hg_instr in;
+    memset(&in, 0, sizeof in);
+    in.op = HG_OP_CVT;
+    in.type = (uint8_t)to;
+    in.aux = (uint8_t)from;
+    in.dst = hg_reg(d);
+    in.src[0] = a;
+    b->err = hg_prog_emit(b->p, &in);
+}
+// d := the lane's special register s (u32) widened to u64.
+static void special(rd_k* k, uint32_t d, hg_special s) {
+    hg_kb_set_cvt(&k->b, HG_DTYPE_U64, HG_DTYPE_U32, d, hg_sreg(s));
+}
+
+// The accumulator's identity, in its dtype.
+static hg_operand init_value(const rd_spec* s) {
     int f = s->adt == HG_DTYPE_F64, sg = s->adt == HG_DTYPE_I64;
     switch (s->k) {
-    case K_PROD: return "1";
-    case K_ALL: return "1";
-    case K_MIN: case K_ARGMIN: return f ? "inf" : sg ? "9223372036854775807" : "0xffffffffffffffff";
-    case K_MAX: case K_ARGMAX: return f ? "-inf" : sg ? "-9223372036854775808" : "0";
-    default: return "0";
+    case K_PROD: case K_ALL: return hg_kb_imm(s->adt, 1);
+    case K_MIN: case K_ARGMIN:
+        return f ? hg_imm_f64(INFINITY) : sg ? hg_imm_i64(INT64_MAX) : hg_imm_u64(UINT64_MAX);
+    case K_MAX: case K_ARGMAX:
+        return f ? hg_imm_f64(-INFINITY) : sg ? hg_imm_i64(INT64_MIN) : hg_imm_u64(0);
+    default: return hg_kb_imm(s->adt, 0);
     }
 }
 
-// p_take := "value v takes the place of cur" (NaN first, then strict order) for min/max kinds.
-static void emit_takes(hg_sb* b, const rd_spec* s, const char* res, const char* v, const char* cur) {
-    const char* a = hg_dk_dt(s->adt);
-    const char* cc = s->k == K_MIN || s->k == K_ARGMIN ? "lt" : "gt";
-    if (s->adt != HG_DTYPE_F64) {
-        hg_sb_put(b, "    cmp.%s.%s %s, %s, %s\n", cc, a, res, v, cur);
-        return;
-    }
-    hg_sb_put(b, "    cmp.%s.f64 %s, %s, %s\n    cmp.ne.f64 nb, %s, %s\n    or.bool %s, %s, nb\n"
-                 "    cmp.ne.f64 nb, %s, %s\n    not.bool nb, nb\n    and.bool %s, %s, nb\n",
-              cc, res, v, cur, v, v, res, res, cur, cur, res, res);
+// res := "value v takes the place of cur" (NaN first, then strict order) for min/max kinds.
+static void emit_takes(rd_k* k, const rd_spec* s, uint32_t res, uint32_t v, uint32_t cur) {
+    hg_kb* b = &k->b;
+    const hg_dtype F = HG_DTYPE_F64, B = HG_DTYPE_BOOL;
+    hg_cmp cc = s->k == K_MIN || s->k == K_ARGMIN ? HG_CMP_LT : HG_CMP_GT;
+    hg_kb_set_cmp(b, cc, s->adt, res, hg_reg(v), hg_reg(cur));
+    if (s->adt != HG_DTYPE_F64) return;
+    hg_kb_set_cmp(b, HG_CMP_NE, F, k->nb, hg_reg(v), hg_reg(v));
+    op3(k, HG_OP_OR, B, res, res, k->nb);
+    hg_kb_set_cmp(b, HG_CMP_NE, F, k->nb, hg_reg(cur), hg_reg(cur));
+    op2(k, HG_OP_NOT, B, k->nb, k->nb);
+    op3(k, HG_OP_AND, B, res, res, k->nb);
 }
 
 // (acc, idx) := combine((acc, idx), (w, bidx)), where (w, bidx) may cover earlier indices
 // (tree steps): ties go to the smaller index.
-static void emit_combine(hg_sb* b, const rd_spec* s) {
-    const char* a = hg_dk_dt(s->adt);
+static void emit_combine(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype I = HG_DTYPE_I64, B = HG_DTYPE_BOOL, a = s->adt;
     switch (s->k) {
-    case K_SUM: case K_SQDEV: case K_SUMEXP: hg_sb_put(b, "    add.%s acc, acc, w\n", a); return;
-    case K_PROD: hg_sb_put(b, "    mul.%s acc, acc, w\n", a); return;
-    case K_ANY: hg_sb_put(b, "    or.u64 acc, acc, w\n"); return;
-    case K_ALL: hg_sb_put(b, "    and.u64 acc, acc, w\n"); return;
+    case K_SUM: case K_SQDEV: case K_SUMEXP: op3(k, HG_OP_ADD, a, k->acc, k->acc, k->w); return;
+    case K_PROD: op3(k, HG_OP_MUL, a, k->acc, k->acc, k->w); return;
+    case K_ANY: op3(k, HG_OP_OR, HG_DTYPE_U64, k->acc, k->acc, k->w); return;
+    case K_ALL: op3(k, HG_OP_AND, HG_DTYPE_U64, k->acc, k->acc, k->w); return;
     case K_MIN: case K_MAX:
-        emit_takes(b, s, "t1", "w", "acc");
-        hg_sb_put(b, "    sel.%s acc, t1, w, acc\n", a);
+        emit_takes(k, s, k->t1, k->w, k->acc);
+        sel(k, a, k->acc, k->t1, k->w, k->acc);
         return;
     default:   // argmin / argmax
-        emit_takes(b, s, "t1", "w", "acc");
-        emit_takes(b, s, "t2", "acc", "w");
-        hg_sb_put(b, "    not.bool t2, t2\n    cmp.lt.i64 t3, bidx, idx\n    and.bool t3, t3, t2\n"
-                     "    or.bool t1, t1, t3\n    cmp.lt.i64 t3, idx, 0\n    or.bool t1, t1, t3\n"
-                     "    cmp.ge.i64 t3, bidx, 0\n    and.bool t1, t1, t3\n"
-                     "    sel.%s acc, t1, w, acc\n    sel.i64 idx, t1, bidx, idx\n", a);
+        emit_takes(k, s, k->t1, k->w, k->acc);
+        emit_takes(k, s, k->t2, k->acc, k->w);
+        op2(k, HG_OP_NOT, B, k->t2, k->t2);
+        hg_kb_set_cmp(b, HG_CMP_LT, I, k->t3, hg_reg(k->bidx), hg_reg(k->idx));
+        op3(k, HG_OP_AND, B, k->t3, k->t3, k->t2);
+        op3(k, HG_OP_OR, B, k->t1, k->t1, k->t3);
+        hg_kb_set_cmp(b, HG_CMP_LT, I, k->t3, hg_reg(k->idx), hg_imm_i64(0));
+        op3(k, HG_OP_OR, B, k->t1, k->t1, k->t3);
+        hg_kb_set_cmp(b, HG_CMP_GE, I, k->t3, hg_reg(k->bidx), hg_imm_i64(0));
+        op3(k, HG_OP_AND, B, k->t1, k->t1, k->t3);
+        sel(k, a, k->acc, k->t1, k->w, k->acc);
+        sel(k, I, k->idx, k->t1, k->bidx, k->idx);
         return;
     }
 }
 
 // w := element xv in the accumulator's domain (bidx := its index j).
-static void emit_element(hg_sb* b, const rd_spec* s) {
+static void emit_element(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype F = HG_DTYPE_F64;
     switch (s->k) {
     case K_SQDEV: case K_SUMEXP:
-        hg_dk_cvt(b, "fv", HG_DTYPE_F64, "xv", s->xdt);
-        hg_sb_put(b, "    sub.f64 fv, fv, cv\n");
-        if (s->k == K_SQDEV) hg_sb_put(b, "    mul.f64 w, fv, fv\n");
-        else hg_sb_put(b, "    exp.f64 w, fv\n");
+        hg_kb_set_cvt(b, F, s->xdt, k->fv, hg_reg(k->xv));
+        op3(k, HG_OP_SUB, F, k->fv, k->fv, k->cv);
+        if (s->k == K_SQDEV) op3(k, HG_OP_MUL, F, k->w, k->fv, k->fv);
+        else op2(k, HG_OP_EXP, F, k->w, k->fv);
         return;
     case K_ANY: case K_ALL:
-        hg_sb_put(b, "    cvt.bool.%s nb, xv\n    cvt.u64.bool w, nb\n", hg_dk_dt(s->xdt));
+        cvt_always(b, HG_DTYPE_BOOL, s->xdt, k->nb, hg_reg(k->xv));
+        hg_kb_set_cvt(b, HG_DTYPE_U64, HG_DTYPE_BOOL, k->w, hg_reg(k->nb));
         return;
     default:
-        hg_dk_cvt(b, "w", s->adt, "xv", s->xdt);
-        if (is_arg(s->k)) hg_sb_put(b, "    cvt.i64.u64 bidx, j\n");
+        hg_kb_set_cvt(b, s->adt, s->xdt, k->w, hg_reg(k->xv));
+        if (is_arg(s->k)) hg_kb_set_cvt(b, HG_DTYPE_I64, HG_DTYPE_U64, k->bidx, hg_reg(k->j));
         return;
     }
 }
 
 // ov := the finished result of (acc, idx) in the output dtype (the result dtype first).
-static void emit_finish(hg_sb* b, const rd_spec* s) {
+static void emit_finish(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype F = HG_DTYPE_F64;
     switch (s->fin) {
     case F_MEAN: case F_VAR: case F_STD:
-        hg_sb_put(b, "    div.f64 fv, acc, dv\n");
-        if (s->fin == F_STD) hg_sb_put(b, "    sqrt.f64 fv, fv\n");
-        hg_dk_cvt(b, "rv", s->rdt, "fv", HG_DTYPE_F64);
+        hg_kb_set(b, HG_OP_DIV, F, k->fv, hg_reg(k->acc), k->dv, hg_none());
+        if (s->fin == F_STD) op2(k, HG_OP_SQRT, F, k->fv, k->fv);
+        hg_kb_set_cvt(b, s->rdt, F, k->rv, hg_reg(k->fv));
         break;
-    case F_LSE:
-        hg_sb_put(b, "    abs.f64 fv, cv\n    cmp.lt.f64 nb, fv, inf\n    log.f64 fv, acc\n"
-                     "    add.f64 fv, fv, cv\n    sel.f64 fv, nb, fv, cv\n");
-        hg_dk_cvt(b, "rv", s->rdt, "fv", HG_DTYPE_F64);
+    case F_LSE:   // log(acc) + max, or the max itself when it is not finite
+        op2(k, HG_OP_ABS, F, k->fv, k->cv);
+        hg_kb_set_cmp(b, HG_CMP_LT, F, k->nb, hg_reg(k->fv), hg_imm_f64(INFINITY));
+        op2(k, HG_OP_LOG, F, k->fv, k->acc);
+        op3(k, HG_OP_ADD, F, k->fv, k->fv, k->cv);
+        sel(k, F, k->fv, k->nb, k->fv, k->cv);
+        hg_kb_set_cvt(b, s->rdt, F, k->rv, hg_reg(k->fv));
         break;
-    case F_ARG: hg_dk_cvt(b, "rv", s->rdt, "idx", HG_DTYPE_I64); break;
-    case F_FLAG: hg_dk_cvt(b, "rv", s->rdt, "acc", HG_DTYPE_U64); break;
-    default: hg_dk_cvt(b, "rv", s->rdt, "acc", s->adt); break;
+    case F_ARG: hg_kb_set_cvt(b, s->rdt, HG_DTYPE_I64, k->rv, hg_reg(k->idx)); break;
+    case F_FLAG: hg_kb_set_cvt(b, s->rdt, HG_DTYPE_U64, k->rv, hg_reg(k->acc)); break;
+    default: hg_kb_set_cvt(b, s->rdt, s->adt, k->rv, hg_reg(k->acc)); break;
     }
-    hg_dk_cvt(b, "ov", s->odt, "rv", s->rdt);
-}
-
-static void emit_regs(hg_sb* b, const rd_spec* s) {
-    hg_sb_put(b, ".reg u64 row, t, tn, blk, g, j, jend, lin, lin2, sw, pos, gg, dq, dr, kk\n"
-                 ".reg i64 xb, ob, xo, dc, dt, idx, bidx\n.reg %s acc, w\n.reg %s xv\n"
-                 ".reg f64 cv, fv\n.reg bool vr, last, done, tp, t1, t2, t3, nb\n"
-                 ".reg %s rv\n.reg %s ov\n",
-              hg_dk_dt(s->adt), hg_dk_dt(s->xdt), hg_dk_dt(s->rdt), hg_dk_dt(s->odt));
+    hg_kb_set_cvt(b, s->odt, s->rdt, k->ov, hg_reg(k->rv));
 }
 
 // The store of ov for row `row` (offset ob, or the row itself for centers).
-static void emit_store(hg_sb* b, const rd_spec* s) {
-    if (s->out_linear) hg_sb_put(b, "    st.global.%s o[row], ov\n", hg_dk_dt(s->odt));
-    else hg_sb_put(b, "    st.global.%s o[ob], ov\n", hg_dk_dt(s->odt));
+static void emit_store(rd_k* k, const rd_spec* s) {
+    hg_operand at = hg_reg(s->out_linear ? k->row : k->ob);
+    hg_kb_st(&k->b, HG_SPACE_GLOBAL, s->odt, k->o, at, hg_reg(k->ov));
 }
 
-static void common_params(hg_sb* b, const rd_spec* s) {
-    if (s->cbuf.handle) hg_sb_put(b, ".param cen: global const f64\n");
-    hg_sb_put(b, ".param row0: u64\n.param M: u64\n.param N: u64\n.param C: u64\n"
-                 ".param xoff: i64\n.param ooff: i64\n.param dv: f64\n");
-    hg_dk_param_dims_text(b, "k", s->kd.nd, 2);
+// slot[at] := acc (and islot[at] := idx for argmin / argmax).
+static void store_acc(rd_k* k, const rd_spec* s, hg_space sp, uint32_t slot, uint32_t islot,
+                      uint32_t at) {
+    hg_kb_st(&k->b, sp, s->adt, slot, hg_reg(at), hg_reg(k->acc));
+    if (is_arg(s->k)) hg_kb_st(&k->b, sp, HG_DTYPE_I64, islot, hg_reg(at), hg_reg(k->idx));
 }
 
-static const char* const k_offs[2] = {"xb", "ob"};
+// w := slot[at] (and bidx := islot[at] for argmin / argmax).
+static void load_other(rd_k* k, const rd_spec* s, hg_space sp, uint32_t slot, uint32_t islot,
+                       uint32_t at) {
+    hg_kb_ld(&k->b, sp, s->adt, k->w, slot, hg_reg(at));
+    if (is_arg(s->k)) hg_kb_ld(&k->b, sp, HG_DTYPE_I64, k->bidx, islot, hg_reg(at));
+}
+
+// acc, idx := the identity, no index.
+static void init_acc(rd_k* k, const rd_spec* s) {
+    hg_kb_mov(&k->b, s->adt, k->acc, init_value(s));
+    hg_kb_mov(&k->b, HG_DTYPE_I64, k->idx, hg_imm_i64(-1));
+}
+
+// xb, ob := the row's offsets in x and out; cv := its center (when there are centers).
+static void row_offsets(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    hg_kb_mov(b, HG_DTYPE_I64, k->xb, k->xoff);
+    hg_kb_mov(b, HG_DTYPE_I64, k->ob, k->ooff);
+    const uint32_t offs[2] = {k->xb, k->ob};
+    hg_dk_emit_offsets(b, &k->kp, s->kd.nd, 2, hg_reg(k->row), offs, &k->sc);
+    if (s->cbuf.handle) hg_kb_ld(b, HG_SPACE_GLOBAL, HG_DTYPE_F64, k->cv, k->cen, hg_reg(k->row));
+}
+
+// The parameters after each kernel's own buffers.
+static void common_params(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    if (s->cbuf.handle) k->cen = hg_kb_buffer(b, "cen", HG_DTYPE_F64, 1);
+    k->row0 = hg_kb_scalar(b, "row0", U);
+    k->M = hg_kb_scalar(b, "M", U);
+    k->N = hg_kb_scalar(b, "N", U);
+    k->C = hg_kb_scalar(b, "C", U);
+    k->xoff = hg_kb_scalar(b, "xoff", I);
+    k->ooff = hg_kb_scalar(b, "ooff", I);
+    k->dv = hg_kb_scalar(b, "dv", HG_DTYPE_F64);
+    hg_dk_param_dims(b, "k", s->kd.nd, 2, &k->kp);
+}
+
+static void declare_regs(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64, F = HG_DTYPE_F64, B = HG_DTYPE_BOOL;
+    k->row = hg_kb_reg(b, "row", U);
+    k->t = hg_kb_reg(b, "t", U);
+    k->tn = hg_kb_reg(b, "tn", U);
+    k->blk = hg_kb_reg(b, "blk", U);
+    k->g = hg_kb_reg(b, "g", U);
+    k->j = hg_kb_reg(b, "j", U);
+    k->jend = hg_kb_reg(b, "jend", U);
+    k->lin = hg_kb_reg(b, "lin", U);
+    k->lin2 = hg_kb_reg(b, "lin2", U);
+    k->sw = hg_kb_reg(b, "sw", U);
+    k->pos = hg_kb_reg(b, "pos", U);
+    k->gg = hg_kb_reg(b, "gg", U);
+    k->sc.dq = hg_kb_reg(b, "dq", U);
+    k->sc.dr = hg_kb_reg(b, "dr", U);
+    k->kk = hg_kb_reg(b, "kk", U);
+    k->xb = hg_kb_reg(b, "xb", I);
+    k->ob = hg_kb_reg(b, "ob", I);
+    k->xo = hg_kb_reg(b, "xo", I);
+    k->sc.dc = hg_kb_reg(b, "dc", I);
+    k->sc.dt = hg_kb_reg(b, "dt", I);
+    k->idx = hg_kb_reg(b, "idx", I);
+    k->bidx = hg_kb_reg(b, "bidx", I);
+    k->acc = hg_kb_reg(b, "acc", s->adt);
+    k->w = hg_kb_reg(b, "w", s->adt);
+    k->xv = hg_kb_reg(b, "xv", s->xdt);
+    k->cv = hg_kb_reg(b, "cv", F);
+    k->fv = hg_kb_reg(b, "fv", F);
+    k->vr = hg_kb_reg(b, "vr", B);
+    k->last = hg_kb_reg(b, "last", B);
+    k->done = hg_kb_reg(b, "done", B);
+    k->tp = hg_kb_reg(b, "tp", B);
+    k->t1 = hg_kb_reg(b, "t1", B);
+    k->t2 = hg_kb_reg(b, "t2", B);
+    k->t3 = hg_kb_reg(b, "t3", B);
+    k->nb = hg_kb_reg(b, "nb", B);
+    k->rv = hg_kb_reg(b, "rv", s->rdt);
+    k->ov = hg_kb_reg(b, "ov", s->odt);
+}
+
+static void declare_block(rd_k* k, const rd_spec* s, int partial) {
+    hg_kb* b = &k->b;
+    k->x = hg_kb_buffer(b, "x", s->xdt, 1);
+    if (partial) {
+        k->pv = hg_kb_buffer(b, "pv", s->adt, 0);
+        if (is_arg(s->k)) k->pi = hg_kb_buffer(b, "pi", HG_DTYPE_I64, 0);
+    } else {
+        k->o = hg_kb_buffer(b, "o", s->odt, 0);
+    }
+    common_params(k, s);
+    hg_dk_param_dims(b, "r", s->rd.nd, 1, &k->rp);
+    k->sv = hg_kb_shared(b, "sv", s->adt, RD_LANES);
+    if (is_arg(s->k)) k->si = hg_kb_shared(b, "si", HG_DTYPE_I64, RD_LANES);
+    declare_regs(k, s);
+}
+
+// The lanes' loop over their elements j = g * C + t, + T, ... of the row's chunk.
+static void element_loop(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64;
+    hg_kb_set(b, HG_OP_MUL, U, k->j, hg_reg(k->g), k->C, hg_none());
+    hg_kb_set(b, HG_OP_ADD, U, k->jend, hg_reg(k->j), k->C, hg_none());
+    hg_kb_set(b, HG_OP_MIN, U, k->jend, hg_reg(k->jend), k->N, hg_none());
+    op3(k, HG_OP_ADD, U, k->j, k->j, k->t);
+    hg_kb_loop(b);
+    hg_kb_set_cmp(b, HG_CMP_GE, U, k->last, hg_reg(k->j), hg_reg(k->jend));
+    hg_kb_break(b, k->last);
+    hg_kb_mov(b, HG_DTYPE_I64, k->xo, hg_reg(k->xb));
+    hg_dk_emit_offsets(b, &k->rp, s->rd.nd, 1, hg_reg(k->j), &k->xo, &k->sc);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, s->xdt, k->xv, k->x, hg_reg(k->xo));
+    emit_element(k, s);
+    emit_combine(k, s);
+    op3(k, HG_OP_ADD, U, k->j, k->j, k->tn);
+    hg_kb_endloop(b);
+}
+
+// The shared tree: lane t of each row combines slot lin + sw into lin, sw = T/2, T/4, ...
+static void tree(rd_k* k, const rd_spec* s) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64;
+    store_acc(k, s, HG_SPACE_SHARED, k->sv, k->si, k->lin);
+    hg_kb_bar(b);
+    hg_kb_set(b, HG_OP_SHR, U, k->sw, hg_reg(k->tn), hg_imm_u64(1), hg_none());
+    hg_kb_loop(b);
+    hg_kb_set_cmp(b, HG_CMP_EQ, U, k->done, hg_reg(k->sw), hg_imm_u64(0));
+    hg_kb_break(b, k->done);
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k->tp, hg_reg(k->t), hg_reg(k->sw));
+    hg_kb_if(b, k->tp);
+    op3(k, HG_OP_ADD, U, k->lin2, k->lin, k->sw);
+    load_other(k, s, HG_SPACE_SHARED, k->sv, k->si, k->lin2);
+    emit_combine(k, s);
+    store_acc(k, s, HG_SPACE_SHARED, k->sv, k->si, k->lin);
+    hg_kb_endif(b);
+    hg_kb_bar(b);
+    hg_kb_set(b, HG_OP_SHR, U, k->sw, hg_reg(k->sw), hg_imm_u64(1), hg_none());
+    hg_kb_endloop(b);
+}
 
 // The block kernel: final (partial == 0) stores results, otherwise partial accumulators.
-static void block_kernel(hg_sb* b, const rd_spec* s, int partial) {
-    const char* a = hg_dk_dt(s->adt);
-    hg_sb_put(b, ".kernel hg_dev_reduce\n.param x: global const %s\n", hg_dk_dt(s->xdt));
-    if (partial) {
-        hg_sb_put(b, ".param pv: global %s\n", a);
-        if (is_arg(s->k)) hg_sb_put(b, ".param pi: global i64\n");
+static hg_status block_kernel(const rd_spec* s, int partial, hg_prog** out) {
+    rd_k kk;
+    memset(&kk, 0, sizeof kk);
+    rd_k* k = &kk;
+    k->b = hg_kb_new("hg_dev_reduce");
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64;
+    declare_block(k, s, partial);
+    // row = ctaid.x * ntid.y + tid.y + row0; g = the chunk.
+    special(k, k->t, HG_SREG_TID_X);
+    special(k, k->tn, HG_SREG_NTID_X);
+    special(k, k->blk, HG_SREG_CTAID_X);
+    special(k, k->row, HG_SREG_NTID_Y);
+    op3(k, HG_OP_MUL, U, k->blk, k->blk, k->row);
+    special(k, k->row, HG_SREG_TID_Y);
+    op3(k, HG_OP_ADD, U, k->row, k->row, k->blk);
+    hg_kb_set(b, HG_OP_ADD, U, k->row, hg_reg(k->row), k->row0, hg_none());
+    special(k, k->g, HG_SREG_CTAID_Y);
+    init_acc(k, s);
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k->vr, hg_reg(k->row), k->M);
+    hg_kb_if(b, k->vr);
+    row_offsets(k, s);
+    element_loop(k, s);
+    hg_kb_endif(b);
+    // lin = tid.y * ntid.x + tid.x (the lane's slot).
+    special(k, k->lin, HG_SREG_TID_Y);
+    op3(k, HG_OP_MUL, U, k->lin, k->lin, k->tn);
+    op3(k, HG_OP_ADD, U, k->lin, k->lin, k->t);
+    tree(k, s);
+    hg_kb_set_cmp(b, HG_CMP_EQ, U, k->tp, hg_reg(k->t), hg_imm_u64(0));
+    op3(k, HG_OP_AND, HG_DTYPE_BOOL, k->tp, k->tp, k->vr);
+    hg_kb_if(b, k->tp);
+    if (partial) {   // pos = (row - row0) * G + g
+        special(k, k->gg, HG_SREG_NCTAID_Y);
+        hg_kb_set(b, HG_OP_SUB, U, k->pos, hg_reg(k->row), k->row0, hg_none());
+        op3(k, HG_OP_MUL, U, k->pos, k->pos, k->gg);
+        op3(k, HG_OP_ADD, U, k->pos, k->pos, k->g);
+        store_acc(k, s, HG_SPACE_GLOBAL, k->pv, k->pi, k->pos);
     } else {
-        hg_sb_put(b, ".param o: global %s\n", hg_dk_dt(s->odt));
+        emit_finish(k, s);
+        emit_store(k, s);
     }
-    common_params(b, s);
-    hg_dk_param_dims_text(b, "r", s->rd.nd, 1);
-    hg_sb_put(b, ".shared sv: %s[%u]\n", a, RD_LANES);
-    if (is_arg(s->k)) hg_sb_put(b, ".shared si: i64[%u]\n", RD_LANES);
-    emit_regs(b, s);
-    hg_sb_put(b, "    cvt.u64.u32 t, %%tid.x\n    cvt.u64.u32 tn, %%ntid.x\n"
-                 "    cvt.u64.u32 blk, %%ctaid.x\n    cvt.u64.u32 row, %%ntid.y\n"
-                 "    mul.u64 blk, blk, row\n    cvt.u64.u32 row, %%tid.y\n"
-                 "    add.u64 row, row, blk\n    add.u64 row, row, row0\n"
-                 "    cvt.u64.u32 g, %%ctaid.y\n    mov.%s acc, %s\n    mov.i64 idx, -1\n"
-                 "    cmp.lt.u64 vr, row, M\n    if vr\n    mov.i64 xb, xoff\n    mov.i64 ob, ooff\n",
-              a, init_value(s));
-    hg_dk_emit_offsets_text(b, "k", s->kd.nd, 2, "row", k_offs);
-    if (s->cbuf.handle) hg_sb_put(b, "    ld.global.f64 cv, cen[row]\n");
-    hg_sb_put(b, "    mul.u64 j, g, C\n    add.u64 jend, j, C\n    min.u64 jend, jend, N\n"
-                 "    add.u64 j, j, t\n    loop\n    cmp.ge.u64 last, j, jend\n    break last\n"
-                 "    mov.i64 xo, xb\n");
-    const char* xo = "xo";
-    hg_dk_emit_offsets_text(b, "r", s->rd.nd, 1, "j", &xo);
-    hg_sb_put(b, "    ld.global.%s xv, x[xo]\n", hg_dk_dt(s->xdt));
-    emit_element(b, s);
-    emit_combine(b, s);
-    hg_sb_put(b, "    add.u64 j, j, tn\n    endloop\n    endif\n"
-                 "    cvt.u64.u32 lin, %%tid.y\n    mul.u64 lin, lin, tn\n    add.u64 lin, lin, t\n"
-                 "    st.shared.%s sv[lin], acc\n", a);
-    if (is_arg(s->k)) hg_sb_put(b, "    st.shared.i64 si[lin], idx\n");
-    hg_sb_put(b, "    bar\n    shr.u64 sw, tn, 1\n    loop\n    cmp.eq.u64 done, sw, 0\n    break done\n"
-                 "    cmp.lt.u64 tp, t, sw\n    if tp\n    add.u64 lin2, lin, sw\n"
-                 "    ld.shared.%s w, sv[lin2]\n", a);
-    if (is_arg(s->k)) hg_sb_put(b, "    ld.shared.i64 bidx, si[lin2]\n");
-    emit_combine(b, s);
-    hg_sb_put(b, "    st.shared.%s sv[lin], acc\n", a);
-    if (is_arg(s->k)) hg_sb_put(b, "    st.shared.i64 si[lin], idx\n");
-    hg_sb_put(b, "    endif\n    bar\n    shr.u64 sw, sw, 1\n    endloop\n"
-                 "    cmp.eq.u64 tp, t, 0\n    and.bool tp, tp, vr\n    if tp\n");
-    if (partial) {
-        hg_sb_put(b, "    cvt.u64.u32 gg, %%nctaid.y\n    sub.u64 pos, row, row0\n"
-                     "    mul.u64 pos, pos, gg\n    add.u64 pos, pos, g\n"
-                     "    st.global.%s pv[pos], acc\n", a);
-        if (is_arg(s->k)) hg_sb_put(b, "    st.global.i64 pi[pos], idx\n");
-    } else {
-        emit_finish(b, s);
-        emit_store(b, s);
-    }
-    hg_sb_put(b, "    endif\n");
+    hg_kb_endif(b);
+    return hg_dk_finish(b, s->fn, out);
 }
 
 // One lane per row: combines the G partials of the row in order, finishes and stores.
-static void finish_kernel(hg_sb* b, const rd_spec* s) {
-    const char* a = hg_dk_dt(s->adt);
-    hg_sb_put(b, ".kernel hg_dev_reduce_finish\n.param pv: global const %s\n", a);
-    if (is_arg(s->k)) hg_sb_put(b, ".param pi: global const i64\n");
-    hg_sb_put(b, ".param o: global %s\n.param G: u64\n", hg_dk_dt(s->odt));
-    common_params(b, s);
-    emit_regs(b, s);
-    hg_sb_put(b, "    cvt.u64.u32 lin, %%gid.x\n    add.u64 row, lin, row0\n"
-                 "    cmp.lt.u64 vr, row, M\n    if vr\n    mov.%s acc, %s\n    mov.i64 idx, -1\n"
-                 "    mul.u64 pos, lin, G\n    mov.u64 kk, 0\n    loop\n"
-                 "    cmp.ge.u64 last, kk, G\n    break last\n    ld.global.%s w, pv[pos]\n",
-              a, init_value(s), a);
-    if (is_arg(s->k)) hg_sb_put(b, "    ld.global.i64 bidx, pi[pos]\n");
-    emit_combine(b, s);
-    hg_sb_put(b, "    add.u64 pos, pos, 1\n    add.u64 kk, kk, 1\n    endloop\n"
-                 "    mov.i64 xb, xoff\n    mov.i64 ob, ooff\n");
-    hg_dk_emit_offsets_text(b, "k", s->kd.nd, 2, "row", k_offs);
-    if (s->cbuf.handle) hg_sb_put(b, "    ld.global.f64 cv, cen[row]\n");
-    emit_finish(b, s);
-    emit_store(b, s);
-    hg_sb_put(b, "    endif\n");
+static hg_status finish_kernel(const rd_spec* s, hg_prog** out) {
+    rd_k kk;
+    memset(&kk, 0, sizeof kk);
+    rd_k* k = &kk;
+    k->b = hg_kb_new("hg_dev_reduce_finish");
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64;
+    k->pv = hg_kb_buffer(b, "pv", s->adt, 1);
+    if (is_arg(s->k)) k->pi = hg_kb_buffer(b, "pi", HG_DTYPE_I64, 1);
+    k->o = hg_kb_buffer(b, "o", s->odt, 0);
+    k->G = hg_kb_scalar(b, "G", U);
+    common_params(k, s);
+    declare_regs(k, s);
+    special(k, k->lin, HG_SREG_GID_X);
+    hg_kb_set(b, HG_OP_ADD, U, k->row, hg_reg(k->lin), k->row0, hg_none());
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k->vr, hg_reg(k->row), k->M);
+    hg_kb_if(b, k->vr);
+    init_acc(k, s);
+    hg_kb_set(b, HG_OP_MUL, U, k->pos, hg_reg(k->lin), k->G, hg_none());
+    hg_kb_mov(b, U, k->kk, hg_imm_u64(0));
+    hg_kb_loop(b);
+    hg_kb_set_cmp(b, HG_CMP_GE, U, k->last, hg_reg(k->kk), k->G);
+    hg_kb_break(b, k->last);
+    load_other(k, s, HG_SPACE_GLOBAL, k->pv, k->pi, k->pos);
+    emit_combine(k, s);
+    hg_kb_set(b, HG_OP_ADD, U, k->pos, hg_reg(k->pos), hg_imm_u64(1), hg_none());
+    hg_kb_set(b, HG_OP_ADD, U, k->kk, hg_reg(k->kk), hg_imm_u64(1), hg_none());
+    hg_kb_endloop(b);
+    row_offsets(k, s);
+    emit_finish(k, s);
+    emit_store(k, s);
+    hg_kb_endif(b);
+    return hg_dk_finish(b, s->fn, out);
 }
 
 // mlim: the end of this launch's rows.
@@ -269,14 +459,13 @@ static hg_status run_spec(const rd_spec* s) {
     }
     uint64_t C = G > 1 ? (s->N + G - 1) / G : s->N;
     if (G > 1) G = (s->N + C - 1) / C;
-    hg_sb kb = {0}, fb = {0};
-    block_kernel(&kb, s, G > 1);
-    if (G > 1) finish_kernel(&fb, s);
-    hg_status st = HG_OK;
+    hg_prog *kp = NULL, *fp = NULL;
+    hg_status st = block_kernel(s, G > 1, &kp);
+    if (!st && G > 1) st = finish_kernel(s, &fp);
     hg_buffer pv = {0}, pi = {0};
     hg_executor exh = {s->ex->handle};
     uint64_t rows_per = RD_MAX_ROWBLOCKS * RB;
-    if (G > 1) {
+    if (!st && G > 1) {
         uint64_t np = (s->M < rows_per ? s->M : rows_per) * G;
         st = hg_buffer_create_ex(exh, s->adt, (size_t)np, HG_BUFFER_UNINITIALIZED, &pv);
         if (!st && is_arg(s->k))
@@ -304,7 +493,7 @@ static hg_status run_spec(const rd_spec* s) {
         cfg.block.x = T;
         cfg.block.y = RB;
         cfg.block.z = 1;
-        st = hg_dk_launch_text(s->ex, s->fn, &kb, &cfg, args, k);
+        st = hg_dk_launch(s->ex, s->fn, kp, &cfg, args, k);
         if (st || G == 1) continue;
         k = 0;
         args[k++] = hg_arg_buffer(pv);
@@ -313,12 +502,12 @@ static hg_status run_spec(const rd_spec* s) {
         args[k++] = hg_arg_u64(G);
         k = common_args(args, k, s, row0, row0 + rows, C);
         hg_launch_config cf = hg_launch_1d(rows, 128);
-        st = hg_dk_launch_text(s->ex, s->fn, &fb, &cf, args, k);
+        st = hg_dk_launch(s->ex, s->fn, fp, &cf, args, k);
     }
     if (pv.handle) hg_buffer_destroy(pv);
     if (pi.handle) hg_buffer_destroy(pi);
-    hg_sb_free(&kb);
-    hg_sb_free(&fb);
+    hg_prog_free(kp);
+    hg_prog_free(fp);
     return st;
 }
 
@@ -382,7 +571,8 @@ hg_status hg_dev_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x,
     s.fin = fin_of[op];
     s.adt = acc_dtype(s.k, x->dtype);
     if (op == HG_REDUCE_MEAN) s.adt = HG_DTYPE_F64;
-    if (op != HG_REDUCE_VAR && op != HG_REDUCE_STD && op != HG_REDUCE_LOGSUMEXP) return run_spec(&s);
+    if (op != HG_REDUCE_VAR && op != HG_REDUCE_STD && op != HG_REDUCE_LOGSUMEXP)
+        return run_spec(&s);
     // Two passes: the row's mean (var, std) or max (logsumexp) in double, then the sum of
     // squared deviations or of exp(x - max) around it.
     double div = (double)s.N - ddof;   // numpy: max(N - ddof, 0)
