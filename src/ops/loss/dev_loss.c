@@ -3,17 +3,45 @@
 // exactly as loss.c / loss_ce.c do (the same f32 steps for f16/bf16/f32 inputs), then either
 // stores it rounded to the result dtype (reduction NONE) or into an f64 temporary that the
 // device reductions sum; a one-lane kernel divides (MEAN) and rounds once into out.
-#include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
-#include "ops/common/dev_text.h"
 #include "ops/common/dev_ops.h"
 #include "tensor/tensor_internal.h"
 
 #define DL_BLOCK 256u
 #define DL_LAUNCH_MAX (UINT64_C(1) << 30)
+
+// The dtypes the kernels name most.
+static const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64, F = HG_DTYPE_F64, F32 = HG_DTYPE_F32,
+                      B = HG_DTYPE_BOOL;
+
+// d = a op x and d = op a, over registers.
+static void op2(hg_kb* b, hg_opcode op, hg_dtype t, uint32_t d, uint32_t a, uint32_t x) {
+    hg_kb_set(b, op, t, d, hg_reg(a), hg_reg(x), hg_none());
+}
+static void op1(hg_kb* b, hg_opcode op, hg_dtype t, uint32_t d, uint32_t a) {
+    hg_kb_set(b, op, t, d, hg_reg(a), hg_none(), hg_none());
+}
+
+// v (f64) rounded to rt (through rv), then converted to odt (through ov) and stored at
+// slot[idx]: the result's one rounding, as on the CPU.
+static void store_rounded(hg_kb* b, hg_dtype rt, hg_dtype odt, uint32_t rv, uint32_t ov,
+                          uint32_t slot, hg_operand idx, uint32_t v) {
+    hg_kb_set_cvt(b, rt, F, rv, hg_reg(v));
+    hg_kb_set_cvt(b, odt, rt, ov, hg_reg(rv));
+    hg_kb_st(b, HG_SPACE_GLOBAL, odt, slot, idx, hg_reg(ov));
+}
+
+// The lane's element i = gid.x + first (launches go in pieces of DL_LAUNCH_MAX lanes) and
+// whether it is one (in = i < n).
+static void lane_index(hg_kb* b, uint32_t i, hg_operand first, hg_operand n, uint32_t in) {
+    hg_kb_set_cvt(b, U, HG_DTYPE_U32, i, hg_sreg(HG_SREG_GID_X));
+    hg_kb_set(b, HG_OP_ADD, U, i, hg_reg(i), first, hg_none());
+    hg_kb_set_cmp(b, HG_CMP_LT, U, in, hg_reg(i), n);
+}
 
 // A 1-D (or 0-d) f64 tensor over `count` elements of b from element `at`.
 static hg_tensor f64_vec(hg_buffer b, int64_t at, int64_t count, int scalar) {
@@ -28,25 +56,39 @@ static hg_tensor f64_vec(hg_buffer b, int64_t at, int64_t count, int scalar) {
     return t;
 }
 
+// The finishing kernel: v = s[0], divided (MEAN) by s[1] when counted else by nf, rounded to
+// rt and stored as out's dtype at o[ooff].
+static hg_status build_finish(const char* fn, int mean, int counted, hg_dtype rt, hg_dtype odt,
+                              hg_prog** out) {
+    hg_kb kb = hg_kb_new("hg_dev_loss_finish");
+    hg_kb* b = &kb;
+    uint32_t s = hg_kb_buffer(b, "s", F, 1), o = hg_kb_buffer(b, "o", odt, 0);
+    hg_operand ooff = hg_kb_scalar(b, "ooff", I), nf = hg_kb_scalar(b, "nf", F);
+    uint32_t v = hg_kb_reg(b, "v", F), d = hg_kb_reg(b, "d", F);
+    uint32_t rv = hg_kb_reg(b, "rv", rt), ov = hg_kb_reg(b, "ov", odt);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, F, v, s, hg_imm_i64(0));
+    if (mean && counted) {
+        hg_kb_ld(b, HG_SPACE_GLOBAL, F, d, s, hg_imm_i64(1));
+        op2(b, HG_OP_DIV, F, v, v, d);
+    } else if (mean) {
+        hg_kb_set(b, HG_OP_DIV, F, v, hg_reg(v), nf, hg_none());
+    }
+    store_rounded(b, rt, odt, rv, ov, o, ooff, v);
+    return hg_dk_finish(b, fn, out);
+}
+
 // out = (MEAN: sums[0] / divisor, where divisor is sums[1] when counted else n; SUM: sums[0])
 // rounded to rt, then stored as out's dtype.
 static hg_status finish(hg_op_ctx* c, hg_buffer sums, int mean, int counted, double n,
                         hg_dtype rt, const hg_tensor* out) {
-    hg_sb b = {0};
-    hg_sb_put(&b, ".kernel hg_dev_loss_finish\n.param s: global const f64\n.param o: global %s\n"
-                  ".param ooff: i64\n.param nf: f64\n.reg f64 v, d\n.reg %s rv\n.reg %s ov\n"
-                  "    ld.global.f64 v, s[0]\n",
-              hg_dk_dt(out->dtype), hg_dk_dt(rt), hg_dk_dt(out->dtype));
-    if (mean && counted) hg_sb_put(&b, "    ld.global.f64 d, s[1]\n    div.f64 v, v, d\n");
-    else if (mean) hg_sb_put(&b, "    div.f64 v, v, nf\n");
-    hg_dk_cvt(&b, "rv", rt, "v", HG_DTYPE_F64);
-    hg_dk_cvt(&b, "ov", out->dtype, "rv", rt);
-    hg_sb_put(&b, "    st.global.%s o[ooff], ov\n", hg_dk_dt(out->dtype));
+    hg_prog* prog = NULL;
+    hg_status s = build_finish(c->fn, mean, counted, rt, out->dtype, &prog);
+    if (s) return s;
     hg_arg args[4] = {hg_arg_buffer(sums), hg_arg_buffer(out->buffer), hg_arg_i64(out->offset),
                       hg_arg_f64(n)};
     hg_launch_config cfg = hg_launch_1d(1, 1);
-    hg_status s = hg_dk_launch_text(c->ex, c->fn, &b, &cfg, args, 4);
-    hg_sb_free(&b);
+    s = hg_dk_launch(c->ex, c->fn, prog, &cfg, args, 4);
+    hg_prog_free(prog);
     return s;
 }
 
@@ -69,25 +111,201 @@ static hg_status reduce_finish(hg_op_ctx* c, hg_buffer vals, hg_buffer cnts, int
     return s;
 }
 
-static hg_status launch_lanes(hg_op_ctx* c, const hg_sb* text, uint64_t n, hg_arg* args,
+static hg_status launch_lanes(hg_op_ctx* c, const hg_prog* prog, uint64_t n, hg_arg* args,
                               size_t nargs, size_t first_slot) {
     hg_status s = HG_OK;
     for (uint64_t first = 0; first < n && !s; first += DL_LAUNCH_MAX) {
         uint64_t cnt = n - first < DL_LAUNCH_MAX ? n - first : DL_LAUNCH_MAX;
         args[first_slot] = hg_arg_u64(first);
         hg_launch_config cfg = hg_launch_1d(cnt, DL_BLOCK);
-        s = hg_dk_launch_text(c->ex, c->fn, text, &cfg, args, nargs);
+        s = hg_dk_launch(c->ex, c->fn, prog, &cfg, args, nargs);
     }
     return s;
 }
 
-// log1p(e) for e in [0, 1] without log1p: log(u) * e / (u - 1) with u = 1 + e (exact enough
-// in every float type; e itself when u rounds to 1).
-static void emit_log1p(hg_sb* b, const char* t, const char* dst, const char* e) {
-    hg_sb_put(b, "    add.%s u, %s, 1\n    log.%s lu, u\n    sub.%s um, u, 1\n"
-                 "    cmp.eq.%s q, um, 0\n    mul.%s lu, lu, %s\n    div.%s lu, lu, um\n"
-                 "    sel.%s %s, q, %s, lu\n",
-              t, e, t, t, t, t, e, t, t, dst, e);
+// ---------------------------------------------------------------------------------------------
+// Element-wise losses (hg_dev_ew_loss)
+// ---------------------------------------------------------------------------------------------
+// The inputs by index: x, t (target), w (weight), pw (pos_weight); w and pw may be absent.
+static const char* const EL_NAME[4] = {"x", "t", "w", "pw"};
+
+typedef struct el_spec {
+    hg_dev_loss kind;
+    hg_dtype idt[4];    // the present inputs' dtypes
+    int has[4];
+    hg_dtype rt, odt;   // odt: out's dtype (reduction NONE), else f64
+    int write;          // reduction NONE: the loss is rounded to rt and stored as odt
+    int32_t nd;
+} el_spec;
+
+// The kernel's slots, parameters and registers (declared in this order; names as in dumps).
+typedef struct el_k {
+    hg_kb b;
+    uint32_t o, in[4];                      // memory slots
+    hg_operand n, first, ooff, off[4];      // scalars (off: xoff, toff, woff, pwoff)
+    hg_dk_dim_params dp;
+    uint32_t i;                             // u64
+    hg_dk_scratch sc;                       // dq, dr (u64), dc, dt (i64)
+    uint32_t oo, ro[4];                     // i64 (ro: xo, to, wo, po)
+    uint32_t inr, q;                        // bool
+    uint32_t xd, td, wd, pd, l, lp, lq, sp, lw;   // f64
+    uint32_t xf, lpf, lqf, u, lu, um, ef;   // f32
+    uint32_t ud, rv, ov, iv[4];             // f64, rt, odt, the inputs' dtypes (xv, tv, ...)
+} el_k;
+
+static void el_declare(el_k* k, const el_spec* s) {
+    static const char* const off_name[4] = {"xoff", "toff", "woff", "pwoff"};
+    static const char* const ro_name[4] = {"xo", "to", "wo", "po"};
+    static const char* const iv_name[4] = {"xv", "tv", "wv", "pwv"};
+    hg_kb* b = &k->b;
+    k->o = hg_kb_buffer(b, "o", s->odt, 0);
+    for (int q = 0; q < 4; q++)
+        if (s->has[q]) k->in[q] = hg_kb_buffer(b, EL_NAME[q], s->idt[q], 1);
+    k->n = hg_kb_scalar(b, "n", U);
+    k->first = hg_kb_scalar(b, "first", U);
+    k->ooff = hg_kb_scalar(b, "ooff", I);
+    for (int q = 0; q < 4; q++) k->off[q] = hg_kb_scalar(b, off_name[q], I);
+    hg_dk_param_dims(b, "d", s->nd, 5, &k->dp);
+    k->i = hg_kb_reg(b, "i", U);
+    k->sc.dq = hg_kb_reg(b, "dq", U);
+    k->sc.dr = hg_kb_reg(b, "dr", U);
+    k->oo = hg_kb_reg(b, "oo", I);
+    for (int q = 0; q < 4; q++) k->ro[q] = hg_kb_reg(b, ro_name[q], I);
+    k->sc.dc = hg_kb_reg(b, "dc", I);
+    k->sc.dt = hg_kb_reg(b, "dt", I);
+    k->inr = hg_kb_reg(b, "in", B);
+    k->q = hg_kb_reg(b, "q", B);
+    k->xd = hg_kb_reg(b, "xd", F);
+    k->td = hg_kb_reg(b, "td", F);
+    k->wd = hg_kb_reg(b, "wd", F);
+    k->pd = hg_kb_reg(b, "pd", F);
+    k->l = hg_kb_reg(b, "l", F);
+    k->lp = hg_kb_reg(b, "lp", F);
+    k->lq = hg_kb_reg(b, "lq", F);
+    k->sp = hg_kb_reg(b, "sp", F);
+    k->lw = hg_kb_reg(b, "lw", F);
+    k->xf = hg_kb_reg(b, "xf", F32);
+    k->lpf = hg_kb_reg(b, "lpf", F32);
+    k->lqf = hg_kb_reg(b, "lqf", F32);
+    k->u = hg_kb_reg(b, "u", F32);
+    k->lu = hg_kb_reg(b, "lu", F32);
+    k->um = hg_kb_reg(b, "um", F32);
+    k->ef = hg_kb_reg(b, "ef", F32);
+    k->ud = hg_kb_reg(b, "ud", F);
+    k->rv = hg_kb_reg(b, "rv", s->rt);
+    k->ov = hg_kb_reg(b, "ov", s->odt);
+    for (int q = 0; q < 4; q++)
+        if (s->has[q]) k->iv[q] = hg_kb_reg(b, iv_name[q], s->idt[q]);
+}
+
+// e = exp(-|a|) in t.
+static void exp_neg_abs(hg_kb* b, hg_dtype t, uint32_t e, uint32_t a) {
+    op1(b, HG_OP_ABS, t, e, a);
+    op1(b, HG_OP_NEG, t, e, e);
+    op1(b, HG_OP_EXP, t, e, e);
+}
+
+// dst = log1p(e) for e in [0, 1] without log1p, in t: log(u) * e / (u - 1) with u = 1 + e
+// (exact enough in every float type; e itself when u rounds to 1). u, lu, um: scratch.
+static void log1p_small(el_k* k, hg_dtype t, uint32_t dst, uint32_t e, uint32_t u, uint32_t lu,
+                        uint32_t um) {
+    hg_kb* b = &k->b;
+    hg_kb_set(b, HG_OP_ADD, t, u, hg_reg(e), hg_kb_imm(t, 1), hg_none());
+    op1(b, HG_OP_LOG, t, lu, u);
+    hg_kb_set(b, HG_OP_SUB, t, um, hg_reg(u), hg_kb_imm(t, 1), hg_none());
+    hg_kb_set_cmp(b, HG_CMP_EQ, t, k->q, hg_reg(um), hg_kb_imm(t, 0));
+    op2(b, HG_OP_MUL, t, lu, lu, e);
+    op2(b, HG_OP_DIV, t, lu, lu, um);
+    hg_kb_set(b, HG_OP_SEL, t, dst, hg_reg(k->q), hg_reg(e), hg_reg(lu));
+}
+
+static void mse(el_k* k) {
+    op2(&k->b, HG_OP_SUB, F, k->l, k->xd, k->td);
+    op2(&k->b, HG_OP_MUL, F, k->l, k->l, k->l);
+}
+
+// -(t lp + (1 - t) lq), each log clamped at -100 (f32 logs below f64, as torch).
+static void bce(el_k* k, int f64) {
+    hg_kb* b = &k->b;
+    if (f64) {
+        op1(b, HG_OP_LOG, F, k->lp, k->xd);
+        hg_kb_set(b, HG_OP_SUB, F, k->lq, hg_imm_f64(1), hg_reg(k->xd), hg_none());
+        op1(b, HG_OP_LOG, F, k->lq, k->lq);
+    } else {
+        hg_kb_set_cvt(b, F32, F, k->xf, hg_reg(k->xd));
+        op1(b, HG_OP_LOG, F32, k->lpf, k->xf);
+        hg_kb_set(b, HG_OP_SUB, F32, k->lqf, hg_imm_f32(1), hg_reg(k->xf), hg_none());
+        op1(b, HG_OP_LOG, F32, k->lqf, k->lqf);
+        hg_kb_set_cvt(b, F, F32, k->lp, hg_reg(k->lpf));
+        hg_kb_set_cvt(b, F, F32, k->lq, hg_reg(k->lqf));
+    }
+    hg_kb_set(b, HG_OP_MAX, F, k->lp, hg_reg(k->lp), hg_imm_f64(-100), hg_none());
+    hg_kb_set(b, HG_OP_MAX, F, k->lq, hg_reg(k->lq), hg_imm_f64(-100), hg_none());
+    op2(b, HG_OP_MUL, F, k->lp, k->td, k->lp);
+    hg_kb_set(b, HG_OP_SUB, F, k->l, hg_imm_f64(1), hg_reg(k->td), hg_none());
+    op2(b, HG_OP_MUL, F, k->l, k->l, k->lq);
+    op2(b, HG_OP_ADD, F, k->l, k->lp, k->l);
+    op1(b, HG_OP_NEG, F, k->l, k->l);
+}
+
+// (1 - t) x + lw sp, sp = log1p(exp(-|x|)) + max(-x, 0), lw = 1 + (pw - 1) t.
+static void bce_logits(el_k* k, int f64, int has_pw) {
+    hg_kb* b = &k->b;
+    if (f64) {
+        exp_neg_abs(b, F, k->ud, k->xd);
+        log1p_small(k, F, k->sp, k->ud, k->l, k->lp, k->lq);
+    } else {
+        hg_kb_set_cvt(b, F32, F, k->xf, hg_reg(k->xd));
+        exp_neg_abs(b, F32, k->ef, k->xf);
+        log1p_small(k, F32, k->lpf, k->ef, k->u, k->lu, k->um);
+        hg_kb_set_cvt(b, F, F32, k->sp, hg_reg(k->lpf));
+    }
+    op1(b, HG_OP_NEG, F, k->lq, k->xd);
+    hg_kb_set(b, HG_OP_MAX, F, k->lq, hg_reg(k->lq), hg_imm_f64(0), hg_none());
+    op2(b, HG_OP_ADD, F, k->sp, k->sp, k->lq);
+    if (has_pw) {
+        hg_kb_set(b, HG_OP_SUB, F, k->lw, hg_reg(k->pd), hg_imm_f64(1), hg_none());
+        hg_kb_set(b, HG_OP_FMA, F, k->lw, hg_reg(k->lw), hg_reg(k->td), hg_imm_f64(1));
+    } else {
+        hg_kb_mov(b, F, k->lw, hg_imm_f64(1));
+    }
+    hg_kb_set(b, HG_OP_SUB, F, k->l, hg_imm_f64(1), hg_reg(k->td), hg_none());
+    op2(b, HG_OP_MUL, F, k->l, k->l, k->xd);
+    op2(b, HG_OP_MUL, F, k->lw, k->lw, k->sp);
+    op2(b, HG_OP_ADD, F, k->l, k->l, k->lw);
+}
+
+// The kernel: lane i computes the loss of element i into l (times w when given) and stores it.
+static hg_status el_build(const char* fn, const el_spec* s, hg_prog** out) {
+    el_k kk;
+    memset(&kk, 0, sizeof kk);
+    el_k* k = &kk;
+    k->b = hg_kb_new("hg_dev_ew_loss");
+    hg_kb* b = &k->b;
+    el_declare(k, s);
+    lane_index(b, k->i, k->first, k->n, k->inr);
+    hg_kb_if(b, k->inr);
+    hg_kb_mov(b, I, k->oo, k->ooff);
+    for (int q = 0; q < 4; q++) hg_kb_mov(b, I, k->ro[q], k->off[q]);
+    const uint32_t offs[5] = {k->oo, k->ro[0], k->ro[1], k->ro[2], k->ro[3]};
+    hg_dk_emit_offsets(b, &k->dp, s->nd, 5, hg_reg(k->i), offs, &k->sc);
+    const uint32_t fd[4] = {k->xd, k->td, k->wd, k->pd};
+    for (int q = 0; q < 4; q++)
+        if (s->has[q]) {
+            hg_kb_ld(b, HG_SPACE_GLOBAL, s->idt[q], k->iv[q], k->in[q], hg_reg(k->ro[q]));
+            hg_kb_set_cvt(b, F, s->idt[q], fd[q], hg_reg(k->iv[q]));
+        }
+    int f64 = s->rt == HG_DTYPE_F64;
+    switch (s->kind) {
+    case HG_DEV_MSE: mse(k); break;
+    case HG_DEV_BCE: bce(k, f64); break;
+    default: bce_logits(k, f64, s->has[3]); break;
+    }
+    if (s->has[2]) op2(b, HG_OP_MUL, F, k->l, k->l, k->wd);
+    if (s->write) store_rounded(b, s->rt, s->odt, k->rv, k->ov, k->o, hg_reg(k->oo), k->l);
+    else hg_kb_st(b, HG_SPACE_GLOBAL, F, k->o, hg_reg(k->oo), hg_reg(k->l));
+    hg_kb_endif(b);
+    return hg_dk_finish(b, fn, out);
 }
 
 hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const* in,
@@ -114,80 +332,18 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
         hg_dk_dims_push(&dims, 5, shape[d], s5);
     }
     hg_dk_dims_merge(&dims, 5);
-    hg_dtype odt = write ? out->dtype : HG_DTYPE_F64;
-    int f64 = rt == HG_DTYPE_F64;
-    hg_sb b = {0};
-    hg_sb_put(&b, ".kernel hg_dev_ew_loss\n.param o: global %s\n", hg_dk_dt(odt));
-    static const char* const nm[4] = {"x", "t", "w", "pw"};
-    for (int q = 0; q < 4; q++)
-        if (in[q]) hg_sb_put(&b, ".param %s: global const %s\n", nm[q], hg_dk_dt(in[q]->dtype));
-    hg_sb_put(&b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n"
-                  ".param toff: i64\n.param woff: i64\n.param pwoff: i64\n");
-    hg_dk_param_dims_text(&b, "d", dims.nd, 5);
-    hg_sb_put(&b, ".reg u64 i, dq, dr\n.reg i64 oo, xo, to, wo, po, dc, dt\n.reg bool in, q\n"
-                  ".reg f64 xd, td, wd, pd, l, lp, lq, sp, lw\n.reg f32 xf, lpf, lqf, u, lu, um, ef\n"
-                  ".reg f64 ud\n.reg %s rv\n.reg %s ov\n",
-              hg_dk_dt(rt), hg_dk_dt(odt));
-    for (int q = 0; q < 4; q++)
-        if (in[q]) hg_sb_put(&b, ".reg %s %sv\n", hg_dk_dt(in[q]->dtype), nm[q]);
-    hg_sb_put(&b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
-                  "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.i64 to, toff\n"
-                  "    mov.i64 wo, woff\n    mov.i64 po, pwoff\n");
-    static const char* const offs[5] = {"oo", "xo", "to", "wo", "po"};
-    hg_dk_emit_offsets_text(&b, "d", dims.nd, 5, "i", offs);
-    static const char* const ro[4] = {"xo", "to", "wo", "po"};
-    static const char* const rd[4] = {"xd", "td", "wd", "pd"};
+    el_spec es;
+    memset(&es, 0, sizeof es);
+    es.kind = kind;
     for (int q = 0; q < 4; q++)
         if (in[q]) {
-            char reg[8];
-            snprintf(reg, sizeof reg, "%sv", nm[q]);
-            hg_sb_put(&b, "    ld.global.%s %s, %s[%s]\n", hg_dk_dt(in[q]->dtype), reg, nm[q], ro[q]);
-            hg_dk_cvt(&b, rd[q], HG_DTYPE_F64, reg, in[q]->dtype);
+            es.has[q] = 1;
+            es.idt[q] = in[q]->dtype;
         }
-    switch (kind) {
-    case HG_DEV_MSE:
-        hg_sb_put(&b, "    sub.f64 l, xd, td\n    mul.f64 l, l, l\n");
-        break;
-    case HG_DEV_BCE:
-        // -(t lp + (1 - t) lq), each log clamped at -100 (f32 logs below f64, as torch).
-        if (f64) {
-            hg_sb_put(&b, "    log.f64 lp, xd\n    sub.f64 lq, 1, xd\n    log.f64 lq, lq\n");
-        } else {
-            hg_sb_put(&b, "    cvt.f32.f64 xf, xd\n    log.f32 lpf, xf\n    sub.f32 lqf, 1, xf\n"
-                          "    log.f32 lqf, lqf\n    cvt.f64.f32 lp, lpf\n    cvt.f64.f32 lq, lqf\n");
-        }
-        hg_sb_put(&b, "    max.f64 lp, lp, -100\n    max.f64 lq, lq, -100\n    mul.f64 lp, td, lp\n"
-                      "    sub.f64 l, 1, td\n    mul.f64 l, l, lq\n    add.f64 l, lp, l\n"
-                      "    neg.f64 l, l\n");
-        break;
-    default:
-        // (1 - t) x + lw sp, sp = log1p(exp(-|x|)) + max(-x, 0), lw = 1 + (pw - 1) t.
-        if (f64) {
-            hg_sb_put(&b, "    abs.f64 ud, xd\n    neg.f64 ud, ud\n    exp.f64 ud, ud\n");
-            hg_sb_put(&b, "    add.f64 l, ud, 1\n    log.f64 lp, l\n    sub.f64 lq, l, 1\n"
-                          "    cmp.eq.f64 q, lq, 0\n    mul.f64 lp, lp, ud\n    div.f64 lp, lp, lq\n"
-                          "    sel.f64 sp, q, ud, lp\n");
-        } else {
-            hg_sb_put(&b, "    cvt.f32.f64 xf, xd\n    abs.f32 ef, xf\n    neg.f32 ef, ef\n"
-                          "    exp.f32 ef, ef\n");
-            emit_log1p(&b, "f32", "lpf", "ef");
-            hg_sb_put(&b, "    cvt.f64.f32 sp, lpf\n");
-        }
-        hg_sb_put(&b, "    neg.f64 lq, xd\n    max.f64 lq, lq, 0\n    add.f64 sp, sp, lq\n");
-        if (in[3]) hg_sb_put(&b, "    sub.f64 lw, pd, 1\n    fma.f64 lw, lw, td, 1\n");
-        else hg_sb_put(&b, "    mov.f64 lw, 1\n");
-        hg_sb_put(&b, "    sub.f64 l, 1, td\n    mul.f64 l, l, xd\n    mul.f64 lw, lw, sp\n"
-                      "    add.f64 l, l, lw\n");
-        break;
-    }
-    if (in[2]) hg_sb_put(&b, "    mul.f64 l, l, wd\n");
-    if (write) {
-        hg_dk_cvt(&b, "rv", rt, "l", HG_DTYPE_F64);
-        hg_dk_cvt(&b, "ov", odt, "rv", rt);
-        hg_sb_put(&b, "    st.global.%s o[oo], ov\n    endif\n", hg_dk_dt(odt));
-    } else {
-        hg_sb_put(&b, "    st.global.f64 o[oo], l\n    endif\n");
-    }
+    es.rt = rt;
+    es.odt = write ? out->dtype : HG_DTYPE_F64;
+    es.write = write;
+    es.nd = dims.nd;
     hg_arg args[16 + 6 * HG_MAX_DIMS];
     size_t k = 0;
     args[k++] = hg_arg_buffer(write ? out->buffer : tmp);
@@ -199,8 +355,14 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
     args[k++] = hg_arg_i64(write ? out->offset : 0);
     for (int q = 0; q < 4; q++) args[k++] = hg_arg_i64(in[q] ? in[q]->offset : 0);
     k = hg_dk_arg_dims(args, k, &dims, 5);
-    if (n > 0) s = launch_lanes(c, &b, (uint64_t)n, args, k, first_slot);
-    hg_sb_free(&b);
+    if (n > 0) {
+        hg_prog* prog = NULL;
+        s = el_build(c->fn, &es, &prog);
+        if (!s) {
+            s = launch_lanes(c, prog, (uint64_t)n, args, k, first_slot);
+            hg_prog_free(prog);
+        }
+    }
     if (!s && !write) {
         if (n == 0) {   // an empty sum is 0, an empty mean NaN: through a zeroed buffer
             s = hg_buffer_create(exh, HG_DTYPE_F64, 1, &tmp);
@@ -219,7 +381,8 @@ hg_status hg_dev_first_bad_prob(hg_op_ctx* c, const hg_tensor* prob, int64_t* at
     if (n == 0) return HG_OK;
     hg_executor exh = {c->ex->handle};
     hg_buffer flags, pos;
-    hg_status s = hg_buffer_create_ex(exh, HG_DTYPE_BOOL, (size_t)n, HG_BUFFER_UNINITIALIZED, &flags);
+    hg_status s =
+        hg_buffer_create_ex(exh, HG_DTYPE_BOOL, (size_t)n, HG_BUFFER_UNINITIALIZED, &flags);
     if (s) return hg_error_prefix(s, "%s (probability check on the device)", c->fn);
     if ((s = hg_buffer_create(exh, HG_DTYPE_I64, 1, &pos))) {
         hg_buffer_destroy(flags);
@@ -264,6 +427,186 @@ hg_status hg_dev_first_bad_prob(hg_op_ctx* c, const hg_tensor* prob, int64_t* at
     return s;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Cross entropy (hg_dev_cross_entropy)
+// ---------------------------------------------------------------------------------------------
+typedef struct ce_spec {
+    hg_dtype xdt, tdt, ct, rt, odt;   // ct: x's compute type (f32, or f64 for f64 x)
+    int probs;                        // t holds class probabilities (else class indices)
+    int counted;                      // cn[] gets 1 per sample not ignored (MEAN of indices)
+    int write;                        // reduction NONE: rounded to rt, stored as odt
+    int32_t nd;
+} ce_spec;
+
+// The kernel's slots, parameters and registers (declared in this order; names as in dumps).
+typedef struct ce_k {
+    hg_kb b;
+    uint32_t o, x, t, cn;                                           // memory slots
+    hg_operand n, first, ooff, xoff, toff, C, xcs, tcs, ign;        // scalars
+    hg_dk_dim_params dp;
+    uint32_t i;                                                     // u64
+    hg_dk_scratch sc;                                               // dq, dr (u64), dc, dt (i64)
+    uint32_t cls;                                                   // u64 "k": the class
+    uint32_t oo, xo, to, xk, tk, ti;                                // i64
+    uint32_t inr, q, nn, last;                                      // bool
+    uint32_t xv, tv, v, m, e;                                       // x's, t's, ct
+    uint32_t se, lse, md, l, fv, tf, one, rv, ov;                   // f64, rt, odt
+} ce_k;
+
+static void ce_declare(ce_k* k, const ce_spec* s) {
+    hg_kb* b = &k->b;
+    k->o = hg_kb_buffer(b, "o", s->odt, 0);
+    k->x = hg_kb_buffer(b, "x", s->xdt, 1);
+    k->t = hg_kb_buffer(b, "t", s->tdt, 1);
+    if (s->counted) k->cn = hg_kb_buffer(b, "cn", F, 0);
+    k->n = hg_kb_scalar(b, "n", U);
+    k->first = hg_kb_scalar(b, "first", U);
+    k->ooff = hg_kb_scalar(b, "ooff", I);
+    k->xoff = hg_kb_scalar(b, "xoff", I);
+    k->toff = hg_kb_scalar(b, "toff", I);
+    k->C = hg_kb_scalar(b, "C", U);
+    k->xcs = hg_kb_scalar(b, "xcs", I);
+    k->tcs = hg_kb_scalar(b, "tcs", I);
+    k->ign = hg_kb_scalar(b, "ign", I);
+    hg_dk_param_dims(b, "d", s->nd, 3, &k->dp);
+    k->i = hg_kb_reg(b, "i", U);
+    k->sc.dq = hg_kb_reg(b, "dq", U);
+    k->sc.dr = hg_kb_reg(b, "dr", U);
+    k->cls = hg_kb_reg(b, "k", U);
+    k->oo = hg_kb_reg(b, "oo", I);
+    k->xo = hg_kb_reg(b, "xo", I);
+    k->to = hg_kb_reg(b, "to", I);
+    k->sc.dc = hg_kb_reg(b, "dc", I);
+    k->sc.dt = hg_kb_reg(b, "dt", I);
+    k->xk = hg_kb_reg(b, "xk", I);
+    k->tk = hg_kb_reg(b, "tk", I);
+    k->ti = hg_kb_reg(b, "ti", I);
+    k->inr = hg_kb_reg(b, "in", B);
+    k->q = hg_kb_reg(b, "q", B);
+    k->nn = hg_kb_reg(b, "nn", B);
+    k->last = hg_kb_reg(b, "last", B);
+    k->xv = hg_kb_reg(b, "xv", s->xdt);
+    k->tv = hg_kb_reg(b, "tv", s->tdt);
+    k->v = hg_kb_reg(b, "v", s->ct);
+    k->m = hg_kb_reg(b, "m", s->ct);
+    k->e = hg_kb_reg(b, "e", s->ct);
+    k->se = hg_kb_reg(b, "se", F);
+    k->lse = hg_kb_reg(b, "lse", F);
+    k->md = hg_kb_reg(b, "md", F);
+    k->l = hg_kb_reg(b, "l", F);
+    k->fv = hg_kb_reg(b, "fv", F);
+    k->tf = hg_kb_reg(b, "tf", F);
+    k->one = hg_kb_reg(b, "one", F);
+    k->rv = hg_kb_reg(b, "rv", s->rt);
+    k->ov = hg_kb_reg(b, "ov", s->odt);
+}
+
+// The loop over the sample's classes k = 0 .. C-1: x_k loaded into v (the compute type) and,
+// with_t, t_k into tv; class_loop_end closes it.
+static void class_loop_begin(ce_k* k, const ce_spec* s, int with_t) {
+    hg_kb* b = &k->b;
+    hg_kb_mov(b, U, k->cls, hg_imm_u64(0));
+    hg_kb_mov(b, I, k->xk, hg_reg(k->xo));
+    if (with_t) hg_kb_mov(b, I, k->tk, hg_reg(k->to));
+    hg_kb_loop(b);
+    hg_kb_set_cmp(b, HG_CMP_GE, U, k->last, hg_reg(k->cls), k->C);
+    hg_kb_break(b, k->last);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, s->xdt, k->xv, k->x, hg_reg(k->xk));
+    if (with_t) hg_kb_ld(b, HG_SPACE_GLOBAL, s->tdt, k->tv, k->t, hg_reg(k->tk));
+    hg_kb_set_cvt(b, s->ct, s->xdt, k->v, hg_reg(k->xv));
+}
+
+static void class_loop_end(ce_k* k, int with_t) {
+    hg_kb* b = &k->b;
+    hg_kb_set(b, HG_OP_ADD, I, k->xk, hg_reg(k->xk), k->xcs, hg_none());
+    if (with_t) hg_kb_set(b, HG_OP_ADD, I, k->tk, hg_reg(k->tk), k->tcs, hg_none());
+    hg_kb_set(b, HG_OP_ADD, U, k->cls, hg_reg(k->cls), hg_imm_u64(1), hg_none());
+    hg_kb_endloop(b);
+}
+
+// md = m = the max over classes (NaN sticking), lse = log(sum of exp(x - m)), the sum in f64.
+static void max_and_log_sum_exp(ce_k* k, const ce_spec* s) {
+    hg_kb* b = &k->b;
+    hg_kb_mov(b, s->ct, k->m, hg_kb_imm(s->ct, -INFINITY));
+    class_loop_begin(k, s, 0);
+    hg_kb_set_cmp(b, HG_CMP_GT, s->ct, k->q, hg_reg(k->v), hg_reg(k->m));
+    hg_kb_set_cmp(b, HG_CMP_NE, s->ct, k->nn, hg_reg(k->v), hg_reg(k->v));
+    op2(b, HG_OP_OR, B, k->q, k->q, k->nn);
+    hg_kb_set(b, HG_OP_SEL, s->ct, k->m, hg_reg(k->q), hg_reg(k->v), hg_reg(k->m));
+    class_loop_end(k, 0);
+    hg_kb_mov(b, F, k->se, hg_imm_f64(0));
+    class_loop_begin(k, s, 0);
+    op2(b, HG_OP_SUB, s->ct, k->e, k->v, k->m);
+    op1(b, HG_OP_EXP, s->ct, k->e, k->e);
+    hg_kb_set_cvt(b, F, s->ct, k->fv, hg_reg(k->e));
+    op2(b, HG_OP_ADD, F, k->se, k->se, k->fv);
+    class_loop_end(k, 0);
+    op1(b, HG_OP_LOG, F, k->lse, k->se);
+    hg_kb_set_cvt(b, F, s->ct, k->md, hg_reg(k->m));
+}
+
+// lse - x_target as (m - x_t) + log(se); an ignored sample has loss 0, not counted (one = 0).
+static void class_index_loss(ce_k* k, const ce_spec* s) {
+    hg_kb* b = &k->b;
+    hg_kb_ld(b, HG_SPACE_GLOBAL, s->tdt, k->tv, k->t, hg_reg(k->to));
+    hg_kb_set_cvt(b, I, s->tdt, k->ti, hg_reg(k->tv));
+    hg_kb_mov(b, F, k->l, hg_imm_f64(0));
+    hg_kb_set_cmp(b, HG_CMP_EQ, I, k->q, hg_reg(k->ti), k->ign);
+    hg_kb_set(b, HG_OP_SEL, F, k->one, hg_reg(k->q), hg_imm_f64(0), hg_reg(k->one));
+    op1(b, HG_OP_NOT, B, k->q, k->q);
+    hg_kb_if(b, k->q);
+    hg_kb_set(b, HG_OP_MUL, I, k->xk, hg_reg(k->ti), k->xcs, hg_none());
+    op2(b, HG_OP_ADD, I, k->xk, k->xk, k->xo);
+    hg_kb_ld(b, HG_SPACE_GLOBAL, s->xdt, k->xv, k->x, hg_reg(k->xk));
+    hg_kb_set_cvt(b, s->ct, s->xdt, k->v, hg_reg(k->xv));
+    hg_kb_set_cvt(b, F, s->ct, k->fv, hg_reg(k->v));
+    op2(b, HG_OP_SUB, F, k->l, k->md, k->fv);
+    op2(b, HG_OP_ADD, F, k->l, k->l, k->lse);
+    hg_kb_endif(b);
+}
+
+// sum_c t_c ((m - x_c) + log(se)).
+static void class_prob_loss(ce_k* k, const ce_spec* s) {
+    hg_kb* b = &k->b;
+    hg_kb_mov(b, F, k->l, hg_imm_f64(0));
+    class_loop_begin(k, s, 1);
+    hg_kb_set_cvt(b, F, s->ct, k->fv, hg_reg(k->v));
+    hg_kb_set_cvt(b, F, s->tdt, k->tf, hg_reg(k->tv));
+    op2(b, HG_OP_SUB, F, k->fv, k->md, k->fv);
+    op2(b, HG_OP_ADD, F, k->fv, k->fv, k->lse);
+    hg_kb_set(b, HG_OP_FMA, F, k->l, hg_reg(k->tf), hg_reg(k->fv), hg_reg(k->l));
+    class_loop_end(k, 1);
+}
+
+// The kernel: lane i computes sample i's loss into l and stores it (and its count).
+static hg_status ce_build(const char* fn, const ce_spec* s, hg_prog** out) {
+    ce_k kk;
+    memset(&kk, 0, sizeof kk);
+    ce_k* k = &kk;
+    k->b = hg_kb_new("hg_dev_cross_entropy");
+    hg_kb* b = &k->b;
+    ce_declare(k, s);
+    lane_index(b, k->i, k->first, k->n, k->inr);
+    hg_kb_if(b, k->inr);
+    hg_kb_mov(b, I, k->oo, k->ooff);
+    hg_kb_mov(b, I, k->xo, k->xoff);
+    hg_kb_mov(b, I, k->to, k->toff);
+    const uint32_t offs[3] = {k->oo, k->xo, k->to};
+    hg_dk_emit_offsets(b, &k->dp, s->nd, 3, hg_reg(k->i), offs, &k->sc);
+    max_and_log_sum_exp(k, s);
+    hg_kb_mov(b, F, k->one, hg_imm_f64(1));
+    if (s->probs) class_prob_loss(k, s);
+    else class_index_loss(k, s);
+    if (s->write) {
+        store_rounded(b, s->rt, s->odt, k->rv, k->ov, k->o, hg_reg(k->oo), k->l);
+    } else {
+        hg_kb_st(b, HG_SPACE_GLOBAL, F, k->o, hg_reg(k->oo), hg_reg(k->l));
+        if (s->counted) hg_kb_st(b, HG_SPACE_GLOBAL, F, k->cn, hg_reg(k->oo), hg_reg(k->one));
+    }
+    hg_kb_endif(b);
+    return hg_dk_finish(b, fn, out);
+}
+
 hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* t, int32_t cdim,
                                int probs, int64_t ignore_index, hg_dtype rt, hg_reduction r,
                                const hg_tensor* out) {
@@ -303,76 +646,17 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
         hg_dk_dims_push(&dims, 3, sshape[d], s3);
     }
     hg_dk_dims_merge(&dims, 3);
-    hg_dtype odt = write ? out->dtype : HG_DTYPE_F64;
-    hg_dtype ct = x->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
-    const char* cn = hg_dk_dt(ct);
-    hg_sb b = {0};
-    hg_sb_put(&b, ".kernel hg_dev_cross_entropy\n.param o: global %s\n.param x: global const %s\n"
-                  ".param t: global const %s\n",
-              hg_dk_dt(odt), hg_dk_dt(x->dtype), hg_dk_dt(t->dtype));
-    if (counted) hg_sb_put(&b, ".param cn: global f64\n");
-    hg_sb_put(&b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n"
-                  ".param toff: i64\n.param C: u64\n.param xcs: i64\n.param tcs: i64\n"
-                  ".param ign: i64\n");
-    hg_dk_param_dims_text(&b, "d", dims.nd, 3);
-    hg_sb_put(&b, ".reg u64 i, dq, dr, k\n.reg i64 oo, xo, to, dc, dt, xk, tk, ti\n"
-                  ".reg bool in, q, nn, last\n.reg %s xv\n.reg %s tv\n.reg %s v, m, e\n"
-                  ".reg f64 se, lse, md, l, fv, tf, one\n.reg %s rv\n.reg %s ov\n",
-              hg_dk_dt(x->dtype), hg_dk_dt(t->dtype), cn, hg_dk_dt(rt), hg_dk_dt(odt));
-    hg_sb_put(&b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
-                  "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.i64 to, toff\n");
-    static const char* const offs[3] = {"oo", "xo", "to"};
-    hg_dk_emit_offsets_text(&b, "d", dims.nd, 3, "i", offs);
-    // m = max over classes, NaN sticking; se = sum of exp(x - m) in f64.
-    hg_sb_put(&b, "    mov.%s m, -inf\n    mov.u64 k, 0\n    mov.i64 xk, xo\n    loop\n"
-                  "    cmp.ge.u64 last, k, C\n    break last\n    ld.global.%s xv, x[xk]\n",
-              cn, hg_dk_dt(x->dtype));
-    hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
-    hg_sb_put(&b, "    cmp.gt.%s q, v, m\n    cmp.ne.%s nn, v, v\n    or.bool q, q, nn\n"
-                  "    sel.%s m, q, v, m\n    add.i64 xk, xk, xcs\n    add.u64 k, k, 1\n    endloop\n"
-                  "    mov.f64 se, 0\n    mov.u64 k, 0\n    mov.i64 xk, xo\n    loop\n"
-                  "    cmp.ge.u64 last, k, C\n    break last\n    ld.global.%s xv, x[xk]\n",
-              cn, cn, cn, hg_dk_dt(x->dtype));
-    hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
-    hg_sb_put(&b, "    sub.%s e, v, m\n    exp.%s e, e\n", cn, cn);
-    hg_dk_cvt(&b, "fv", HG_DTYPE_F64, "e", ct);
-    hg_sb_put(&b, "    add.f64 se, se, fv\n    add.i64 xk, xk, xcs\n    add.u64 k, k, 1\n    endloop\n"
-                  "    log.f64 lse, se\n");
-    hg_dk_cvt(&b, "md", HG_DTYPE_F64, "m", ct);
-    hg_sb_put(&b, "    mov.f64 one, 1\n");
-    if (!probs) {
-        // lse - x_target as (m - x_t) + log(se); an ignored sample has loss 0, not counted.
-        hg_sb_put(&b, "    ld.global.%s tv, t[to]\n", hg_dk_dt(t->dtype));
-        hg_dk_cvt(&b, "ti", HG_DTYPE_I64, "tv", t->dtype);
-        hg_sb_put(&b, "    mov.f64 l, 0\n    cmp.eq.i64 q, ti, ign\n    sel.f64 one, q, 0, one\n"
-                      "    not.bool q, q\n    if q\n    mul.i64 xk, ti, xcs\n    add.i64 xk, xk, xo\n"
-                      "    ld.global.%s xv, x[xk]\n",
-                  hg_dk_dt(x->dtype));
-        hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
-        hg_dk_cvt(&b, "fv", HG_DTYPE_F64, "v", ct);
-        hg_sb_put(&b, "    sub.f64 l, md, fv\n    add.f64 l, l, lse\n    endif\n");
-    } else {
-        // sum_c t_c ((m - x_c) + log(se)).
-        hg_sb_put(&b, "    mov.f64 l, 0\n    mov.u64 k, 0\n    mov.i64 xk, xo\n    mov.i64 tk, to\n"
-                      "    loop\n    cmp.ge.u64 last, k, C\n    break last\n"
-                      "    ld.global.%s xv, x[xk]\n    ld.global.%s tv, t[tk]\n",
-                  hg_dk_dt(x->dtype), hg_dk_dt(t->dtype));
-        hg_dk_cvt(&b, "v", ct, "xv", x->dtype);
-        hg_dk_cvt(&b, "fv", HG_DTYPE_F64, "v", ct);
-        hg_dk_cvt(&b, "tf", HG_DTYPE_F64, "tv", t->dtype);
-        hg_sb_put(&b, "    sub.f64 fv, md, fv\n    add.f64 fv, fv, lse\n    fma.f64 l, tf, fv, l\n"
-                      "    add.i64 xk, xk, xcs\n    add.i64 tk, tk, tcs\n    add.u64 k, k, 1\n"
-                      "    endloop\n");
-    }
-    if (write) {
-        hg_dk_cvt(&b, "rv", rt, "l", HG_DTYPE_F64);
-        hg_dk_cvt(&b, "ov", odt, "rv", rt);
-        hg_sb_put(&b, "    st.global.%s o[oo], ov\n", hg_dk_dt(odt));
-    } else {
-        hg_sb_put(&b, "    st.global.f64 o[oo], l\n");
-        if (counted) hg_sb_put(&b, "    st.global.f64 cn[oo], one\n");
-    }
-    hg_sb_put(&b, "    endif\n");
+    ce_spec cs;
+    memset(&cs, 0, sizeof cs);
+    cs.xdt = x->dtype;
+    cs.tdt = t->dtype;
+    cs.ct = x->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
+    cs.rt = rt;
+    cs.odt = write ? out->dtype : HG_DTYPE_F64;
+    cs.probs = probs;
+    cs.counted = counted;
+    cs.write = write;
+    cs.nd = dims.nd;
     hg_arg args[20 + 4 * HG_MAX_DIMS];
     size_t k = 0;
     args[k++] = hg_arg_buffer(write ? out->buffer : tmp);
@@ -390,8 +674,14 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     args[k++] = hg_arg_i64(probs ? t->strides[cdim] : 0);
     args[k++] = hg_arg_i64(ignore_index);
     k = hg_dk_arg_dims(args, k, &dims, 3);
-    if (n > 0) s = launch_lanes(c, &b, (uint64_t)n, args, k, first_slot);
-    hg_sb_free(&b);
+    if (n > 0) {
+        hg_prog* prog = NULL;
+        s = ce_build(c->fn, &cs, &prog);
+        if (!s) {
+            s = launch_lanes(c, prog, (uint64_t)n, args, k, first_slot);
+            hg_prog_free(prog);
+        }
+    }
     if (!s && !write) s = reduce_finish(c, tmp, cnt, n, r == HG_REDUCTION_MEAN, rt, out);
     if (tmp.handle) hg_buffer_destroy(tmp);
     if (cnt.handle) hg_buffer_destroy(cnt);
