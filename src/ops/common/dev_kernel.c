@@ -95,11 +95,6 @@ int64_t hg_dk_numel(const hg_tensor* t) {
     return n;
 }
 
-int hg_dev_on_device(const hg_tensor* t) {
-    hg_buffer_obj* b = hg_handle_get(t->buffer.handle, HG_HANDLE_BUFFER);
-    return b && !b->ex->vt->host_visible;
-}
-
 hg_status hg_dk_download(hg_op_ctx* c, const hg_tensor* index, hg_host_view* v, void** staged) {
     hg_tensor t;
     int copied = 0;

@@ -1,14 +1,12 @@
 // Internal: the op library's device implementations (backends whose memory is not
-// host-visible). Each is called by the op's host entry point after the same argument checks,
-// with the same contract as the host version it stands for.
+// host-visible). Each is called by the op's entry point after the same argument checks, where
+// the dispatch (op_dispatch.h) routes the op's family to the device, with the same contract as
+// the host version it stands for.
 #ifndef HG_OPS_DEVICE_DEV_OPS_H
 #define HG_OPS_DEVICE_DEV_OPS_H
 #include <stdint.h>
 #include "hologram.h"
 #include "ops/common/op_common.h"
-
-// 1 when t's buffer lives on a backend whose memory the host cannot read (t checked already).
-int hg_dev_on_device(const hg_tensor* t);
 
 // hg_reduce_into (ops/reduce/reduce.h) on the device (dev_reduce.c).
 hg_status hg_dev_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x,

@@ -8,6 +8,7 @@
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 enum { CONCAT_GRAIN = 1 << 15 };   // elements per worker
 
@@ -76,7 +77,7 @@ hg_status hg_concat(int32_t n, const hg_tensor* inputs, int32_t axis, hg_tensor*
         snprintf(name, sizeof name, "inputs[%d]", (int)k);
         if ((s = hg_op_no_overlap(&c, out, &inputs[k], name))) return hg_op_finish(&c, out, s);
     }
-    if (hg_dev_on_device(out)) {   // each input into its block of out, converted
+    if (hg_op_route_of(&c, HG_OPF_DATA, out->dtype) == HG_ROUTE_DEVICE) {   // each input into its block of out, converted
         int64_t at = 0;
         for (int32_t k = 0; k < n && !s; k++) {
             hg_tensor dst = *out;

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "ops/data/data_common.h"
 #include "ops/common/dev_ops.h"
+#include "ops/common/op_dispatch.h"
 
 // Elements per worker below which waking threads costs more than the work.
 enum { FILL_GRAIN = 1 << 16, ARANGE_GRAIN = 1 << 14 };
@@ -95,7 +96,7 @@ hg_status hg_fill(const hg_tensor* out, hg_scalar value) {
     fill_job j;
     memset(&j, 0, sizeof j);
     if ((s = scalar_bytes(&c, out->dtype, value, j.value))) return s;
-    if (hg_dev_on_device(out)) {
+    if (hg_op_route_of(&c, HG_OPF_DATA, out->dtype) == HG_ROUTE_DEVICE) {
         uint64_t bits = 0;
         memcpy(&bits, j.value, hg_dtype_size(out->dtype));   // little-endian hosts
         return hg_dev_fill(&c, out, bits);
@@ -154,7 +155,8 @@ hg_status hg_arange(const hg_tensor* out, double start, double step) {
     if (!isfinite(start) || !isfinite(step))
         return hg_error(HG_ERR_INVALID_ARGUMENT,
                         "hg_arange: start (%g) and step (%g) must be finite", start, step);
-    if (hg_dev_on_device(out)) return hg_dev_arange(&c, out, start, step);
+    if (hg_op_route_of(&c, HG_OPF_DATA, out->dtype) == HG_ROUTE_DEVICE)
+        return hg_dev_arange(&c, out, start, step);
     arange_job j;
     memset(&j, 0, sizeof j);
     if ((s = hg_op_host_view(&c, out, &j.v))) return s;

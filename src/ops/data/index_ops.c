@@ -12,6 +12,7 @@
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 enum { INDEX_GRAIN = 1 << 14 };   // elements per worker
 
@@ -82,7 +83,7 @@ static hg_status resolve_indices(hg_op_ctx* c, const hg_tensor* index, int32_t a
     hg_host_view v;
     hg_status s;
     void* staged = NULL;   // a device index tensor's elements, read back contiguous
-    if (hg_dev_on_device(index)) {
+    if (hg_op_route_of(c, HG_OPF_DATA, index->dtype) == HG_ROUTE_DEVICE) {
         if ((s = hg_dk_download(c, index, &v, &staged))) return s;
     } else if ((s = hg_op_host_view(c, index, &v))) {
         return s;
@@ -151,7 +152,8 @@ static hg_status finish_setup(hg_op_ctx* c, const hg_tensor* x, const hg_tensor*
     if ((s = hg_op_no_overlap(c, out, x, "x"))) return s;
     if ((s = hg_op_no_overlap(c, out, index, "index"))) return s;
     *via_temp = hg_op_overlaps(out, x);
-    if (hg_dev_on_device(x)) return HG_OK;   // the device kernel takes the tensors
+    if (hg_op_route_of(c, HG_OPF_DATA, x->dtype) == HG_ROUTE_DEVICE)
+        return HG_OK;   // the device kernel takes the tensors
     if ((s = hg_op_host_view(c, x, &j->x))) return s;
     return hg_op_host_view(c, out, &j->out);
 }
@@ -183,7 +185,8 @@ hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tensor* ind
         !(s = finish_setup(&c, x, index, out, &j, &via_temp))) {
         j.idx = idx;
         j.axis = ax;
-        s = hg_dev_on_device(x) ? hg_dev_index(&c, x, ax, idx, index->shape[0], 0, out, via_temp)
+        s = hg_op_route_of(&c, HG_OPF_DATA, x->dtype) == HG_ROUTE_DEVICE
+                ? hg_dev_index(&c, x, ax, idx, index->shape[0], 0, out, via_temp)
                                 : run_index(&c, &j, out, via_temp);
     }
     free(idx);
@@ -230,7 +233,7 @@ hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index, hg
         j.idx = idx;
         j.axis = ax;
         j.gather = 1;
-        s = hg_dev_on_device(x)
+        s = hg_op_route_of(&c, HG_OPF_DATA, x->dtype) == HG_ROUTE_DEVICE
                 ? hg_dev_index(&c, x, ax, idx, hg_dk_numel(index), 1, out, via_temp)
                 : run_index(&c, &j, out, via_temp);
     }

@@ -12,6 +12,7 @@
 #include "ops/common/dev_ops.h"
 #include "ops/linalg/matmul.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 // View of t transposed (2-D).
 static hg_tensor transposed(const hg_tensor* t) {
@@ -43,10 +44,9 @@ static int gemm_blas_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b
     hg_dtype t = ct->dtype;
     const hg_backend_vtable* vt = c->ex->vt;
     if (a->dtype != t || b->dtype != t) return 0;
-    int f32 = t == HG_DTYPE_F32;
-    if (!f32 && (vt->host_visible || !vt->gemm_ex ||
-                 (t != HG_DTYPE_F64 && t != HG_DTYPE_F16 && t != HG_DTYPE_BF16)))
-        return 0;
+    int f32 = t == HG_DTYPE_F32, host = hg_op_host_memory(c);
+    // Host f64 has a library route too (dgemm_strided), taken through hg_matmul_into below.
+    if (hg_op_route_of(c, HG_OPF_MATMUL, t) != HG_ROUTE_LIBRARY || (!f32 && host)) return 0;
     int ta, tb;
     int64_t lda, ldb;
     if (!blas_layout(a, &ta, &lda) || !blas_layout(b, &tb, &ldb)) return 0;
@@ -55,9 +55,9 @@ static int gemm_blas_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b
     int64_t trs = m <= 1 ? 1 : ct->strides[0], tcs = n <= 1 ? (m > 1 ? m : 1) : ct->strides[1];
     // alpha == 0 must not read a or b (NaN there is ignored, as BLAS); the device kernel
     // guarantees it whatever the vendor library does.
-    if (!vt->host_visible && alpha == 0.0) return 0;
+    if (!host && alpha == 0.0) return 0;
     // cuBLAS wants leading dimensions of at least the rows' lengths.
-    if (!vt->host_visible &&
+    if (!host &&
         (lda < ((ta ? m : k) > 1 ? (ta ? m : k) : 1) || ldb < ((tb ? k : n) > 1 ? (tb ? k : n) : 1)))
         return 0;
     // Raw views: device addresses on a device, handed to its sgemm only.
@@ -119,12 +119,12 @@ HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor
         return hg_error(HG_ERR_INVALID_ARGUMENT,
                         "hg_gemm: c overlaps %s (c is written while a and b are read; pass a "
                         "separate c)", hg_op_overlaps(ct, a) ? "a" : "b");
-    if (!c.ex->vt->sgemm)
+    if (hg_op_route_of(&c, HG_OPF_MATMUL, HG_DTYPE_F32) != HG_ROUTE_LIBRARY)
         return hg_error(HG_ERR_UNSUPPORTED, "hg_gemm: the %s backend has no sgemm", c.ex->vt->name);
     int64_t m = ct->shape[0], n = ct->shape[1];
     if (m == 0 || n == 0) return HG_OK;
     if (gemm_blas_direct(&c, &oa, &ob, alpha, beta, ct, &s)) return s;
-    if (!c.ex->vt->host_visible) {   // one device kernel: the product and the update
+    if (!hg_op_host_memory(&c)) {   // one device kernel: the product and the update
         hg_dev_mm d;
         memset(&d, 0, sizeof d);
         d.m = m; d.n = n; d.k = oa.shape[1];

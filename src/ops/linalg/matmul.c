@@ -8,6 +8,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 hg_status hg_matmul_shape(hg_op_ctx* c, int32_t na, const int64_t* a, int32_t nb, const int64_t* b,
                           int32_t* out_ndim, int64_t* out_shape) {
@@ -300,7 +301,7 @@ static hg_status run_one(hg_op_ctx* c, const mm_plan* p, const mm_mat* a0, const
         }
         double* cp = direct_out ? (double*)o : s->c;
         const hg_backend_vtable* vt = c->ex->vt;
-        if (!vt->dgemm_strided)
+        if (hg_op_route_of(c, HG_OPF_MATMUL, HG_DTYPE_F64) != HG_ROUTE_LIBRARY)
             return hg_error(HG_ERR_UNSUPPORTED, "%s: the %s backend has no f64 GEMM", c->fn,
                             vt->name);
         hg_status st = vt->dgemm_strided(c->ex->state, m, n, k, (const double*)a.data, a.rs,
@@ -339,13 +340,10 @@ static int out_direct(const mm_plan* p, int overlaps) {
 // On a device: whether the product goes to the backend's BLAS directly (cuBLAS: sgemm for f32,
 // gemm_ex for f64, f16 and bf16): a, b and out all of the result dtype, a and b in layouts it
 // reads in place with valid leading dimensions, out written in place (no overlap), k > 0.
-static int device_blas_ok(const hg_backend_vtable* vt, const mm_plan* p, int overlaps) {
+static int device_blas_ok(const hg_op_ctx* c, const mm_plan* p, int overlaps) {
     hg_dtype t = p->rt;
     if (overlaps || p->k == 0 || p->od != t || p->a.dt != t || p->b.dt != t) return 0;
-    int lib = t == HG_DTYPE_F32 ? vt->sgemm != NULL
-                                : vt->gemm_ex != NULL && (t == HG_DTYPE_F64 || t == HG_DTYPE_F16 ||
-                                                          t == HG_DTYPE_BF16);
-    if (!lib || !blas_out_layout(p)) return 0;
+    if (hg_op_route_of(c, HG_OPF_MATMUL, t) != HG_ROUTE_LIBRARY || !blas_out_layout(p)) return 0;
     int ta, tb;
     int64_t lda, ldb;
     if (!sgemm_layout(&p->a, &ta, &lda) || !sgemm_layout(&p->b, &tb, &ldb)) return 0;
@@ -416,7 +414,7 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
         (s = hg_op_input(c, out, "out", NULL, NULL)))
         return s;
     // On a device the views carry device addresses, used only by sgemm calls.
-    int dev = c->ex && !c->ex->vt->host_visible;
+    int dev = !hg_op_host_memory(c);
     hg_status (*view)(hg_op_ctx*, const hg_tensor*, hg_host_view*) =
         dev ? hg_op_raw_view : hg_op_host_view;
     if ((s = view(c, a, &av)) || (s = view(c, b, &bv)) || (s = view(c, out, &ov))) return s;
@@ -424,7 +422,7 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     if ((s = hg_result_type(a->dtype, b->dtype, &rt))) return s;
     if (av.ndim < 1 || bv.ndim < 1)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: matmul operands need at least 1 dim", c->fn);
-    if (!c->ex || !c->ex->vt->sgemm)
+    if (hg_op_route_of(c, HG_OPF_MATMUL, HG_DTYPE_F32) != HG_ROUTE_LIBRARY)
         return hg_error(HG_ERR_UNSUPPORTED, "%s: the %s backend has no sgemm", c->fn,
                         c->ex ? c->ex->vt->name : "(none)");
     mm_plan p;
@@ -434,8 +432,8 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     if (!overlaps) fold_batches(&p);
     int direct = out_direct(&p, overlaps);
     if (dev)
-        return device_blas_ok(c->ex->vt, &p, overlaps) ? device_blas(c, &p)
-                                                       : device_kernel(c, &p, a, b, out, overlaps);
+        return device_blas_ok(c, &p, overlaps) ? device_blas(c, &p)
+                                               : device_kernel(c, &p, a, b, out, overlaps);
     int64_t m = p.m, n = p.n, k = p.k;
     if (k == 0) {   // an empty sum: zeros of the result dtype
         static const unsigned char zero[8];

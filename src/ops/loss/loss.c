@@ -10,6 +10,7 @@
 #include "ops/common/dev_ops.h"
 #include "ops/loss/loss_common.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 typedef enum ew_kind { EW_MSE = 0, EW_BCE, EW_BCE_LOGITS } ew_kind;
 
@@ -109,7 +110,8 @@ static hg_status add_operand(hg_op_ctx* c, ew_loss* L, int q, const hg_tensor* t
     if (s) return s;
     L->present[q] = 1;
     memcpy(L->est[q], st, sizeof st);
-    if (hg_dev_on_device(t)) return HG_OK;   // the device kernel reads the tensor itself
+    if (hg_op_route_of(c, HG_OPF_LOSS, t->dtype) == HG_ROUTE_DEVICE)
+        return HG_OK;   // the device kernel reads the tensor itself
     hg_host_view v;
     if ((s = hg_op_host_view(c, t, &v))) return s;
     size_t es = hg_dtype_size(t->dtype);
@@ -134,7 +136,7 @@ static hg_status ew_run(hg_op_ctx* c, ew_loss* L, const hg_tensor* const* in, co
     if ((s = hg_loss_output(c, out, r, rt, nd, shape))) return s;
     for (int q = 0; q < IN_COUNT; q++)
         if (in[q] && (s = hg_op_no_overlap(c, out, in[q], names[q]))) return hg_op_finish(c, out, s);
-    if (hg_dev_on_device(in[0])) {
+    if (hg_op_route_of(c, HG_OPF_LOSS, in[0]->dtype) == HG_ROUTE_DEVICE) {
         static const hg_dev_loss kinds[] = {HG_DEV_MSE, HG_DEV_BCE, HG_DEV_BCE_LOGITS};
         s = hg_dev_ew_loss(c, kinds[L->kind], in, L->est, nd, shape, rt, r, out);
         return hg_op_finish(c, out, s);
@@ -248,7 +250,7 @@ HG_API hg_status hg_binary_cross_entropy(const hg_tensor* prob, const hg_tensor*
     if ((s = same_shape(&c, prob, "prob", target, "target"))) return s;
     double bad = 0;
     int64_t at = -1;
-    if (hg_dev_on_device(prob)) {
+    if (hg_op_route_of(&c, HG_OPF_LOSS, prob->dtype) == HG_ROUTE_DEVICE) {
         if ((s = hg_dev_first_bad_prob(&c, prob, &at, &bad))) return s;
     } else {
         hg_host_view pv;

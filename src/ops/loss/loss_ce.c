@@ -15,6 +15,7 @@
 #include "ops/common/dev_ops.h"
 #include "ops/loss/loss_common.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 enum { OP_X = 0, OP_T, OP_OUT, OP_COUNT };
 
@@ -167,7 +168,7 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
                         hg_op_dims(sl, logits->ndim, logits->shape),
                         probs ? "probabilities (a float target)" : "indices (an integer target)",
                         hg_op_dims(se, tnd, tshape));
-    int dev = hg_dev_on_device(logits);
+    int dev = hg_op_route_of(&c, HG_OPF_LOSS, logits->dtype) == HG_ROUTE_DEVICE;
     void* staged = NULL;   // a device target read back for the index check
     hg_host_view xv, tv;
     memset(&xv, 0, sizeof xv);

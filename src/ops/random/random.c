@@ -11,6 +11,7 @@
 #include "runtime/objects.h"
 #include "ops/data/data_common.h"
 #include "ops/common/dev_ops.h"
+#include "ops/common/op_dispatch.h"
 
 enum { RANDOM_GRAIN = 4096 };   // elements per worker (a Philox block costs ~20 ns here)
 
@@ -230,7 +231,7 @@ static void random_range(void* ctx, int64_t b, int64_t e) {
 }
 
 static hg_status run_random(hg_op_ctx* c, const hg_tensor* out, random_job* j) {
-    if (hg_dev_on_device(out))
+    if (hg_op_route_of(c, HG_OPF_RANDOM, out->dtype) == HG_ROUTE_DEVICE)
         return hg_dev_random(c, out, j->seed, j->offset, j->normal, j->a, j->b, j->lo_q, j->hi_q);
     hg_status s = hg_op_host_view(c, out, &j->v);
     if (s) return s;

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "ops/common/dev_ops.h"
 #include "ops/reduce/reduce_internal.h"
+#include "ops/common/op_dispatch.h"
 
 #define RED_CHUNK 1024          // elements converted at a time along a run
 #define RED_ROW_CHUNK 8192      // widest column band of the "rows" walk (several pages per row)
@@ -430,7 +431,8 @@ _Static_assert(HG_REDUCE_COUNT == 12, "kop_of needs an entry per reduction op");
 
 hg_status hg_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x, uint32_t axes_mask,
                          double ddof, const hg_tensor* out) {
-    if (hg_dev_on_device(x)) return hg_dev_reduce_into(c, op, x, axes_mask, ddof, out);
+    if (hg_op_route_of(c, HG_OPF_REDUCE, x->dtype) == HG_ROUTE_DEVICE)
+        return hg_dev_reduce_into(c, op, x, axes_mask, ddof, out);
     hg_dtype rdt;
     hg_status s = hg_reduce_dtype(op, x->dtype, &rdt);
     if (s) return hg_error_prefix(s, "%s", c->fn);

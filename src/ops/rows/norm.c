@@ -10,6 +10,7 @@
 #include "ops/common/op_common.h"
 #include "ops/reduce/reduce.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 typedef struct norm_job {
     const unsigned char* x;
@@ -210,7 +211,7 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
     // allocates.
     if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) goto done;
     if (bias && (s = check_param(&c, bias, "bias", x, nnorm))) goto done;
-    int device = hg_dev_on_device(x);
+    int device = hg_op_route_of(&c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE;
     if (!device && weight && (s = load_param(&c, weight, "weight", &w))) goto done;
     if (!device && bias && (s = load_param(&c, bias, "bias", &b))) goto done;
     if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) goto done;

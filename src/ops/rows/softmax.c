@@ -10,6 +10,7 @@
 #include "base/vmath.h"
 #include "ops/common/dev_ops.h"
 #include "ops/reduce/reduce.h"
+#include "ops/common/op_dispatch.h"
 
 #define SM_TILE 16
 
@@ -233,7 +234,7 @@ hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int lo
     } else if ((s = hg_op_axis(c, x->ndim, axis, &ax))) {
         return s;
     }
-    if (hg_dev_on_device(x))
+    if (hg_op_route_of(c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE)
         return hg_dev_rows(c, log ? HG_DEV_LOG_SOFTMAX : HG_DEV_SOFTMAX, x, ax, NULL, NULL, 0.0, out);
     hg_host_view xv, ov;
     if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) return s;
