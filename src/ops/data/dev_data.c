@@ -1,223 +1,361 @@
 // Data ops on devices: fill, arange, random (uniform, normal), converting copies (concat) and
-// index_select / gather, each as one Atlas ISA kernel with a lane per output element. Lane i
-// takes element i of out in C order, turns i into coordinates with out's sizes and adds them
-// times each tensor's strides, so any view works without copies.
+// index_select / gather, each as one Atlas ISA kernel with a lane per output element, built
+// with the kernel builder. All but index_select and gather use the lane-per-element frame
+// (dev_lane.h); those have a frame of their own (the coordinate along the axis is needed by
+// itself).
 //
 // Random numbers are the CPU's (random.c): Philox-4x32-10 on the counter offset + i under the
 // seed, in 64-bit integer arithmetic, then the same f64 mapping; uniform values are therefore
 // bit-identical to the CPU's, normal ones too wherever the device's f64 log, sqrt and cos
 // round like the host's (the result is rounded to out's dtype afterwards).
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
-#include "ops/common/dev_text.h"
 #include "ops/common/dev_ops.h"
-
-#define DD_BLOCK 256u
-#define DD_LAUNCH_MAX (UINT64_C(1) << 30)
-
-// Kernel header through the lane's offsets: params o (and x when xdt is valid), n, first, the
-// offsets, the extra params, out's dims (nt tensors: o, x); then `if i < n` with oo (and xo)
-// computed. The caller appends the body and closes with dd_end.
-static void dd_begin(hg_sb* b, const char* name, hg_dtype odt, int has_x, hg_dtype xdt,
-                     int32_t nd, const char* extra_params, const char* extra_regs) {
-    hg_sb_put(b, ".kernel %s\n.param o: global %s\n", name, hg_dk_dt(odt));
-    if (has_x) hg_sb_put(b, ".param x: global const %s\n", hg_dk_dt(xdt));
-    hg_sb_put(b, ".param n: u64\n.param first: u64\n.param ooff: i64\n.param xoff: i64\n%s",
-              extra_params);
-    hg_dk_param_dims_text(b, "d", nd, has_x ? 2 : 1);
-    hg_sb_put(b, ".reg u64 i, dq, dr\n.reg i64 oo, xo, dc, dt\n.reg bool in\n.reg %s ov\n%s",
-              hg_dk_dt(odt), extra_regs);
-    if (has_x) hg_sb_put(b, ".reg %s xv\n", hg_dk_dt(xdt));
-    hg_sb_put(b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
-                 "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n");
-    static const char* const offs[2] = {"oo", "xo"};
-    hg_dk_emit_offsets_text(b, "d", nd, has_x ? 2 : 1, "i", offs);
-}
-
-static void dd_end(hg_sb* b, hg_dtype odt) {
-    hg_sb_put(b, "    st.global.%s o[oo], ov\n    endif\n", hg_dk_dt(odt));
-}
-
-// out's dims (with x's strides when x is given; x has out's shape) and the launches.
-typedef struct dd_call {
-    hg_op_ctx* c;
-    const hg_tensor* out;
-    const hg_tensor* x;   // or NULL
-    hg_dk_dims dims;
-    uint64_t n;
-} dd_call;
-
-static void dd_setup(dd_call* k, hg_op_ctx* c, const hg_tensor* out, const hg_tensor* x, int merge) {
-    memset(k, 0, sizeof *k);
-    k->c = c;
-    k->out = out;
-    k->x = x;
-    k->n = (uint64_t)hg_dk_numel(out);
-    for (int32_t d = 0; d < out->ndim; d++) {
-        int64_t st[2] = {out->strides[d], x ? x->strides[d] : 0};
-        hg_dk_dims_push(&k->dims, x ? 2 : 1, out->shape[d], st);
-    }
-    // Merging keeps C order, so element i is still the i-th of out (random relies on it).
-    if (merge) hg_dk_dims_merge(&k->dims, x ? 2 : 1);
-}
-
-// Launches text over out's elements: buffers o (and x), then n, first, offsets, the extra
-// args, then the dims.
-static hg_status dd_launch(const dd_call* k, const hg_sb* text, const hg_arg* extra,
-                           size_t nextra) {
-    hg_arg args[16 + 3 * HG_MAX_DIMS];
-    hg_status s = HG_OK;
-    for (uint64_t first = 0; first < k->n && !s; first += DD_LAUNCH_MAX) {
-        uint64_t cnt = k->n - first < DD_LAUNCH_MAX ? k->n - first : DD_LAUNCH_MAX;
-        size_t a = 0;
-        args[a++] = hg_arg_buffer(k->out->buffer);
-        if (k->x) args[a++] = hg_arg_buffer(k->x->buffer);
-        args[a++] = hg_arg_u64(k->n);
-        args[a++] = hg_arg_u64(first);
-        args[a++] = hg_arg_i64(k->out->offset);
-        args[a++] = hg_arg_i64(k->x ? k->x->offset : 0);
-        for (size_t e = 0; e < nextra; e++) args[a++] = extra[e];
-        a = hg_dk_arg_dims(args, a, &k->dims, k->x ? 2 : 1);
-        hg_launch_config cfg = hg_launch_1d(cnt, DD_BLOCK);
-        s = hg_dk_launch_text(k->c->ex, k->c->fn, text, &cfg, args, a);
-    }
-    return s;
-}
+#include "ops/data/dev_lane.h"
 
 hg_status hg_dev_fill(hg_op_ctx* c, const hg_tensor* out, uint64_t value_bits) {
-    dd_call k;
-    dd_setup(&k, c, out, NULL, 1);
-    if (k.n == 0) return HG_OK;
-    hg_sb b = {0};
-    char params[64];
-    snprintf(params, sizeof params, ".param val: %s\n", hg_dk_dt(out->dtype));
-    dd_begin(&b, "hg_dev_fill", out->dtype, 0, out->dtype, k.dims.nd, params, "");
-    hg_sb_put(&b, "    mov.%s ov, val\n", hg_dk_dt(out->dtype));
-    dd_end(&b, out->dtype);
+    hg_dd_call call;
+    hg_dd_setup(&call, c, out, NULL, 1);
+    if (call.n == 0) return HG_OK;
+    hg_dd_kernel k;
+    hg_dd_declare(&k, "hg_dev_fill", out->dtype, 0, out->dtype);
+    hg_operand val = hg_kb_scalar(&k.b, "val", out->dtype);
+    hg_dd_begin(&k, call.dims.nd);
+    hg_kb_mov(&k.b, out->dtype, k.ov, val);
     hg_arg extra = hg_arg_scalar(out->dtype, value_bits);
-    hg_status s = dd_launch(&k, &b, &extra, 1);
-    hg_sb_free(&b);
-    return s;
+    return hg_dd_run(&call, &k, &extra, 1);
 }
 
 hg_status hg_dev_arange(hg_op_ctx* c, const hg_tensor* out, double start, double step) {
-    dd_call k;
-    dd_setup(&k, c, out, NULL, 1);
-    if (k.n == 0) return HG_OK;
-    hg_sb b = {0};
-    dd_begin(&b, "hg_dev_arange", out->dtype, 0, out->dtype, k.dims.nd,
-             ".param start: f64\n.param step: f64\n", ".reg f64 v\n");
+    hg_dd_call call;
+    hg_dd_setup(&call, c, out, NULL, 1);
+    if (call.n == 0) return HG_OK;
+    const hg_dtype F = HG_DTYPE_F64;
+    hg_dd_kernel k;
+    hg_dd_declare(&k, "hg_dev_arange", out->dtype, 0, out->dtype);
+    hg_kb* b = &k.b;
+    hg_operand p_start = hg_kb_scalar(b, "start", F);
+    hg_operand p_step = hg_kb_scalar(b, "step", F);
+    uint32_t v = hg_kb_reg(b, "v", F);
+    hg_dd_begin(&k, call.dims.nd);
     // start + i * step with one rounding each, as the CPU's C expression.
-    hg_sb_put(&b, "    cvt.f64.u64 v, i\n    mul.f64 v, v, step\n    add.f64 v, start, v\n");
-    hg_dk_cvt(&b, "ov", out->dtype, "v", HG_DTYPE_F64);
-    dd_end(&b, out->dtype);
+    hg_kb_set_cvt(b, F, HG_DTYPE_U64, v, hg_reg(k.i));
+    hg_kb_set(b, HG_OP_MUL, F, v, hg_reg(v), p_step, hg_none());
+    hg_kb_set(b, HG_OP_ADD, F, v, p_start, hg_reg(v), hg_none());
+    hg_kb_set_cvt(b, out->dtype, F, k.ov, hg_reg(v));
     hg_arg extra[2] = {hg_arg_f64(start), hg_arg_f64(step)};
-    hg_status s = dd_launch(&k, &b, extra, 2);
-    hg_sb_free(&b);
-    return s;
+    return hg_dd_run(&call, &k, extra, 2);
 }
 
-// Philox-4x32-10 of the counter offset + i under (k0, k1): words c0..c3.
-static void emit_philox(hg_sb* b) {
-    hg_sb_put(b, "    add.u64 lo, off, i\n    cmp.lt.u64 cy, lo, off\n    cvt.u32.u64 c0, lo\n"
-                 "    shr.u64 p0, lo, 32\n    cvt.u32.u64 c1, p0\n    cvt.u32.bool c2, cy\n"
-                 "    mov.u32 c3, 0\n    mov.u32 k0, key0\n    mov.u32 k1, key1\n");
+// The random kernel's own params and registers (declared after the frame's, in this order).
+typedef struct rn_k {
+    hg_dd_kernel f;
+    hg_operand off, key0, key1, a, sc, loq, hiq;    // scalars
+    uint32_t lo, p0, p1, t64;                       // u64
+    uint32_t c0, c1, c2, c3, k0, k1, n0, n2;        // u32: counter, key, round outputs
+    uint32_t u1, u2, y;                             // f64
+    uint32_t cy;                                    // bool
+} rn_k;
+
+static void rn_declare(rn_k* k) {
+    hg_kb* b = &k->f.b;
+    const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32, F = HG_DTYPE_F64;
+    k->off = hg_kb_scalar(b, "off", U);
+    k->key0 = hg_kb_scalar(b, "key0", U32);
+    k->key1 = hg_kb_scalar(b, "key1", U32);
+    k->a = hg_kb_scalar(b, "a", F);
+    k->sc = hg_kb_scalar(b, "sc", F);
+    k->loq = hg_kb_scalar(b, "loq", F);
+    k->hiq = hg_kb_scalar(b, "hiq", F);
+    k->lo = hg_kb_reg(b, "lo", U);
+    k->p0 = hg_kb_reg(b, "p0", U);
+    k->p1 = hg_kb_reg(b, "p1", U);
+    k->t64 = hg_kb_reg(b, "t64", U);
+    k->c0 = hg_kb_reg(b, "c0", U32);
+    k->c1 = hg_kb_reg(b, "c1", U32);
+    k->c2 = hg_kb_reg(b, "c2", U32);
+    k->c3 = hg_kb_reg(b, "c3", U32);
+    k->k0 = hg_kb_reg(b, "k0", U32);
+    k->k1 = hg_kb_reg(b, "k1", U32);
+    k->n0 = hg_kb_reg(b, "n0", U32);
+    k->n2 = hg_kb_reg(b, "n2", U32);
+    k->u1 = hg_kb_reg(b, "u1", F);
+    k->u2 = hg_kb_reg(b, "u2", F);
+    k->y = hg_kb_reg(b, "y", F);
+    k->cy = hg_kb_reg(b, "cy", HG_DTYPE_BOOL);
+}
+
+// d := a (op) x.
+static void op2(rn_k* k, hg_opcode op, hg_dtype t, uint32_t d, hg_operand a, hg_operand x) {
+    hg_kb_set(&k->f.b, op, t, d, a, x, hg_none());
+}
+
+static void cvt(rn_k* k, hg_dtype to, hg_dtype from, uint32_t d, uint32_t a) {
+    hg_kb_set_cvt(&k->f.b, to, from, d, hg_reg(a));
+}
+
+// The counter offset + i as words c0..c3 (c2: the carry), the key from the seed.
+static void philox_start(rn_k* k) {
+    const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32;
+    hg_kb* b = &k->f.b;
+    op2(k, HG_OP_ADD, U, k->lo, k->off, hg_reg(k->f.i));
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k->cy, hg_reg(k->lo), k->off);
+    cvt(k, U32, U, k->c0, k->lo);
+    op2(k, HG_OP_SHR, U, k->p0, hg_reg(k->lo), hg_imm_u64(32));
+    cvt(k, U32, U, k->c1, k->p0);
+    cvt(k, U32, HG_DTYPE_BOOL, k->c2, k->cy);
+    hg_kb_mov(b, U32, k->c3, hg_imm_u64(0));
+    hg_kb_mov(b, U32, k->k0, k->key0);
+    hg_kb_mov(b, U32, k->k1, k->key1);
+}
+
+// n := hi32(p) ^ c ^ key.
+static void philox_mix(rn_k* k, uint32_t n, uint32_t p, uint32_t c, uint32_t key) {
+    const hg_dtype U32 = HG_DTYPE_U32;
+    op2(k, HG_OP_SHR, HG_DTYPE_U64, k->t64, hg_reg(p), hg_imm_u64(32));
+    cvt(k, U32, HG_DTYPE_U64, n, k->t64);
+    op2(k, HG_OP_XOR, U32, n, hg_reg(n), hg_reg(c));
+    op2(k, HG_OP_XOR, U32, n, hg_reg(n), hg_reg(key));
+}
+
+// One Philox round: the two 32x32->64 products, then the words permuted and mixed.
+static void philox_round(rn_k* k) {
+    const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32;
+    cvt(k, U, U32, k->p0, k->c0);
+    op2(k, HG_OP_MUL, U, k->p0, hg_reg(k->p0), hg_imm_u64(0xD2511F53));
+    cvt(k, U, U32, k->p1, k->c2);
+    op2(k, HG_OP_MUL, U, k->p1, hg_reg(k->p1), hg_imm_u64(0xCD9E8D57));
+    philox_mix(k, k->n0, k->p1, k->c1, k->k0);
+    philox_mix(k, k->n2, k->p0, k->c3, k->k1);
+    hg_kb_mov(&k->f.b, U32, k->c0, hg_reg(k->n0));
+    cvt(k, U32, U, k->c1, k->p1);
+    hg_kb_mov(&k->f.b, U32, k->c2, hg_reg(k->n2));
+    cvt(k, U32, U, k->c3, k->p0);
+}
+
+// Philox-4x32-10 of the counter offset + i under (key0, key1): words c0..c3.
+static void emit_philox(rn_k* k) {
+    const hg_dtype U32 = HG_DTYPE_U32;
+    philox_start(k);
     for (int r = 0; r < 10; r++) {
-        if (r) hg_sb_put(b, "    add.u32 k0, k0, 0x9E3779B9\n    add.u32 k1, k1, 0xBB67AE85\n");
-        hg_sb_put(b, "    cvt.u64.u32 p0, c0\n    mul.u64 p0, p0, 0xD2511F53\n"
-                     "    cvt.u64.u32 p1, c2\n    mul.u64 p1, p1, 0xCD9E8D57\n"
-                     "    shr.u64 t64, p1, 32\n    cvt.u32.u64 n0, t64\n    xor.u32 n0, n0, c1\n"
-                     "    xor.u32 n0, n0, k0\n    shr.u64 t64, p0, 32\n    cvt.u32.u64 n2, t64\n"
-                     "    xor.u32 n2, n2, c3\n    xor.u32 n2, n2, k1\n    mov.u32 c0, n0\n"
-                     "    cvt.u32.u64 c1, p1\n    mov.u32 c2, n2\n    cvt.u32.u64 c3, p0\n");
+        if (r) {   // the key schedule (Weyl sequence)
+            op2(k, HG_OP_ADD, U32, k->k0, hg_reg(k->k0), hg_imm_u64(0x9E3779B9));
+            op2(k, HG_OP_ADD, U32, k->k1, hg_reg(k->k1), hg_imm_u64(0xBB67AE85));
+        }
+        philox_round(k);
     }
 }
 
 // dst := the top 53 bits of (hi << 32 | lo) as f64 (plus `add` before scaling) times 2^-53.
-static void emit_top53(hg_sb* b, const char* dst, const char* lo, const char* hi, int add) {
-    hg_sb_put(b, "    cvt.u64.u32 t64, %s\n    shl.u64 t64, t64, 32\n    cvt.u64.u32 p0, %s\n"
-                 "    or.u64 t64, t64, p0\n    shr.u64 t64, t64, 11\n",
-              hi, lo);
-    if (add) hg_sb_put(b, "    add.u64 t64, t64, 1\n");
-    hg_sb_put(b, "    cvt.f64.u64 %s, t64\n    mul.f64 %s, %s, 0d3ca0000000000000\n", dst, dst, dst);
+static void emit_top53(rn_k* k, uint32_t dst, uint32_t lo, uint32_t hi, int add) {
+    const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32, F = HG_DTYPE_F64;
+    cvt(k, U, U32, k->t64, hi);
+    op2(k, HG_OP_SHL, U, k->t64, hg_reg(k->t64), hg_imm_u64(32));
+    cvt(k, U, U32, k->p0, lo);
+    op2(k, HG_OP_OR, U, k->t64, hg_reg(k->t64), hg_reg(k->p0));
+    op2(k, HG_OP_SHR, U, k->t64, hg_reg(k->t64), hg_imm_u64(11));
+    if (add) op2(k, HG_OP_ADD, U, k->t64, hg_reg(k->t64), hg_imm_u64(1));
+    cvt(k, F, U, dst, k->t64);
+    op2(k, HG_OP_MUL, F, dst, hg_reg(dst), hg_imm_f64(0x1p-53));
+}
+
+// z = sqrt(-2 log u1) cos(2 pi u2), u1 in (0, 1]; ov := a + sc * z.
+static void emit_normal(rn_k* k) {
+    const hg_dtype F = HG_DTYPE_F64;
+    hg_kb* b = &k->f.b;
+    emit_top53(k, k->u1, k->c0, k->c1, 1);
+    emit_top53(k, k->u2, k->c2, k->c3, 0);
+    hg_kb_set(b, HG_OP_LOG, F, k->u1, hg_reg(k->u1), hg_none(), hg_none());
+    op2(k, HG_OP_MUL, F, k->u1, hg_reg(k->u1), hg_imm_f64(-2.0));
+    hg_kb_set(b, HG_OP_SQRT, F, k->u1, hg_reg(k->u1), hg_none(), hg_none());
+    op2(k, HG_OP_MUL, F, k->u2, hg_reg(k->u2), hg_imm_f64(6.283185307179586));
+    hg_kb_set(b, HG_OP_COS, F, k->u2, hg_reg(k->u2), hg_none(), hg_none());
+    op2(k, HG_OP_MUL, F, k->y, hg_reg(k->u1), hg_reg(k->u2));
+    op2(k, HG_OP_MUL, F, k->y, k->sc, hg_reg(k->y));
+    op2(k, HG_OP_ADD, F, k->y, k->a, hg_reg(k->y));
+    cvt(k, k->f.odt, F, k->f.ov, k->y);
+}
+
+// y := bound when y (cc) bound.
+static void clamp_to(rn_k* k, hg_cmp cc, hg_operand bound) {
+    const hg_dtype F = HG_DTYPE_F64;
+    hg_kb_set_cmp(&k->f.b, cc, F, k->cy, hg_reg(k->y), bound);
+    hg_kb_set(&k->f.b, HG_OP_SEL, F, k->y, hg_reg(k->cy), bound, hg_reg(k->y));
+}
+
+// low + (high - low) * u rounded to the dtype, then kept within [lo_q, hi_q].
+static void emit_uniform(rn_k* k) {
+    const hg_dtype F = HG_DTYPE_F64, dt = k->f.odt;
+    emit_top53(k, k->u1, k->c0, k->c1, 0);
+    op2(k, HG_OP_MUL, F, k->y, k->sc, hg_reg(k->u1));
+    op2(k, HG_OP_ADD, F, k->y, k->a, hg_reg(k->y));
+    cvt(k, dt, F, k->f.ov, k->y);
+    cvt(k, F, dt, k->y, k->f.ov);
+    clamp_to(k, HG_CMP_GT, k->hiq);
+    clamp_to(k, HG_CMP_LT, k->loq);
+    cvt(k, dt, F, k->f.ov, k->y);
 }
 
 hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint64_t offset,
                         int normal, double a, double scale, double lo_q, double hi_q) {
-    dd_call k;
-    dd_setup(&k, c, out, NULL, 1);
-    if (k.n == 0) return HG_OK;
-    hg_dtype dt = out->dtype;
-    hg_sb b = {0};
-    dd_begin(&b, normal ? "hg_dev_random_normal" : "hg_dev_random_uniform", dt, 0, dt, k.dims.nd,
-             ".param off: u64\n.param key0: u32\n.param key1: u32\n.param a: f64\n"
-             ".param sc: f64\n.param loq: f64\n.param hiq: f64\n",
-             ".reg u64 lo, p0, p1, t64\n.reg u32 c0, c1, c2, c3, k0, k1, n0, n2\n"
-             ".reg f64 u1, u2, y\n.reg bool cy\n");
-    emit_philox(&b);
-    if (normal) {
-        // z = sqrt(-2 log u1) cos(2 pi u2), u1 in (0, 1].
-        emit_top53(&b, "u1", "c0", "c1", 1);
-        emit_top53(&b, "u2", "c2", "c3", 0);
-        hg_sb_put(&b, "    log.f64 u1, u1\n    mul.f64 u1, u1, -2\n    sqrt.f64 u1, u1\n"
-                      "    mul.f64 u2, u2, 6.283185307179586\n    cos.f64 u2, u2\n"
-                      "    mul.f64 y, u1, u2\n    mul.f64 y, sc, y\n    add.f64 y, a, y\n");
-        hg_dk_cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
-    } else {
-        // low + (high - low) * u rounded to the dtype, then kept within [lo_q, hi_q].
-        emit_top53(&b, "u1", "c0", "c1", 0);
-        hg_sb_put(&b, "    mul.f64 y, sc, u1\n    add.f64 y, a, y\n");
-        hg_dk_cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
-        hg_dk_cvt(&b, "y", HG_DTYPE_F64, "ov", dt);
-        hg_sb_put(&b, "    cmp.gt.f64 cy, y, hiq\n    sel.f64 y, cy, hiq, y\n"
-                      "    cmp.lt.f64 cy, y, loq\n    sel.f64 y, cy, loq, y\n");
-        hg_dk_cvt(&b, "ov", dt, "y", HG_DTYPE_F64);
-    }
-    dd_end(&b, dt);
+    hg_dd_call call;
+    hg_dd_setup(&call, c, out, NULL, 1);
+    if (call.n == 0) return HG_OK;
+    rn_k k;
+    memset(&k, 0, sizeof k);
+    hg_dd_declare(&k.f, normal ? "hg_dev_random_normal" : "hg_dev_random_uniform", out->dtype,
+                  0, out->dtype);
+    rn_declare(&k);
+    hg_dd_begin(&k.f, call.dims.nd);
+    emit_philox(&k);
+    if (normal) emit_normal(&k);
+    else emit_uniform(&k);
     hg_arg extra[7] = {hg_arg_u64(offset), hg_arg_u32((uint32_t)seed),
                        hg_arg_u32((uint32_t)(seed >> 32)), hg_arg_f64(a), hg_arg_f64(scale),
                        hg_arg_f64(lo_q), hg_arg_f64(hi_q)};
-    hg_status s = dd_launch(&k, &b, extra, 7);
-    hg_sb_free(&b);
-    return s;
+    return hg_dd_run(&call, &k.f, extra, 7);
 }
 
-// dst[i] = f(src[i]) over equal shapes: the body turns xv (src's dtype) into ov (dst's).
+// A map kernel's frame and the registers of its own (flag_not_unit's v and a).
+typedef struct map_k {
+    hg_dd_kernel f;
+    uint32_t v, a;
+} map_k;
+
+// dst[i] = f(src[i]) over equal shapes: regs (or NULL) declares the kernel's own registers,
+// body turns xv (src's dtype) into ov (dst's).
 static hg_status map_kernel(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src,
-                            const char* name, const char* regs, const hg_sb* body) {
-    dd_call k;
-    dd_setup(&k, c, dst, src, 1);
-    if (k.n == 0) return HG_OK;
-    hg_sb b = {0};
-    dd_begin(&b, name, dst->dtype, 1, src->dtype, k.dims.nd, "", regs);
-    hg_sb_put(&b, "    ld.global.%s xv, x[xo]\n%s", hg_dk_dt(src->dtype), body->p ? body->p : "");
-    dd_end(&b, dst->dtype);
-    hg_status s = body->oom ? hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory", c->fn)
-                            : dd_launch(&k, &b, NULL, 0);
-    hg_sb_free(&b);
-    return s;
+                            const char* name, void (*regs)(map_k* k), void (*body)(map_k* k)) {
+    hg_dd_call call;
+    hg_dd_setup(&call, c, dst, src, 1);
+    if (call.n == 0) return HG_OK;
+    map_k k;
+    memset(&k, 0, sizeof k);
+    hg_dd_declare(&k.f, name, dst->dtype, 1, src->dtype);
+    if (regs) regs(&k);
+    hg_dd_begin(&k.f, call.dims.nd);
+    hg_kb_ld(&k.f.b, HG_SPACE_GLOBAL, src->dtype, k.f.xv, k.f.x, hg_reg(k.f.xo));
+    body(&k);
+    return hg_dd_run(&call, &k.f, NULL, 0);
+}
+
+static void cast_body(map_k* k) {
+    hg_kb_set_cvt(&k->f.b, k->f.odt, k->f.xdt, k->f.ov, hg_reg(k->f.xv));
 }
 
 hg_status hg_dev_copy_cast(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src) {
-    hg_sb body = {0};
-    hg_dk_cvt(&body, "ov", dst->dtype, "xv", src->dtype);
-    hg_status s = map_kernel(c, dst, src, "hg_dev_copy_cast", "", &body);
-    hg_sb_free(&body);
-    return s;
+    return map_kernel(c, dst, src, "hg_dev_copy_cast", NULL, cast_body);
+}
+
+static void flag_regs(map_k* k) {
+    k->v = hg_kb_reg(&k->f.b, "v", HG_DTYPE_F64);
+    k->a = hg_kb_reg(&k->f.b, "a", HG_DTYPE_BOOL);
+}
+
+// ov = !(0 <= v && v <= 1): a NaN fails both comparisons and is flagged.
+static void flag_body(map_k* k) {
+    hg_kb* b = &k->f.b;
+    const hg_dtype F = HG_DTYPE_F64, B = HG_DTYPE_BOOL;
+    uint32_t ov = k->f.ov;
+    hg_kb_set_cvt(b, F, k->f.xdt, k->v, hg_reg(k->f.xv));
+    hg_kb_set_cmp(b, HG_CMP_GE, F, ov, hg_reg(k->v), hg_imm_f64(0.0));
+    hg_kb_set_cmp(b, HG_CMP_LE, F, k->a, hg_reg(k->v), hg_imm_f64(1.0));
+    hg_kb_set(b, HG_OP_AND, B, ov, hg_reg(ov), hg_reg(k->a), hg_none());
+    hg_kb_set(b, HG_OP_NOT, B, ov, hg_reg(ov), hg_none(), hg_none());
 }
 
 hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src) {
-    hg_sb body = {0};
-    hg_dk_cvt(&body, "v", HG_DTYPE_F64, "xv", src->dtype);
-    hg_sb_put(&body, "    cmp.ge.f64 ov, v, 0\n    cmp.le.f64 a, v, 1\n    and.bool ov, ov, a\n"
-                     "    not.bool ov, ov\n");
-    hg_status s = map_kernel(c, dst, src, "hg_dev_flag_not_unit", ".reg f64 v\n.reg bool a\n", &body);
-    hg_sb_free(&body);
-    return s;
+    return map_kernel(c, dst, src, "hg_dev_flag_not_unit", flag_regs, flag_body);
+}
+
+// The index kernel's params and registers (declared in this order). Dims are per out's dim,
+// unmerged: s<d> (out's size), os<d> and xs<d> (out's and x's strides).
+typedef struct ix_k {
+    hg_kb b;
+    uint32_t o, x, ix;                              // memory slots
+    hg_operand n, first, ooff, xoff, xsax;          // scalars
+    hg_operand s[HG_MAX_DIMS], os[HG_MAX_DIMS], xs[HG_MAX_DIMS];
+    uint32_t i, q, r, cax;                          // u64
+    uint32_t oo, xo, cc, t, pos;                    // i64
+    uint32_t in, ov, xv;
+} ix_k;
+
+static void ix_declare(ix_k* k, hg_dtype odt, hg_dtype xdt, int32_t nd) {
+    hg_kb* b = &k->b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    k->o = hg_kb_buffer(b, "o", odt, 0);
+    k->x = hg_kb_buffer(b, "x", xdt, 1);
+    k->ix = hg_kb_buffer(b, "ix", I, 1);
+    k->n = hg_kb_scalar(b, "n", U);
+    k->first = hg_kb_scalar(b, "first", U);
+    k->ooff = hg_kb_scalar(b, "ooff", I);
+    k->xoff = hg_kb_scalar(b, "xoff", I);
+    k->xsax = hg_kb_scalar(b, "xsax", I);
+    char name[HG_NAME_MAX];
+    for (int32_t d = 0; d < nd; d++) {
+        snprintf(name, sizeof name, "s%d", (int)d);
+        k->s[d] = hg_kb_scalar(b, name, U);
+        snprintf(name, sizeof name, "os%d", (int)d);
+        k->os[d] = hg_kb_scalar(b, name, I);
+        snprintf(name, sizeof name, "xs%d", (int)d);
+        k->xs[d] = hg_kb_scalar(b, name, I);
+    }
+    k->i = hg_kb_reg(b, "i", U);
+    k->q = hg_kb_reg(b, "q", U);
+    k->r = hg_kb_reg(b, "r", U);
+    k->cax = hg_kb_reg(b, "cax", U);
+    k->oo = hg_kb_reg(b, "oo", I);
+    k->xo = hg_kb_reg(b, "xo", I);
+    k->cc = hg_kb_reg(b, "cc", I);
+    k->t = hg_kb_reg(b, "t", I);
+    k->pos = hg_kb_reg(b, "pos", I);
+    k->in = hg_kb_reg(b, "in", HG_DTYPE_BOOL);
+    k->ov = hg_kb_reg(b, "ov", odt);
+    k->xv = hg_kb_reg(b, "xv", xdt);
+}
+
+// off += cc * stride (i64).
+static void ix_add_term(ix_k* k, uint32_t off, hg_operand stride) {
+    hg_kb_set(&k->b, HG_OP_MUL, HG_DTYPE_I64, k->t, hg_reg(k->cc), stride, hg_none());
+    hg_kb_set(&k->b, HG_OP_ADD, HG_DTYPE_I64, off, hg_reg(off), hg_reg(k->t), hg_none());
+}
+
+// The lane's element of out (offset oo), its coordinate along axis (cax), and x's offset xo
+// of every other coordinate plus idx[i] (gather) or idx[cax] (index_select) along axis.
+static hg_status ix_build(hg_dtype odt, hg_dtype xdt, int32_t nd, int32_t axis, int gather,
+                          const char* fn, hg_prog** out) {
+    ix_k k;
+    memset(&k, 0, sizeof k);
+    k.b = hg_kb_new("hg_dev_index");
+    hg_kb* b = &k.b;
+    const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
+    ix_declare(&k, odt, xdt, nd);
+    hg_kb_set_cvt(b, U, HG_DTYPE_U32, k.i, hg_sreg(HG_SREG_GID_X));
+    hg_kb_set(b, HG_OP_ADD, U, k.i, hg_reg(k.i), k.first, hg_none());
+    hg_kb_set_cmp(b, HG_CMP_LT, U, k.in, hg_reg(k.i), k.n);
+    hg_kb_if(b, k.in);
+    hg_kb_mov(b, I, k.oo, k.ooff);
+    hg_kb_mov(b, I, k.xo, k.xoff);
+    hg_kb_mov(b, U, k.q, hg_reg(k.i));
+    hg_kb_mov(b, U, k.cax, hg_imm_u64(0));
+    for (int32_t d = nd - 1; d >= 0; d--) {
+        hg_kb_set(b, HG_OP_REM, U, k.r, hg_reg(k.q), k.s[d], hg_none());
+        hg_kb_set(b, HG_OP_DIV, U, k.q, hg_reg(k.q), k.s[d], hg_none());
+        hg_kb_set_cvt(b, I, U, k.cc, hg_reg(k.r));
+        ix_add_term(&k, k.oo, k.os[d]);
+        if (d == axis) hg_kb_mov(b, U, k.cax, hg_reg(k.r));
+        else ix_add_term(&k, k.xo, k.xs[d]);
+    }
+    hg_kb_ld(b, HG_SPACE_GLOBAL, I, k.pos, k.ix, hg_reg(gather ? k.i : k.cax));
+    hg_kb_set(b, HG_OP_MUL, I, k.t, hg_reg(k.pos), k.xsax, hg_none());
+    hg_kb_set(b, HG_OP_ADD, I, k.xo, hg_reg(k.xo), hg_reg(k.t), hg_none());
+    hg_kb_ld(b, HG_SPACE_GLOBAL, xdt, k.xv, k.x, hg_reg(k.xo));
+    hg_kb_set_cvt(b, odt, xdt, k.ov, hg_reg(k.xv));
+    hg_kb_st(b, HG_SPACE_GLOBAL, odt, k.o, hg_reg(k.oo), hg_reg(k.ov));
+    hg_kb_endif(b);
+    return hg_dk_finish(b, fn, out);
 }
 
 // out[...] = x[..., idx[...], ...]: the index of lane i's element is idx[i] (gather) or
@@ -225,49 +363,20 @@ hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tens
 // needed on its own.
 static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg_buffer idx,
                               int gather, const hg_tensor* out) {
-    dd_call k;
-    memset(&k, 0, sizeof k);
-    k.c = c;
-    k.out = out;
-    k.x = x;
-    k.n = (uint64_t)hg_dk_numel(out);
-    if (k.n == 0) return HG_OK;
+    uint64_t n = (uint64_t)hg_dk_numel(out);
+    if (n == 0) return HG_OK;
     int32_t nd = out->ndim;
-    hg_sb b = {0};
-    hg_sb_put(&b, ".kernel hg_dev_index\n.param o: global %s\n.param x: global const %s\n"
-                  ".param ix: global const i64\n.param n: u64\n.param first: u64\n"
-                  ".param ooff: i64\n.param xoff: i64\n.param xsax: i64\n",
-              hg_dk_dt(out->dtype), hg_dk_dt(x->dtype));
-    for (int32_t d = 0; d < nd; d++)
-        hg_sb_put(&b, ".param s%d: u64\n.param os%d: i64\n.param xs%d: i64\n", (int)d, (int)d,
-                  (int)d);
-    hg_sb_put(&b, ".reg u64 i, q, r, cax\n.reg i64 oo, xo, cc, t, pos\n.reg bool in\n"
-                  ".reg %s ov\n.reg %s xv\n",
-              hg_dk_dt(out->dtype), hg_dk_dt(x->dtype));
-    hg_sb_put(&b, "    cvt.u64.u32 i, %%gid.x\n    add.u64 i, i, first\n    cmp.lt.u64 in, i, n\n"
-                  "    if in\n    mov.i64 oo, ooff\n    mov.i64 xo, xoff\n    mov.u64 q, i\n"
-                  "    mov.u64 cax, 0\n");
-    for (int32_t d = nd - 1; d >= 0; d--) {
-        hg_sb_put(&b, "    rem.u64 r, q, s%d\n    div.u64 q, q, s%d\n    cvt.i64.u64 cc, r\n"
-                      "    mul.i64 t, cc, os%d\n    add.i64 oo, oo, t\n",
-                  (int)d, (int)d, (int)d);
-        if (d == axis) hg_sb_put(&b, "    mov.u64 cax, r\n");
-        else hg_sb_put(&b, "    mul.i64 t, cc, xs%d\n    add.i64 xo, xo, t\n", (int)d);
-    }
-    hg_sb_put(&b, "    ld.global.i64 pos, ix[%s]\n    mul.i64 t, pos, xsax\n    add.i64 xo, xo, t\n"
-                  "    ld.global.%s xv, x[xo]\n",
-              gather ? "i" : "cax", hg_dk_dt(x->dtype));
-    hg_dk_cvt(&b, "ov", out->dtype, "xv", x->dtype);
-    dd_end(&b, out->dtype);
+    hg_prog* prog = NULL;
+    hg_status s = ix_build(out->dtype, x->dtype, nd, axis, gather, c->fn, &prog);
+    if (s) return s;
     hg_arg args[16 + 3 * HG_MAX_DIMS];
-    hg_status s = HG_OK;
-    for (uint64_t first = 0; first < k.n && !s; first += DD_LAUNCH_MAX) {
-        uint64_t cnt = k.n - first < DD_LAUNCH_MAX ? k.n - first : DD_LAUNCH_MAX;
+    for (uint64_t first = 0; first < n && !s; first += HG_DD_LAUNCH_MAX) {
+        uint64_t cnt = n - first < HG_DD_LAUNCH_MAX ? n - first : HG_DD_LAUNCH_MAX;
         size_t a = 0;
         args[a++] = hg_arg_buffer(out->buffer);
         args[a++] = hg_arg_buffer(x->buffer);
         args[a++] = hg_arg_buffer(idx);
-        args[a++] = hg_arg_u64(k.n);
+        args[a++] = hg_arg_u64(n);
         args[a++] = hg_arg_u64(first);
         args[a++] = hg_arg_i64(out->offset);
         args[a++] = hg_arg_i64(x->offset);
@@ -277,10 +386,10 @@ static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg
             args[a++] = hg_arg_i64(out->strides[d]);
             args[a++] = hg_arg_i64(x->ndim ? x->strides[d] : 0);
         }
-        hg_launch_config cfg = hg_launch_1d(cnt, DD_BLOCK);
-        s = hg_dk_launch_text(c->ex, c->fn, &b, &cfg, args, a);
+        hg_launch_config cfg = hg_launch_1d(cnt, HG_DD_BLOCK);
+        s = hg_dk_launch(c->ex, c->fn, prog, &cfg, args, a);
     }
-    hg_sb_free(&b);
+    hg_prog_free(prog);
     return s;
 }
 
