@@ -13,7 +13,8 @@ import sys
 
 LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 5, "graph": 6}
 # Families an op family may use besides ops/common: softmax/norms reuse the row reductions;
-# random's device kernel lives with the other lane-per-element data kernels.
+# random walks host views with data's helpers and builds its device kernel on data's
+# lane-per-element frame (data/dev_lane.h).
 FAMILY_USES = {("rows", "reduce"), ("random", "data")}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
 

@@ -39,11 +39,9 @@ hg_status hg_dev_matmul(hg_op_ctx* c, const hg_dev_mm* p, const hg_tensor* a, co
                         hg_dtype rt, const hg_tensor* out, int gemm, double alpha, double beta);
 
 // Data ops (dev_data.c), each after the host entry point's checks. fill: value_bits is the
-// value's bytes in out's dtype (little-endian). random: the CPU's parameters (random.c).
+// value's bytes in out's dtype (little-endian).
 hg_status hg_dev_fill(hg_op_ctx* c, const hg_tensor* out, uint64_t value_bits);
 hg_status hg_dev_arange(hg_op_ctx* c, const hg_tensor* out, double start, double step);
-hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint64_t offset,
-                        int normal, double a, double scale, double lo_q, double hi_q);
 // dst = src converted to dst's dtype (cvt rules); equal shapes, no overlap.
 hg_status hg_dev_copy_cast(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src);
 // index_select (gather = 0: idx holds one resolved index per position along axis) or gather
@@ -54,6 +52,11 @@ hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int
 
 // dst (bool, src's shape) = !(0 <= src <= 1), NaN included.
 hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src);
+
+// random uniform / normal (dev_random.c), after the host entry point's checks, with the CPU's
+// parameters (random.c).
+hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint64_t offset,
+                        int normal, double a, double scale, double lo_q, double hi_q);
 
 // Losses (dev_loss.c), after the host entry points' checks. Elementwise ones: in = {x, t, w,
 // pw} (w, pw may be NULL) with their strides broadcast onto the loss shape (nd, shape).

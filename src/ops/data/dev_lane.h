@@ -1,6 +1,6 @@
-// Internal: the frame of the data ops' lane-per-element device kernels (dev_data.c). Lane i
-// takes element i of out in C order, turns i into coordinates with out's sizes and adds them
-// times each tensor's strides, so any view works without copies.
+// Internal: the frame of the lane-per-element device kernels (the data ops' dev_data.c and
+// random's dev_random.c). Lane i takes element i of out in C order, turns i into coordinates
+// with out's sizes and adds them times each tensor's strides, so any view works without copies.
 //
 // A kernel is built in this order: hg_dd_declare (the frame's params and registers), the
 // kernel's own params and registers, hg_dd_begin (out's dims, then the code up to the lane's
