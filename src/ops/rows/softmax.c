@@ -55,7 +55,7 @@ static inline __attribute__((always_inline)) float max_f32(const float* x, int64
 }
 
 // In place on a contiguous slice (t may alias y). Three passes over the (cache-resident) slice:
-// max; exp with the sum (8 f32 lanes over blocks of 256, block sums added in f64) and, for
+// max; exp with the sum (8 f32 lanes over blocks of up to 256, block sums added in f64) and, for
 // softmax, the store of exp; then the scale (or, for log_softmax, x - max - log(sum)).
 static inline __attribute__((always_inline)) void slice_f32_body(const float* t, float* y,
                                                                  int64_t n, int take_log) {
@@ -73,6 +73,20 @@ static inline __attribute__((always_inline)) void slice_f32_body(const float* t,
         // Through the local block: t and y may be the same array, which keeps the compiler
         // from vectorizing a direct loop.
         if (!take_log) memcpy(y + i, e, sizeof e);
+    }
+    // The rest of the slice (all of a row shorter than 256) in the same 8-lane steps, so the
+    // exp stays vectorized for short rows; under 8 elements one at a time.
+    if (n - i >= 8) {
+        float e[256], part[8] = {0};
+        int64_t r = (n - i) / 8 * 8;
+        for (int64_t k = 0; k < r; k += 8)
+            for (int j = 0; j < 8; j++) {
+                e[k + j] = expf_fast(t[i + k + j] - m);
+                part[j] += e[k + j];
+            }
+        for (int j = 0; j < 8; j++) s += part[j];
+        if (!take_log) memcpy(y + i, e, (size_t)r * sizeof e[0]);
+        i += r;
     }
     for (; i < n; i++) {
         float e = expf_fast(t[i] - m);
