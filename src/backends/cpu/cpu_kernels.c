@@ -1,9 +1,11 @@
-// Picks the lane-array kernel set once: AVX-512 when this CPU has AVX-512F/DQ/BW/VL (and the
-// build compiled it), else AVX2+FMA (+F16C), else the portable set. All sets give bit-identical
+// Picks the lane-array kernel set once, at the process's CPU level (base/cpu_level.h): AVX-512
+// when the CPU has AVX-512F/DQ/BW/VL (and the build compiled it), else AVX2+FMA+F16C, else the
+// portable set. All sets give bit-identical
 // results (tested).
 #include "backends/cpu/cpu_kernels.h"
 #include <pthread.h>
 #include <string.h>
+#include "base/cpu_level.h"
 
 static hg_cpu_kernels generic_set;
 #ifdef HG_CPU_HAS_AVX2_SET
@@ -25,9 +27,7 @@ static void init_sets(void) {
     hg_cpu_fill_gelu_generic(&generic_set);
     chosen = &generic_set;
 #ifdef HG_CPU_HAS_AVX2_SET
-    __builtin_cpu_init();
-    avx2_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-              __builtin_cpu_supports("f16c");
+    avx2_ok = hg_cpu_level_get() >= HG_CPU_AVX2;
     if (avx2_ok) {
         avx2_set.name = "avx2";
         hg_cpu_fill_arith_avx2(&avx2_set);
@@ -37,10 +37,7 @@ static void init_sets(void) {
         chosen = &avx2_set;
     }
 #ifdef HG_CPU_HAS_AVX512_SET
-    // __builtin_cpu_supports also checks that the OS saves the zmm/mask state (XCR0).
-    avx512_ok = avx2_ok && __builtin_cpu_supports("avx512f") &&
-                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vl");
+    avx512_ok = hg_cpu_level_get() >= HG_CPU_AVX512;
     if (avx512_ok) {
         avx512_set.name = "avx512";
         hg_cpu_fill_arith_avx512(&avx512_set);

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include "base/cpu_level.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "runtime/objects.h"
@@ -99,8 +100,7 @@ __attribute__((target("avx2"))) static void philox8_avx2(uint64_t seed, uint64_t
     _mm256_storeu_si256((__m256i*)(void*)w[2], c2);
     _mm256_storeu_si256((__m256i*)(void*)w[3], c3);
 }
-// Reads the CPU model libgcc filled in at load time (cheap, thread-safe).
-static int have_avx2(void) { return __builtin_cpu_supports("avx2") ? 1 : 0; }
+static int have_avx2(void) { return hg_cpu_level_get() >= HG_CPU_AVX2; }
 #endif
 
 static inline uint64_t top53(uint32_t lo, uint32_t hi) {

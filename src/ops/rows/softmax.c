@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/cpu_level.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/vmath.h"
@@ -113,13 +114,7 @@ __attribute__((target("avx2,fma"))) static void slice_f32_avx2(const float* t, f
     slice_f32_body(t, y, n, take_log);
 }
 static void slice_f32(const float* t, float* y, int64_t n, int take_log) {
-    static int have_avx2 = -1;   // every thread computes the same value: relaxed is enough
-    int have = __atomic_load_n(&have_avx2, __ATOMIC_RELAXED);
-    if (have < 0) {
-        have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        __atomic_store_n(&have_avx2, have, __ATOMIC_RELAXED);
-    }
-    if (have) slice_f32_avx2(t, y, n, take_log);
+    if (hg_cpu_level_get() >= HG_CPU_AVX2) slice_f32_avx2(t, y, n, take_log);
     else slice_f32_generic(t, y, n, take_log);
 }
 #else

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cpu/gemm/gemm.h"
+#include "base/cpu_level.h"
 #include "base/error.h"
 
 typedef void (*dgemm_ukernel)(int64_t kc, const double* a, const double* b, double* c);
@@ -26,12 +27,12 @@ typedef struct dgemm_set {
     int mr, nr;
 } dgemm_set;
 
-// The micro-kernel of the ISA every GEMM of this process uses (hg_cpu_gemm_isa).
+// The micro-kernel of the process's CPU level (base/cpu_level.h).
 static dgemm_set the_set(void) {
-    switch (hg_cpu_gemm_isa()) {
+    switch (hg_cpu_level_get()) {
 #if defined(HG_HAVE_AVX2_KERNELS)
-    case HG_GEMM_ISA_AVX512: return (dgemm_set){"avx512", hg_dgemm_ukernel_avx512, 12, 16};
-    case HG_GEMM_ISA_AVX2: return (dgemm_set){"avx2", hg_dgemm_ukernel_avx2, 6, 8};
+    case HG_CPU_AVX512: return (dgemm_set){"avx512", hg_dgemm_ukernel_avx512, 12, 16};
+    case HG_CPU_AVX2: return (dgemm_set){"avx2", hg_dgemm_ukernel_avx2, 6, 8};
 #endif
     default: return (dgemm_set){"generic", hg_dgemm_ukernel_generic, 4, 8};
     }

@@ -5,6 +5,7 @@
 // cut into one independent slab per thread (columns, or rows when C is taller than wide), so the
 // threads never wait on each other; each packs its own panels.
 #include "backends/cpu/gemm/gemm.h"
+#include "base/cpu_level.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,33 +302,11 @@ static int kernel_ok[NKERNELS];
 static const hg_sgemm_kernel* chosen_kernel;
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
 
-static hg_gemm_isa pick_isa(void) {
-#ifdef HG_GEMM_HAS_AVX2
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return HG_GEMM_ISA_GENERIC;
-    return __builtin_cpu_supports("avx512f") ? HG_GEMM_ISA_AVX512 : HG_GEMM_ISA_AVX2;
-#else
-    return HG_GEMM_ISA_GENERIC;
-#endif
-}
-
-static hg_gemm_isa g_isa;
-static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
-static void decide_isa(void) { g_isa = pick_isa(); }
-
-hg_gemm_isa hg_cpu_gemm_isa(void) {
-    pthread_once(&isa_once, decide_isa);
-    return g_isa;
-}
-
 static void pick_kernel(void) {
-    hg_gemm_isa isa = hg_cpu_gemm_isa();
     kernel_ok[0] = 1;
 #ifdef HG_GEMM_HAS_AVX2
-    kernel_ok[1] = isa >= HG_GEMM_ISA_AVX2;
-    kernel_ok[2] = isa >= HG_GEMM_ISA_AVX512;
-#else
-    (void)isa;
+    kernel_ok[1] = hg_cpu_level_get() >= HG_CPU_AVX2;
+    kernel_ok[2] = hg_cpu_level_get() >= HG_CPU_AVX512;
 #endif
     for (int i = 0; i < NKERNELS; i++) {
         _Static_assert(HG_SGEMM_MAX_TILE >= 16 * 16, "edge tile scratch too small");

@@ -1,5 +1,6 @@
 // Internal (CPU backend): every GEMM of the CPU backend - f32 (hg_cpu_sgemm, the foundation of
-// matmul) and f64 (hg_cpu_dgemm) - with one decision of which micro-kernel ISA they use.
+// matmul) and f64 (hg_cpu_dgemm) - with micro-kernels chosen by the process's one CPU-level
+// decision (base/cpu_level.h).
 //
 //   hg_cpu_sgemm(0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n, pool);   // C = A * B
 //
@@ -19,10 +20,6 @@
 #include <stdint.h>
 #include "backends/cpu/thread_pool.h"
 #include "hologram.h"
-
-// The widest micro-kernel set this build and CPU run, decided once for every GEMM.
-typedef enum hg_gemm_isa { HG_GEMM_ISA_GENERIC = 0, HG_GEMM_ISA_AVX2, HG_GEMM_ISA_AVX512 } hg_gemm_isa;
-hg_gemm_isa hg_cpu_gemm_isa(void);
 
 // The largest micro-tile of any set (sizes the edge-tile scratch).
 #define HG_SGEMM_MAX_TILE 256
