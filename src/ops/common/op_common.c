@@ -6,6 +6,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 void hg_op_begin(hg_op_ctx* c, const char* fn) {
     c->fn = fn;
@@ -160,7 +161,7 @@ static hg_status view_of(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v, int 
     int64_t n = 0;
     hg_status s = hg_tensor_check(t, c->fn, "tensor", &b, &n);
     if (s) return s;
-    if (host_only && !b->ex->vt->host_visible)
+    if (host_only && !hg_op_host_memory_of(b->ex))
         return hg_error(HG_ERR_UNSUPPORTED, "%s: not supported on the %s backend yet", c->fn,
                         b->ex->vt->name);
     memset(v, 0, sizeof *v);

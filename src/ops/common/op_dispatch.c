@@ -26,9 +26,7 @@ static int library_has(const hg_backend_vtable* vt, hg_dtype t) {
 }
 
 hg_op_route hg_op_route_on(const hg_executor_obj* ex, hg_op_family f, hg_dtype t) {
-    int mem = ex && !ex->vt->host_visible ? MEM_DEVICE : MEM_HOST;
+    int mem = hg_op_host_memory_of(ex) ? MEM_HOST : MEM_DEVICE;
     if (f == HG_OPF_MATMUL && ex && library_has(ex->vt, t)) return HG_ROUTE_LIBRARY;
     return g_routes[mem][f];
 }
-
-int hg_op_host_memory(const hg_op_ctx* c) { return !c->ex || c->ex->vt->host_visible; }

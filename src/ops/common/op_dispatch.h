@@ -29,7 +29,11 @@ hg_op_route hg_op_route_on(const hg_executor_obj* ex, hg_op_family f, hg_dtype t
 static inline hg_op_route hg_op_route_of(const hg_op_ctx* c, hg_op_family f, hg_dtype t) {
     return hg_op_route_on(c->ex, f, t);
 }
-// 1 when the call's tensors are in memory the host reads (host views), 0 on a device.
-int hg_op_host_memory(const hg_op_ctx* c);
+// 1 when ex's memory is memory the host reads (host views), 0 on a device; NULL: the host.
+static inline int hg_op_host_memory_of(const hg_executor_obj* ex) {
+    return !ex || ex->vt->host_visible;
+}
+// The same for the call's executor.
+static inline int hg_op_host_memory(const hg_op_ctx* c) { return hg_op_host_memory_of(c->ex); }
 
 #endif

@@ -24,6 +24,7 @@
 #include "ops/elementwise/ewise_internal.h"
 #include "runtime/kernel.h"
 #include "tensor/tensor_internal.h"
+#include "ops/common/op_dispatch.h"
 
 #define EW_MAX_OPERANDS (HG_EW_MAX_INPUTS + HG_EW_MAX_OUTPUTS)
 #define EW_MAX_VARIANTS 32
@@ -86,7 +87,7 @@ static int simple_layout(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew
                          ew_layout* L) {
     const hg_tensor* ot = out[0].t;
     int32_t nin = k->e.ninputs, ndim = ot->ndim;
-    int host = k->ex->vt->host_visible;
+    int host = hg_op_host_memory_of(k->ex);
     int64_t numel = 1;
     for (int32_t d = 0; d < ndim; d++) numel *= ot->shape[d];
     for (int32_t o = 0; o < k->nops; o++) {
@@ -164,7 +165,7 @@ static void compute_layout(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_
     L->ndim = cn;
     L->nstrided = 0;
     for (int32_t d = 0; d < cn; d++) L->size[d] = csize[d];
-    int host = k->ex->vt->host_visible;
+    int host = hg_op_host_memory_of(k->ex);
     for (int32_t o = 0; o < nops; o++) {
         const hg_ew_arg* a = o < nin ? &in[o] : &out[o - nin];
         int zero = 1, linear = 1;
