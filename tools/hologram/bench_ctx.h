@@ -11,8 +11,12 @@
 #include "hologram.h"
 
 typedef enum bench_case_id {
-    // plain C limits
-    B_C_COPY, B_C_ADD, B_C_TRIAD, B_C_FUSED, B_C_SUM,
+    // C limits: each traffic pattern in its plain, vector and non-temporal builds
+    B_C_COPY, B_C_COPY_VECTOR, B_C_COPY_NT,
+    B_C_ADD, B_C_ADD_VECTOR, B_C_ADD_NT,
+    B_C_TRIAD, B_C_TRIAD_VECTOR, B_C_TRIAD_NT,
+    B_C_FUSED, B_C_FUSED_VECTOR, B_C_FUSED_NT,
+    B_C_SUM, B_C_SUM_VECTOR,
     // ISA programs launched with hg_launch
     B_ISA_ADD, B_ISA_FUSED, B_ISA_EXP, B_ISA_TANH, B_ISA_SIGMOID, B_ISA_GELU,
     // op library (eager ops and a compiled graph)
@@ -28,8 +32,11 @@ typedef struct bench_case {
     const char* kind;         // "c", "isa", "op", "graph"
     const char* what;
     double bytes_per_elem;    // memory traffic per element
-    int limit;                // the C case with the same traffic, or -1
+    int limit;                // a C case with the same traffic (its kernel's builds are the
+                              // limit: the fastest of them), or -1
     double target;            // ratio limit time / case time the case should reach (0: none)
+    int stream;               // C cases: the stream_kernel and stream_variant they run
+    int variant;
 } bench_case;
 
 extern const bench_case k_bench_cases[B_CASE_COUNT];
@@ -94,6 +101,9 @@ void bench_latency_run(bench_ctx* c);
 void bench_best_median(double* t, int n, double* best, double* median);
 
 // bench_report.c
+// The limit of measured case k: the fastest (best or median time) of the C builds of its
+// traffic that ran; *winner names it.
+double bench_limit_time(const bench_ctx* c, int k, int median, const char** winner);
 void bench_print_table(const bench_ctx* c, const char* cpu);
 int bench_write_json(const bench_ctx* c, const char* path, const char* cpu);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <math.h>
 
 struct bench_pool {
     int nthreads;
@@ -184,33 +185,38 @@ void bench_arrays_free(bench_arrays* arr) {
 #else
 #define HG_VECTORIZE_SELECT
 #endif
+// Each body is compiled twice: into the plain range function (the build's flags) and into the
+// vector one, which GCC clones for AVX2 and AVX-512 and picks between at load time.
+#define BODY static inline __attribute__((always_inline))
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HAVE_VECTOR_BUILD 1
+#define VECTOR_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define HAVE_VECTOR_BUILD 0
+#define VECTOR_CLONES
+#endif
 
-static void copy_range(void* ctx, size_t b, size_t e) {
-    bench_arrays* arr = ctx;
+BODY void copy_body(bench_arrays* arr, size_t b, size_t e) {
     const float* restrict a = arr->a;
     float* restrict d = arr->d;
     for (size_t i = b; i < e; i++) d[i] = a[i];
 }
 
-static void add_range(void* ctx, size_t b, size_t e) {
-    bench_arrays* arr = ctx;
+BODY void add_body(bench_arrays* arr, size_t b, size_t e) {
     const float* restrict a = arr->a;
     const float* restrict bb = arr->b;
     float* restrict d = arr->d;
     for (size_t i = b; i < e; i++) d[i] = a[i] + bb[i];
 }
 
-static void triad_range(void* ctx, size_t b, size_t e) {
-    bench_arrays* arr = ctx;
+BODY void triad_body(bench_arrays* arr, size_t b, size_t e) {
     const float* restrict a = arr->a;
     const float* restrict bb = arr->b;
     float* restrict d = arr->d;
     for (size_t i = b; i < e; i++) d[i] = a[i] + 3.0f * bb[i];
 }
 
-HG_VECTORIZE_SELECT
-static void fused_range(void* ctx, size_t b, size_t e) {
-    bench_arrays* arr = ctx;
+BODY void fused_body(bench_arrays* arr, size_t b, size_t e) {
     const float* restrict a = arr->a;
     const float* restrict bb = arr->b;
     const float* restrict c = arr->c;
@@ -224,8 +230,7 @@ static void fused_range(void* ctx, size_t b, size_t e) {
 
 // Read-only: each range sums into 16 float accumulators (a vectorizable pattern, as a user
 // would write a fast sum) and adds its partial sum into arr->sum under the lock.
-static void sum_range(void* ctx, size_t b, size_t e) {
-    bench_arrays* arr = ctx;
+BODY void sum_body(bench_arrays* arr, size_t b, size_t e) {
     const float* restrict a = arr->a;
     float acc[16] = {0};
     size_t i = b;
@@ -239,11 +244,72 @@ static void sum_range(void* ctx, size_t b, size_t e) {
     pthread_mutex_unlock(&arr->sum_lock);
 }
 
-void stream_sum(bench_pool* p, bench_arrays* arr) {
-    arr->sum = 0;
-    bench_pool_run(p, arr->n, sum_range, arr);
+#define RANGES(name)                                                                        \
+    HG_VECTORIZE_SELECT static void name##_plain(void* ctx, size_t b, size_t e) {           \
+        name##_body(ctx, b, e);                                                             \
+    }                                                                                       \
+    HG_VECTORIZE_SELECT VECTOR_CLONES static void name##_vector(void* ctx, size_t b,        \
+                                                                size_t e) {                 \
+        name##_body(ctx, b, e);                                                             \
+    }
+RANGES(copy)
+RANGES(add)
+RANGES(triad)
+RANGES(fused)
+RANGES(sum)
+
+const char* const k_stream_variant_names[STREAM_VARIANT_COUNT] = {"plain", "vector", "nt"};
+
+#if defined(__x86_64__)
+#define NT(fn) fn
+#else
+#define NT(fn) NULL
+#endif
+static const bench_range_fn k_ranges[STREAM_KERNEL_COUNT][STREAM_VARIANT_COUNT] = {
+    [STREAM_COPY] = {copy_plain, copy_vector, NT(stream_copy_nt)},
+    [STREAM_ADD] = {add_plain, add_vector, NT(stream_add_nt)},
+    [STREAM_TRIAD] = {triad_plain, triad_vector, NT(stream_triad_nt)},
+    [STREAM_FUSED] = {fused_plain, fused_vector, NT(stream_fused_nt)},
+    [STREAM_SUM] = {sum_plain, sum_vector, NULL},
+};
+
+int stream_available(stream_kernel k, stream_variant v, const char** why) {
+    if (v == STREAM_VECTOR && !HAVE_VECTOR_BUILD) {
+        *why = "no target clones in this build (x86-64 GCC only)";
+        return 0;
+    }
+    if (v == STREAM_NT && !k_ranges[k][v]) {
+        *why = k == STREAM_SUM ? "read only: nothing to store" : "no streaming stores (x86-64 only)";
+        return 0;
+    }
+    return 1;
 }
-void stream_copy(bench_pool* p, bench_arrays* arr) { bench_pool_run(p, arr->n, copy_range, arr); }
-void stream_add(bench_pool* p, bench_arrays* arr) { bench_pool_run(p, arr->n, add_range, arr); }
-void stream_triad(bench_pool* p, bench_arrays* arr) { bench_pool_run(p, arr->n, triad_range, arr); }
-void stream_fused(bench_pool* p, bench_arrays* arr) { bench_pool_run(p, arr->n, fused_range, arr); }
+
+void stream_run(bench_pool* p, bench_arrays* arr, stream_kernel k, stream_variant v) {
+    if (k == STREAM_SUM) arr->sum = 0;
+    bench_pool_run(p, arr->n, k_ranges[k][v], arr);
+}
+
+size_t stream_check(const bench_arrays* arr, stream_kernel k) {
+    if (k == STREAM_SUM) {   // f32 lanes: within 1e-6 of the sum of magnitudes
+        double s = 0, mag = 0;
+        for (size_t i = 0; i < arr->n; i++) {
+            s += arr->a[i];
+            mag += fabs(arr->a[i]);
+        }
+        return fabs(arr->sum - s) <= 1e-6 * mag ? 0 : 1;
+    }
+    size_t bad = 0, tail = arr->n > 16 ? arr->n - 16 : 0;
+    // Every 7th element, and the last 16 (the ranges' scalar tails).
+    for (size_t i = 0; i < arr->n; i = i + 7 < tail ? i + 7 : (i < tail ? tail : i + 1)) {
+        float a = arr->a[i], b = arr->b[i], c = arr->c[i], t = a * b;
+        t = t + c;
+        float want = k == STREAM_COPY    ? a
+                     : k == STREAM_ADD   ? a + b
+                     : k == STREAM_TRIAD ? a + 3.0f * b
+                                         : (t > 0.0f ? t : 0.0f) * 0.5f;
+        float got = k == STREAM_FUSED ? arr->y[i] : arr->d[i];
+        bad += got != want;
+    }
+    return bad;
+}

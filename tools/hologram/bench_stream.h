@@ -32,11 +32,36 @@ typedef struct bench_arrays {
 int bench_arrays_alloc(bench_pool* p, size_t n, bench_arrays* out);
 void bench_arrays_free(bench_arrays* arr);
 
-// The reference kernels (parallel over the pool).
-void stream_copy(bench_pool* p, bench_arrays* arr);    // d = a            8 B/elem
-void stream_add(bench_pool* p, bench_arrays* arr);     // d = a + b       12 B/elem
-void stream_triad(bench_pool* p, bench_arrays* arr);   // d = a + 3*b     12 B/elem
-void stream_fused(bench_pool* p, bench_arrays* arr);   // y = relu(a*b+c)*0.5   16 B/elem
-void stream_sum(bench_pool* p, bench_arrays* arr);     // sum = sum(a) (read only) 4 B/elem
+// The reference kernels: each traffic pattern written plainly in C, in three builds, run in
+// parallel over the pool. The limit of a measured case is the best of them, so it is what the
+// machine does, not what one way of compiling a loop does:
+//   plain   - the loop compiled with the CLI's flags (the build's baseline ISA);
+//   vector  - the same loop compiled for this machine (GCC target clones: AVX2, AVX-512);
+//   nt      - explicit vector loads and non-temporal (streaming) stores, which skip reading
+//             each destination line before writing it (x86-64 only; not for the read-only sum).
+typedef enum stream_kernel {
+    STREAM_COPY,    // d = a                   8 B/elem
+    STREAM_ADD,     // d = a + b              12 B/elem
+    STREAM_TRIAD,   // d = a + 3*b            12 B/elem
+    STREAM_FUSED,   // y = relu(a*b+c)*0.5    16 B/elem
+    STREAM_SUM,     // sum = sum(a) (read only) 4 B/elem
+    STREAM_KERNEL_COUNT
+} stream_kernel;
+typedef enum stream_variant { STREAM_PLAIN, STREAM_VECTOR, STREAM_NT, STREAM_VARIANT_COUNT } stream_variant;
+
+extern const char* const k_stream_variant_names[STREAM_VARIANT_COUNT];   // "plain", "vector", "nt"
+
+// 1 when variant v of kernel k exists on this machine and build; else 0 with *why set.
+int stream_available(stream_kernel k, stream_variant v, const char** why);
+void stream_run(bench_pool* p, bench_arrays* arr, stream_kernel k, stream_variant v);
+// Elements of k's output (every 7th checked; sum: the total) that differ from the C formula
+// evaluated here, after stream_run.
+size_t stream_check(const bench_arrays* arr, stream_kernel k);
+
+// bench_stream_nt.c: the non-temporal builds, as range functions for bench_pool_run (x86-64).
+void stream_copy_nt(void* arr, size_t begin, size_t end);
+void stream_add_nt(void* arr, size_t begin, size_t end);
+void stream_triad_nt(void* arr, size_t begin, size_t end);
+void stream_fused_nt(void* arr, size_t begin, size_t end);
 
 #endif
