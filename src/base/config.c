@@ -57,16 +57,30 @@ int hg_config_num_threads(int requested) {
     return hg_config_num_cores();
 }
 
-size_t hg_config_cpu_memory_cache(void) {
-    const size_t dflt = (size_t)1 << 30;
-    const char* v = getenv("HOLOGRAM_CPU_MEMORY_CACHE");
+// A byte count from environment variable `name`, else dflt (malformed: a warning, then dflt).
+static size_t env_bytes(const char* name, size_t dflt) {
+    const char* v = getenv(name);
     if (!v || !v[0]) return dflt;
     char* end = NULL;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     if (end == v || errno || *end || v[0] == '-') {
-        hg_log(HG_LOG_WARN, "ignoring HOLOGRAM_CPU_MEMORY_CACHE='%s': expected a byte count", v);
+        hg_log(HG_LOG_WARN, "ignoring %s='%s': expected a byte count", name, v);
         return dflt;
     }
     return (size_t)n;
+}
+
+size_t hg_config_cpu_memory_cache(void) {
+    return env_bytes("HOLOGRAM_CPU_MEMORY_CACHE", (size_t)1 << 30);
+}
+
+size_t hg_config_stream_store_bytes(void) {
+    const size_t cap = (size_t)32 << 20;
+    size_t llc = cap;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0 && (size_t)l3 < cap) llc = (size_t)l3;
+#endif
+    return env_bytes("HOLOGRAM_STREAM_STORES", llc);
 }

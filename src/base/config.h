@@ -23,4 +23,11 @@ int hg_config_num_cores(void);
 #include <stddef.h>
 size_t hg_config_cpu_memory_cache(void);
 
+// Output size in bytes from which the CPU backend's streaming kernels write with non-temporal
+// stores (an output that large leaves the cache before anyone reads it, and plain stores would
+// read every destination line first): HOLOGRAM_STREAM_STORES (a byte count; 0 = never), else
+// the last-level cache's size, at most 32 MiB (VMs report the host's cache: 480 MiB on the
+// Intel dev VM, where streaming stores win from about 24 MiB of output; docs/performance.md).
+size_t hg_config_stream_store_bytes(void);
+
 #endif

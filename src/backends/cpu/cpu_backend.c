@@ -64,6 +64,7 @@ static hg_status cpu_executor_create(const hg_executor_options* opts, void** out
     if (!st) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating a CPU executor");
     pthread_mutex_init(&st->lock, NULL);
     hg_cpu_mem_cache_init(&st->mem_cache, hg_config_cpu_memory_cache());
+    st->stream_bytes = hg_config_stream_store_bytes();
     st->nthreads = n;
     st->workers = calloc((size_t)n, sizeof *st->workers);
     st->pool = st->workers ? hg_pool_create(n) : NULL;

@@ -115,7 +115,14 @@ typedef struct cpu_state {
     cpu_worker* workers;      // nthreads entries; guarded by lock
     pthread_mutex_t lock;     // one launch at a time per executor
     cpu_mem_cache mem_cache;
+    size_t stream_bytes;      // outputs from this size on are written with streaming stores
 } cpu_state;
+
+// cpu_stream.c: dst[0..bytes) = src[0..bytes) with non-temporal stores where the CPU has them
+// (x86-64: SSE2), else memcpy. Such stores are weakly ordered: hg_cpu_stream_fence() before
+// another thread may read dst.
+void hg_cpu_stream_copy(void* dst, const void* src, size_t bytes);
+void hg_cpu_stream_fence(void);
 
 // cpu_memory.c: the backend's mem_alloc / mem_free and the cache's lifetime.
 hg_status hg_cpu_mem_alloc(void* state, size_t nbytes, int zero, void** out);

@@ -19,6 +19,7 @@
 // intermediate value: the value stays in a vector register instead of a trip through a strip
 // array, and the pair's input streams are read in the same loop (mark_pairs).
 #include <stdlib.h>
+#include <string.h>
 #include "backends/cpu/cpu_internal.h"
 
 #define STRIP 512u  // 2 KiB per f32 register
@@ -186,6 +187,22 @@ void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p) {
 
 typedef struct saved_ptr { uint32_t slot; void* ptr; } saved_ptr;
 
+// fn over m lanes whose result goes to dst with streaming stores: computed into `staged` in
+// pieces, each streamed out right away, so the loads of the next piece overlap the stores of
+// this one (16M f32 add on one thread, against the C streaming add: 0.83 with the whole
+// 512-lane strip staged at once, 0.90 with 256). step[i]: bytes per lane of source i (every
+// source holds the strip's lanes contiguously from the pointer given: constants in all lanes).
+#define STREAM_PIECE 128u
+static void run_streamed(hg_cpu_kfn fn, uint8_t* dst, unsigned dlog2, const uint8_t* a,
+                         const uint8_t* b, const uint8_t* c, const size_t step[3], uint32_t m,
+                         uint8_t* staged) {
+    for (uint32_t o = 0; o < m; o += STREAM_PIECE) {
+        const uint32_t k = m - o < STREAM_PIECE ? m - o : STREAM_PIECE;
+        fn(staged, a + o * step[0], b + o * step[1], c + o * step[2], k);
+        hg_cpu_stream_copy(dst + ((size_t)o << dlog2), staged, (size_t)k << dlog2);
+    }
+}
+
 int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
     const cpu_launch* L = c->L;
     const cpu_op* ops = L->plan->ops;
@@ -197,6 +214,9 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
 
     uint8_t* base[HG_CPU_STRIP_MAX_OPS];   // ld/st: address of element `first`
     uint8_t es_log2[HG_CPU_STRIP_MAX_OPS];
+    uint8_t stream[HG_CPU_STRIP_MAX_OPS];  // st: with streaming stores (a large output)
+    int streams = 0;
+    const size_t stream_bytes = L->st->stream_bytes;
     for (uint32_t q = 0; q < len; q++) {
         const cpu_op* op = &ops[pc + q];
         if (op->kind == CPU_K_ALU) continue;
@@ -205,6 +225,8 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
         if (first + n > a->count) return 0;
         es_log2[q] = (uint8_t)hg_cpu_storage_log2(op->type);
         base[q] = (uint8_t*)a->base + (first << es_log2[q]);
+        stream[q] = op->kind == CPU_K_ST && stream_bytes && (a->count << es_log2[q]) >= stream_bytes;
+        streams |= stream[q];
     }
     // A store must not overwrite what a load of the same run reads in a later strip.
     for (uint32_t s = 0; s < len; s++) {
@@ -244,6 +266,8 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
         if (e == nentry) entry[nentry++] = (saved_ptr){op->d, c->ptr[op->d]};
     }
 
+    // A fused result bound for a streaming store is computed here first (run_streamed).
+    _Alignas(64) uint8_t staged[STREAM_PIECE * 8];
     for (uint32_t s = 0; s < n; s += STRIP) {
         const uint32_t m = n - s < STRIP ? n - s : STRIP;
         for (uint32_t e = 0; e < nentry; e++) c->ptr[entry[e].slot] = entry[e].ptr;
@@ -254,11 +278,13 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
             case CPU_K_LD:
                 c->ptr[op->d] = base[q];  // borrowed for the whole chunk
                 break;
-            case CPU_K_ST:
-                memcpy(base[q] + ((size_t)s << es_log2[q]),
-                       (const uint8_t*)c->ptr[op->b] + (z & 2 ? 0 : (size_t)s << es_log2[q]),
-                       (size_t)m << es_log2[q]);
+            case CPU_K_ST: {
+                uint8_t* dst = base[q] + ((size_t)s << es_log2[q]);
+                const uint8_t* src = (const uint8_t*)c->ptr[op->b] + (z & 2 ? 0 : (size_t)s << es_log2[q]);
+                if (stream[q]) hg_cpu_stream_copy(dst, src, (size_t)m << es_log2[q]);
+                else memcpy(dst, src, (size_t)m << es_log2[q]);
                 break;
+            }
             default: {
                 const uint8_t* a = (const uint8_t*)c->ptr[op->a] + (z & 1 ? 0 : (size_t)s << op->slog2[0]);
                 const uint8_t* b = (const uint8_t*)c->ptr[op->b] + (z & 2 ? 0 : (size_t)s << op->slog2[1]);
@@ -276,7 +302,12 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
                                         (z2 & 2 ? 0 : (size_t)s << o2->slog2[1]);
                     if (o2->fuse_st) {
                         q++;
-                        fn(base[q] + ((size_t)s << es_log2[q]), a, b, c2, m);
+                        uint8_t* dst = base[q] + ((size_t)s << es_log2[q]);
+                        const size_t step[3] = {(size_t)1 << op->slog2[0],
+                                                (size_t)1 << op->slog2[1],
+                                                (size_t)1 << o2->slog2[1]};
+                        if (stream[q]) run_streamed(fn, dst, es_log2[q], a, b, c2, step, m, staged);
+                        else fn(dst, a, b, c2, m);
                         break;
                     }
                     uint8_t* own = cpu_own(c, o2->d);
@@ -287,7 +318,11 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
                 const uint8_t* cc = (const uint8_t*)c->ptr[op->c] + (z & 4 ? 0 : (size_t)s << op->slog2[2]);
                 if (op->fuse_st) {  // the next op is this result's store, in this run
                     q++;
-                    op->fn(base[q] + ((size_t)s << es_log2[q]), a, b, cc, m);
+                    uint8_t* dst = base[q] + ((size_t)s << es_log2[q]);
+                    const size_t step[3] = {(size_t)1 << op->slog2[0], (size_t)1 << op->slog2[1],
+                                            (size_t)1 << op->slog2[2]};
+                    if (stream[q]) run_streamed(op->fn, dst, es_log2[q], a, b, cc, step, m, staged);
+                    else op->fn(dst, a, b, cc, m);
                     break;
                 }
                 uint8_t* own = cpu_own(c, op->d);
@@ -298,6 +333,7 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
             }
         }
     }
+    if (streams) hg_cpu_stream_fence();   // before the pool's join publishes the chunk
     // Registers left pointing into buffers are borrowers: later stores must give them back.
     for (uint32_t q = 0; q < len; q++) {
         const cpu_op* op = &ops[pc + q];
