@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes build/venv: a virtual environment with the Python package installed the way users
 # install it (`pip install .` from this clone: scikit-build-core builds libhologram and the
-# extension hologram._C) plus what the tests and benchmarks use: numpy, pytest, the CPU build of
+# extension hologram._C) plus what the tests and benchmarks use: numpy, pytest, matplotlib (the
+# size sweep's plots; HG_NO_PLOTS=1 skips it, the sweep then writes no plots), the CPU build of
 # torch (pip install torch==2.13.0 takes the local wheel; HG_NO_TORCH=1 skips it, and the torch
 # tests then skip) and NVIDIA's NVRTC wheel, with which the tests compile the CUDA code
 # generator's output without a GPU (HG_NO_NVRTC=1 skips it; those checks then skip).
@@ -22,6 +23,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 deps=(numpy pytest)
+[ "${HG_NO_PLOTS:-0}" = 1 ] || deps+=(matplotlib)
 [ "${HG_NO_TORCH:-0}" = 1 ] || deps+=("torch==2.13.0")
 [ "${HG_NO_NVRTC:-0}" = 1 ] || deps+=("nvidia-cuda-nvrtc-cu12")
 "$py" -m pip install -q "${deps[@]}" >&2

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything and runs the main job: `hologram info`, the example programs (checked
 # against numpy), `hologram bench` (results in build/release/bench.json) and the Python
-# package's benchmarks against numpy and torch (build/venv, made by scripts/python_env.sh).
+# package's benchmarks against numpy and torch (build/venv, made by scripts/python_env.sh),
+# among them the size sweep up to 1M elements (build/release/sizes.{md,json}, plots in
+# build/release/sizes/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HG_NEED_NUMPY=1 scripts/ensure_tools.sh
@@ -24,3 +26,8 @@ py=$(scripts/python_env.sh)
 "$py" bench/python_overhead.py --cli "$cli" --rounds 3 --md build/release/python_overhead.md
 echo
 "$py" bench/python_zero_copy.py --repeats 3
+echo
+echo "== Size sweep: every op family, 1 .. 1M elements, threads 1 and 2, against numpy and torch"
+"$py" bench/sizes.py --threads 1,2 --repeats 3 --max-size 1048576 --json build/release/sizes.json \
+  --md build/release/sizes.md --plots build/release/sizes > /dev/null
+tail -n 1 build/release/sizes.md
