@@ -190,8 +190,9 @@ typedef struct saved_ptr { uint32_t slot; void* ptr; } saved_ptr;
 // fn over m lanes whose result goes to dst with streaming stores: computed into `staged` in
 // pieces, each streamed out right away, so the loads of the next piece overlap the stores of
 // this one (16M f32 add on one thread, against the C streaming add: 0.83 with the whole
-// 512-lane strip staged at once, 0.90 with 256). step[i]: bytes per lane of source i (every
-// source holds the strip's lanes contiguously from the pointer given: constants in all lanes).
+// 512-lane strip staged at once, 0.90 with 256-lane strips, 0.92 with these 128-lane pieces).
+// step[i]: bytes per lane of source i (every source holds the strip's lanes contiguously from
+// the pointer given: constants in all lanes).
 #define STREAM_PIECE 128u
 static void run_streamed(hg_cpu_kfn fn, uint8_t* dst, unsigned dlog2, const uint8_t* a,
                          const uint8_t* b, const uint8_t* c, const size_t step[3], uint32_t m,
