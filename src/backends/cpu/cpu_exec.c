@@ -481,8 +481,18 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     L->shared_bytes = 0;
     L->err = HG_OK;
     L->chunk = plan->block_mode ? L->lanes_per_block : plan->chunk;
+    // Workers: one per full chunk of the plan's size at most (waking one costs more than a
+    // smaller launch takes).
+    uint64_t units = plan->block_mode ? 0 : (total + plan->chunk - 1) / plan->chunk;
     // Small launches: no bigger chunk (and register arrays to fill) than the lanes there are.
     if (!plan->block_mode && total < L->chunk) L->chunk = total < 8 ? 8 : (total + 7) & ~7ull;
+    // A launch of a few chunks fills every constant register over a whole chunk per worker
+    // (64K lanes: 256 KiB each, a third of a 64K-element add): use chunks of an eighth of it,
+    // at least 8K lanes.
+    if (!plan->block_mode && L->chunk > 8192 && total <= 4 * (uint64_t)plan->chunk) {
+        uint64_t c = ((total / 8) + 63) & ~63ull;
+        L->chunk = c < 8192 ? 8192 : c;
+    }
     L->x_linear = cfg->block.y == 1 && cfg->block.z == 1 && cfg->grid.y == 1 && cfg->grid.z == 1;
     L->nchunks = (total + L->chunk - 1) / L->chunk;
     L->slot_bytes = ((size_t)L->chunk * 8 + 63) & ~(size_t)63;
@@ -498,6 +508,7 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     }
     int nworkers = st->nthreads;
     if ((uint64_t)nworkers > L->nchunks) nworkers = (int)L->nchunks;
+    if (units && (uint64_t)nworkers > units) nworkers = (int)units;
     // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
     // still balance uneven chunks.
     L->group = L->nchunks / ((uint64_t)nworkers * 8);
