@@ -91,6 +91,77 @@ static int run_case(const hg_sgemm_kernel* kern, const char* kname, int ta, int 
     return bad == 0;
 }
 
+// Both builds of the skinny kernels directly (hg_cpu_sgemm takes the one this CPU runs): S is
+// m x k with strides (s_rs, s_cs), L is k x n in the rows or dots layout, C has strides
+// (c_rs, c_cs); compared with a double loop.
+static void skinny_kernel_case(const char* kname, hg_sgemm_skinny_rows_fn rows,
+                               hg_sgemm_skinny_dots_fn dots, int m, int64_t n,
+                               int64_t k, float beta) {
+    int64_t s_rs = k + 3, ldl = (dots ? k : n) + 2, c_rs = 1, c_cs = m + 1;
+    float* s = malloc((size_t)(m * s_rs) * sizeof(float));
+    float* l = malloc((size_t)((dots ? n : k) * ldl) * sizeof(float));
+    float* c = malloc((size_t)(n * c_cs) * sizeof(float));
+    float* c0 = malloc((size_t)(n * c_cs) * sizeof(float));
+    if (!s || !l || !c || !c0) {
+        free(s); free(l); free(c); free(c0);
+        CHECK_MSG(0, "out of memory");
+        return;
+    }
+    for (int64_t i = 0; i < m * s_rs; i++) s[i] = rnd();
+    for (int64_t i = 0; i < (dots ? n : k) * ldl; i++) l[i] = rnd();
+    for (int64_t i = 0; i < n * c_cs; i++) c[i] = beta == 0.0f ? NAN : rnd();
+    memcpy(c0, c, (size_t)(n * c_cs) * sizeof(float));
+    const float* srow[HG_SGEMM_SKINNY_GROUP];
+    for (int i = 0; i < m; i++) srow[i] = s + i * s_rs;
+    if (dots) dots(m, n, k, 1.5f, srow, l, ldl, beta, c, c_rs, c_cs);
+    else rows(m, n, k, 1.5f, s, s_rs, 1, l, ldl, beta, c, c_rs, c_cs);
+    int bad = 0;
+    for (int i = 0; i < m && !bad; i++)
+        for (int64_t j = 0; j < n && !bad; j++) {
+            double t = 0.0, mag = 0.0;
+            for (int64_t p = 0; p < k; p++) {
+                double lv = dots ? l[j * ldl + p] : l[p * ldl + j];
+                t += (double)s[i * s_rs + p] * lv;
+                mag += fabs((double)s[i * s_rs + p] * lv);
+            }
+            double ref = 1.5 * t, tol = 1e-5 * 1.5 * mag + 1e-6;
+            float* o = c + i * c_rs + j * c_cs;
+            if (beta != 0.0f) {
+                ref += (double)beta * c0[o - c];
+                tol += 1e-6 * fabs((double)c0[o - c]);
+            }
+            if (!(fabs((double)*o - ref) <= tol)) {
+                bad = 1;
+                CHECK_MSG(0, "skinny %s %s m=%d n=%lld k=%lld beta=%g: C[%d][%lld] = %.9g, want %.9g",
+                          kname, dots ? "dots" : "rows", m, (long long)n, (long long)k, beta, i,
+                          (long long)j, *o, ref);
+            }
+        }
+    if (!bad) CHECK(1);
+    free(s); free(l); free(c); free(c0);
+}
+
+static void skinny_kernels(void) {
+    const char* names[] = {"generic", "avx2"};
+    int sets_run = 0;
+    for (size_t si = 0; si < 2; si++) {
+        const hg_sgemm_skinny_set* set = hg_cpu_sgemm_skinny_set_named(names[si]);
+        if (!set) continue;
+        sets_run++;
+        const int64_t ns[] = {1, 7, 8, 33, 1030, 2051};
+        const int64_t ks[] = {1, 3, 4, 15, 16, 17, 70};
+        for (int m = 1; m <= HG_SGEMM_SKINNY_GROUP; m++)
+            for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+                for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++)
+                    for (int d = 0; d < 2; d++)
+                        skinny_kernel_case(set->name, set->rows, d ? set->dots : NULL, m, ns[a],
+                                           ks[b], (a + b) & 1 ? 0.5f : 0.0f);
+    }
+    CHECK(sets_run >= 1);
+    CHECK(hg_cpu_sgemm_skinny_set_named(NULL) != NULL);
+    CHECK(hg_cpu_sgemm_skinny_set_named("nonexistent") == NULL);
+}
+
 int main(void) {
     hg_pool* pool = hg_pool_create(2);
     CHECK(pool != NULL);
@@ -142,6 +213,22 @@ int main(void) {
             run_case(NULL, "default", ta, tb, (gcase){96, 200, 300, 1}, 1.0f, 0.0f, pool);
             run_case(NULL, "default", ta, tb, (gcase){203, 61, 150, 0}, -1.5f, 0.5f, NULL);
         }
+    // Skinny products through the default entry point: up to SKINNY_MAX rows or SKINNY_COLS_MAX
+    // columns, each transpose combination, padded, with and without the pool (2 threads split
+    // the columns once the product is large enough), and one past each limit (packed path).
+    const gcase skinny[] = {
+        {1, 1, 1, 0}, {1, 300, 70, 1}, {2, 1000, 33, 0}, {3, 17, 5, 2}, {4, 1030, 257, 0},
+        {5, 64, 31, 1}, {8, 2000, 300, 0}, {13, 77, 9, 3}, {16, 129, 130, 0}, {17, 40, 20, 0},
+        {300, 1, 70, 1}, {1000, 2, 33, 0}, {64, 10, 256, 0}, {70, 12, 1100, 2}, {40, 13, 20, 0},
+        {1, 4, 1, 0}, {5, 3, 2, 1},
+    };
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (size_t i = 0; i < sizeof skinny / sizeof skinny[0]; i++)
+                for (int pl = 0; pl < 2; pl++)
+                    run_case(NULL, "default-skinny", ta, tb, skinny[i], i & 1 ? -0.5f : 1.0f,
+                             i & 2 ? 0.75f : 0.0f, pl ? pool : NULL);
+    skinny_kernels();
     hg_pool_destroy(pool);
     return hg_test_finish("gemm");
 }

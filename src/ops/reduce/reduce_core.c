@@ -122,9 +122,11 @@ static void build_plan(const hg_host_view* xv, const hg_host_view* ov, uint32_t 
 
 // Element offsets of kept index m over kept dims [0, nd) and of flat reduced index r.
 static int64_t kept_off(const red_plan* p, int nd, int64_t m, const int64_t* strides) {
+    // The outermost dim takes what is left of m: no division there (none at all for one kept
+    // dim, the usual case; divisions were a third of a sum along rows of 16).
     int64_t off = 0;
-    for (int d = nd - 1; d >= 0; d--) { off += (m % p->ks[d]) * strides[d]; m /= p->ks[d]; }
-    return off;
+    for (int d = nd - 1; d >= 1; d--) { off += (m % p->ks[d]) * strides[d]; m /= p->ks[d]; }
+    return nd > 0 ? off + m * strides[0] : off;
 }
 
 typedef struct red_job {
@@ -227,7 +229,8 @@ static void unit_runs(const red_job* j, int64_t m, int64_t a, int64_t b, hg_red_
     double center = j->centers ? j->centers[m] : 0.0;
     int direct = is_direct(j->dom, p->xdt, st);
     for (int64_t pos = a; pos < b;) {
-        int64_t outer = pos / L, j0 = pos % L, len = L - j0 < b - pos ? L - j0 : b - pos;
+        int64_t outer = nr == 1 ? 0 : pos / L, j0 = nr == 1 ? pos : pos % L;
+        int64_t len = L - j0 < b - pos ? L - j0 : b - pos;
         int64_t off = j0 * st;
         for (int d = nr - 2; d >= 0; d--) {
             off += (outer % p->rs[d]) * p->rx[d];

@@ -126,7 +126,9 @@ static void pack_b(int tb, int NR, int64_t kc, int64_t nc, const float* b, int64
         float* d = dst + jr * kc;
         if (!tb) {
             // Row-major B: one step of the panel is NR contiguous floats.
-            if (nr == NR) {
+            if (nr == NR && NR == 16) {   // constant size: inlined moves, not a memcpy call
+                for (int64_t p = 0; p < kc; p++) memcpy(d + p * 16, b + p * ldb + jr, 16 * sizeof(float));
+            } else if (nr == NR) {
                 for (int64_t p = 0; p < kc; p++) memcpy(d + p * NR, b + p * ldb + jr, (size_t)NR * sizeof(float));
             } else {
                 for (int64_t p = 0; p < kc; p++)
@@ -215,11 +217,14 @@ static void gemm_serial(const gemm_args* g) {
         return;
     }
     float tile[HG_SGEMM_MAX_TILE] __attribute__((aligned(64)));
-    // With a single row block (skinny C) each B micro-panel is used by that block only: pack it
-    // right before its use, so it goes from memory to L1 once instead of through an L2/L3 block.
+    // With a single row block (skinny C) each B micro-panel is used by that block only: pack a
+    // group of 8 panels right before its use, so B goes from memory to L2 once instead of
+    // through an L3-sized block; the group's rows are read as runs of 8 * NR floats (one panel
+    // at a time touched a new page every NR floats: a quarter of a 64 x 1024 x 1024 product).
     int fused = m <= mcb;
     for (int64_t jc = 0; jc < n; jc += ncb) {
         int64_t nc = n - jc < ncb ? n - jc : ncb;
+        int64_t group = fused ? 8 * (int64_t)NR : nc;
         for (int64_t pc = 0; pc < k; pc += kcb) {
             int64_t kc = k - pc < kcb ? k - pc : kcb;
             float beta = pc == 0 ? g->beta : 1.0f;  // later depth blocks accumulate
@@ -232,13 +237,10 @@ static void gemm_serial(const gemm_args* g) {
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     int64_t nr = nc - jr < NR ? nc - jr : NR;
                     const float* bp = pb + jr * kc;
-                    if (fused) {
-                        pack_b(g->tb, NR, kc, nr, g->tb ? bsrc + jr * g->ldb : bsrc + jr, g->ldb, pb + jr * kc);
-                        // The next panel's rows are a page apart: the hardware prefetcher does
-                        // not follow that stride, so ask for them while this panel computes.
-                        if (!g->tb && jr + 2 * NR <= nc)
-                            for (int64_t p = 0; p < kc; p++)
-                                __builtin_prefetch(bsrc + p * g->ldb + jr + NR, 0, 3);
+                    if (fused && jr % group == 0) {
+                        int64_t gw = nc - jr < group ? nc - jr : group;
+                        pack_b(g->tb, NR, kc, gw, g->tb ? bsrc + jr * g->ldb : bsrc + jr, g->ldb,
+                               pb + jr * kc);
                     }
                     for (int64_t ir = 0; ir < mc; ir += MR) {
                         int64_t mr = mc - ir < MR ? mc - ir : MR;
@@ -353,6 +355,10 @@ void hg_cpu_sgemm_with(const hg_sgemm_kernel* kern, int trans_a, int trans_b, in
 void hg_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                   float* c, int64_t ldc, hg_pool* pool) {
+    // One or a few rows (or columns) of C: packing would copy the whole large operand to use
+    // each value a few times; the skinny kernels read it in place.
+    if (hg_cpu_sgemm_skinny(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool))
+        return;
     hg_cpu_sgemm_with(hg_cpu_sgemm_kernel_named(NULL), trans_a, trans_b, m, n, k, alpha, a, lda,
                       b, ldb, beta, c, ldc, pool);
 }

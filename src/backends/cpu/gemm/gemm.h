@@ -59,6 +59,50 @@ hg_status hg_cpu_dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t
 // Name of the f64 micro-kernel in use ("generic", "avx2", "avx512").
 const char* hg_cpu_dgemm_kernel_name(void);
 
+// Skinny products: C has at most HG_SGEMM_SKINNY_MAX rows or columns, so the large operand is
+// read in place instead of packed (gemm/skinny.c), by kernels that take HG_SGEMM_SKINNY_GROUP
+// rows of the small operand at a time (simd/gemv_kernel.c, portable and AVX2 builds).
+// Measured (docs/gemm.md, 2026-11-25, Intel Xeon AVX-512, 1 thread): 8..16 x 1024 x 1024 runs
+// 2.4-4.9x faster than packed, 64 x 784 x 8..12 1.5-2.2x; at 16 columns packing wins.
+#define HG_SGEMM_SKINNY_MAX 16
+#define HG_SGEMM_SKINNY_COLS_MAX 12
+#define HG_SGEMM_SKINNY_GROUP 4
+// C (m x n, element (i, j) at c[i*c_rs + j*c_cs]) = alpha * S * L + beta * C, m <= GROUP.
+// S(i, p) at s[i*s_rs + p*s_cs]; L(p, j) at l[p*ldl + j] ("rows").
+typedef void (*hg_sgemm_skinny_rows_fn)(int m, int64_t n, int64_t k, float alpha, const float* s,
+                                        int64_t s_rs, int64_t s_cs, const float* l, int64_t ldl,
+                                        float beta, float* c, int64_t c_rs, int64_t c_cs);
+// The same with L(p, j) at l[j*ldl + p] ("dots") and S's rows contiguous: S(i, p) = srow[i][p].
+typedef void (*hg_sgemm_skinny_dots_fn)(int m, int64_t n, int64_t k, float alpha,
+                                        const float* const* srow, const float* l, int64_t ldl,
+                                        float beta, float* c, int64_t c_rs, int64_t c_cs);
+typedef struct hg_sgemm_skinny_set {
+    const char* name;   // "generic", "avx2"
+    hg_sgemm_skinny_rows_fn rows;
+    hg_sgemm_skinny_dots_fn dots;
+} hg_sgemm_skinny_set;
+// A set by name (NULL when not built or not supported here); NULL name: the one in use.
+const hg_sgemm_skinny_set* hg_cpu_sgemm_skinny_set_named(const char* name);
+void hg_sgemm_skinny_rows_generic(int m, int64_t n, int64_t k, float alpha, const float* s,
+                                  int64_t s_rs, int64_t s_cs, const float* l, int64_t ldl,
+                                  float beta, float* c, int64_t c_rs, int64_t c_cs);
+void hg_sgemm_skinny_rows_avx2(int m, int64_t n, int64_t k, float alpha, const float* s,
+                               int64_t s_rs, int64_t s_cs, const float* l, int64_t ldl,
+                               float beta, float* c, int64_t c_rs, int64_t c_cs);
+void hg_sgemm_skinny_dots_generic(int m, int64_t n, int64_t k, float alpha,
+                                  const float* const* srow, const float* l, int64_t ldl,
+                                  float beta, float* c, int64_t c_rs, int64_t c_cs);
+void hg_sgemm_skinny_dots_avx2(int m, int64_t n, int64_t k, float alpha,
+                               const float* const* srow, const float* l, int64_t ldl,
+                               float beta, float* c, int64_t c_rs, int64_t c_cs);
+
+// hg_cpu_sgemm's path for C with at most HG_SGEMM_SKINNY_MAX rows or columns (gemm/skinny.c):
+// returns 1 when it computed C, 0 when the product is not skinny (or is trivial: m, n or k <= 0,
+// alpha == 0) and the caller must compute it.
+int hg_cpu_sgemm_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                        float* c, int64_t ldc, hg_pool* pool);
+
 // Exported by simd/gemm_kernel.c: 6 x 16 tiles in both builds (generic, avx2), and from the AVX2
 // build a 16 x 16 AVX-512F kernel (compiled for that target by a function attribute).
 void hg_sgemm_ukernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,

@@ -1,0 +1,130 @@
+// Skinny SGEMM driver: C with at most HG_SGEMM_SKINNY_MAX rows (or HG_SGEMM_SKINNY_COLS_MAX
+// columns, computed as C^T = op(B)^T op(A)^T) goes to the unpacked kernels of
+// simd/gemv_kernel.c; the large operand is read in place, once per group of 4 rows, and its
+// columns are split over the pool's threads.
+#include "backends/cpu/gemm/gemm.h"
+#include "base/cpu_level.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct skinny_job {
+    const hg_sgemm_skinny_set* set;
+    int m, dots, parts;
+    int64_t n, k, chunk;
+    float alpha, beta;
+    const float* s;
+    int64_t s_rs, s_cs;
+    const float* srow[HG_SGEMM_SKINNY_MAX];
+    const float* l;
+    int64_t ldl;
+    float* c;
+    int64_t c_rs, c_cs;
+} skinny_job;
+
+static const hg_sgemm_skinny_set sets[] = {
+    {"generic", hg_sgemm_skinny_rows_generic, hg_sgemm_skinny_dots_generic},
+#if defined(HG_HAVE_AVX2_KERNELS)
+    {"avx2", hg_sgemm_skinny_rows_avx2, hg_sgemm_skinny_dots_avx2},
+#endif
+};
+
+static int set_ok(size_t i) {
+    return i == 0 || hg_cpu_level_get() >= HG_CPU_AVX2;
+}
+
+const hg_sgemm_skinny_set* hg_cpu_sgemm_skinny_set_named(const char* name) {
+    const hg_sgemm_skinny_set* best = NULL;
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        if (!set_ok(i)) continue;
+        if (name && !strcmp(name, sets[i].name)) return &sets[i];
+        best = &sets[i];
+    }
+    return name ? NULL : best;
+}
+
+// Rows [i0, i0 + mg) of S against columns [lo, lo + cnt) of L.
+static void skinny_piece(const skinny_job* j, int i0, int mg, int64_t lo, int64_t cnt) {
+    float* c = j->c + i0 * j->c_rs + lo * j->c_cs;
+    if (j->dots)
+        j->set->dots(mg, cnt, j->k, j->alpha, j->srow + i0, j->l + lo * j->ldl, j->ldl, j->beta, c,
+                     j->c_rs, j->c_cs);
+    else
+        j->set->rows(mg, cnt, j->k, j->alpha, j->s + i0 * j->s_rs, j->s_rs, j->s_cs, j->l + lo,
+                     j->ldl, j->beta, c, j->c_rs, j->c_cs);
+}
+
+static void skinny_part(void* ctx, int w) {
+    const skinny_job* j = ctx;
+    int64_t lo = (int64_t)w * j->chunk;
+    if (lo >= j->n) return;
+    int64_t cnt = j->n - lo < j->chunk ? j->n - lo : j->chunk;
+    // Groups of up to 4 rows: each group reads this part of L once.
+    for (int i0 = 0; i0 < j->m; i0 += HG_SGEMM_SKINNY_GROUP) {
+        int mg = j->m - i0 < HG_SGEMM_SKINNY_GROUP ? j->m - i0 : HG_SGEMM_SKINNY_GROUP;
+        skinny_piece(j, i0, mg, lo, cnt);
+    }
+}
+
+int hg_cpu_sgemm_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                        float* c, int64_t ldc, hg_pool* pool) {
+    if (m <= 0 || n <= 0 || k <= 0 || alpha == 0.0f) return 0;
+    int rows = m <= HG_SGEMM_SKINNY_MAX, cols = n <= HG_SGEMM_SKINNY_COLS_MAX;
+    if (!rows && !cols) return 0;
+    skinny_job j = {.set = hg_cpu_sgemm_skinny_set_named(NULL), .k = k, .alpha = alpha,
+                    .beta = beta, .c = c};
+    if (rows && (m <= n || !cols)) {
+        // S = op(A) (m x k), L = op(B) (k x n), C as given.
+        j.m = (int)m;
+        j.n = n;
+        j.s = a;
+        j.s_rs = trans_a ? 1 : lda;
+        j.s_cs = trans_a ? lda : 1;
+        j.l = b;
+        j.ldl = ldb;
+        j.dots = trans_b != 0;
+        j.c_rs = ldc;
+        j.c_cs = 1;
+    } else {
+        // C^T (n x m) = op(B)^T op(A)^T: S = op(B)^T (n x k), L = op(A)^T (k x m).
+        j.m = (int)n;
+        j.n = m;
+        j.s = b;
+        j.s_rs = trans_b ? ldb : 1;
+        j.s_cs = trans_b ? 1 : ldb;
+        j.l = a;
+        j.ldl = lda;
+        j.dots = trans_a == 0;
+        j.c_rs = 1;
+        j.c_cs = ldc;
+    }
+    float* scratch = NULL;
+    if (j.dots) {
+        // The dots kernel reads S's rows contiguous: copy them when they are not (k x m floats,
+        // small beside the k x n the product reads).
+        if (j.s_cs == 1) {
+            for (int i = 0; i < j.m; i++) j.srow[i] = j.s + i * j.s_rs;
+        } else {
+            scratch = malloc((size_t)j.m * (size_t)k * sizeof(float));
+            if (!scratch) return 0;   // the packed path needs no such copy
+            for (int i = 0; i < j.m; i++) {
+                for (int64_t p = 0; p < k; p++) scratch[i * k + p] = j.s[i * j.s_rs + p * j.s_cs];
+                j.srow[i] = scratch + i * k;
+            }
+        }
+    }
+    int threads = pool ? hg_pool_size(pool) : 1;
+    double flops = 2.0 * (double)j.m * (double)j.n * (double)k;
+    j.parts = 1;
+    j.chunk = j.n;
+    // The same wake-up threshold as the packed driver; columns in multiples of 64 per thread.
+    if (threads > 1 && flops >= 2e6 && j.n >= 128) {
+        int64_t per = (j.n + threads - 1) / threads;
+        j.chunk = (per + 63) / 64 * 64;
+        j.parts = (int)((j.n + j.chunk - 1) / j.chunk);
+    }
+    if (j.parts <= 1) skinny_part(&j, 0);
+    else hg_pool_run(pool, j.parts, skinny_part, &j);
+    free(scratch);
+    return 1;
+}
