@@ -8,6 +8,7 @@
 #include <string.h>
 #include "hg_test.h"
 #include "tensor_ref.h"
+#include "ops/reduce/reduce.h"
 
 typedef struct {
     tref_ctx t;
@@ -609,6 +610,33 @@ static void errors(ctx_t* c) {
     hg_buffer_destroy(b);
 }
 
+// The f32 sum kernel at every run length around its block boundaries (32-lane blocks of up to
+// 16 terms, the short-run path below 128): within 16 f32 roundings of the total magnitude of
+// a long-double sum, on values of mixed sign and on all-positive ones.
+static void sum_f32_lengths(void) {
+    enum { MAXN = 1300 };
+    static float x[MAXN + 4000];
+    uint64_t r = 0x51a7e5u;
+    int bad = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < MAXN + 4000; i++) {
+            float v = (float)(hg_test_rand(&r) >> 40) * 0x1p-24f;
+            x[i] = pass ? v * 1000.0f : v - 0.5f;
+        }
+        for (int64_t n = 0; n <= MAXN + 4000 && bad < 3; n += n < MAXN ? 1 : 997) {
+            long double ref = 0.0L, mag = 0.0L;
+            for (int64_t i = 0; i < n; i++) { ref += x[i]; mag += fabsl((long double)x[i]); }
+            double got = hg_reduce_sum_f32(x, n);
+            if (!(fabsl((long double)got - ref) <= 16.0L * 0x1p-24L * mag)) {
+                bad++;
+                CHECK_MSG(0, "hg_reduce_sum_f32 n=%lld pass %d: %.17g, want %.17Lg", (long long)n,
+                          pass, got, ref);
+            }
+        }
+    }
+    if (!bad) CHECK(1);
+}
+
 int main(void) {
     hg_executor ex;
     hg_executor_options o = {HG_BACKEND_CPU, 0, 3};
@@ -617,6 +645,7 @@ int main(void) {
     memset(&c, 0, sizeof c);
     CHECK_OK(tref_init(&c.t, ex, 0x5eed0004));
     fill_buffers(&c);
+    sum_f32_lengths();
     sweep(&c);
     special_values(&c);
     random_trials(&c, 3000);
