@@ -24,7 +24,7 @@ import numbers
 import operator
 
 from . import _C
-from ._trace import TraceError, traced, trace_dispatch
+from ._trace import TraceError, Traced, traced, trace_dispatch
 
 _flat = _C.ops
 _U = _C.unary_ops
@@ -57,29 +57,14 @@ def _is_executor(x):
 
 # --- elementwise --------------------------------------------------------------------------------
 def _unary(name, doc):
-    code = _U[name]
-
-    def f(x, out=None):
-        if traced(x):
-            return trace_dispatch("unary", code, x)
-        return _C.unary(code, x, out)
-    f.__name__ = name
-    f.__qualname__ = name
-    f.__doc__ = doc
-    return f
+    # A C callable (_C.op_function): operands that are Traced go to trace_dispatch("unary",
+    # code, x), others straight to _C.unary(code, x, out) with no Python frame in between.
+    return _C.op_function("unary", _U[name], name, doc, Traced, trace_dispatch)
 
 
 def _binary(name, doc):
-    code = _B[name]
-
-    def f(a, b, out=None):
-        if traced(a) or traced(b):
-            return trace_dispatch("binary", code, a, b)
-        return _C.binary(code, a, b, out)
-    f.__name__ = name
-    f.__qualname__ = name
-    f.__doc__ = doc
-    return f
+    # As _unary: trace_dispatch("binary", code, a, b) or _C.binary(code, a, b, out).
+    return _C.op_function("binary", _B[name], name, doc, Traced, trace_dispatch)
 
 
 # --- the elementwise op table -------------------------------------------------------------------

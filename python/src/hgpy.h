@@ -165,6 +165,13 @@ PyObject* hgpy_binary_operator(hg_binary_op op, PyObject* a, PyObject* b, int in
 PyObject* hgpy_unary_operator(hg_unary_op op, PyObject* x);
 PyObject* hgpy_matmul_operator(PyObject* a, PyObject* b, int inplace);
 extern PyMethodDef hgpy_tensor_op_methods[];    // tensor_ops.c: computation
+// _C.unary / _C.binary's vectorcall bodies (args: op code, operands, then out by position or name).
+PyObject* hgpy_unary_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+PyObject* hgpy_binary_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+
+// --- op_function.c: hologram.ops' elementwise functions as C callables -----------------------------
+extern PyTypeObject HgOpFunction_Type;
+PyObject* hgpy_op_function(PyObject* self, PyObject* args);
 extern PyMethodDef hgpy_tensor_data_methods[];  // tensor_data_ops.c: data ops, creation
 
 // --- graph.c ----------------------------------------------------------------------------------

@@ -60,6 +60,9 @@ static PyMethodDef module_methods[] = {
      "_set_log_handler(fn or None): fn(level, message) receives the library's log messages."},
     {"_set_log_level", m_set_log_level, METH_O, "_set_log_level(level 0..5)"},
     {"_get_log_level", m_get_log_level, METH_NOARGS, "_get_log_level() -> 0..5"},
+    {"op_function", hgpy_op_function, METH_VARARGS,
+     "op_function(kind, code, name, doc, traced_type, dispatch): an elementwise op of "
+     "hologram.ops as a C callable"},
     {"_raise_status", m_raise_status, METH_VARARGS, "_raise_status(code, message)"},
     {"backend_query", m_backend_query, METH_O,
      "backend_query(name) -> dict(name, available, device_count, reason)"},
@@ -84,7 +87,9 @@ static struct PyModuleDef ops_def = {
 
 PyMODINIT_FUNC PyInit__C(void) {
     if (hgpy_dtype_init()) return NULL;
-    if (PyType_Ready(&HgExecutor_Type) < 0 || PyType_Ready(&HgBuffer_Type) < 0) return NULL;
+    if (PyType_Ready(&HgExecutor_Type) < 0 || PyType_Ready(&HgBuffer_Type) < 0 ||
+        PyType_Ready(&HgOpFunction_Type) < 0)
+        return NULL;
     PyObject* m = PyModule_Create(&module_def);
     if (!m) return NULL;
     PyObject* ops = PyModule_Create(&ops_def);

@@ -94,9 +94,16 @@ static inline const hg_tensor* T(call* c, int i) { return &c->op[i].t; }
 // Adds an operand (a tensor, or a scalar when allow_scalar); returns its index or -1.
 static inline int hgpy_call_arg(call* c, PyObject* obj, int allow_scalar, const char* name) {
     hgpy_operand* o = &c->op[c->n];
-    char what[96];
-    snprintf(what, sizeof what, "%s: argument '%s'", c->fn, name);
-    int r = hgpy_operand_get(obj, c->ex, allow_scalar, 0, what, o);
+    int r;
+    if (hgpy_is_tensor(obj)) {
+        // A Tensor needs no message (formatting one for every argument was a sixth of a
+        // 1-element call).
+        r = hgpy_operand_get(obj, c->ex, allow_scalar, 0, c->fn, o);
+    } else {
+        char what[96];
+        snprintf(what, sizeof what, "%s: argument '%s'", c->fn, name);
+        r = hgpy_operand_get(obj, c->ex, allow_scalar, 0, what, o);
+    }
     if (r) return -1;
     c->n++;
     if (!o->is_scalar) {

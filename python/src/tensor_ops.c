@@ -385,6 +385,14 @@ static PyObject* f_bce_logits(PyObject* m, PyObject* const* args, Py_ssize_t nar
     return hgpy_call_result(&c, s);
 }
 
+PyObject* hgpy_unary_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    return f_unary(NULL, args, nargs, kwnames);
+}
+
+PyObject* hgpy_binary_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    return f_binary(NULL, args, nargs, kwnames);
+}
+
 PyMethodDef hgpy_tensor_op_methods[] = {
     {"_set_hooks", hgpy_set_hooks, METH_VARARGS, "_set_hooks(as_tensor, default_executor)"},
     HGPY_FASTCALL("unary", f_unary, "unary(op, x, out=None)"),

@@ -46,3 +46,58 @@ def test_top_level_and_ufunc_names_resolve():
         got = ufunc(*args)
         assert isinstance(got, hg.Tensor), ufunc
         np.testing.assert_array_equal(got.numpy(), ufunc(*(np.array([3, 5], np.int32),) * ufunc.nin))
+
+
+def test_elementwise_functions_are_c_callables_with_the_python_calling_forms():
+    # hg.add, hg.exp, ... are _C.OpFunction objects (no Python frame per call): every calling
+    # form of the former Python functions works, with numpy's results.
+    x = np.array([0.5, -1.25, 3.0], np.float32)
+    y = np.array([2.0, 0.25, -4.0], np.float32)
+    hx, hy = hg.asarray(x), hg.asarray(y)
+    assert type(ops.add).__name__ == "OpFunction"
+    assert ops.add.__module__ == "hologram.ops" and "add" in repr(ops.add)
+    np.testing.assert_array_equal(ops.add(hx, hy).numpy(), x + y)
+    np.testing.assert_array_equal(ops.add(a=hx, b=hy).numpy(), x + y)
+    np.testing.assert_array_equal(ops.add(hx, b=hy).numpy(), x + y)
+    o = hg.empty(3, dtype="float32")
+    assert ops.add(hx, hy, out=o) is o and ops.add(hx, hy, o) is o
+    np.testing.assert_array_equal(o.numpy(), x + y)
+    np.testing.assert_allclose(ops.exp(x=hx).numpy(), np.exp(x), rtol=2.5e-7)
+    np.testing.assert_array_equal(ops.multiply(hx, 2.0).numpy(), x * np.float32(2.0))
+    np.testing.assert_array_equal(ops.subtract(1, hx).numpy(), 1 - x)
+    np.testing.assert_array_equal(ops.negative(x).numpy(), -x)   # numpy input converted
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda hx: ops.add(hx), "b"),
+    (lambda hx: ops.add(hx, hx, None, hx), "at most"),
+    (lambda hx: ops.add(hx, hx, c=hx), "c"),
+    (lambda hx: ops.exp(), "x"),
+    (lambda hx: ops.exp(hx, out=3), "out"),
+])
+def test_elementwise_function_argument_errors(call, match):
+    hx = hg.asarray(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=match):
+        call(hx)
+
+
+def test_elementwise_functions_trace_inside_jit_by_position_and_by_name():
+    x = hg.asarray(np.array([1.0, -2.0, 3.0], np.float32))
+
+    @hg.jit
+    def f(a, b):
+        return ops.maximum(a=ops.add(a, b), b=0.0) + ops.exp(x=b)
+
+    got = f(x, x).numpy()
+    want = np.maximum(x.numpy() * 2, 0) + np.exp(x.numpy())
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    (plan,) = f.plans().values()
+    assert plan.info()["kernels"] == 1
+
+    @hg.jit
+    def bad(a):
+        return ops.add(a, a, c=a)
+
+    # The trace fails, the call runs eagerly (with the jit's warning) and fails there too.
+    with pytest.warns(RuntimeWarning, match="'c'"), pytest.raises(TypeError, match="'c'"):
+        bad(x)
