@@ -269,3 +269,32 @@ def test_concat_stack_take_gather_embedding():
         ops.index_select(b, 0, np.array([4]))
     with pytest.raises(hg.SizeMismatchError):
         ops.concatenate([a, randn(2, 4)])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("length", list(range(1, 18)) + [31, 64])
+def test_softmax_short_rows_against_float64(threads, length):
+    # Short contiguous f32 rows take a one-vector-per-row path on AVX-512 machines (rows of at
+    # most 16); lengths around it, many rows split over threads, and special values: a row
+    # with NaN is all NaN, a row with +inf or all -inf is NaN, large values do not overflow.
+    ex = hg.Executor("cpu", num_threads=threads)
+    rng = np.random.default_rng(length)
+    x = (rng.standard_normal((67, length)) * 8).astype(np.float32)
+    x[3, 0] = np.nan
+    x[5, :] = -np.inf
+    x[7, -1] = np.inf
+    x[9, :] = 3.0e38
+    x[11, 0] = -np.inf
+    hx = hg.asarray(x, executor=ex)
+    d = x.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = d.max(axis=1, keepdims=True)
+        e = np.exp(d - m)
+        want = e / e.sum(axis=1, keepdims=True)
+        want_log = (d - m) - np.log(e.sum(axis=1, keepdims=True))
+    got = hg.softmax(hx, -1).numpy()
+    got_log = hg.log_softmax(hx, -1).numpy()
+    np.testing.assert_allclose(got, want, rtol=4e-6, atol=1e-37)
+    np.testing.assert_allclose(got_log, want_log, rtol=4e-6, atol=4e-6)
+    for r in (3, 5, 7):
+        assert np.isnan(got[r]).all() and np.isnan(got_log[r]).all()
