@@ -77,6 +77,17 @@ HG_API const char* hg_last_error(void);
 // Clears this thread's last error message.
 HG_API void hg_clear_error(void);
 
+// Tracing (docs/trace.md): while on, every op call, graph plan step and kernel launch of the
+// process is recorded (name, executor, dtype, shape, bytes, threads, time); hg_trace_stop
+// writes them to `path` as a Chrome / Perfetto trace (JSON). HOLOGRAM_TRACE=path in the
+// environment traces from the first executor to the end of the process. Off, it costs a load
+// and a branch per call. Starting twice gives HG_ERR_INVALID_ARGUMENT, an unwritable path
+// HG_ERR_IO (checked at start).
+HG_API hg_status hg_trace_start(const char* path);
+HG_API hg_status hg_trace_stop(void);
+// 1 while a trace is running.
+HG_API int hg_trace_enabled(void);
+
 // Releases a string or byte block returned by the library (NULL is ignored).
 HG_API void hg_free(void* ptr);
 

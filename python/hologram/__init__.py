@@ -37,6 +37,8 @@ from ._interop import (from_dlpack, asarray, tensor, default_cpu_executor, defau
 from . import ops
 from .jit import jit
 from ._trace import TraceError
+from . import profiler
+from .profiler import profile, Profile
 
 Executor = _C.Executor
 Buffer = _C.Buffer
@@ -67,5 +69,5 @@ __all__ = [
     "get_default_backend", "from_dlpack", "asarray", "tensor", "default_cpu_executor",
     "default_cuda_executor", "default_executor", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
     "ones_like", "full_like", "arange", "linspace", "rand", "randn", "manual_seed", "Generator",
-    "set_log_level", "get_log_level", "bfloat16", "bf16", "build_info", "__version__",
+    "set_log_level", "get_log_level", "profile", "Profile", "profiler", "bfloat16", "bf16", "build_info", "__version__",
 ] + list(ops.TOP_LEVEL) + errors.__all__

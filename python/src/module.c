@@ -17,6 +17,28 @@ static PyObject* m_backend_query(PyObject* self, PyObject* name) {
                          "reason", info.reason);
 }
 
+static PyObject* m_trace_start(PyObject* self, PyObject* path) {
+    PyObject* bytes = NULL;
+    if (!PyUnicode_FSConverter(path, &bytes)) return NULL;
+    hg_status s = hg_trace_start(PyBytes_AS_STRING(bytes));
+    Py_DECREF(bytes);
+    if (s != HG_OK) return hgpy_raise_status(s, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject* m_trace_stop(PyObject* self, PyObject* unused) {
+    hg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = hg_trace_stop();
+    Py_END_ALLOW_THREADS
+    if (s != HG_OK) return hgpy_raise_status(s, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject* m_trace_enabled(PyObject* self, PyObject* unused) {
+    return PyBool_FromLong(hg_trace_enabled());
+}
+
 static PyObject* m_status_string(PyObject* self, PyObject* code) {
     long c = PyLong_AsLong(code);
     if (c == -1 && PyErr_Occurred()) return NULL;
@@ -60,6 +82,10 @@ static PyMethodDef module_methods[] = {
      "_set_log_handler(fn or None): fn(level, message) receives the library's log messages."},
     {"_set_log_level", m_set_log_level, METH_O, "_set_log_level(level 0..5)"},
     {"_get_log_level", m_get_log_level, METH_NOARGS, "_get_log_level() -> 0..5"},
+    {"trace_start", m_trace_start, METH_O,
+     "trace_start(path): record op calls, plan steps and kernel launches (hg_trace_start)"},
+    {"trace_stop", m_trace_stop, METH_NOARGS, "trace_stop(): write the trace file (hg_trace_stop)"},
+    {"trace_enabled", m_trace_enabled, METH_NOARGS, "trace_enabled() -> bool"},
     {"op_function", hgpy_op_function, METH_VARARGS,
      "op_function(kind, code, name, doc, traced_type, dispatch): an elementwise op of "
      "hologram.ops as a C callable"},

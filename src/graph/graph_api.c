@@ -396,7 +396,7 @@ hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: reduce op %d is out of range (valid: 0..%d)",
                         fn, (int)op, HG_REDUCE_COUNT - 1);
     if (naxes < 0) return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: naxes is %d (must be >= 0)", fn, (int)naxes);
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     uint32_t mask;
     hg_status s = hg_op_axes_mask(&c, xn->ndim, naxes, axes, &mask);
@@ -434,7 +434,7 @@ hg_status hg_graph_softmax(hg_graph g, int32_t x, int32_t axis, int log, int32_t
     if (!hg_dtype_is_float((int)xn->dtype))
         return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: %s is defined for floats only, x is %s", fn,
                         log ? "log_softmax" : "softmax", hg_dtype_name(xn->dtype));
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     int32_t ax;
     hg_status s = hg_op_axis(&c, xn->ndim == 0 ? 1 : xn->ndim, axis, &ax);
@@ -452,7 +452,7 @@ hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_node) {
     hg_graph_obj* o = begin(g, fn, out_node, 2, ids, names);
     if (!o) return begin_status();
     const hg_gnode *an = &o->ir.nodes[a], *bn = &o->ir.nodes[b];
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     int32_t nd;
     int64_t shape[HG_MAX_DIMS] = {0};

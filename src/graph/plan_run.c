@@ -339,9 +339,8 @@ static hg_status check_args(hg_plan_obj* p, int32_t ninputs, const hg_tensor* in
                         (int)noutputs, (int)p->noutputs);
     if (ninputs > 0 && !inputs) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'inputs' is NULL", fn);
     if (!outputs) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'outputs' is NULL", fn);
-    hg_op_ctx c;
-    hg_op_begin(&c, fn);
-    c.ex = p->ex;
+    // Not traced: the run's span is run_steps'.
+    hg_op_ctx c = {.fn = fn, .ex = p->ex};
     for (int32_t i = 0; i < ninputs + noutputs; i++) {
         int is_in = i < ninputs;
         int32_t k = is_in ? i : i - ninputs;
@@ -407,9 +406,29 @@ static hg_status reduce_fallback(hg_plan_obj* p, const hg_plan_step* st, const h
     return s;
 }
 
+// The "step" span of plan step i (its output's dtype and shape, the step's kind).
+static void trace_step(const hg_plan_obj* p, const hg_plan_step* st, int32_t i,
+                       const hg_tensor* out, hg_trace_span* sp) {
+    static const char* const kinds[HG_STEP_KIND_COUNT] = {
+        "fused elementwise", "fused elementwise + reduction", "reduction", "softmax", "matmul",
+        "reshape", "copy"};
+    char name[48];
+    snprintf(name, sizeof name, "step %d: %s", (int)i, hg_gnode_op_name(&p->ir.nodes[st->node]));
+    hg_trace_event e;
+    hg_trace_event_init(&e, "step", name);
+    e.executor = hg_backend_name(p->ex->kind);
+    e.executor_id = p->ex->handle;
+    e.dtype = out->dtype;
+    e.ndim = out->ndim;
+    memcpy(e.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+    snprintf(e.detail, sizeof e.detail, "%s",
+             st->kind >= 0 && st->kind < HG_STEP_KIND_COUNT ? kinds[st->kind] : "?");
+    hg_trace_span_end(sp, &e);
+}
+
 static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* inputs,
                            const hg_tensor* outputs, hg_tensor* tv) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_plan_run");
     c.ex = p->ex;
     for (int32_t v = 0; v < p->nvalues; v++) {
@@ -424,6 +443,8 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
         hg_status s = HG_OK;
         for (int32_t j = 0; j < st->nin && j < HG_EW_MAX_INPUTS; j++) ins[j] = tv[st->in[j]];
         for (int32_t j = 0; j < st->nout && j <= HG_EW_MAX_OUTPUTS; j++) outs[j] = tv[st->out[j]];
+        hg_trace_span sp = {0, 0};
+        if (hg_trace_on()) hg_trace_span_begin(&sp);
         switch (st->kind) {
         case HG_STEP_EW:
             if (tensor_numel(&outs[0]) == 0) break;
@@ -471,6 +492,7 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
         default:
             s = hg_error(HG_ERR_INTERNAL, "hg_plan_run: step %d has kind %d", (int)i, (int)st->kind);
         }
+        if (sp.t0) trace_step(p, st, i, &outs[0], &sp);
         if (s) return hg_error_prefix(s, "hg_plan_run: step %d (%s of node %%%d)", (int)i,
                                       hg_gnode_op_name(&p->ir.nodes[st->node]), (int)st->node);
     }

@@ -7,6 +7,7 @@
 #include "backends/registry.h"
 #include "base/config.h"
 #include "base/error.h"
+#include "base/trace.h"
 #include "base/handles.h"
 #include "runtime/objects.h"
 
@@ -122,6 +123,7 @@ hg_status hg_device_query(hg_backend_kind kind, int index, hg_device_info* out) 
 }
 
 hg_status hg_executor_create_ex(const hg_executor_options* options, hg_executor* out) {
+    hg_trace_env_init();   // HOLOGRAM_TRACE: every op needs an executor, so tracing starts first
     HG_CHECK_NULL(options, "options");
     HG_CHECK_NULL(out, "out");
     hg_status s = check_kind(options->backend, 1);

@@ -1,6 +1,7 @@
 // Kernels: validation and compilation of programs for an executor, the per-executor cache of
 // hg_launch, and every launch check (config, shared memory, argument binding) done before the
 // backend runs anything.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
@@ -252,7 +253,26 @@ static hg_status launch_locked(hg_executor_obj* ex, hg_kernel_obj* k, const hg_l
     if (s) return s;
     hg_bound_arg bound[HG_MAX_PARAMS];
     if ((s = bind_args(ex, k->prog, args, nargs, bound))) return s;
-    return ex->vt->kernel_launch(ex->state, k->compiled, cfg, bound, nargs);
+    return hg_kernel_run_bound(ex, k, cfg, bound, nargs);
+}
+
+hg_status hg_kernel_dispatch_traced(hg_executor_obj* ex, const hg_kernel_obj* k,
+                                    const hg_launch_config* cfg, const hg_bound_arg* bound,
+                                    size_t nargs) {
+    hg_trace_span sp;
+    hg_trace_span_begin(&sp);
+    hg_status s = ex->vt->kernel_launch(ex->state, k->compiled, cfg, bound, nargs);
+    hg_trace_event e;
+    hg_trace_event_init(&e, "launch", k->prog->name);
+    e.executor = hg_backend_name(ex->kind);
+    e.executor_id = ex->handle;
+    uint64_t lanes = (uint64_t)cfg->grid.x * cfg->grid.y * cfg->grid.z * cfg->block.x *
+                     cfg->block.y * cfg->block.z;
+    snprintf(e.detail, sizeof e.detail, "grid %ux%ux%u block %ux%ux%u (%llu lanes)%s",
+             cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y, cfg->block.z,
+             (unsigned long long)lanes, s ? " failed" : "");
+    hg_trace_span_end(&sp, &e);
+    return s;
 }
 
 hg_status hg_kernel_launch(hg_kernel h, const hg_launch_config* cfg, const hg_arg* args,

@@ -6,6 +6,7 @@
 #ifndef HG_RUNTIME_KERNEL_H
 #define HG_RUNTIME_KERNEL_H
 #include <stddef.h>
+#include "base/trace.h"
 #include "isa/program.h"
 #include "runtime/objects.h"
 
@@ -21,11 +22,18 @@ void hg_kernel_ref(hg_kernel_obj* k);
 // Drops a reference; the last one releases the kernel.
 void hg_kernel_unref(hg_kernel_obj* k);
 
+// The backend launch of every kernel, with a "launch" span when tracing (base/trace.h).
+hg_status hg_kernel_dispatch_traced(hg_executor_obj* ex, const hg_kernel_obj* k,
+                                    const hg_launch_config* cfg, const hg_bound_arg* bound,
+                                    size_t nargs);
+
 // Runs k with arguments its caller bound from checked tensors (the elementwise kernels, whose
-// operands were checked once per call). Caller holds ex->launch_lock.
+// operands were checked once per call; hg_launch after its checks). Caller holds
+// ex->launch_lock.
 static inline hg_status hg_kernel_run_bound(hg_executor_obj* ex, const hg_kernel_obj* k,
                                             const hg_launch_config* cfg,
                                             const hg_bound_arg* bound, size_t nargs) {
+    if (hg_trace_on()) return hg_kernel_dispatch_traced(ex, k, cfg, bound, nargs);
     return ex->vt->kernel_launch(ex->state, k->compiled, cfg, bound, nargs);
 }
 

@@ -1,6 +1,7 @@
 // A persistent worker pool: threads sleep on a condition variable between jobs, so an idle
 // executor costs nothing; a job wakes them with a generation counter.
 #include "backends/cpu/thread_pool.h"
+#include "base/trace.h"
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -97,6 +98,7 @@ int hg_pool_size(const hg_pool* p) { return p->size; }
 
 void hg_pool_run(hg_pool* p, int nworkers, hg_pool_fn fn, void* ctx) {
     if (nworkers > p->size) nworkers = p->size;
+    if (hg_trace_on()) hg_trace_note_threads(p->started == 0 || nworkers < 1 ? 1 : nworkers);
     if (nworkers <= 1 || p->started == 0) {
         fn(ctx, 0);
         return;

@@ -8,11 +8,6 @@
 #include "tensor/tensor_internal.h"
 #include "ops/common/op_dispatch.h"
 
-void hg_op_begin(hg_op_ctx* c, const char* fn) {
-    c->fn = fn;
-    c->ex = NULL;
-    c->allocated = 0;
-}
 
 const char* hg_op_dims(char* buf, int32_t ndim, const int64_t* shape) {
     return hg_tensor_format_dims(buf, ndim, shape);
@@ -31,6 +26,7 @@ hg_status hg_op_input(hg_op_ctx* c, const hg_tensor* t, const char* name, hg_buf
                         "tensors of one call must share an executor)", c->fn, name);
     if (out_buf) *out_buf = b;
     if (out_numel) *out_numel = n;
+    if (c->trace.t0) hg_op_trace_tensor(c, t, 0);
     return HG_OK;
 }
 
@@ -77,8 +73,10 @@ hg_status hg_op_output(hg_op_ctx* c, hg_tensor* out, hg_dtype dtype, int32_t ndi
         hg_tensor_contiguous_strides(ndim, r.shape, r.strides);
         *out = r;
         c->allocated = 1;
+        if (c->trace.t0) hg_op_trace_tensor(c, out, 1);
         return HG_OK;
     }
+    if (c->trace.t0) hg_op_trace_tensor(c, out, 2);   // before the check counts it as an input
     hg_status s = hg_op_input(c, out, "out", NULL, NULL);
     if (s) return s;
     int same = out->ndim == ndim;

@@ -3,7 +3,7 @@
 // and aliasing), host views for library kernels, axis lists and the backends' thread pools.
 //
 // Typical op body:
-//     hg_op_ctx c;  hg_op_begin(&c, "hg_softmax");
+//     HG_OP_CTX(c);  hg_op_begin(&c, "hg_softmax");
 //     if ((s = hg_op_input(&c, x, "x", &xb, &n))) return s;
 //     if ((s = hg_op_output(&c, out, result_dtype, ndim, shape))) return s;   // may allocate
 //     if ((s = hg_op_no_overlap(&c, out, x, "x"))) return hg_op_fail(&c, out, s);
@@ -12,16 +12,49 @@
 #ifndef HG_OPS_OP_COMMON_H
 #define HG_OPS_OP_COMMON_H
 #include <stdint.h>
+#include "base/trace.h"
 #include "runtime/objects.h"
 #include "hologram.h"
 
-typedef struct hg_op_ctx {
+typedef struct hg_op_ctx hg_op_ctx;
+// Tracing hooks of hg_op_begin / HG_OP_CTX (op_trace.c).
+void hg_op_trace_begin(hg_op_ctx* c);
+// Tensor t of the call: role 0 an input (its bytes; its dtype and shape when nothing is
+// recorded yet), 1 the result the op allocates, 2 the caller's result tensor (bytes, dtype and
+// shape). An input checked twice (the same hg_tensor) counts once, the result once.
+void hg_op_trace_tensor(hg_op_ctx* c, const hg_tensor* t, int role);
+void hg_op_trace_end(hg_op_ctx* c, const char* name);
+
+struct hg_op_ctx {
     const char* fn;            // public function name for messages
     hg_executor_obj* ex;       // executor of the first tensor seen (all must match)
     int allocated;             // 1 when hg_op_output allocated out->buffer
-} hg_op_ctx;
+    // Tracing only (base/trace.h; trace.t0 == 0 when off): the call's span, the dtype and
+    // shape of its result (or first input) and the bytes of its tensors.
+    hg_trace_span trace;
+    int trace_dtype;
+    int32_t trace_ndim;
+    int64_t trace_shape[HG_MAX_DIMS];
+    int64_t trace_bytes;
+    const hg_tensor* trace_seen[6];
+    int trace_nseen, trace_result;
+};
 
-void hg_op_begin(hg_op_ctx* c, const char* fn);
+static inline void hg_op_ctx_done(hg_op_ctx* c) {
+    if (c->trace.t0) hg_op_trace_end(c, c->fn);
+}
+
+// Declares an op's context; with tracing on, the call's span is recorded when the variable
+// goes out of scope, whichever return the op takes. Call hg_op_begin right after.
+#define HG_OP_CTX(c) hg_op_ctx c __attribute__((cleanup(hg_op_ctx_done)))
+
+static inline void hg_op_begin(hg_op_ctx* c, const char* fn) {
+    c->fn = fn;
+    c->ex = NULL;
+    c->allocated = 0;
+    c->trace.t0 = 0;
+    if (hg_trace_on()) hg_op_trace_begin(c);
+}
 
 // Checks an input tensor (hg_tensor_check) and that it lives on the call's executor.
 // out_buf / out_numel may be NULL.

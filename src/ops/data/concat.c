@@ -22,7 +22,7 @@ static void concat_range(void* ctx, int64_t b, int64_t e) {
 }
 
 hg_status hg_concat(int32_t n, const hg_tensor* inputs, int32_t axis, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_concat");
     if (n < 1)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "hg_concat: n is %d; at least 1 input is needed",

@@ -88,7 +88,7 @@ static void fill_range(void* ctx, int64_t b, int64_t e) {
 }
 
 hg_status hg_fill(const hg_tensor* out, hg_scalar value) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_fill");
     if (!out) return hg_error(HG_ERR_NULL_POINTER, "hg_fill: argument 'out' is NULL");
     hg_status s = hg_op_existing_output(&c, out, "out");
@@ -147,7 +147,7 @@ static void arange_range(void* ctx, int64_t b, int64_t e) {
 }
 
 hg_status hg_arange(const hg_tensor* out, double start, double step) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_arange");
     if (!out) return hg_error(HG_ERR_NULL_POINTER, "hg_arange: argument 'out' is NULL");
     hg_status s = hg_op_existing_output(&c, out, "out");

@@ -160,7 +160,7 @@ static hg_status finish_setup(hg_op_ctx* c, const hg_tensor* x, const hg_tensor*
 
 hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tensor* index,
                           hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_index_select");
     if (!x || !index || !out)
         return hg_error(HG_ERR_NULL_POINTER, "hg_index_select: argument '%s' is NULL",
@@ -194,7 +194,7 @@ hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tensor* ind
 }
 
 hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_gather");
     if (!x || !index || !out)
         return hg_error(HG_ERR_NULL_POINTER, "hg_gather: argument '%s' is NULL",

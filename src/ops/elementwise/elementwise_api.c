@@ -110,12 +110,16 @@ typedef struct ew_call {
 
 // Formatting-free check of an input tensor on the repeated-call path; anything unusual goes
 // through hg_op_input, which reports the exact problem.
-static hg_status check_input(ew_call* k, int i, const hg_tensor* t, const char* name) {
+static inline __attribute__((always_inline)) hg_status check_input(ew_call* k, int i,
+                                                                  const hg_tensor* t,
+                                                                  const char* name) {
     hg_buffer_obj* b = hg_ew_tensor_fast_check(t);
     int ok = b && (!k->c.ex || k->c.ex == b->ex);
     if (!ok) {
         hg_status s = hg_op_input(&k->c, t, name, &b, NULL);
         if (s) return s;
+    } else if (__builtin_expect(k->c.trace.t0 != 0, 0)) {
+        hg_op_trace_tensor(&k->c, t, 0);
     }
     if (!k->c.ex) k->c.ex = b->ex;
     k->in[i].t = t;
@@ -220,7 +224,10 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
     if (out->buffer.handle != 0) {
         // The input check (live buffer, reachable elements, executor) plus shape and dtype.
         ew_call probe;
-        probe.c = *c;
+        // Only what check_input reads (the context is large with its tracing fields).
+        probe.c.fn = c->fn;
+        probe.c.ex = c->ex;
+        probe.c.trace.t0 = 0;
         int ok = !check_input(&probe, 0, out, "out") && out->ndim == k->ndim &&
                  (out->dtype == k->result ||
                   (allow_cast && hg_op_can_cast_same_kind(k->result, out->dtype)));
@@ -230,6 +237,8 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
         if (!ok) {
             if ((s = hg_op_output(c, out, k->result, k->ndim, k->shape, allow_cast))) return s;
             ob = hg_handle_get(out->buffer.handle, HG_HANDLE_BUFFER);
+        } else if (c->trace.t0) {
+            hg_op_trace_tensor(c, out, 1);
         }
         for (int i = 0; i < k->nin; i++)
             if (k->in[i].t && (s = hg_op_no_overlap(c, out, k->in[i].t, k->names[i]))) return s;
@@ -262,6 +271,17 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
     return hg_op_finish(c, out, s);
 }
 
+// The cleanup of every ew_call (EW_CALL): with tracing on, the call's span, named by its op
+// ("add", "exp") rather than the C function.
+static void ew_call_done(ew_call* k) {
+    if (!k->c.trace.t0) return;
+    const char* name = k->kind == K_UNARY    ? hg_unary_op_name((hg_unary_op)k->op)
+                       : k->kind == K_BINARY ? hg_binary_op_name((hg_binary_op)k->op)
+                                             : k->c.fn;
+    hg_op_trace_end(&k->c, name);
+}
+#define EW_CALL(k) ew_call k __attribute__((cleanup(ew_call_done)))
+
 static void call_begin(ew_call* k, const char* fn, int kind, int32_t op, int nin) {
     hg_op_begin(&k->c, fn);
     k->nin = nin;
@@ -275,7 +295,7 @@ static void call_begin(ew_call* k, const char* fn, int kind, int32_t op, int nin
 // ---------------------------------------------------------------------------------------------
 
 hg_status hg_unary(hg_unary_op op, const hg_tensor* x, hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_unary", K_UNARY, (int32_t)op, 1);
     hg_status s;
     if ((s = check_input(&k, 0, x, "x"))) return s;
@@ -286,7 +306,7 @@ hg_status hg_unary(hg_unary_op op, const hg_tensor* x, hg_tensor* out) {
 }
 
 hg_status hg_binary(hg_binary_op op, const hg_tensor* a, const hg_tensor* b, hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_binary", K_BINARY, (int32_t)op, 2);
     hg_status s;
     if ((s = check_input(&k, 0, a, "a")) || (s = check_input(&k, 1, b, "b"))) return s;
@@ -338,7 +358,7 @@ static hg_status check_scalar_kind(const char* fn, hg_scalar s, const char* name
 
 hg_status hg_binary_scalar(hg_binary_op op, const hg_tensor* a, hg_scalar sc, int scalar_first,
                            hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_binary_scalar", K_BINARY, (int32_t)op, 2);
     hg_status s;
     int ti = scalar_first ? 1 : 0, si = 1 - ti;
@@ -365,7 +385,7 @@ hg_status hg_binary_scalar(hg_binary_op op, const hg_tensor* a, hg_scalar sc, in
 }
 
 hg_status hg_where(const hg_tensor* cond, const hg_tensor* a, const hg_tensor* b, hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_where", K_WHERE, 0, 3);
     hg_status s;
     if ((s = check_input(&k, 0, cond, "cond")) || (s = check_input(&k, 1, a, "a")) ||
@@ -377,7 +397,7 @@ hg_status hg_where(const hg_tensor* cond, const hg_tensor* a, const hg_tensor* b
 }
 
 hg_status hg_fma(const hg_tensor* a, const hg_tensor* b, const hg_tensor* c, hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_fma", K_FMA, 0, 3);
     hg_status s;
     if ((s = check_input(&k, 0, a, "a")) || (s = check_input(&k, 1, b, "b")) ||
@@ -389,7 +409,7 @@ hg_status hg_fma(const hg_tensor* a, const hg_tensor* b, const hg_tensor* c, hg_
 }
 
 hg_status hg_clip(const hg_tensor* x, const hg_tensor* lo, const hg_tensor* hi, hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_clip", K_CLIP, 0, 1);
     hg_status s;
     if ((s = check_input(&k, 0, x, "x"))) return s;
@@ -425,7 +445,7 @@ static hg_scalar clamp_bound(hg_scalar s, hg_dtype t) {
 }
 
 hg_status hg_clip_scalar(const hg_tensor* x, hg_scalar lo, hg_scalar hi, hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_clip_scalar", K_CLIP, 0, 3);
     hg_status s;
     if ((s = check_input(&k, 0, x, "x"))) return s;
@@ -442,7 +462,7 @@ hg_status hg_clip_scalar(const hg_tensor* x, hg_scalar lo, hg_scalar hi, hg_tens
 }
 
 hg_status hg_cast(const hg_tensor* x, hg_dtype dtype, hg_tensor* out) {
-    ew_call k;
+    EW_CALL(k);
     call_begin(&k, "hg_cast", K_CAST, (int32_t)dtype, 1);
     hg_status s;
     if ((s = check_input(&k, 0, x, "x"))) return s;

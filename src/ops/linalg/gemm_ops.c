@@ -85,7 +85,7 @@ static int gemm_blas_direct(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b
 
 HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor* a,
                          const hg_tensor* b, double beta, const hg_tensor* ct) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_gemm");
     hg_status s;
     if ((s = hg_op_input(&c, a, "a", NULL, NULL)) || (s = hg_op_input(&c, b, "b", NULL, NULL)))

@@ -511,13 +511,13 @@ static hg_status matmul_checked(hg_op_ctx* c, const hg_tensor* a, const hg_tenso
 }
 
 HG_API hg_status hg_matmul(const hg_tensor* a, const hg_tensor* b, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_matmul");
     return matmul_checked(&c, a, b, out);
 }
 
 HG_API hg_status hg_matvec(const hg_tensor* a, const hg_tensor* x, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_matvec");
     hg_status s;
     if ((s = hg_op_input(&c, a, "a", NULL, NULL)) || (s = hg_op_input(&c, x, "x", NULL, NULL)))

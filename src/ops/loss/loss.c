@@ -188,7 +188,7 @@ static hg_status same_shape(hg_op_ctx* c, const hg_tensor* x, const char* xn, co
 
 HG_API hg_status hg_mse_loss(const hg_tensor* pred, const hg_tensor* target,
                              hg_reduction reduction, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_mse_loss");
     const hg_tensor* in[4] = {pred, target, NULL, NULL};
     const char* names[4] = {"pred", "target", "", ""};
@@ -241,7 +241,7 @@ static int64_t first_bad_prob(const hg_host_view* v, double* bad) {
 HG_API hg_status hg_binary_cross_entropy(const hg_tensor* prob, const hg_tensor* target,
                                          const hg_tensor* weight, hg_reduction reduction,
                                          hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_binary_cross_entropy");
     const hg_tensor* in[4] = {prob, target, weight, NULL};
     const char* names[4] = {"prob", "target", "weight", ""};
@@ -271,7 +271,7 @@ HG_API hg_status hg_binary_cross_entropy_with_logits(const hg_tensor* logits,
                                                      const hg_tensor* weight,
                                                      const hg_tensor* pos_weight,
                                                      hg_reduction reduction, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_binary_cross_entropy_with_logits");
     const hg_tensor* in[4] = {logits, target, weight, pos_weight};
     const char* names[4] = {"logits", "target", "weight", "pos_weight"};

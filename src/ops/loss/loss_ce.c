@@ -132,7 +132,7 @@ static hg_status check_indices(hg_op_ctx* c, const ce_loss* L, int64_t nsamples)
 
 HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* target,
                                   int64_t ignore_index, hg_reduction reduction, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_cross_entropy");
     hg_status s;
     if ((s = hg_op_input(&c, logits, "logits", NULL, NULL)) ||

@@ -242,7 +242,7 @@ static hg_status run_random(hg_op_ctx* c, const hg_tensor* out, random_job* j) {
 
 hg_status hg_random_uniform(const hg_tensor* out, uint64_t seed, uint64_t offset, double low,
                             double high) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_random_uniform");
     hg_status s = check_float_out(&c, out);
     if (s) return s;
@@ -275,7 +275,7 @@ hg_status hg_random_uniform(const hg_tensor* out, uint64_t seed, uint64_t offset
 
 hg_status hg_random_normal(const hg_tensor* out, uint64_t seed, uint64_t offset, double mean,
                            double std) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, "hg_random_normal");
     hg_status s = check_float_out(&c, out);
     if (s) return s;

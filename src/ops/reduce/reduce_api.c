@@ -17,7 +17,7 @@ const char* hg_reduce_op_name(hg_reduce_op op) {
 
 static hg_status reduce_call(const char* fn, hg_reduce_op op, const hg_tensor* x, int32_t naxes,
                              const int32_t* axes, int keepdims, double ddof, hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     if ((int)op < 0 || op >= HG_REDUCE_COUNT)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: reduction op %d is out of range (valid: "

@@ -189,7 +189,7 @@ static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name, 
 static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t nnorm,
                            const hg_tensor* weight, const hg_tensor* bias, double eps,
                            hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
     if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);

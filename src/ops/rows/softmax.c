@@ -360,7 +360,7 @@ hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int lo
 
 static hg_status softmax_call(const char* fn, const hg_tensor* x, int32_t axis, int log,
                               hg_tensor* out) {
-    hg_op_ctx c;
+    HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
     if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);
