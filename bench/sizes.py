@@ -8,7 +8,9 @@
 For every family and size (powers of 4 elements, f32), each side runs the same call in the
 same process: hologram on a CPU executor with T threads, torch with torch.set_num_threads(T),
 numpy as it is (its ufuncs and reductions use one thread) with its BLAS limited to T threads
-(each thread count runs in its own process with OPENBLAS/OMP/MKL_NUM_THREADS=T).
+(each thread count runs in its own process with OPENBLAS/OMP/MKL_NUM_THREADS=T, and with
+OPENBLAS_THREAD_TIMEOUT=4 and OMP_WAIT_POLICY=passive, so that no side's idle threads spin
+on the cores the next side runs on).
 Rounds alternate the sides (hologram, numpy, torch), with a 2 ms pause between sides so that
 torch's OpenMP threads, which spin for a while after each call, do not take the cores from
 the next side. Each sample times a batch of calls long enough to measure (>= 200 us); the best
@@ -254,8 +256,13 @@ def run_each_thread_count(args):
     """Each thread count in a child process whose BLAS (numpy's matmul) uses that many threads."""
     rows = []
     for threads in args.threads:
+        # Idle threads of every side sleep instead of spinning: OpenBLAS's wait ~2^28 cycles
+        # and OpenMP's (torch) spin after each call and took a core of this 2-core VM from the
+        # next side (hologram's 2-thread matmul and softmax ran slower than its 1-thread ones).
+        # Hologram's own pool sleeps on a condition variable between calls.
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads))
+                   MKL_NUM_THREADS=str(threads), OPENBLAS_THREAD_TIMEOUT="4",
+                   OMP_WAIT_POLICY="passive")
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "rows.json")
             cmd = [sys.executable, os.path.abspath(__file__), "--threads", str(threads),
