@@ -15,29 +15,12 @@
 static hg_executor g_cpu, g_dev;
 static char g_devmsg[1024];   // the device launch's error message
 
-static char* read_text(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* t = malloc((size_t)n + 1);
-    if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
-        free(t);
-        t = NULL;
-    }
-    fclose(f);
-    if (t) t[n] = 0;
-    *len = (size_t)n;
-    return t;
-}
-
 static hg_program load_example(const char* name) {
     const char* src = getenv("HG_SOURCE_DIR");
     char path[1024];
     snprintf(path, sizeof path, "%s/examples/%s.hasm", src ? src : ".", name);
     size_t len = 0;
-    char* text = read_text(path, &len);
+    char* text = hg_test_read_file(path, &len);
     hg_program p = {0};
     CHECK_MSG(text != NULL, "cannot read %s", path);
     if (text) CHECK_OK(hg_program_parse(text, len, &p));

@@ -22,23 +22,6 @@
 
 static int g_compiled, g_failed;
 
-static char* read_text(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* t = malloc((size_t)n + 1);
-    if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
-        free(t);
-        t = NULL;
-    }
-    fclose(f);
-    if (t) t[n] = 0;
-    *len = (size_t)n;
-    return t;
-}
-
 // Generates and NVRTC-compiles p for the architectures (when NVRTC is there).
 static void check_program(const hg_prog* p, const char* label, int have_nvrtc) {
     char* src = NULL;
@@ -83,7 +66,7 @@ static void check_dir(const char* dir, int have_nvrtc) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         size_t len = 0;
-        char* text = read_text(path, &len);
+        char* text = hg_test_read_file(path, &len);
         CHECK_MSG(text != NULL, "cannot read %s", path);
         if (!text) continue;
         hg_prog* p = NULL;

@@ -8,19 +8,6 @@
 #include <unistd.h>
 #include "hg_test.h"
 
-static char* read_all(const char* path) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 static int count(const char* s, const char* sub) {
     int k = 0;
     for (const char* p = s; (p = strstr(p, sub)); p += strlen(sub)) k++;
@@ -57,7 +44,7 @@ int main(void) {
     CHECK(hg_trace_enabled() == 0);
     CHECK_OK(hg_binary(HG_BINARY_ADD, &ta, &tb, &ta));   // after stop: not in the file
 
-    char* j = read_all(path);
+    char* j = hg_test_read_file(path, NULL);
     CHECK(j != NULL);
     if (j) {
         CHECK(strncmp(j, "{\"displayTimeUnit\"", 18) == 0);

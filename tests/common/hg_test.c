@@ -1,4 +1,5 @@
 #include "hg_test.h"
+#include <stdlib.h>
 
 int hg_test_passed = 0;
 int hg_test_failed = 0;
@@ -20,4 +21,21 @@ uint64_t hg_test_rand(uint64_t* state) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+char* hg_test_read_file(const char* path, size_t* len) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char* t = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
+        free(t);
+        t = NULL;
+    }
+    fclose(f);
+    if (t) t[n] = 0;
+    if (t && len) *len = (size_t)n;
+    return t;
 }

@@ -2,6 +2,7 @@
 // line ("N passed, N failed") that CI's runner reads.
 #ifndef HG_TEST_H
 #define HG_TEST_H
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,10 @@ int hg_test_finish(const char* name);
 
 // Path of a file in the source tree (HG_SOURCE_DIR env var, set by ctest); static buffer.
 const char* hg_test_source_path(const char* rel);
+
+// The whole file at path, NUL-terminated (malloc'd; *len its size, len may be NULL); NULL when
+// it cannot be read.
+char* hg_test_read_file(const char* path, size_t* len);
 
 // Deterministic PRNG for tests (splitmix64).
 uint64_t hg_test_rand(uint64_t* state);
