@@ -75,11 +75,15 @@ static void buf_put(float* p, size_t n) {
 // ---- packing --------------------------------------------------------------------------------
 // op(A) block rows [0, mc), depth [0, kc) -> micro-panels of MR rows: dst[ir*kc + p*MR + i].
 // Rows past mc are zero so the kernel always computes full tiles.
-static void pack_a(int ta, int MR, int64_t mc, int64_t kc, const float* a, int64_t lda, float* dst) {
+static void pack_a(const hg_sgemm_kernel* kern, int ta, int64_t mc, int64_t kc, const float* a,
+                   int64_t lda, float* dst) {
+    const int MR = kern->mr;
     for (int64_t ir = 0; ir < mc; ir += MR) {
         int64_t mr = mc - ir < MR ? mc - ir : MR;
         float* d = dst + ir * kc;
-        if (!ta) {
+        if (!ta && kern->pack_a_rows && lda < INT32_MAX / 16) {
+            kern->pack_a_rows(mr, kc, a + ir * lda, lda, d);
+        } else if (!ta) {
             // Row-major A: each of the MR rows is contiguous along p.
             const float* r[HG_SGEMM_MAX_TILE];
             for (int i = 0; i < MR; i++) r[i] = a + (ir + (i < mr ? i : 0)) * lda;
@@ -233,7 +237,7 @@ static void gemm_serial(const gemm_args* g) {
             for (int64_t ic = 0; ic < m; ic += mcb) {
                 int64_t mc = m - ic < mcb ? m - ic : mcb;
                 const float* asrc = g->ta ? g->a + pc * g->lda + ic : g->a + ic * g->lda + pc;
-                pack_a(g->ta, MR, mc, kc, asrc, g->lda, pa);
+                pack_a(g->kern, g->ta, mc, kc, asrc, g->lda, pa);
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     int64_t nr = nc - jr < NR ? nc - jr : NR;
                     const float* bp = pb + jr * kc;
@@ -293,10 +297,10 @@ static void gemm_worker(void* ctx, int w) {
 }
 
 static const hg_sgemm_kernel kernels[] = {
-    {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72},
+    {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72, NULL},
 #ifdef HG_GEMM_HAS_AVX2
-    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72},
-    {"avx512", hg_sgemm_ukernel16_avx512, 16, 16, 512, 96},
+    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL},
+    {"avx512", hg_sgemm_ukernel16_avx512, 16, 16, 512, 96, hg_sgemm_pack_a16_avx512},
 #endif
 };
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))

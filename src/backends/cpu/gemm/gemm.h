@@ -34,6 +34,9 @@ typedef struct hg_sgemm_kernel {
     hg_sgemm_ukernel fn;
     int mr, nr;         // tile rows and columns
     int kc, mc;         // depth and row block sizes of its cache blocking (gemm.c)
+    // Optional: packs mr <= MR rows of a row-major A (row stride lda) over kc steps into one
+    // micro-panel (dst[p*MR + i], rows past mr zero); NULL: the portable pack.
+    void (*pack_a_rows)(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
 } hg_sgemm_kernel;
 
 void hg_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -111,5 +114,6 @@ void hg_sgemm_ukernel_avx2(int64_t kc, const float* a, const float* b, float* c,
                            float alpha, float beta);
 void hg_sgemm_ukernel16_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                float alpha, float beta);
+void hg_sgemm_pack_a16_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
 
 #endif
