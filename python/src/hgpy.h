@@ -144,6 +144,10 @@ PyObject* hgpy_tensor_from_result(HgExecutor* owner, const hg_tensor* t);
 int hgpy_tensor_check(HgTensor* t);
 int hgpy_tensor_types_init(PyObject* module);
 
+// Calls that touch fewer elements keep the GIL (op_call.h, ops.c): releasing and re-taking it
+// costs about as much as a 1-element op; numpy does the same.
+#define HGPY_GIL_ELEMS 16384
+
 // --- op_call.c, tensor_ops.c, tensor_data_ops.c ------------------------------------------------
 // An op operand: a tensor view (from a Tensor, a Buffer, or an array converted by the package's
 // _as_tensor hook) or a Python scalar (bool/int/float: numpy's weak promotion).

@@ -9,7 +9,6 @@
 #define HGPY_OP_CALL_H
 #include "hgpy.h"
 
-#define HGPY_GIL_ELEMS 16384
 #define MAX_OPERANDS 8
 
 static inline int64_t numel_of(const hg_tensor* t) {
