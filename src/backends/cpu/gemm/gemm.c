@@ -339,7 +339,7 @@ void hg_cpu_sgemm_with(const hg_sgemm_kernel* kern, int trans_a, int trans_b, in
     int threads = pool ? hg_pool_size(pool) : 1;
     // Waking the workers costs some microseconds: small products stay on the caller.
     double flops = 2.0 * (double)m * (double)n * (double)k;
-    if (threads > 1 && flops >= 2e6 && k > 0 && alpha != 0.0f) {
+    if (threads > 1 && flops >= HG_SGEMM_PARALLEL_FLOPS && k > 0 && alpha != 0.0f) {
         // Cut the longer side of C, in whole micro-tiles; a side too short for every thread to
         // get at least one tile gives fewer slabs.
         job.split_n = n >= m;

@@ -21,6 +21,10 @@
 #include "backends/cpu/thread_pool.h"
 #include "hologram.h"
 
+// Products of fewer FLOPs stay on the calling thread: waking the pool's workers costs some
+// microseconds (packed and skinny SGEMM drivers alike).
+#define HG_SGEMM_PARALLEL_FLOPS 2e6
+
 // The largest micro-tile of any set (sizes the edge-tile scratch).
 #define HG_SGEMM_MAX_TILE 256
 

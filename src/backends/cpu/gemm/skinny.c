@@ -117,8 +117,8 @@ int hg_cpu_sgemm_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
     double flops = 2.0 * (double)j.m * (double)j.n * (double)k;
     j.parts = 1;
     j.chunk = j.n;
-    // The same wake-up threshold as the packed driver; columns in multiples of 64 per thread.
-    if (threads > 1 && flops >= 2e6 && j.n >= 128) {
+    // Columns in multiples of 64 per thread.
+    if (threads > 1 && flops >= HG_SGEMM_PARALLEL_FLOPS && j.n >= 128) {
         int64_t per = (j.n + threads - 1) / threads;
         j.chunk = (per + 63) / 64 * 64;
         j.parts = (int)((j.n + j.chunk - 1) / j.chunk);
