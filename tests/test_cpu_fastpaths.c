@@ -1,6 +1,7 @@
 // The CPU engine's shortcuts for elementwise kernels: the `i < n` guard decided per chunk, the
-// `if` that then takes every lane without masks, and %gid.x lanes that are only written when
-// read. Each program below mixes those shortcuts with what must still work under them (else,
+// `if` that then takes every lane without masks, a guard whose if runs to the end cutting the
+// chunk's tail off, constant registers kept filled between launches, and %gid.x lanes that
+// are only written when read. Each program below mixes those shortcuts with what must still work under them (else,
 // break and exit inside the guarded if, the guard's result read again, %gid.x used as a
 // value), on sizes that cover whole chunks, partial chunks and several threads, and compares
 // with the same computation in C.
@@ -113,6 +114,65 @@ static void run_reuse(hg_executor ex, hg_program prog, uint32_t n, uint32_t lane
     CHECK(bad == 0);
     hg_buffer_destroy(by);
     free(y);
+}
+
+// Guards whose failing lanes still have work: an else part, and a store after the endif.
+// Only a guard whose if runs to the end of the program may cut the chunk's tail off.
+static const char* k_after =
+    ".kernel after\n"
+    ".param y: global u32\n.param z: global u32\n.param n: u32\n"
+    ".reg u32 i, v\n.reg bool p, q\n"
+    "    mov.u32 i, %gid.x\n"
+    "    cmp.lt.u32 p, i, n\n"
+    "    if p\n"
+    "        st.global.u32 y[i], i\n"
+    "    else\n"
+    "        add.u32 v, i, 7\n"
+    "        st.global.u32 y[i], v\n"
+    "    endif\n"
+    "    cmp.lt.u32 q, i, n\n"
+    "    if q\n"
+    "        add.u32 v, i, 1\n"
+    "    endif\n"
+    "    st.global.u32 z[i], i\n";
+
+static void run_after(hg_executor ex, hg_program prog, uint32_t n, uint32_t lanes) {
+    uint32_t total = (lanes + 127) / 128 * 128;   // every lane stores: size to the grid
+    uint32_t* y = malloc(sizeof(uint32_t) * total);
+    uint32_t* z = malloc(sizeof(uint32_t) * total);
+    hg_buffer by, bz;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_U32, total, &by));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_U32, total, &bz));
+    hg_arg args[] = {hg_arg_buffer(by), hg_arg_buffer(bz), hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(total, 128);
+    CHECK_OK(hg_launch(ex, prog, &cfg, args, 3));
+    CHECK_OK(hg_buffer_read(by, 0, y, total));
+    CHECK_OK(hg_buffer_read(bz, 0, z, total));
+    int bad = 0;
+    for (uint32_t i = 0; i < total && bad < 5; i++) {
+        uint32_t want = i < n ? i : i + 7;
+        if (y[i] != want || z[i] != i) {
+            bad++;
+            fprintf(stderr, "after n=%u: y[%u] = %u (want %u), z = %u\n", n, i, y[i], want, z[i]);
+        }
+    }
+    CHECK(bad == 0);
+    hg_buffer_destroy(by);
+    hg_buffer_destroy(bz);
+    free(y);
+    free(z);
+}
+
+// Back-to-back launches that differ only in a scalar parameter (the bound) or in the program:
+// each worker keeps its constant registers filled between launches, and must refill them
+// whenever a value, the plan or the chunk differs.
+static void run_refills(hg_executor ex, hg_program mixed, hg_program after) {
+    const uint32_t total = 70000;
+    const uint32_t bounds[] = {total, total - 1, 5, total, 0, 69000, 69000, total};
+    for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
+        run_mixed(ex, mixed, bounds[b], total);
+        if (b % 2) run_after(ex, after, bounds[b] / 2, total);
+    }
 }
 
 // One straight-line run with f64 and i32 work. Bound with `out` = a fresh buffer the run is
@@ -300,6 +360,12 @@ int main(void) {
             run_mixed(ex, mixed, cases[c][0], cases[c][1]);
             run_reuse(ex, reuse, cases[c][0], cases[c][1]);
         }
+        hg_program after;
+        CHECK_OK(hg_program_parse(k_after, strlen(k_after), &after));
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            run_after(ex, after, cases[c][0], cases[c][1]);
+        run_refills(ex, mixed, after);
+        hg_program_destroy(after);
         hg_program strips;
         CHECK_OK(hg_program_parse(k_strips, strlen(k_strips), &strips));
         const uint32_t sizes[] = {256, 65536, 65536 + 512, 3 * 65536 + 4096, 1024 * 1000};

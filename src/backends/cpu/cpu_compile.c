@@ -194,6 +194,24 @@ done:
     return HG_OK;
 }
 
+// A guard of kind 2 at nesting depth 0 whose `if` has no else and whose endif is followed by
+// nothing but exit: once a lane fails it, that lane has nothing left to do. In a 1-D launch
+// the lanes failing `%gid.x < bound` are then the chunk's tail, which run_chunk simply cuts
+// off instead of running the rest of the chunk under a partial mask.
+static void mark_tail_guards(cpu_plan* p) {
+    uint32_t depth = 0;
+    for (uint32_t i = 0; i + 1 < p->nops; i++) {
+        const cpu_op* op = &p->ops[i];
+        if (op->kind == CPU_K_IF || op->kind == CPU_K_LOOP) depth++;
+        if ((op->kind == CPU_K_ENDIF || op->kind == CPU_K_ENDLOOP) && depth) depth--;
+        if (op->guard != 2 || depth || p->ops[i + 1].kind != CPU_K_IF) continue;
+        uint32_t end = p->ops[i + 1].target;
+        int tail = end < p->nops && p->ops[end].kind == CPU_K_ENDIF;
+        for (uint32_t q = end + 1; tail && q < p->nops; q++) tail = p->ops[q].kind == CPU_K_EXIT;
+        p->ops[i].tail_guard = (uint8_t)tail;
+    }
+}
+
 static hg_status match_control(builder* b) {
     const hg_prog* g = b->prog;
     cpu_plan* p = b->plan;
@@ -297,11 +315,13 @@ static hg_status build_shared(builder* b) {
 }
 
 hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan** out) {
+    static atomic_uint_fast64_t next_id = 1;
     cpu_plan* p = calloc(1, sizeof *p);
     builder b;
     memset(&b, 0, sizeof b);
     b.prog = g;
     b.plan = p;
+    if (p) p->id = atomic_fetch_add(&next_id, 1);
     uint32_t hsize = 16;
     while (hsize < 4u * g->ninstrs + 16) hsize *= 2;
     b.hash = calloc(hsize, sizeof *b.hash);
@@ -387,6 +407,7 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
         }
         free(reads);
     }
+    mark_tail_guards(p);
     p->tmp_slot = p->nslots++;
     p->idx_slot = p->nslots++;
     // Kernels always get valid pointers: absent operands point at the index scratch slot.

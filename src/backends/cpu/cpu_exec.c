@@ -67,21 +67,34 @@ static uint64_t storage_bits(uint8_t type, uint64_t bits) {
     }
 }
 
-// Constant registers and the launch-uniform special registers, once per worker and launch.
-static void fill_constants(cpu_launch* L, uint8_t* base) {
+// Constant registers and the launch-uniform special registers, once per worker and launch,
+// unless the worker's arena holds them already from its previous launch (same plan, chunk,
+// dimensions and parameter values: a loop of same-shaped calls).
+static void fill_constants(cpu_launch* L, cpu_worker* W) {
     const cpu_plan* p = L->plan;
+    uint8_t* base = W->arena;
     uint32_t n = (uint32_t)L->chunk;
+    const uint32_t dims[6] = {L->cfg.block.x, L->cfg.block.y, L->cfg.block.z,
+                              L->cfg.grid.x, L->cfg.grid.y, L->cfg.grid.z};
+    cpu_filled* f = &W->filled;
+    int same = f->plan_id == p->id && f->chunk == n && p->nconsts <= CPU_FILLED_MAX &&
+               !memcmp(f->dims, dims, sizeof dims);
+    for (uint32_t i = 0; same && i < p->nconsts; i++)
+        same = !p->consts[i].is_param || f->bits[i] == L->args[p->consts[i].param].bits;
+    if (same) return;
+    f->plan_id = p->nconsts <= CPU_FILLED_MAX ? p->id : 0;
+    f->chunk = n;
+    memcpy(f->dims, dims, sizeof dims);
     for (uint32_t i = 0; i < p->nconsts; i++) {
         const cpu_const* c = &p->consts[i];
         uint64_t bits = c->is_param ? L->args[c->param].bits : c->bits;
+        if (i < CPU_FILLED_MAX) f->bits[i] = bits;
         fill_lanes(base + (size_t)c->slot * L->slot_bytes, storage_bits(c->type, bits),
                    hg_cpu_storage_size(c->type), n);
     }
     // %ntid and %nctaid, straight from the table (a tiny launch pays for every branch here).
     static const uint8_t uniform[6] = {HG_SREG_NTID_X, HG_SREG_NTID_Y, HG_SREG_NTID_Z,
                                        HG_SREG_NCTAID_X, HG_SREG_NCTAID_Y, HG_SREG_NCTAID_Z};
-    const uint32_t dims[6] = {L->cfg.block.x, L->cfg.block.y, L->cfg.block.z,
-                              L->cfg.grid.x, L->cfg.grid.y, L->cfg.grid.z};
     for (int k = 0; k < 6; k++) {
         uint32_t slot = p->special_slot[uniform[k]];
         if (slot != CPU_NO_SLOT) fill_lanes(base + (size_t)slot * L->slot_bytes, dims[k], 4, n);
@@ -213,7 +226,7 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
     const cpu_launch* L = c->L;
     const cpu_plan* p = L->plan;
     const hg_cpu_kernels* k = L->k;
-    const uint32_t n = c->n;
+    uint32_t n = c->n;   // cut down by a tail guard
     mframe fr[HG_MAX_NESTING + 2];
     uint32_t depth = 0;
     uint8_t* scratch = masks + mask_bytes;          // cur is masks[0], scratch masks[1]
@@ -234,6 +247,15 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
                 uint32_t bound = *(const uint32_t*)c->ptr[op->b];
                 if (c->first + n <= bound) {
                     if (op->guard != 2) memset(cpu_wslot(c, op->d, 1), 1, n);
+                    c->ones_pc = pc;
+                    break;
+                }
+                if (op->tail_guard && !p->block_mode) {
+                    // The lanes from the bound on have nothing left to do: the chunk ends
+                    // there (rather than running the rest under a partial mask, lane by lane
+                    // in every load and store).
+                    if (bound <= c->first) return 0;
+                    n = c->n = c->cnt = (uint32_t)(bound - c->first);
                     c->ones_pc = pc;
                     break;
                 }
@@ -400,7 +422,7 @@ static void worker_main(void* ctx, int w) {
     const cpu_plan* p = L->plan;
     cpu_worker* W = &L->st->workers[w];
     uint8_t* base = W->arena;
-    fill_constants(L, base);
+    fill_constants(L, W);
     size_t mask_bytes = (L->chunk + 63) & ~(size_t)63;
     uint8_t* masks = base + (size_t)p->nslots * L->slot_bytes;
     cpu_chunk c;
@@ -516,7 +538,9 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     if (L->group > 64) L->group = 64;
     hg_status s = HG_OK;
     for (int w = 0; w < nworkers && !s; w++) {
+        uint8_t* was = st->workers[w].arena;
         s = grow(&st->workers[w].arena, &st->workers[w].arena_cap, arena);
+        if (st->workers[w].arena != was) st->workers[w].filled.plan_id = 0;
         if (!s && L->shared_bytes)
             s = grow(&st->workers[w].shared, &st->workers[w].shared_cap, L->shared_bytes);
     }

@@ -52,6 +52,8 @@ typedef struct cpu_op {
     uint8_t guard;         // cmp.lt.u32 with a constant bound: the `i < n` of every elementwise
                            // kernel, decided per chunk when i is %gid.x (see run_chunk);
                            // 2: its result is read only by the `if` right after it
+    uint8_t tail_guard;    // guard 2 at the top level whose if (no else) runs to the end of the
+                           // program: lanes failing it do nothing more (see run_chunk)
     uint8_t slog2[3];      // log2 of the storage size of sources a, b, c
     uint8_t strip_zero;    // in a strip-mined run: operands read / result written at offset 0
     uint8_t pair;          // in a strip-mined run: this f32 op and the next run as one pass of
@@ -69,6 +71,7 @@ typedef struct cpu_const {
 } cpu_const;
 
 typedef struct cpu_plan {
+    uint64_t id;              // unique per compiled plan (never reused, unlike its address)
     const hg_prog* prog;
     cpu_op* ops;
     uint32_t nops;
@@ -92,9 +95,21 @@ typedef struct cpu_plan {
 } cpu_plan;
 
 // Per-worker scratch, reused across launches (grown when a launch needs more).
+#define CPU_FILLED_MAX 8       // constants remembered per worker (plans with more refill)
+
+// What the constant registers of a worker's arena hold now (fill_constants skips refilling
+// them when a launch needs the same: a 64K-lane chunk's bound register is 256 KiB of stores).
+typedef struct cpu_filled {
+    uint64_t plan_id;         // 0: nothing valid
+    uint64_t chunk;
+    uint32_t dims[6];         // block and grid (the %ntid / %nctaid registers)
+    uint64_t bits[CPU_FILLED_MAX];
+} cpu_filled;
+
 typedef struct cpu_worker {
     uint8_t* arena;           // slots * chunk * 8 bytes + masks, 64-byte aligned
     size_t arena_cap;
+    cpu_filled filled;        // constants in the arena
     uint8_t* shared;          // shared memory of the block being run
     size_t shared_cap;
 } cpu_worker;
