@@ -82,6 +82,7 @@ static void fill_constants(cpu_launch* L, cpu_worker* W) {
     for (uint32_t i = 0; same && i < p->nconsts; i++)
         same = !p->consts[i].is_param || f->bits[i] == L->args[p->consts[i].param].bits;
     if (same) return;
+    W->mask_ones = 0;   // the mask's place in the arena moves with the plan and chunk
     f->plan_id = p->nconsts <= CPU_FILLED_MAX ? p->id : 0;
     f->chunk = n;
     memcpy(f->dims, dims, sizeof dims);
@@ -435,12 +436,18 @@ static void worker_main(void* ctx, int w) {
     c.borrowed = (uint32_t*)(c.ptr + p->nslots);
     c.gid_x = p->special_slot[HG_SREG_GID_X] == CPU_NO_SLOT
                   ? NULL : cpu_own(&c, p->special_slot[HG_SREG_GID_X]);
-    int cur_full = 0;
-    uint32_t prev_n = 0;
+    // Leading lanes of the active mask known to be 1 (lanes past a chunk's n are never
+    // written): the mask is only set again when a chunk needs more, or one ended with some
+    // lane inactive. Kept across launches with the constants (fill_constants).
+    uint32_t ones = W->mask_ones;
+    W->mask_ones = 0;   // until this launch is done
     for (;;) {
         if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return;
         uint64_t g = atomic_fetch_add(&L->next, L->group);
-        if (g >= L->nchunks) return;
+        if (g >= L->nchunks) {
+            W->mask_ones = ones;
+            return;
+        }
         uint64_t end = g + L->group < L->nchunks ? g + L->group : L->nchunks;
         for (uint64_t ci = g; ci < end; ci++) {
             c.first = ci * L->chunk;
@@ -454,13 +461,14 @@ static void worker_main(void* ctx, int w) {
             }
             fill_specials(&c);
             if (L->shared_bytes) memset(W->shared, 0, L->shared_bytes);
-            // The mask is all ones again when the previous chunk ended with every lane active.
-            if (!cur_full || c.n != prev_n) memset(c.cur, 1, c.n);
+            if (ones < c.n) {
+                memset(c.cur, 1, c.n);
+                ones = c.n;
+            }
             c.cnt = c.n;
             c.ones_pc = UINT32_MAX;
             if (run_chunk(&c, masks, mask_bytes)) return;
-            cur_full = c.cnt == c.n;
-            prev_n = c.n;
+            if (c.cnt != c.n) ones = 0;
         }
     }
 }

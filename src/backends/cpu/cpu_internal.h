@@ -59,6 +59,8 @@ typedef struct cpu_op {
     uint8_t pair;          // in a strip-mined run: this f32 op and the next run as one pass of
                            // pair_f32 (1 + (op1 * 5 + op2) * 4 + variant; 0: not paired)
     uint32_t strip_end;    // first op of a strip-mined run: the op after it (0: none)
+    uint8_t strip_whole;   // first op of such a run: every ALU result goes straight to a store,
+                           // no register holds an intermediate: one pass over the chunk
 } cpu_op;
 
 // A constant register: an immediate or a scalar parameter, in the storage layout of `type`.
@@ -110,6 +112,7 @@ typedef struct cpu_worker {
     uint8_t* arena;           // slots * chunk * 8 bytes + masks, 64-byte aligned
     size_t arena_cap;
     cpu_filled filled;        // constants in the arena
+    uint32_t mask_ones;       // leading lanes of the active mask that are 1 (same key)
     uint8_t* shared;          // shared memory of the block being run
     size_t shared_cap;
 } cpu_worker;
