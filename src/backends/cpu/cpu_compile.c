@@ -424,6 +424,10 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
                                              in->src[0].kind == HG_OPERAND_PARAM ||
                                              in->src[0].kind == HG_OPERAND_SPECIAL);
     }
+    for (int d = 0; d < 3; d++)
+        p->lane_specials |= p->special_slot[HG_SREG_TID_X + d] != CPU_NO_SLOT ||
+                            p->special_slot[HG_SREG_CTAID_X + d] != CPU_NO_SLOT ||
+                            (d > 0 && p->special_slot[HG_SREG_GID_X + d] != CPU_NO_SLOT);
     // Chunks of 4096 lanes keep per-instruction overhead negligible; programs with very many
     // registers use fewer lanes so a worker's registers stay within a few MiB.
     // Strip-mined runs keep their registers in L1 whatever the chunk size, and the chunk-level

@@ -119,6 +119,10 @@ void hg_cpu_fill_lazy(cpu_chunk* c) {
 static void fill_specials(cpu_chunk* c) {
     const cpu_launch* L = c->L;
     const cpu_plan* p = L->plan;
+    if (!p->lane_specials && L->x_linear) {   // every elementwise kernel: at most %gid.x
+        c->lazy = (void*)c->gid_x;
+        return;
+    }
     uint32_t* tid[3], *cta[3], *gid[3];
     int any = 0;
     for (int k = 0; k < 3; k++) {
@@ -236,7 +240,7 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
     uint32_t pc = 0;
     while (pc < p->nops) {
         const cpu_op* op = &p->ops[pc];
-        if (op->strip_end && c->cnt == n && hg_cpu_run_strips(c, pc)) {
+        if (op->strip_end && c->cnt == n && n > HG_CPU_STRIP && hg_cpu_run_strips(c, pc)) {
             pc = op->strip_end;
             continue;
         }

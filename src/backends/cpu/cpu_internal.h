@@ -23,6 +23,8 @@
 #define HG_CPU_CHUNK 4096u          // lanes per chunk for programs without bar/shared memory
 #define HG_CPU_STRIP_CHUNK 65536u   // ... whose body is strip-mined (chunk work is then O(1))
 #define HG_CPU_MAX_ARENA (8u << 20) // the chunk shrinks for programs with many registers
+#define HG_CPU_STRIP 512u           // lanes per strip of a strip-mined run (cpu_strip.c); a
+                                    // chunk of at most this many lanes runs op by op
 
 // What an operation does (plan kinds).
 typedef enum cpu_kind {
@@ -81,6 +83,7 @@ typedef struct cpu_plan {
     uint32_t tmp_slot;        // result of a masked ALU op before blending
     uint32_t idx_slot;        // memory indices widened to int64
     uint32_t special_slot[HG_SREG_COUNT];  // CPU_NO_SLOT when unused
+    int lane_specials;        // reads %tid, %ctaid, %gid.y or %gid.z (filled per chunk)
     cpu_const* consts;
     uint32_t nconsts;
     uint8_t* reg_size;        // storage bytes per lane of each register

@@ -22,7 +22,7 @@
 #include <string.h>
 #include "backends/cpu/cpu_internal.h"
 
-#define STRIP 512u  // 2 KiB per f32 register
+#define STRIP HG_CPU_STRIP  // 2 KiB per f32 register
 
 static int plain_type(unsigned t) {
     return t != HG_DTYPE_BOOL && t != HG_DTYPE_F16 && t != HG_DTYPE_BF16;
