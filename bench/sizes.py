@@ -2,10 +2,11 @@
 """Hologram against numpy and torch eager over sizes, per op family, from Python.
 
     python3 bench/sizes.py [--threads 1,2] [--repeats 7] [--max-size 16777216] [--min-size 1]
-                           [--families binary_out,softmax,...] [--json out.json]
+                           [--families binary_out,softmax,...] [--decimal] [--json out.json]
                            [--plots DIR] [--md out.md]
 
-For every family and size (powers of 4 elements, f32), each side runs the same call in the
+For every family and size (powers of 4 elements, f32; with --decimal the flat elementwise
+families also at 10, 100, ..., 10^7), each side runs the same call in the
 same process: hologram on a CPU executor with T threads, torch with torch.set_num_threads(T),
 numpy as it is (its ufuncs and reductions use one thread) with its BLAS limited to T threads
 (each thread count runs in its own process with OPENBLAS/OMP/MKL_NUM_THREADS=T, and with
@@ -222,12 +223,24 @@ FAMILIES = {
 }
 
 
-def sizes(lo, hi):
+# Families over flat 1-D tensors, which also run at the --decimal sizes.
+FLAT_FAMILIES = {"binary_out", "binary_new", "unary", "fused_chain"}
+
+
+def sizes(lo, hi, fam="", decimal=False):
+    """Powers of 4; with decimal, flat families also get 10, 100, ..., 10^7: sizes that are
+    no multiple of any block or chunk (a launch's last chunk is then partial)."""
+    out = set()
     n = 1
     while n <= hi:
-        if n >= lo:
-            yield n
+        out.add(n)
         n *= 4
+    if decimal and fam in FLAT_FAMILIES:
+        n = 10
+        while n <= hi:
+            out.add(n)
+            n *= 10
+    return [n for n in sorted(out) if n >= lo]
 
 
 def run(args):
@@ -237,7 +250,7 @@ def run(args):
         if torch:
             torch.set_num_threads(threads)
         for fam in args.families:
-            for n in sizes(args.min_size, args.max_size):
+            for n in sizes(args.min_size, args.max_size, fam, args.decimal):
                 for label, shape, sides in FAMILIES[fam](n, ex):
                     t = measure(sides, args.repeats)
                     peers = [v for k, v in t.items() if k != "hologram" and v is not None]
@@ -268,7 +281,7 @@ def run_each_thread_count(args):
             cmd = [sys.executable, os.path.abspath(__file__), "--threads", str(threads),
                    "--repeats", str(args.repeats), "--min-size", str(args.min_size),
                    "--max-size", str(args.max_size), "--families", ",".join(args.families),
-                   "--json", out]
+                   "--json", out] + (["--decimal"] if args.decimal else [])
             subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
             with open(out) as f:
                 rows += json.load(f)["rows"]
@@ -338,6 +351,8 @@ def main():
     p.add_argument("--min-size", type=int, default=1)
     p.add_argument("--max-size", type=int, default=1 << 24)
     p.add_argument("--families", default=",".join(FAMILIES), help=", ".join(FAMILIES))
+    p.add_argument("--decimal", action="store_true",
+                   help="flat families also at 10, 100, ..., 10^7 elements")
     p.add_argument("--json")
     p.add_argument("--md")
     p.add_argument("--plots", help="folder for the PNG plots")

@@ -28,6 +28,6 @@ echo
 "$py" bench/python_zero_copy.py --repeats 3
 echo
 echo "== Size sweep: every op family, 1 .. 1M elements, threads 1 and 2, against numpy and torch"
-"$py" bench/sizes.py --threads 1,2 --repeats 3 --max-size 1048576 --json build/release/sizes.json \
+"$py" bench/sizes.py --threads 1,2 --repeats 3 --max-size 1048576 --decimal --json build/release/sizes.json \
   --md build/release/sizes.md --plots build/release/sizes > /dev/null
 tail -n 1 build/release/sizes.md

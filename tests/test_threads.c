@@ -1,8 +1,12 @@
 // Threads: several threads launching on ONE executor at once (hg_launch through the cache and
-// kernel handles), each checking its own results; buffers created and destroyed concurrently.
+// kernel handles), each checking its own results; buffers created and destroyed concurrently;
+// the worker pool's parts each run once whoever claims them.
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <stdatomic.h>
+#include "backends/cpu/thread_pool.h"
 #include "base/handles.h"
 #include "hg_test.h"
 
@@ -186,7 +190,112 @@ static void run_churn(int nthreads) {
     CHECK_OK(hg_executor_destroy(ex));
 }
 
+// The worker pool hands out a job's parts to whoever claims them first: the caller takes the
+// parts of threads still asleep (after idle gaps, or with more threads than cores). Every part
+// must run exactly once: a static split (matmul slabs) with a part lost or run twice, or an add
+// whose chunks are shared by the parts, shows it against C.
+static void run_pool_parts(void) {
+    hg_executor_options o = {HG_BACKEND_CPU, 0, 4};
+    hg_executor ex;
+    CHECK_OK(hg_executor_create_ex(&o, &ex));
+    enum { M = 70, K = 90, N = 200, E = 100003 };   // 2*M*K*N > the parallel threshold
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N);
+    float *c = malloc(sizeof(float) * M * N), *x = malloc(sizeof(float) * E);
+    float *y = malloc(sizeof(float) * E);
+    for (int i = 0; i < M * K; i++) a[i] = (float)((i * 7) % 13) - 6.0f;
+    for (int i = 0; i < K * N; i++) b[i] = (float)((i * 5) % 11) - 5.0f;
+    for (int i = 0; i < E; i++) x[i] = (float)(i % 101);
+    int64_t sa[2] = {M, K}, sb[2] = {K, N}, se[1] = {E};
+    hg_tensor ta, tb, tx;
+    hg_buffer ba, bb, bx;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, M * K, &ba));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, K * N, &bb));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, E, &bx));
+    CHECK_OK(hg_tensor_from_buffer(ba, 2, sa, &ta));
+    CHECK_OK(hg_tensor_from_buffer(bb, 2, sb, &tb));
+    CHECK_OK(hg_tensor_from_buffer(bx, 1, se, &tx));
+    CHECK_OK(hg_buffer_write(ta.buffer, 0, a, M * K));
+    CHECK_OK(hg_buffer_write(tb.buffer, 0, b, K * N));
+    CHECK_OK(hg_buffer_write(tx.buffer, 0, x, E));
+    for (int round = 0; round < 24; round++) {
+        if (round % 3 == 0) {   // let the pool threads fall asleep
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+        hg_tensor tc = {0}, ty = {0};
+        CHECK_OK(hg_matmul(&ta, &tb, &tc));
+        CHECK_OK(hg_binary(HG_BINARY_ADD, &tx, &tx, &ty));
+        CHECK_OK(hg_buffer_read(tc.buffer, 0, c, M * N));
+        CHECK_OK(hg_buffer_read(ty.buffer, 0, y, E));
+        int bi = -1, bj = -1;
+        double bw = 0;
+        for (int i = 0; i < M && bi < 0; i++)
+            for (int j = 0; j < N && bi < 0; j++) {
+                double want = 0;   // small integers: exact in f32 whatever the order
+                for (int q = 0; q < K; q++) want += (double)a[i * K + q] * b[q * N + j];
+                if (c[i * N + j] != (float)want) bi = i, bj = j, bw = want;
+            }
+        CHECK_MSG(bi < 0, "round %d: c[%d][%d] = %g, want %g", round, bi, bj,
+                  bi < 0 ? 0.0 : c[bi * N + bj], bw);
+        int be = -1;
+        for (int i = 0; i < E && be < 0; i++)
+            if (y[i] != 2.0f * x[i]) be = i;
+        CHECK_MSG(be < 0, "round %d: y[%d] = %g, want %g", round, be, be < 0 ? 0.0 : y[be],
+                  be < 0 ? 0.0 : 2.0 * x[be]);
+        hg_buffer_destroy(tc.buffer);
+        hg_buffer_destroy(ty.buffer);
+    }
+    hg_buffer_destroy(ta.buffer);
+    hg_buffer_destroy(tb.buffer);
+    hg_buffer_destroy(tx.buffer);
+    free(a); free(b); free(c); free(x); free(y);
+    CHECK_OK(hg_executor_destroy(ex));
+}
+
+// The pool itself: every part of every job runs exactly once and has finished when
+// hg_pool_run returns, whether pool threads are asleep (after an idle gap: the caller then
+// takes their parts), spinning (back-to-back jobs) or more than the cores.
+typedef struct part_log {
+    atomic_int runs[8];
+    int sleep_us;
+} part_log;
+
+static void log_part(void* ctx, int part) {
+    part_log* l = ctx;
+    if (l->sleep_us) {
+        struct timespec ts = {0, (long)l->sleep_us * 1000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_fetch_add(&l->runs[part], 1);
+}
+
+static void run_pool_direct(void) {
+    hg_pool* p = hg_pool_create(4);
+    CHECK(p != NULL);
+    if (!p) return;
+    for (int job = 0; job < 60; job++) {
+        if (job % 4 == 0) {
+            struct timespec ts = {0, 1000000};   // the pool threads go to sleep
+            nanosleep(&ts, NULL);
+        }
+        part_log l;
+        for (int i = 0; i < 8; i++) atomic_init(&l.runs[i], 0);
+        l.sleep_us = job % 3 == 0 ? 200 : 0;
+        int parts = 1 + job % 6;   // up to more parts than threads: capped at 4
+        hg_pool_run(p, parts, log_part, &l);
+        int want_parts = parts < 4 ? parts : 4, wrong = 0;
+        for (int i = 0; i < 8; i++)
+            wrong |= atomic_load(&l.runs[i]) != (i < want_parts);
+        CHECK_MSG(!wrong, "job %d (%d parts): runs %d %d %d %d %d", job, parts,
+                  atomic_load(&l.runs[0]), atomic_load(&l.runs[1]), atomic_load(&l.runs[2]),
+                  atomic_load(&l.runs[3]), atomic_load(&l.runs[4]));
+    }
+    hg_pool_destroy(p);
+}
+
 int main(void) {
+    run_pool_direct();
+    run_pool_parts();
     run_launchers(2, 300);
     run_launchers(4, 150);
     run_churn(4);

@@ -515,9 +515,10 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     L->shared_bytes = 0;
     L->err = HG_OK;
     L->chunk = plan->block_mode ? L->lanes_per_block : plan->chunk;
-    // Workers: one per full chunk of the plan's size at most (waking one costs more than a
-    // smaller launch takes).
-    uint64_t units = plan->block_mode ? 0 : (total + plan->chunk - 1) / plan->chunk;
+    // Workers: one per full HG_CPU_PARALLEL_LANES lanes (or plan chunk, when smaller) at most:
+    // a smaller share takes less time than handing it to another thread.
+    uint64_t grain = plan->chunk < HG_CPU_PARALLEL_LANES ? plan->chunk : HG_CPU_PARALLEL_LANES;
+    uint64_t units = plan->block_mode ? 0 : total / grain > 1 ? total / grain : 1;
     // Small launches: no bigger chunk (and register arrays to fill) than the lanes there are.
     if (!plan->block_mode && total < L->chunk) L->chunk = total < 8 ? 8 : (total + 7) & ~7ull;
     // A launch of a few chunks fills every constant register over a whole chunk per worker

@@ -1,9 +1,15 @@
 // A persistent worker pool: threads sleep on a condition variable between jobs, so an idle
-// executor costs nothing; a job wakes them with a generation counter.
+// executor costs nothing; a job wakes them with a generation counter. The parts of a job are
+// claimed under the mutex by whoever comes first, the caller included: waking a sleeping
+// thread takes tens of microseconds on a VM (measured ~50 us here), and a caller that has
+// finished its part takes the next unclaimed one instead of waiting for that wake-up (a 70,000
+// element add on 2 threads: 58 us before, against 6.5 us on one).
 #include "backends/cpu/thread_pool.h"
 #include "base/trace.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct hg_pool {
     int size;                 // workers including the caller
@@ -11,14 +17,51 @@ struct hg_pool {
     int started;              // threads actually created
     pthread_mutex_t m;
     pthread_cond_t wake;      // a new job or stop
-    pthread_cond_t done_cv;   // the last worker finished
-    unsigned long gen;        // job generation
-    int stop;
+    pthread_cond_t done_cv;   // the last running part finished
+    atomic_ulong gen;         // job generation (changed under m)
+    atomic_int stop;
     hg_pool_fn fn;
     void* ctx;
-    int nworkers;             // workers that run fn in this job
-    int pending;              // threads that have not finished the current job
+    int nparts;               // parts of the current job
+    int next_part;            // first part nobody has claimed
+    atomic_int active;        // parts being run by pool threads (changed under m)
 };
+
+// How long the caller spins for parts still running on pool threads before it sleeps: such a
+// part is already under way, and being woken from a condition variable costs as much as
+// waking a worker (2 parts of ~2.7 us each: 11 us sleeping, ~3 us spinning).
+#define SPIN_WAIT_ROUNDS 20000
+
+// How long a pool thread stays awake after a job, watching for the next one, before it sleeps:
+// back-to-back calls (a loop of ops) then find it running, instead of paying the wake-up
+// each time; an executor left idle costs this much CPU once, then nothing.
+#define IDLE_SPIN_NS 100000L
+
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+// Spins (without the mutex) until the generation moves past seen, a stop, or the time is up.
+static void spin_for_job(hg_pool* p, unsigned long seen) {
+    long until = now_ns() + IDLE_SPIN_NS;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(&p->gen, memory_order_relaxed) != seen ||
+                atomic_load_explicit(&p->stop, memory_order_relaxed))
+                return;
+            cpu_relax();
+        }
+        if (now_ns() > until) return;
+    }
+}
 
 typedef struct worker_arg {
     hg_pool* p;
@@ -32,16 +75,25 @@ static void* worker_main(void* arg) {
     unsigned long seen = 0;
     pthread_mutex_lock(&p->m);
     for (;;) {
-        while (p->gen == seen && !p->stop) pthread_cond_wait(&p->wake, &p->m);
-        if (p->stop) break;
-        seen = p->gen;
-        hg_pool_fn fn = p->fn;
-        void* ctx = p->ctx;
-        int run = wa.index < p->nworkers;
-        pthread_mutex_unlock(&p->m);
-        if (run) fn(ctx, wa.index);
-        pthread_mutex_lock(&p->m);
-        if (--p->pending == 0) pthread_cond_signal(&p->done_cv);
+        if (atomic_load(&p->gen) == seen && !atomic_load(&p->stop)) {
+            pthread_mutex_unlock(&p->m);
+            spin_for_job(p, seen);
+            pthread_mutex_lock(&p->m);
+        }
+        while (atomic_load(&p->gen) == seen && !atomic_load(&p->stop))
+            pthread_cond_wait(&p->wake, &p->m);
+        if (atomic_load(&p->stop)) break;
+        seen = atomic_load(&p->gen);
+        while (p->next_part < p->nparts) {
+            int part = p->next_part++;
+            hg_pool_fn fn = p->fn;
+            void* ctx = p->ctx;
+            atomic_fetch_add(&p->active, 1);
+            pthread_mutex_unlock(&p->m);
+            fn(ctx, part);
+            pthread_mutex_lock(&p->m);
+            if (atomic_fetch_sub(&p->active, 1) == 1) pthread_cond_signal(&p->done_cv);
+        }
     }
     pthread_mutex_unlock(&p->m);
     return NULL;
@@ -83,7 +135,7 @@ hg_pool* hg_pool_create(int nthreads) {
 void hg_pool_destroy(hg_pool* p) {
     if (!p) return;
     pthread_mutex_lock(&p->m);
-    p->stop = 1;
+    atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->m);
     for (int i = 0; i < p->started; i++) pthread_join(p->threads[i], NULL);
@@ -106,13 +158,28 @@ void hg_pool_run(hg_pool* p, int nworkers, hg_pool_fn fn, void* ctx) {
     pthread_mutex_lock(&p->m);
     p->fn = fn;
     p->ctx = ctx;
-    p->nworkers = nworkers;
-    p->pending = p->started;
-    p->gen++;
+    p->nparts = nworkers;
+    p->next_part = 1;          // part 0 is the caller's
+    atomic_fetch_add(&p->gen, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->m);
     fn(ctx, 0);
     pthread_mutex_lock(&p->m);
-    while (p->pending > 0) pthread_cond_wait(&p->done_cv, &p->m);
+    while (p->next_part < p->nparts) {   // parts no pool thread has woken up for yet
+        int part = p->next_part++;
+        pthread_mutex_unlock(&p->m);
+        fn(ctx, part);
+        pthread_mutex_lock(&p->m);
+    }
+    if (atomic_load(&p->active) > 0) {
+        pthread_mutex_unlock(&p->m);
+        for (int i = 0; i < SPIN_WAIT_ROUNDS && atomic_load(&p->active) > 0; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+        pthread_mutex_lock(&p->m);
+        while (atomic_load(&p->active) > 0) pthread_cond_wait(&p->done_cv, &p->m);
+    }
     pthread_mutex_unlock(&p->m);
 }

@@ -1,7 +1,10 @@
-// Internal (CPU backend): a persistent pool of worker threads. hg_pool_run runs fn(ctx, w) on
-// workers w = 0 .. nworkers-1, w = 0 on the calling thread, and returns when all are done. The
-// job itself hands out work (the CPU backend uses an atomic chunk counter). Calls must not
-// overlap on one pool: the owner serializes them (the CPU executor holds its launch lock).
+// Internal (CPU backend): a persistent pool of worker threads. hg_pool_run runs fn(ctx, w)
+// once for every part w = 0 .. nworkers-1, w = 0 on the calling thread, and returns when all
+// are done. Parts are claimed by whichever thread asks first: a pool thread that wakes late
+// finds its part taken by the caller, so a small job never waits for a sleeping thread. The
+// part index is not a thread id (it picks per-part scratch and the share of static splits).
+// Calls must not overlap on one pool: the owner serializes them (the CPU executor holds its
+// launch lock).
 #ifndef HG_BACKENDS_CPU_THREAD_POOL_H
 #define HG_BACKENDS_CPU_THREAD_POOL_H
 
@@ -12,7 +15,7 @@ typedef void (*hg_pool_fn)(void* ctx, int worker);
 hg_pool* hg_pool_create(int nthreads);
 void hg_pool_destroy(hg_pool* p);
 int hg_pool_size(const hg_pool* p);
-// Runs fn on min(nworkers, size) workers.
+// Runs fn for min(nworkers, size) parts.
 void hg_pool_run(hg_pool* p, int nworkers, hg_pool_fn fn, void* ctx);
 
 #endif
