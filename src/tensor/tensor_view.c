@@ -48,18 +48,20 @@ int hg_tensor_extent(int32_t ndim, const int64_t* shape, const int64_t* strides,
     return 1;
 }
 
-// Checks view metadata against a buffer of `count` elements; stores numel.
+// Checks view metadata against a buffer of `count` elements; stores numel. fn NULL: silent
+// (the status only, no message: the repeated-call path formats nothing unless a check fails).
+#define META_FAIL(code, ...) return fn ? hg_error(code, __VA_ARGS__) : (code)
 static hg_status check_meta(const char* fn, int32_t ndim, const int64_t* shape,
                             const int64_t* strides, int64_t offset, size_t count,
                             int64_t* out_numel) {
     char sb[HG_DIMS_TEXT], tb[HG_DIMS_TEXT];
     if (ndim < 0 || ndim > HG_MAX_DIMS)
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: ndim %d is out of range (valid: 0..%d)", fn,
+        META_FAIL(HG_ERR_INVALID_ARGUMENT, "%s: ndim %d is out of range (valid: 0..%d)", fn,
                         (int)ndim, HG_MAX_DIMS);
     int64_t numel = 1, nonzero = 1;
     for (int32_t i = 0; i < ndim; i++) {
         if (shape[i] < 0)
-            return hg_error(HG_ERR_INVALID_ARGUMENT,
+            META_FAIL(HG_ERR_INVALID_ARGUMENT,
                             "%s: shape %s has a negative size %lld in dim %d (sizes must be >= 0)",
                             fn, hg_tensor_format_dims(sb, ndim, shape), (long long)shape[i],
                             (int)i);
@@ -67,27 +69,27 @@ static hg_status check_meta(const char* fn, int32_t ndim, const int64_t* shape,
         // As numpy: even an empty shape must have a representable product of its other sizes,
         // so contiguous strides always exist.
         if (shape[i] > 1 && __builtin_mul_overflow(nonzero, shape[i], &nonzero))
-            return hg_error(HG_ERR_INVALID_ARGUMENT,
+            META_FAIL(HG_ERR_INVALID_ARGUMENT,
                             "%s: shape %s has too many elements (the product overflows int64)",
                             fn, hg_tensor_format_dims(sb, ndim, shape));
     }
     if (numel) numel = nonzero;
     if (numel == 0) {
         if (offset < 0 || (uint64_t)offset > count)
-            return hg_error(HG_ERR_OUT_OF_RANGE,
+            META_FAIL(HG_ERR_OUT_OF_RANGE,
                             "%s: offset %lld of an empty view is outside the buffer of %zu "
                             "elements (valid: 0..%zu)",
                             fn, (long long)offset, count, count);
     } else {
         int64_t lo, hi;
         if (!hg_tensor_extent(ndim, shape, strides, offset, &lo, &hi))
-            return hg_error(HG_ERR_OUT_OF_RANGE,
+            META_FAIL(HG_ERR_OUT_OF_RANGE,
                             "%s: view of shape %s, strides %s, offset %lld reaches element "
                             "indices that overflow int64",
                             fn, hg_tensor_format_dims(sb, ndim, shape),
                             hg_tensor_format_dims(tb, ndim, strides), (long long)offset);
         if (lo < 0 || (uint64_t)hi >= count)
-            return hg_error(HG_ERR_OUT_OF_RANGE,
+            META_FAIL(HG_ERR_OUT_OF_RANGE,
                             "%s: view of shape %s, strides %s, offset %lld reaches elements "
                             "%lld..%lld, outside the buffer of %zu elements (valid: 0..%lld)",
                             fn, hg_tensor_format_dims(sb, ndim, shape),
@@ -97,10 +99,22 @@ static hg_status check_meta(const char* fn, int32_t ndim, const int64_t* shape,
     *out_numel = numel;
     return HG_OK;
 }
+#undef META_FAIL
 
 hg_status hg_tensor_check(const hg_tensor* t, const char* fn, const char* name,
                           hg_buffer_obj** out_buf, int64_t* out_numel) {
     if (!t) return hg_error(HG_ERR_NULL_POINTER, "%s: argument '%s' is NULL", fn, name);
+    // The common case first, without formatting anything (two snprintf were most of the
+    // argument checks of a small reduction or plan run); a failure goes the long way below
+    // for its message.
+    hg_buffer_obj* fb = hg_handle_get(t->buffer.handle, HG_HANDLE_BUFFER);
+    int64_t fnumel = 0;
+    if (fb && t->dtype == fb->dtype &&
+        check_meta(NULL, t->ndim, t->shape, t->strides, t->offset, fb->count, &fnumel) == HG_OK) {
+        if (out_buf) *out_buf = fb;
+        if (out_numel) *out_numel = fnumel;
+        return HG_OK;
+    }
     char what[160];
     snprintf(what, sizeof what, "%s (%s's buffer)", fn, name);
     hg_buffer_obj* b = hg_handle_resolve(t->buffer.handle, HG_HANDLE_BUFFER, what);
