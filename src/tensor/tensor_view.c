@@ -57,44 +57,44 @@ static hg_status check_meta(const char* fn, int32_t ndim, const int64_t* shape,
     char sb[HG_DIMS_TEXT], tb[HG_DIMS_TEXT];
     if (ndim < 0 || ndim > HG_MAX_DIMS)
         META_FAIL(HG_ERR_INVALID_ARGUMENT, "%s: ndim %d is out of range (valid: 0..%d)", fn,
-                        (int)ndim, HG_MAX_DIMS);
+                  (int)ndim, HG_MAX_DIMS);
     int64_t numel = 1, nonzero = 1;
     for (int32_t i = 0; i < ndim; i++) {
         if (shape[i] < 0)
             META_FAIL(HG_ERR_INVALID_ARGUMENT,
-                            "%s: shape %s has a negative size %lld in dim %d (sizes must be >= 0)",
-                            fn, hg_tensor_format_dims(sb, ndim, shape), (long long)shape[i],
-                            (int)i);
+                      "%s: shape %s has a negative size %lld in dim %d (sizes must be >= 0)",
+                      fn, hg_tensor_format_dims(sb, ndim, shape), (long long)shape[i],
+                      (int)i);
         if (shape[i] == 0) numel = 0;
         // As numpy: even an empty shape must have a representable product of its other sizes,
         // so contiguous strides always exist.
         if (shape[i] > 1 && __builtin_mul_overflow(nonzero, shape[i], &nonzero))
             META_FAIL(HG_ERR_INVALID_ARGUMENT,
-                            "%s: shape %s has too many elements (the product overflows int64)",
-                            fn, hg_tensor_format_dims(sb, ndim, shape));
+                      "%s: shape %s has too many elements (the product overflows int64)",
+                      fn, hg_tensor_format_dims(sb, ndim, shape));
     }
     if (numel) numel = nonzero;
     if (numel == 0) {
         if (offset < 0 || (uint64_t)offset > count)
             META_FAIL(HG_ERR_OUT_OF_RANGE,
-                            "%s: offset %lld of an empty view is outside the buffer of %zu "
-                            "elements (valid: 0..%zu)",
-                            fn, (long long)offset, count, count);
+                      "%s: offset %lld of an empty view is outside the buffer of %zu "
+                      "elements (valid: 0..%zu)",
+                      fn, (long long)offset, count, count);
     } else {
         int64_t lo, hi;
         if (!hg_tensor_extent(ndim, shape, strides, offset, &lo, &hi))
             META_FAIL(HG_ERR_OUT_OF_RANGE,
-                            "%s: view of shape %s, strides %s, offset %lld reaches element "
-                            "indices that overflow int64",
-                            fn, hg_tensor_format_dims(sb, ndim, shape),
-                            hg_tensor_format_dims(tb, ndim, strides), (long long)offset);
+                      "%s: view of shape %s, strides %s, offset %lld reaches element "
+                      "indices that overflow int64",
+                      fn, hg_tensor_format_dims(sb, ndim, shape),
+                      hg_tensor_format_dims(tb, ndim, strides), (long long)offset);
         if (lo < 0 || (uint64_t)hi >= count)
             META_FAIL(HG_ERR_OUT_OF_RANGE,
-                            "%s: view of shape %s, strides %s, offset %lld reaches elements "
-                            "%lld..%lld, outside the buffer of %zu elements (valid: 0..%lld)",
-                            fn, hg_tensor_format_dims(sb, ndim, shape),
-                            hg_tensor_format_dims(tb, ndim, strides), (long long)offset,
-                            (long long)lo, (long long)hi, count, (long long)count - 1);
+                      "%s: view of shape %s, strides %s, offset %lld reaches elements "
+                      "%lld..%lld, outside the buffer of %zu elements (valid: 0..%lld)",
+                      fn, hg_tensor_format_dims(sb, ndim, shape),
+                      hg_tensor_format_dims(tb, ndim, strides), (long long)offset,
+                      (long long)lo, (long long)hi, count, (long long)count - 1);
     }
     *out_numel = numel;
     return HG_OK;
