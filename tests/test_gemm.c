@@ -175,6 +175,8 @@ int main(void) {
     const gcase mid[] = {
         {6, 16, 255, 0}, {6, 16, 256, 0}, {7, 17, 257, 1}, {143, 40, 100, 0}, {144, 48, 64, 0},
         {145, 49, 513, 2}, {289, 33, 20, 0}, {47, 95, 97, 3},
+        // Around the 8 x 32 AVX-512 tile and its KC of 256.
+        {8, 32, 256, 0}, {9, 65, 257, 1}, {97, 63, 300, 0}, {95, 96, 511, 2},
     };
 #ifndef HG_TEST_SMALL
     // Around NC = 4096 and a long, skinny product.

@@ -13,8 +13,8 @@
 
 // Cache blocking per micro-kernel (docs/gemm.md): KC x NR B micro-panels stay in L1 while the
 // MC x KC A block stays in L2 and the KC x NC B block in L3. Measured best on the dev machines:
-// AVX-512 16x16 on Zen 4 (1 MiB L2): KC 512, MC 96 (fewer depth blocks, fewer passes over C);
-// AVX2 6x16 on Zen 3 (32 KiB L1d, 512 KiB L2): KC 256, MC 72 (n = 4096: 84 GFLOP/s against
+// AVX-512 8x32 on the Intel Xeon VM: KC 256 (32 KiB B micro-panel, L1d
+// 48 KiB), MC 96 (KC 384 and 512 measured the same or worse); AVX2 6x16 on Zen 3 (32 KiB L1d, 512 KiB L2): KC 256, MC 72 (n = 4096: 84 GFLOP/s against
 // 74 with the Zen 4 sizes, whose 32 KiB B micro-panel then fills L1d by itself).
 #define NC 4096
 
@@ -112,9 +112,13 @@ static void pack_b(int tb, int NR, int64_t kc, int64_t nc, const float* b, int64
         // panel would touch a new page every NR floats), and scatter its NR-wide pieces.
         for (int64_t p = 0; p < kc; p++) {
             const float* src = b + p * ldb;
-            if (NR == 16) {   // a constant size: inlined moves instead of a memcpy call
+            // Constant sizes: inlined moves instead of a memcpy call per piece.
+            if (NR == 16) {
                 for (int64_t jr = 0; jr < nfull; jr += 16)
                     memcpy(dst + jr * kc + p * 16, src + jr, 16 * sizeof(float));
+            } else if (NR == 32) {
+                for (int64_t jr = 0; jr < nfull; jr += 32)
+                    memcpy(dst + jr * kc + p * 32, src + jr, 32 * sizeof(float));
             } else {
                 for (int64_t jr = 0; jr < nfull; jr += NR)
                     memcpy(dst + jr * kc + p * NR, src + jr, (size_t)NR * sizeof(float));
@@ -130,8 +134,10 @@ static void pack_b(int tb, int NR, int64_t kc, int64_t nc, const float* b, int64
         float* d = dst + jr * kc;
         if (!tb) {
             // Row-major B: one step of the panel is NR contiguous floats.
-            if (nr == NR && NR == 16) {   // constant size: inlined moves, not a memcpy call
+            if (nr == NR && NR == 16) {   // constant sizes: inlined moves, not a memcpy call
                 for (int64_t p = 0; p < kc; p++) memcpy(d + p * 16, b + p * ldb + jr, 16 * sizeof(float));
+            } else if (nr == NR && NR == 32) {
+                for (int64_t p = 0; p < kc; p++) memcpy(d + p * 32, b + p * ldb + jr, 32 * sizeof(float));
             } else if (nr == NR) {
                 for (int64_t p = 0; p < kc; p++) memcpy(d + p * NR, b + p * ldb + jr, (size_t)NR * sizeof(float));
             } else {
@@ -300,7 +306,7 @@ static const hg_sgemm_kernel kernels[] = {
     {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72, NULL},
 #ifdef HG_GEMM_HAS_AVX2
     {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL},
-    {"avx512", hg_sgemm_ukernel16_avx512, 16, 16, 512, 96, hg_sgemm_pack_a16_avx512},
+    {"avx512", hg_sgemm_ukernel8x32_avx512, 8, 32, 256, 96, hg_sgemm_pack_a8_avx512},
 #endif
 };
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))

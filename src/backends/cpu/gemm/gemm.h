@@ -111,13 +111,13 @@ int hg_cpu_sgemm_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
                         float* c, int64_t ldc, hg_pool* pool);
 
 // Exported by simd/gemm_kernel.c: 6 x 16 tiles in both builds (generic, avx2), and from the AVX2
-// build a 16 x 16 AVX-512F kernel (compiled for that target by a function attribute).
+// build an 8 x 32 AVX-512F kernel (compiled for that target by a function attribute).
 void hg_sgemm_ukernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                               float alpha, float beta);
 void hg_sgemm_ukernel_avx2(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                            float alpha, float beta);
-void hg_sgemm_ukernel16_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                               float alpha, float beta);
-void hg_sgemm_pack_a16_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
+void hg_sgemm_ukernel8x32_avx512(int64_t kc, const float* a, const float* b, float* c,
+                                  int64_t ldc, float alpha, float beta);
+void hg_sgemm_pack_a8_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
 
 #endif

@@ -69,48 +69,89 @@ void HG_SIMD_NAME(hg_sgemm_ukernel_)(int64_t kc, const float* a, const float* b,
         }
 }
 
-// AVX-512F, 16 x 16: 16 zmm accumulators; per k step one B load and 16 FMAs whose A operand
-// is an embedded broadcast from memory, so per 256 FLOPs the core decodes 17 instructions instead
-// of 2 x 20 with ymm. On Zen 4 (512-bit ops on 256-bit pipes) the FMA rate is the same as AVX2,
-// but the lighter front end and load traffic let the loop sit closer to it. Compiled here with
-// a target attribute and used only where the CPU (and OS) support AVX-512F.
-__attribute__((target("avx512f"))) void hg_sgemm_ukernel16_avx512(
+// AVX-512F, 8 x 32: 16 zmm accumulators; per k step two B loads and 8 broadcasts feed 16 FMAs.
+// The 16 x 16 tile used before (one B load, 16 FMAs with an embedded broadcast of A) needs 17
+// loads per 16 FMAs; on cores with two load ports and two 512-bit FMA pipes (the Intel Xeon VM)
+// the loads bound it to ~0.75 of the FMA rate (512^3, 1 thread: 137 GFLOP/s, this one 172).
+// 12 x 32 measured the same on large products and worse on the 64-row ones users have (64 rows
+// are 5 1/3 tiles of 12); 8 rows divide every batch that is a multiple of 8.
+__attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_avx512(
     int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
-    __m512 acc[16];
-    for (int i = 0; i < 16; i++) {
-        acc[i] = _mm512_setzero_ps();
+    __m512 acc0[8], acc1[8];
+    for (int i = 0; i < 8; i++) {
+        acc0[i] = _mm512_setzero_ps();
+        acc1[i] = _mm512_setzero_ps();
         _mm_prefetch((const char*)(c + i * ldc), _MM_HINT_T0);
-        _mm_prefetch((const char*)(c + i * ldc + 15), _MM_HINT_T0);
+        _mm_prefetch((const char*)(c + i * ldc + 31), _MM_HINT_T0);
     }
     for (int64_t p = 0; p < kc; p++) {
-        __m512 bv = _mm512_load_ps(b);
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), bv, acc[i]);
-        a += 16;
-        b += 16;
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            __m512 ai = _mm512_set1_ps(a[i]);
+            acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+            acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+        }
+        a += 8;
+        b += 32;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    for (int i = 0; i < 16; i++) {
-        __m512 r = _mm512_mul_ps(acc[i], va);
-        if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc), r);
-        _mm512_storeu_ps(c + i * ldc, r);
+    for (int i = 0; i < 8; i++) {
+        __m512 r0 = _mm512_mul_ps(acc0[i], va), r1 = _mm512_mul_ps(acc1[i], va);
+        if (beta != 0.0f) {
+            r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc), r0);
+            r1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc + 16), r1);
+        }
+        _mm512_storeu_ps(c + i * ldc, r0);
+        _mm512_storeu_ps(c + i * ldc + 16, r1);
     }
 }
 
-// Packs rows [0, mr) (mr <= 16) of a row-major A block (row stride lda < 2^31 / 16 elements)
-// over kc steps into one 16-row micro-panel, dst[p*16 + i]; rows past mr are zero. One gather
-// per step: the scalar transpose of pack_a cost ~3 cycles an element, a fifth of a
-// 64 x 784 x 256 product.
-__attribute__((target("avx512f"))) void hg_sgemm_pack_a16_avx512(int64_t mr, int64_t kc,
+// Packs rows [0, mr) (mr <= 8) of a row-major A block (row stride lda < 2^31 / 16 elements)
+// over kc steps into one 8-row micro-panel, dst[p*8 + i]; rows past mr are zero. Full panels go
+// 16 steps at a time through an in-register 8 x 16 transpose (32 shuffles per 128 values); the
+// rest, one gather per step. A gather per step throughout was 14% of a 64 x 784 x 256 product.
+__attribute__((target("avx512f"))) void hg_sgemm_pack_a8_avx512(int64_t mr, int64_t kc,
                                                                  const float* a, int64_t lda,
                                                                  float* dst) {
+    int64_t p = 0;
+    if (mr == 8) {
+        for (; p + 16 <= kc; p += 16) {
+            __m512 r[8], u[4], v[4];
+            for (int i = 0; i < 8; i++) r[i] = _mm512_loadu_ps(a + i * lda + p);
+            // Per 128-bit lane L: u[j] holds rows 0-3 of step 4L + j, v[j] rows 4-7.
+            for (int h = 0; h < 2; h++) {
+                __m512* o = h ? v : u;
+                const __m512* q = r + 4 * h;
+                __m512 t0 = _mm512_unpacklo_ps(q[0], q[1]), t1 = _mm512_unpackhi_ps(q[0], q[1]);
+                __m512 t2 = _mm512_unpacklo_ps(q[2], q[3]), t3 = _mm512_unpackhi_ps(q[2], q[3]);
+                o[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+                o[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+                o[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+                o[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+            }
+            // Step 4L + j goes to dst[(p + 4L + j) * 8]: lanes u[j][L], v[j][L] side by side,
+            // two steps (j, j + 1) per 16-float store.
+            for (int j = 0; j < 4; j += 2) {
+                __m512 x01 = _mm512_shuffle_f32x4(u[j], v[j], 0x44);       // u[j] L0 L1, v[j] L0 L1
+                __m512 y01 = _mm512_shuffle_f32x4(u[j + 1], v[j + 1], 0x44);
+                __m512 x23 = _mm512_shuffle_f32x4(u[j], v[j], 0xEE);       // lanes 2 and 3
+                __m512 y23 = _mm512_shuffle_f32x4(u[j + 1], v[j + 1], 0xEE);
+                float* d = dst + (p + j) * 8;
+                _mm512_storeu_ps(d + 0 * 32, _mm512_shuffle_f32x4(x01, y01, 0x88));   // L = 0
+                _mm512_storeu_ps(d + 1 * 32, _mm512_shuffle_f32x4(x01, y01, 0xDD));   // L = 1
+                _mm512_storeu_ps(d + 2 * 32, _mm512_shuffle_f32x4(x23, y23, 0x88));   // L = 2
+                _mm512_storeu_ps(d + 3 * 32, _mm512_shuffle_f32x4(x23, y23, 0xDD));   // L = 3
+            }
+        }
+    }
     __m512i idx = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0),
         _mm512_set1_epi32((int)lda));
-    __mmask16 k = (__mmask16)(mr >= 16 ? 0xffffu : (1u << mr) - 1u);
-    for (int64_t p = 0; p < kc; p++)
-        _mm512_storeu_ps(dst + p * 16, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx,
-                                                                 a + p, 4));
+    __mmask16 k = (__mmask16)(mr >= 8 ? 0xffu : (1u << mr) - 1u);
+    for (; p < kc; p++)
+        _mm512_mask_storeu_ps(dst + p * 8, 0xffu,
+                              _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx, a + p, 4));
 }
 
 #else
