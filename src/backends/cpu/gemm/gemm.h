@@ -83,10 +83,18 @@ typedef void (*hg_sgemm_skinny_rows_fn)(int m, int64_t n, int64_t k, float alpha
 typedef void (*hg_sgemm_skinny_dots_fn)(int m, int64_t n, int64_t k, float alpha,
                                         const float* const* srow, const float* l, int64_t ldl,
                                         float beta, float* c, int64_t c_rs, int64_t c_cs);
+// Narrow products: C (m x n, n <= HG_SGEMM_NARROW_MAX) = alpha * A * B + beta * C with A
+// (m x k, row stride lda) and B (k x n, row stride ldb) row-major and read in place: each row of
+// B is one masked vector load, each element of A one broadcast (8 rows of C at a time).
+#define HG_SGEMM_NARROW_MAX 16
+typedef void (*hg_sgemm_narrow_fn)(int64_t m, int n, int64_t k, float alpha, const float* a,
+                                   int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                                   int64_t ldc);
 typedef struct hg_sgemm_skinny_set {
-    const char* name;   // "generic", "avx2"
+    const char* name;   // "generic", "avx2", "avx512"
     hg_sgemm_skinny_rows_fn rows;
     hg_sgemm_skinny_dots_fn dots;
+    hg_sgemm_narrow_fn narrow;   // NULL: narrow products go through rows/dots or the packed path
 } hg_sgemm_skinny_set;
 // A set by name (NULL when not built or not supported here); NULL name: the one in use.
 const hg_sgemm_skinny_set* hg_cpu_sgemm_skinny_set_named(const char* name);
@@ -119,5 +127,7 @@ void hg_sgemm_ukernel_avx2(int64_t kc, const float* a, const float* b, float* c,
 void hg_sgemm_ukernel8x32_avx512(int64_t kc, const float* a, const float* b, float* c,
                                   int64_t ldc, float alpha, float beta);
 void hg_sgemm_pack_a8_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
+void hg_sgemm_narrow_avx512(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,
+                            const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 #endif

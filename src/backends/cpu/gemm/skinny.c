@@ -22,14 +22,53 @@ typedef struct skinny_job {
 } skinny_job;
 
 static const hg_sgemm_skinny_set sets[] = {
-    {"generic", hg_sgemm_skinny_rows_generic, hg_sgemm_skinny_dots_generic},
+    {"generic", hg_sgemm_skinny_rows_generic, hg_sgemm_skinny_dots_generic, NULL},
 #if defined(HG_HAVE_AVX2_KERNELS)
-    {"avx2", hg_sgemm_skinny_rows_avx2, hg_sgemm_skinny_dots_avx2},
+    {"avx2", hg_sgemm_skinny_rows_avx2, hg_sgemm_skinny_dots_avx2, NULL},
+    {"avx512", hg_sgemm_skinny_rows_avx2, hg_sgemm_skinny_dots_avx2, hg_sgemm_narrow_avx512},
 #endif
 };
 
 static int set_ok(size_t i) {
-    return i == 0 || hg_cpu_level_get() >= HG_CPU_AVX2;
+    return i == 0 || hg_cpu_level_get() >= (i == 1 ? HG_CPU_AVX2 : HG_CPU_AVX512);
+}
+
+// ---- narrow: C with at most HG_SGEMM_NARROW_MAX columns, A and B row-major ------------------
+typedef struct narrow_job {
+    hg_sgemm_narrow_fn fn;
+    int64_t m, k, chunk;
+    int n;
+    float alpha, beta;
+    const float* a;
+    int64_t lda;
+    const float* b;
+    int64_t ldb;
+    float* c;
+    int64_t ldc;
+} narrow_job;
+
+static void narrow_part(void* ctx, int w) {
+    const narrow_job* j = ctx;
+    int64_t lo = (int64_t)w * j->chunk;
+    if (lo >= j->m) return;
+    int64_t cnt = j->m - lo < j->chunk ? j->m - lo : j->chunk;
+    j->fn(cnt, j->n, j->k, j->alpha, j->a + lo * j->lda, j->lda, j->b, j->ldb, j->beta,
+          j->c + lo * j->ldc, j->ldc);
+}
+
+static void narrow_run(hg_sgemm_narrow_fn fn, int64_t m, int n, int64_t k, float alpha,
+                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                       float* c, int64_t ldc, hg_pool* pool) {
+    narrow_job j = {fn, m, k, m, n, alpha, beta, a, lda, b, ldb, c, ldc};
+    int threads = pool ? hg_pool_size(pool) : 1, parts = 1;
+    // Rows in multiples of 8 per thread.
+    if (threads > 1 && 2.0 * (double)m * n * (double)k >= HG_SGEMM_PARALLEL_FLOPS && m >= 16) {
+        int64_t per = (m + threads - 1) / threads;
+        j.chunk = (per + 7) / 8 * 8;
+        parts = (int)((m + j.chunk - 1) / j.chunk);
+    }
+    if (parts <= 1) narrow_part(&j, 0);
+    else hg_pool_run(pool, parts, narrow_part, &j);
 }
 
 const hg_sgemm_skinny_set* hg_cpu_sgemm_skinny_set_named(const char* name) {
@@ -69,10 +108,14 @@ int hg_cpu_sgemm_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                         float* c, int64_t ldc, hg_pool* pool) {
     if (m <= 0 || n <= 0 || k <= 0 || alpha == 0.0f) return 0;
+    const hg_sgemm_skinny_set* set = hg_cpu_sgemm_skinny_set_named(NULL);
+    if (set->narrow && !trans_a && !trans_b && n <= HG_SGEMM_NARROW_MAX && m > n) {
+        narrow_run(set->narrow, m, (int)n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool);
+        return 1;
+    }
     int rows = m <= HG_SGEMM_SKINNY_MAX, cols = n <= HG_SGEMM_SKINNY_COLS_MAX;
     if (!rows && !cols) return 0;
-    skinny_job j = {.set = hg_cpu_sgemm_skinny_set_named(NULL), .k = k, .alpha = alpha,
-                    .beta = beta, .c = c};
+    skinny_job j = {.set = set, .k = k, .alpha = alpha, .beta = beta, .c = c};
     if (rows && (m <= n || !cols)) {
         // S = op(A) (m x k), L = op(B) (k x n), C as given.
         j.m = (int)m;

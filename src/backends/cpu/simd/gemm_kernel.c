@@ -154,6 +154,39 @@ __attribute__((target("avx512f"))) void hg_sgemm_pack_a8_avx512(int64_t mr, int6
                               _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx, a + p, 4));
 }
 
+// Narrow C (n <= 16 columns, gemm.h): 8 rows at a time, one accumulator per row. Per k step
+// one masked load of B's row and 8 broadcasts from A's rows feed 8 FMAs; nothing is packed (B's
+// k x n values stay in L1/L2 across the row blocks, each A value is read once).
+__attribute__((target("avx512f"))) void hg_sgemm_narrow_avx512(
+    int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+    int64_t ldb, float beta, float* c, int64_t ldc) {
+    __mmask16 mk = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    for (int64_t i0 = 0; i0 < m; i0 += 8) {
+        int r = m - i0 < 8 ? (int)(m - i0) : 8;
+        // Rows past the end repeat row i0 (computed, never stored).
+        const float* ap[8];
+        for (int i = 0; i < 8; i++) ap[i] = a + (i0 + (i < r ? i : 0)) * lda;
+        __m512 acc[8];
+        for (int i = 0; i < 8; i++) acc[i] = _mm512_setzero_ps();
+        for (int64_t p = 0; p < k; p++) {
+            __m512 bv = _mm512_maskz_loadu_ps(mk, b + p * ldb);
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; i++) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(ap[i][p]), bv, acc[i]);
+        }
+        // Constant indices (unrolled, the row count tested inside): with `i < r` as the loop
+        // bound GCC kept acc[] on the stack and stored all 8 every k step.
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            if (i >= r) break;
+            float* ci = c + (i0 + i) * ldc;
+            __m512 o = _mm512_mul_ps(acc[i], va);
+            if (beta != 0.0f) o = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mk, ci), o);
+            _mm512_mask_storeu_ps(ci, mk, o);
+        }
+    }
+}
+
 #else
 
 // Portable: the 16-wide inner loops vectorize with whatever the baseline ISA offers.
