@@ -9,6 +9,7 @@
 #include <string.h>
 #include "hg_test.h"
 #include "tensor_ref.h"
+#include "ops/reduce/reduce.h"
 
 // Sanitizer builds run the library unoptimized: they check a subset of the big layouts.
 #if defined(__SANITIZE_ADDRESS__)
@@ -242,7 +243,9 @@ static void big_layouts(hg_executor ex1, hg_executor ex3) {
                             switch (op) {
                             case HG_REDUCE_SUM: tol = 2 * e * fabs(w) + 3.0 * (double)N * (eps > 1e-7 ? 2e-6 : 1e-13); break;
                             case HG_REDUCE_MEAN: tol = 2 * e * fabs(w) + 3.0 * (eps > 1e-7 ? 2e-6 : 1e-13); break;
-                            case HG_REDUCE_VAR: tol = 4 * e * fabs(w) + 1e-13 * fabs(w); break;
+                            // The squared deviations add up in 4 f64 chains: the rounding of N/4
+                            // additions (a fixed 1e-13 failed at 1.08e-13 on some random data).
+                            case HG_REDUCE_VAR: tol = 4 * e * fabs(w) + (double)N / 4 * 2.3e-16 * fabs(w); break;
                             case HG_REDUCE_LOGSUMEXP: tol = 2 * e * fabs(w) + 1e-9; break;
                             default: tol = 0.0; break;
                             }
@@ -264,12 +267,71 @@ static void big_layouts(hg_executor ex1, hg_executor ex3) {
     free(vals);
 }
 
+// f32 sums and means along contiguous rows (the batched row-sum path): every output equals the
+// single-row sum hg_reduce_sum_f32 gives, bit for bit, and the float64 sum within the bound of
+// reduce.h; row lengths around the 128-element and 32-lane block edges, row counts past one
+// batch of 1024 rows, 1 and 3 threads.
+static void row_sums(hg_executor ex1, hg_executor ex3) {
+    const int64_t lens[] = {1, 7, 31, 127, 128, 129, 256, 1000, 4099};
+    const int64_t counts[] = {1, 3, 1031};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            int64_t L = lens[li], R = counts[ci];
+            if (L * R > 2000000) continue;
+            hg_buffer b;
+            float* x;
+            CHECK_OK(hg_buffer_create(ex3, HG_DTYPE_F32, (size_t)(L * R), &b));
+            CHECK_OK(hg_buffer_map(b, (void**)&x));
+            for (int64_t i = 0; i < L * R; i++) x[i] = (float)(urand() * 4 - 1);
+            hg_tensor t;
+            CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){R, L}, &t));
+            for (int e = 0; e < 2; e++) {
+                hg_buffer bx = b;
+                if (e == 1) CHECK_OK(hg_buffer_wrap(ex1, HG_DTYPE_F32, x, (size_t)(L * R), &bx));
+                hg_tensor tx = t;
+                tx.buffer = bx;
+                for (int mean = 0; mean < 2; mean++) {
+                    hg_tensor out;
+                    memset(&out, 0, sizeof out);
+                    CHECK_OK(hg_reduce(mean ? HG_REDUCE_MEAN : HG_REDUCE_SUM, &tx, 1, (int32_t[]){1},
+                                       0, &out));
+                    float* o;
+                    CHECK_OK(hg_buffer_map(out.buffer, (void**)&o));
+                    int bad = 0;
+                    for (int64_t r = 0; r < R && !bad; r++) {
+                        double one = hg_reduce_sum_f32(x + r * L, L), ref = 0.0, mag = 0.0;
+                        for (int64_t i = 0; i < L; i++) {
+                            ref += x[r * L + i];
+                            mag += fabs(x[r * L + i]);
+                        }
+                        float want = mean ? (float)(one / (double)L) : (float)one;
+                        double tol = (mean ? 1.0 / (double)L : 1.0) * (16 * 0x1p-24 * mag) +
+                                     fabs(ref) * 0x1p-23 / (mean ? (double)L : 1.0);
+                        double refm = mean ? ref / (double)L : ref;
+                        if (memcmp(&o[r], &want, sizeof want) != 0 || !(fabs(o[r] - refm) <= tol)) {
+                            bad = 1;
+                            CHECK_MSG(0, "%s of %lld rows of %lld (%d threads): row %lld = %.9g, "
+                                      "one-row sum %.9g, float64 %.9g", mean ? "mean" : "sum",
+                                      (long long)R, (long long)L, e ? 1 : 3, (long long)r, o[r],
+                                      want, refm);
+                        }
+                    }
+                    if (!bad) CHECK(1);
+                    hg_buffer_destroy(out.buffer);
+                }
+                if (e == 1) hg_buffer_destroy(bx);
+            }
+            hg_buffer_destroy(b);
+        }
+}
+
 int main(void) {
     hg_executor ex1, ex3;
     hg_executor_options o1 = {HG_BACKEND_CPU, 0, 1}, o3 = {HG_BACKEND_CPU, 0, 3};
     CHECK_OK(hg_executor_create_ex(&o1, &ex1));
     CHECK_OK(hg_executor_create_ex(&o3, &ex3));
     big_sums(ex3);
+    row_sums(ex1, ex3);
     big_layouts(ex1, ex3);
     hg_executor_destroy(ex1);
     hg_executor_destroy(ex3);

@@ -137,6 +137,7 @@ typedef struct red_job {
     hg_dtype rdt;
     double ddof;
     int rows;                 // 1: innermost dim kept ("rows"), 0: reduced ("runs")
+    int sum_rows;             // runs of an f32 sum, one contiguous row per output (red_worker)
     int64_t K, KC, nchunks;   // rows: inner kept size, chunk width, chunks per outer output
     int64_t items, units;
     int S;                    // splits of each item's reduced range
@@ -164,6 +165,11 @@ static void store_int(hg_dtype odt, void* p, uint64_t bits, int is_unsigned) {
 // The result is rounded to the result dtype first, then converted to out's dtype (numpy
 // computes in the result dtype and casts).
 static void store_float(hg_dtype rdt, hg_dtype odt, void* p, double v) {
+    if (odt == HG_DTYPE_F32 && rdt == HG_DTYPE_F32) {   // the usual case, without the dtype switch
+        float x = (float)v;
+        memcpy(p, &x, sizeof x);
+        return;
+    }
     if (odt != rdt) {
         uint64_t tmp = 0;
         hg_op_store_f64(rdt, &tmp, v);
@@ -275,19 +281,7 @@ static void unit_rows(const red_job* j, int64_t oi, int64_t c0, int64_t kc, int6
             // Rows are taken 4 at a time (4 memory streams, a quarter of the tmp traffic).
             rp[inblock++] = (const float*)row;
             if (inblock == 16 || r + 1 == b) {
-                int g = 0;
-                for (; g + 4 <= inblock; g += 4) {
-                    const float *x0 = rp[g], *x1 = rp[g + 1], *x2 = rp[g + 2], *x3 = rp[g + 3];
-                    if (g == 0)
-                        for (int64_t c = 0; c < kc; c++) tmp[c] = (x0[c] + x1[c]) + (x2[c] + x3[c]);
-                    else
-                        for (int64_t c = 0; c < kc; c++)
-                            tmp[c] += (x0[c] + x1[c]) + (x2[c] + x3[c]);
-                }
-                if (g == 0) memset(tmp, 0, (size_t)kc * sizeof(float));
-                for (; g < inblock; g++)
-                    for (int64_t c = 0; c < kc; c++) tmp[c] += rp[g][c];
-                for (int64_t c = 0; c < kc; c++) f[c] += (double)tmp[c];
+                hg_reduce_colsum_block_f32(rp, inblock, kc, tmp, f);
                 inblock = 0;
             }
         } else {
@@ -315,6 +309,20 @@ static void red_worker(void* ctx, int w) {
     int64_t* idx = (int64_t*)(sc + 3 * w8);
     float* tmp = (float*)(sc + 4 * w8);
     int64_t u0 = j->units * w / j->nw, u1 = j->units * (w + 1) / j->nw;
+    if (j->sum_rows) {
+        // f32 sums of whole contiguous rows, evenly spaced: many rows per kernel call.
+        double* sums = (double*)buf;
+        int64_t batch = RED_CHUNK;
+        for (int64_t m = u0; m < u1; m += batch) {
+            int64_t cnt = u1 - m < batch ? u1 - m : batch;
+            hg_reduce_sum_rows_f32((const float*)p->x + m * p->kx[0], p->kx[0], cnt, p->N, sums);
+            for (int64_t i = 0; i < cnt; i++) {
+                hg_red_acc acc = {sums[i], 0, -1};
+                finish(j, m + i, &acc, p->o + (m + i) * p->ko[0] * p->osz);
+            }
+        }
+        return;
+    }
     for (int64_t un = u0; un < u1; un++) {
         int64_t item = un / j->S, s = un % j->S;
         int64_t a = p->N * s / j->S, b = p->N * (s + 1) / j->S;
@@ -367,6 +375,8 @@ static hg_status run_pass(hg_op_ctx* c, red_job* j) {
         j->S = s < 1 ? 1 : (int)s;
     }
     j->units = j->items * j->S;
+    j->sum_rows = !j->rows && j->S == 1 && j->k == HG_RK_SUM && j->dom == HG_RED_F32 &&
+                  p->xdt == HG_DTYPE_F32 && nk == 1 && p->nr == 1 && p->rx[0] == 1 && p->N > 0;
     if ((int64_t)nw > j->units) nw = (int)(j->units ? j->units : 1);
     j->nw = nw;
     // Sized to the walk: small enough to come from the heap (no fresh pages to clear per call).

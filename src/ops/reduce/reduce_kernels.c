@@ -16,27 +16,70 @@ static inline __attribute__((always_inline)) double sum_short_f32(const float* x
     return t;
 }
 
+// Vector types of GCC/Clang (lowered to whatever width each build has): the lanes stay in
+// registers; as plain arrays GCC kept them on the stack, and the final fold of 32 doubles ran
+// through store-to-load forwarding (a third of a sum along rows of 128).
+typedef float hg_v16f __attribute__((vector_size(64)));
+typedef double hg_v8d __attribute__((vector_size(64)));
+typedef double hg_v4d __attribute__((vector_size(32)));
+typedef double hg_v2d __attribute__((vector_size(16)));
+
+// Macros, not functions: a function returning a 64-byte vector changes the ABI warning-wise in
+// the baseline build (-Werror=psabi) even when always inlined.
+#define LOAD16(dst, p) memcpy(&(dst), (p), sizeof(hg_v16f))
+#define WIDEN_LO(v) __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), hg_v8d)
+#define WIDEN_HI(v) \
+    __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), hg_v8d)
+
 static inline __attribute__((always_inline)) double sum_f32_body(const float* x, int64_t n) {
-    // 32 independent f32 lanes (the compiler vectorizes the j loops) each add up to 16 terms per
-    // block; block partials go into f64 lanes, so the error does not grow with n. Short runs
-    // (a row of 256) take one shorter block: a serial f64 loop over them was latency-bound
-    // (4 cycles per element, 0.3 of numpy for sums along rows of 256).
+    // 32 independent f32 lanes each add up to 16 terms per block; block partials go into f64
+    // lanes, so the error does not grow with n. Short runs (a row of 256) take one shorter
+    // block: a serial f64 loop over them was latency-bound (4 cycles per element, 0.3 of numpy
+    // for sums along rows of 256).
     if (n < 128) return sum_short_f32(x, n);   // no lanes to clear and fold
-    double lanes[32] = {0};
+    hg_v8d l0 = {0}, l1 = {0}, l2 = {0}, l3 = {0};   // f64 lanes 0-7, 8-15, 16-23, 24-31
     int64_t i = 0;
     while (n - i >= 32) {
         int64_t terms = (n - i) / 32 < 16 ? (n - i) / 32 : 16;
-        float f[32];
-        for (int j = 0; j < 32; j++) f[j] = x[i + j];
-        for (int64_t k = 32; k < terms * 32; k += 32)
-            for (int j = 0; j < 32; j++) f[j] += x[i + k + j];
-        for (int j = 0; j < 32; j++) lanes[j] += (double)f[j];
+        hg_v16f f0, f1, g0, g1;
+        LOAD16(f0, x + i);
+        LOAD16(f1, x + i + 16);
+        for (int64_t k = 32; k < terms * 32; k += 32) {
+            LOAD16(g0, x + i + k);
+            LOAD16(g1, x + i + k + 16);
+            f0 += g0;
+            f1 += g1;
+        }
+        l0 += WIDEN_LO(f0);
+        l1 += WIDEN_HI(f0);
+        l2 += WIDEN_LO(f1);
+        l3 += WIDEN_HI(f1);
         i += terms * 32;
     }
     double tail = sum_short_f32(x + i, n - i);
-    for (int w = 16; w >= 1; w /= 2)
-        for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
-    return lanes[0] + tail;
+    // The fold: lane j += lane j + w for w = 16, 8, 4, 2, 1.
+    l0 += l2;
+    l1 += l3;
+    l0 += l1;
+    hg_v4d q = __builtin_shufflevector(l0, l0, 0, 1, 2, 3) + __builtin_shufflevector(l0, l0, 4, 5, 6, 7);
+    hg_v2d d = __builtin_shufflevector(q, q, 0, 1) + __builtin_shufflevector(q, q, 2, 3);
+    return (d[0] + d[1]) + tail;
+}
+
+static inline __attribute__((always_inline)) void colsum_body(const float* const* rp, int nrows,
+                                                             int64_t kc, float* tmp, double* f) {
+    int g = 0;
+    for (; g + 4 <= nrows; g += 4) {
+        const float *x0 = rp[g], *x1 = rp[g + 1], *x2 = rp[g + 2], *x3 = rp[g + 3];
+        if (g == 0)
+            for (int64_t c = 0; c < kc; c++) tmp[c] = (x0[c] + x1[c]) + (x2[c] + x3[c]);
+        else
+            for (int64_t c = 0; c < kc; c++) tmp[c] += (x0[c] + x1[c]) + (x2[c] + x3[c]);
+    }
+    if (g == 0) memset(tmp, 0, (size_t)kc * sizeof(float));
+    for (; g < nrows; g++)
+        for (int64_t c = 0; c < kc; c++) tmp[c] += rp[g][c];
+    for (int64_t c = 0; c < kc; c++) f[c] += (double)tmp[c];
 }
 
 // The same loops built for AVX2 and AVX-512 (the file's baseline build adds 4 floats per
@@ -56,8 +99,45 @@ double hg_reduce_sum_f32(const float* x, int64_t n) {
     if (lv >= HG_CPU_AVX2) return sum_f32_avx2(x, n);
     return sum_f32_body(x, n);
 }
+__attribute__((target("avx2,fma"))) static void sum_rows_f32_avx2(const float* x, int64_t ld,
+                                                                 int64_t rows, int64_t n,
+                                                                 double* out) {
+    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+}
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+static void sum_rows_f32_avx512(const float* x, int64_t ld, int64_t rows, int64_t n, double* out) {
+    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+}
+void hg_reduce_sum_rows_f32(const float* x, int64_t ld, int64_t rows, int64_t n, double* out) {
+    hg_cpu_level lv = hg_cpu_level_get();
+    if (lv >= HG_CPU_AVX512) sum_rows_f32_avx512(x, ld, rows, n, out);
+    else if (lv >= HG_CPU_AVX2) sum_rows_f32_avx2(x, ld, rows, n, out);
+    else for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+}
+__attribute__((target("avx2,fma"))) static void colsum_avx2(const float* const* rp, int nrows,
+                                                           int64_t kc, float* tmp, double* f) {
+    colsum_body(rp, nrows, kc, tmp, f);
+}
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+static void colsum_avx512(const float* const* rp, int nrows, int64_t kc, float* tmp, double* f) {
+    colsum_body(rp, nrows, kc, tmp, f);
+}
+void hg_reduce_colsum_block_f32(const float* const* rp, int nrows, int64_t kc, float* tmp,
+                                double* f) {
+    hg_cpu_level lv = hg_cpu_level_get();
+    if (lv >= HG_CPU_AVX512) colsum_avx512(rp, nrows, kc, tmp, f);
+    else if (lv >= HG_CPU_AVX2) colsum_avx2(rp, nrows, kc, tmp, f);
+    else colsum_body(rp, nrows, kc, tmp, f);
+}
 #else
+void hg_reduce_colsum_block_f32(const float* const* rp, int nrows, int64_t kc, float* tmp,
+                                double* f) {
+    colsum_body(rp, nrows, kc, tmp, f);
+}
 double hg_reduce_sum_f32(const float* x, int64_t n) { return sum_f32_body(x, n); }
+void hg_reduce_sum_rows_f32(const float* x, int64_t ld, int64_t rows, int64_t n, double* out) {
+    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+}
 #endif
 
 double hg_reduce_sum_f64(const double* x, int64_t n) {
