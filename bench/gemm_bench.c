@@ -28,51 +28,25 @@ static int cmp_double(const void* x, const void* y) {
 // ---- FMA peak probe: 12 independent FMA chains per thread (more than latency x pipes). -------
 #if defined(__x86_64__)
 #include <immintrin.h>
-__attribute__((target("avx2,fma"))) static float fma_probe_avx2(int64_t iters) {
-    __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
-    // Distinct starting values, or the compiler folds the identical chains into one.
-    __m256 a0 = _mm256_set1_ps(0.10f), a1 = _mm256_set1_ps(0.11f), a2 = _mm256_set1_ps(0.12f);
-    __m256 a3 = _mm256_set1_ps(0.13f), a4 = _mm256_set1_ps(0.14f), a5 = _mm256_set1_ps(0.15f);
-    __m256 a6 = _mm256_set1_ps(0.16f), a7 = _mm256_set1_ps(0.17f), a8 = _mm256_set1_ps(0.18f);
-    __m256 a9 = _mm256_set1_ps(0.19f), a10 = _mm256_set1_ps(0.20f), a11 = _mm256_set1_ps(0.21f);
-    for (int64_t t = 0; t < iters; t++) {
-        a0 = _mm256_fmadd_ps(a0, x, y); a1 = _mm256_fmadd_ps(a1, x, y);
-        a2 = _mm256_fmadd_ps(a2, x, y); a3 = _mm256_fmadd_ps(a3, x, y);
-        a4 = _mm256_fmadd_ps(a4, x, y); a5 = _mm256_fmadd_ps(a5, x, y);
-        a6 = _mm256_fmadd_ps(a6, x, y); a7 = _mm256_fmadd_ps(a7, x, y);
-        a8 = _mm256_fmadd_ps(a8, x, y); a9 = _mm256_fmadd_ps(a9, x, y);
-        a10 = _mm256_fmadd_ps(a10, x, y); a11 = _mm256_fmadd_ps(a11, x, y);
+// One probe per vector width (P: the intrinsics prefix, W: floats per register); zmm matters on
+// cores with two 512-bit FMA pipes, which double the ymm rate.
+#define FMA_PROBE(NAME, TARGET, V, P, W)                                                      \
+    __attribute__((target(TARGET))) static float NAME(int64_t iters) {                         \
+        V x = P##_set1_ps(0.999999f), y = P##_set1_ps(1e-7f), a[12];                           \
+        /* Distinct starting values, or the compiler folds the identical chains into one. */   \
+        _Pragma("GCC unroll 12") for (int k = 0; k < 12; k++)                                  \
+            a[k] = P##_set1_ps(0.10f + 0.01f * (float)k);                                      \
+        for (int64_t t = 0; t < iters; t++) {                                                  \
+            _Pragma("GCC unroll 12") for (int k = 0; k < 12; k++) a[k] = P##_fmadd_ps(a[k], x, y); \
+        }                                                                                      \
+        V s = a[0];                                                                            \
+        _Pragma("GCC unroll 12") for (int k = 1; k < 12; k++) s = P##_add_ps(s, a[k]);        \
+        float out[W];                                                                          \
+        P##_storeu_ps(out, s);                                                                 \
+        return out[0];                                                                         \
     }
-    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    return out[0];
-}
-// The same with zmm registers: cores with two 512-bit FMA pipes double the ymm rate.
-__attribute__((target("avx512f"))) static float fma_probe_avx512(int64_t iters) {
-    __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
-    // Distinct starting values, or the compiler folds the identical chains into one.
-    __m512 a0 = _mm512_set1_ps(0.10f), a1 = _mm512_set1_ps(0.11f), a2 = _mm512_set1_ps(0.12f);
-    __m512 a3 = _mm512_set1_ps(0.13f), a4 = _mm512_set1_ps(0.14f), a5 = _mm512_set1_ps(0.15f);
-    __m512 a6 = _mm512_set1_ps(0.16f), a7 = _mm512_set1_ps(0.17f), a8 = _mm512_set1_ps(0.18f);
-    __m512 a9 = _mm512_set1_ps(0.19f), a10 = _mm512_set1_ps(0.20f), a11 = _mm512_set1_ps(0.21f);
-    for (int64_t t = 0; t < iters; t++) {
-        a0 = _mm512_fmadd_ps(a0, x, y); a1 = _mm512_fmadd_ps(a1, x, y);
-        a2 = _mm512_fmadd_ps(a2, x, y); a3 = _mm512_fmadd_ps(a3, x, y);
-        a4 = _mm512_fmadd_ps(a4, x, y); a5 = _mm512_fmadd_ps(a5, x, y);
-        a6 = _mm512_fmadd_ps(a6, x, y); a7 = _mm512_fmadd_ps(a7, x, y);
-        a8 = _mm512_fmadd_ps(a8, x, y); a9 = _mm512_fmadd_ps(a9, x, y);
-        a10 = _mm512_fmadd_ps(a10, x, y); a11 = _mm512_fmadd_ps(a11, x, y);
-    }
-    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
-    float out[16];
-    _mm512_storeu_ps(out, s);
-    return out[0];
-}
+FMA_PROBE(fma_probe_avx2, "avx2,fma", __m256, _mm256, 8)
+FMA_PROBE(fma_probe_avx512, "avx512f", __m512, _mm512, 16)
 #endif
 
 typedef struct probe_ctx { int64_t iters; int zmm; volatile float sink[8]; } probe_ctx;
