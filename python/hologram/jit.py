@@ -39,7 +39,8 @@ def _signature(args, ex):
         if type(a) is Tensor or isinstance(a, Tensor):
             key.append(("T", a.shape, a.dtype_name))
         elif isinstance(a, (bool, numbers.Number)):
-            key.append(("S", type(a).__name__, a))
+            # floats by their bits: 0.0 and -0.0 (baked into the plan) differ
+            key.append(("S", type(a).__name__, float.hex(a) if isinstance(a, float) else a))
         else:
             raise TypeError(f"jit: arguments must be Tensors or Python numbers, got "
                             f"{type(a).__name__}")
@@ -64,11 +65,10 @@ def jit(fn=None, *, executor=None):
     cache = {}
     lock = threading.Lock()
 
-    # The repeated call is kept short (a 1-element fused chain cost 5.4 us, most of it here):
-    # exact type tests before the ABC checks, the cache read without the lock (a dict lookup
-    # is atomic under the GIL; the lock guards the insert).
-    @functools.wraps(fn)
-    def wrapper(*args):
+    # The repeated call runs in C (_C.JitFunction: signature match, outputs, plan). This is
+    # the rest: new signatures, arguments to convert (numpy arrays, lists, numpy scalars),
+    # eager fallbacks. The dict read needs no lock (atomic under the GIL); the insert does.
+    def slow(*args):
         targs = [_as_operand(a) for a in args]
         ex = executor
         if ex is None:
@@ -85,8 +85,12 @@ def jit(fn=None, *, executor=None):
                 wrapper.fallbacks += 1
         if comp == "eager":
             return fn(*targs)
+        wrapper._add(tuple(args), comp.plan, comp.captured, comp.outputs,
+                     comp.structure)
         return _run(comp, targs)
 
+    wrapper = _C.JitFunction(slow, executor)
+    functools.update_wrapper(wrapper, fn)
     wrapper.fallbacks = 0
     wrapper.cache = cache
 
@@ -135,6 +139,9 @@ def _run(comp, targs):
     ins = [a for a in targs if isinstance(a, Tensor)] + comp.captured
     outs = [_C.empty(comp.executor, shape, dt) for dt, shape in comp.outputs]
     comp.plan.run(ins, outs)
-    if comp.structure is None:
+    s = comp.structure
+    if s is None:
         return outs[0]
-    return comp.structure(outs)
+    if s is tuple or s is list:
+        return s(outs)
+    return s._make(outs) if hasattr(s, "_make") else s(outs)   # namedtuples

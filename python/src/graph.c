@@ -8,13 +8,6 @@ typedef struct HgGraph {
     hg_graph g;
 } HgGraph;
 
-typedef struct HgPlan {
-    PyObject_HEAD
-    hg_plan p;
-    HgExecutor* ex;      // strong reference: the plan runs on it
-    int32_t ninputs, noutputs;
-} HgPlan;
-
 static int graph_check(HgGraph* self) {
     if (!self->g.handle) {
         hgpy_raise_msg(HG_ERR_INVALID_HANDLE, "Graph used after destroy()");
@@ -354,6 +347,29 @@ static int tensor_list(PyObject* seq, const char* what, hg_tensor** ts, HgBuffer
     return 0;
 }
 
+int hgpy_plan_run_views(HgPlan* plan, int32_t ni, const hg_tensor* ti, HgBuffer* const* bi,
+                        int32_t no, const hg_tensor* to, HgBuffer* const* bo, int64_t elems) {
+    if (plan->ex->closed) {
+        hgpy_raise_msg(HG_ERR_INVALID_HANDLE, "Plan.run: its Executor was closed");
+        return -1;
+    }
+    hg_status s;
+    if (elems >= HGPY_GIL_ELEMS) {
+        for (int32_t i = 0; i < ni; i++) hgpy_buffer_hold(bi[i]);
+        for (int32_t i = 0; i < no; i++) hgpy_buffer_hold(bo[i]);
+        Py_BEGIN_ALLOW_THREADS
+        s = hg_plan_run(plan->p, ni, ti, no, to);
+        Py_END_ALLOW_THREADS
+        for (int32_t i = 0; i < ni; i++) hgpy_buffer_unhold(bi[i]);
+        for (int32_t i = 0; i < no; i++) hgpy_buffer_unhold(bo[i]);
+    } else {
+        s = hg_plan_run(plan->p, ni, ti, no, to);
+    }
+    if (s == HG_OK) return 0;
+    hgpy_raise_status(s, "Plan.run");
+    return -1;
+}
+
 // run(inputs, outputs): inputs in creation order, outputs (existing Tensors) in output order.
 static PyObject* Plan_run(HgPlan* self, PyObject* args) {
     PyObject *ins, *outs;
@@ -367,15 +383,9 @@ static PyObject* Plan_run(HgPlan* self, PyObject* args) {
     if (tensor_list(ins, "inputs", &ti, &bi, &ni, 0) ||
         tensor_list(outs, "outputs", &to, &bo, &no, 1))
         goto done;
-    for (int32_t i = 0; i < ni; i++) hgpy_buffer_hold(bi[i]);
-    for (int32_t i = 0; i < no; i++) hgpy_buffer_hold(bo[i]);
-    hg_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = hg_plan_run(self->p, ni, ti, no, to);
-    Py_END_ALLOW_THREADS
-    for (int32_t i = 0; i < ni; i++) hgpy_buffer_unhold(bi[i]);
-    for (int32_t i = 0; i < no; i++) hgpy_buffer_unhold(bo[i]);
-    r = s == HG_OK ? Py_NewRef(Py_None) : hgpy_raise_status(s, "Plan.run");
+    int64_t elems = 0;
+    for (int32_t i = 0; i < ni; i++) elems += hgpy_numel(&ti[i]);
+    if (!hgpy_plan_run_views(self, ni, ti, bi, no, to, bo, elems)) r = Py_NewRef(Py_None);
 done:
     PyMem_Free(ti);
     PyMem_Free(to);

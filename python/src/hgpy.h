@@ -138,6 +138,16 @@ static inline int hgpy_is_tensor(PyObject* o) {
 }
 // New Tensor over base (strong reference taken) with view t.
 PyObject* hgpy_tensor_new(HgBuffer* base, const hg_tensor* t);
+// A new C-contiguous Tensor of shape[0..nd) (a valid shape) and dtype dt on e; flags: the
+// hg_buffer_create_ex flags. fn names the call in messages.
+PyObject* hgpy_tensor_empty(HgExecutor* e, int32_t nd, const int64_t* shape, hg_dtype dt,
+                            uint32_t flags, const char* fn);
+// Elements of a view.
+static inline int64_t hgpy_numel(const hg_tensor* t) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < t->ndim; d++) n *= t->shape[d];
+    return n;
+}
 // A Tensor for a result the library allocated (t->buffer is a new handle now owned by us).
 PyObject* hgpy_tensor_from_result(HgExecutor* owner, const hg_tensor* t);
 // 0 if the tensor's memory may be used (its Buffer is not freed); else raises, returns -1.
@@ -181,5 +191,19 @@ extern PyMethodDef hgpy_tensor_data_methods[];  // tensor_data_ops.c: data ops, 
 // --- graph.c ----------------------------------------------------------------------------------
 extern PyTypeObject HgGraph_Type;
 extern PyTypeObject HgPlan_Type;
+typedef struct HgPlan {
+    PyObject_HEAD
+    hg_plan p;
+    HgExecutor* ex;      // strong reference: the plan runs on it
+    int32_t ninputs, noutputs;
+} HgPlan;
+// Runs plan on the views ti (inputs, of Buffers bi) and to (outputs, of Buffers bo). Calls of
+// fewer than HGPY_GIL_ELEMS input elements keep the GIL; larger ones hold the Buffers and
+// release it. Returns 0, or -1 with an exception set.
+int hgpy_plan_run_views(HgPlan* plan, int32_t ni, const hg_tensor* ti, HgBuffer* const* bi,
+                        int32_t no, const hg_tensor* to, HgBuffer* const* bo, int64_t elems);
+
+// --- jit_function.c: the repeated call of an @hologram.jit function -----------------------------
+extern PyTypeObject HgJitFunction_Type;
 
 #endif  // HGPY_H

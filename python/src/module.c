@@ -125,7 +125,11 @@ PyMODINIT_FUNC PyInit__C(void) {
     Py_INCREF(&HgBuffer_Type);
     if (PyModule_AddObject(m, "Buffer", (PyObject*)&HgBuffer_Type) < 0) goto fail;
     if (hgpy_tensor_types_init(m) < 0) goto fail;
-    if (PyType_Ready(&HgGraph_Type) < 0 || PyType_Ready(&HgPlan_Type) < 0) goto fail;
+    if (PyType_Ready(&HgGraph_Type) < 0 || PyType_Ready(&HgPlan_Type) < 0 ||
+        PyType_Ready(&HgJitFunction_Type) < 0)
+        goto fail;
+    Py_INCREF(&HgJitFunction_Type);
+    if (PyModule_AddObject(m, "JitFunction", (PyObject*)&HgJitFunction_Type) < 0) goto fail;
     Py_INCREF(&HgGraph_Type);
     if (PyModule_AddObject(m, "Graph", (PyObject*)&HgGraph_Type) < 0) goto fail;
     Py_INCREF(&HgPlan_Type);

@@ -11,12 +11,6 @@
 
 #define MAX_OPERANDS 8
 
-static inline int64_t numel_of(const hg_tensor* t) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < t->ndim; d++) n *= t->shape[d];
-    return n;
-}
-
 // A 1-D view of a whole Buffer.
 static inline void tensor_of_buffer(HgBuffer* b, hg_tensor* t) {
     memset(t, 0, sizeof *t);
@@ -107,7 +101,7 @@ static inline int hgpy_call_arg(call* c, PyObject* obj, int allow_scalar, const 
     c->n++;
     if (!o->is_scalar) {
         if (!c->ex) c->ex = o->base->owner;
-        c->elems += numel_of(&o->t);
+        c->elems += hgpy_numel(&o->t);
     }
     return c->n - 1;
 }

@@ -106,12 +106,6 @@ static PyObject* tuple_of(const int64_t* v, int32_t n) {
     return t;
 }
 
-static int64_t numel_of(const hg_tensor* t) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < t->ndim; d++) n *= t->shape[d];
-    return n;
-}
-
 // --- construction -------------------------------------------------------------------------------
 // Tensor(buffer, shape=None, strides=None, offset=0): a view of buffer's memory (no copy).
 // shape None: the whole buffer as 1-D; strides None: C-contiguous.
@@ -158,7 +152,7 @@ static PyObject* T_strides(HgTensor* self, void* c) {
     return tuple_of(self->t.strides, self->t.ndim);
 }
 static PyObject* T_ndim(HgTensor* self, void* c) { return PyLong_FromLong(self->t.ndim); }
-static PyObject* T_size(HgTensor* self, void* c) { return PyLong_FromLongLong(numel_of(&self->t)); }
+static PyObject* T_size(HgTensor* self, void* c) { return PyLong_FromLongLong(hgpy_numel(&self->t)); }
 static PyObject* T_offset(HgTensor* self, void* c) { return PyLong_FromLongLong(self->t.offset); }
 static PyObject* T_dtype(HgTensor* self, void* c) {
     return Py_NewRef(hgpy_numpy_dtype(self->t.dtype));
@@ -170,7 +164,7 @@ static PyObject* T_itemsize(HgTensor* self, void* c) {
     return PyLong_FromSize_t(hg_dtype_size(self->t.dtype));
 }
 static PyObject* T_nbytes(HgTensor* self, void* c) {
-    return PyLong_FromLongLong(numel_of(&self->t) * (int64_t)hg_dtype_size(self->t.dtype));
+    return PyLong_FromLongLong(hgpy_numel(&self->t) * (int64_t)hg_dtype_size(self->t.dtype));
 }
 static PyObject* T_buffer(HgTensor* self, void* c) { return Py_NewRef(self->base); }
 static PyObject* T_executor(HgTensor* self, void* c) { return Py_NewRef(self->base->owner); }
@@ -263,10 +257,10 @@ static PyObject* T_device_ptr(HgTensor* self, void* c) {
 // --- one element as a Python number ------------------------------------------------------------
 static PyObject* read_element(HgTensor* self, const char* what) {
     if (hgpy_tensor_check(self)) return NULL;
-    if (numel_of(&self->t) != 1)
+    if (hgpy_numel(&self->t) != 1)
         return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "%s: only a Tensor of one element can "
                               "be converted to a Python scalar (this one has shape of %lld "
-                              "elements)", what, (long long)numel_of(&self->t));
+                              "elements)", what, (long long)hgpy_numel(&self->t));
     unsigned char v[8] = {0};
     size_t es = hg_dtype_size(self->t.dtype);
     if (self->base->data) {
@@ -296,9 +290,9 @@ static PyObject* Tensor_item(HgTensor* self, PyObject* unused) { return read_ele
 
 static int Tensor_bool(HgTensor* self) {
     if (hgpy_tensor_check(self)) return -1;
-    if (numel_of(&self->t) != 1) {
+    if (hgpy_numel(&self->t) != 1) {
         PyErr_Format(PyExc_ValueError, "The truth value of a Tensor with %lld elements is "
-                     "ambiguous; use .any() or .all()", (long long)numel_of(&self->t));
+                     "ambiguous; use .any() or .all()", (long long)hgpy_numel(&self->t));
         return -1;
     }
     PyObject* v = read_element(self, "bool");
@@ -353,7 +347,7 @@ static PyObject* Tensor_reshape_impl(HgTensor* self, PyObject* shape_obj) {
     int32_t nd = 0;
     if (int_tuple(shape_obj, "reshape: shape", shape, &nd)) return NULL;
     // Infer one -1 here so the message names the element count.
-    int64_t known = 1, total = numel_of(&self->t);
+    int64_t known = 1, total = hgpy_numel(&self->t);
     int infer = -1;
     for (int32_t d = 0; d < nd; d++) {
         if (shape[d] == -1) {

@@ -11,7 +11,7 @@ static int need_out(call* c, PyObject* o) {
         return -1;
     }
     if (hgpy_call_out(c, o)) return -1;
-    c->elems = numel_of(&c->out);
+    c->elems = hgpy_numel(&c->out);
     return 0;
 }
 
@@ -76,7 +76,7 @@ static PyObject* f_concat(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
             goto done;
         if (!c.ex) c.ex = ops[got].base->owner;
         ts[got] = ops[got].t;
-        c.elems += numel_of(&ts[got]);
+        c.elems += hgpy_numel(&ts[got]);
     }
     hg_status s;
     int rel = c.elems >= HGPY_GIL_ELEMS, nh = 0;
@@ -190,7 +190,14 @@ static PyObject* f_empty(PyObject* m, PyObject* const* args, Py_ssize_t nargs, P
     if (a_[2] && a_[2] != Py_None && hgpy_dtype_from_object(a_[2], &dt)) return NULL;
     int zero = a_[3] ? PyObject_IsTrue(a_[3]) : 0;
     if (zero < 0) return NULL;
-    uint32_t flags = zero ? HG_BUFFER_DEFAULT : HG_BUFFER_UNINITIALIZED;
+    return hgpy_tensor_empty(e, nd, shape, dt, zero ? HG_BUFFER_DEFAULT : HG_BUFFER_UNINITIALIZED,
+                             "empty");
+}
+
+PyObject* hgpy_tensor_empty(HgExecutor* e, int32_t nd, const int64_t* shape, hg_dtype dt,
+                            uint32_t flags, const char* fn) {
+    int64_t count = 1;
+    for (int32_t d = 0; d < nd; d++) count *= shape[d];
     hg_buffer h;
     hg_status s;
     size_t nbytes = (size_t)count * hg_dtype_size(dt);
@@ -201,12 +208,12 @@ static PyObject* f_empty(PyObject* m, PyObject* const* args, Py_ssize_t nargs, P
     } else {
         s = hg_buffer_create_ex(e->ex, dt, (size_t)count, flags, &h);
     }
-    if (s != HG_OK) return hgpy_raise_status(s, "empty");
+    if (s != HG_OK) return hgpy_raise_status(s, fn);
     HgBuffer* b = hgpy_buffer_new_known(e, h, dt, (size_t)count);
     if (!b) return NULL;
     hg_tensor t;
     s = hg_tensor_from_buffer(h, nd, shape, &t);
-    PyObject* r = s == HG_OK ? hgpy_tensor_new(b, &t) : hgpy_raise_status(s, "empty");
+    PyObject* r = s == HG_OK ? hgpy_tensor_new(b, &t) : hgpy_raise_status(s, fn);
     Py_DECREF(b);
     return r;
 }

@@ -22,7 +22,7 @@ PyObject* hgpy_binary_operator(hg_binary_op op, PyObject* a, PyObject* b, int in
     call c;
     call_init(&c, hg_binary_op_name(op));
     c.ex = t->base->owner;
-    c.elems = numel_of(&t->t) + (o.is_scalar ? 0 : numel_of(&o.t));
+    c.elems = hgpy_numel(&t->t) + (o.is_scalar ? 0 : hgpy_numel(&o.t));
     c.op[0].t = t->t;
     c.op[0].base = t->base;
     c.op[0].is_scalar = 0;
@@ -56,7 +56,7 @@ PyObject* hgpy_unary_operator(hg_unary_op op, PyObject* x) {
     call c;
     call_init(&c, hg_unary_op_name(op));
     c.ex = t->base->owner;
-    c.elems = numel_of(&t->t);
+    c.elems = hgpy_numel(&t->t);
     c.op[0].t = t->t;
     c.op[0].base = t->base;
     c.op[0].is_scalar = 0;
@@ -89,7 +89,7 @@ PyObject* hgpy_matmul_operator(PyObject* a, PyObject* b, int inplace) {
     c.op[0] = oa;
     c.op[1] = ob;
     c.n = 2;
-    c.elems = numel_of(&oa.t) + numel_of(&ob.t);
+    c.elems = hgpy_numel(&oa.t) + hgpy_numel(&ob.t);
     hg_status s;
     CALL_RUN(&c, s, s = hg_matmul(&c.op[0].t, &c.op[1].t, &c.out));
     return hgpy_call_result(&c, s);
