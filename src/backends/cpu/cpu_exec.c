@@ -43,7 +43,7 @@ void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len) {
              (unsigned long long)p.t[0], (unsigned long long)p.t[1], (unsigned long long)p.t[2]);
 }
 
-static void fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n) {
+void hg_cpu_fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n) {
     switch (size) {
     case 1: memset(dst, (int)(uint8_t)bits, n); break;
     case 2: { uint16_t* d = dst; for (uint32_t i = 0; i < n; i++) d[i] = (uint16_t)bits; break; }
@@ -53,7 +53,7 @@ static void fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n) {
 }
 
 // Value bits of a constant in register storage (f16/bf16 widened to float, bool 0/1).
-static uint64_t storage_bits(uint8_t type, uint64_t bits) {
+uint64_t hg_cpu_storage_bits(uint8_t type, uint64_t bits) {
     switch (type) {
     case HG_DTYPE_BOOL: return bits != 0;
     case HG_DTYPE_F16: {
@@ -90,15 +90,15 @@ static void fill_constants(cpu_launch* L, cpu_worker* W) {
         const cpu_const* c = &p->consts[i];
         uint64_t bits = c->is_param ? L->args[c->param].bits : c->bits;
         if (i < CPU_FILLED_MAX) f->bits[i] = bits;
-        fill_lanes(base + (size_t)c->slot * L->slot_bytes, storage_bits(c->type, bits),
-                   hg_cpu_storage_size(c->type), n);
+        hg_cpu_fill_lanes(base + (size_t)c->slot * L->slot_bytes,
+                          hg_cpu_storage_bits(c->type, bits), hg_cpu_storage_size(c->type), n);
     }
     // %ntid and %nctaid, straight from the table (a tiny launch pays for every branch here).
     static const uint8_t uniform[6] = {HG_SREG_NTID_X, HG_SREG_NTID_Y, HG_SREG_NTID_Z,
                                        HG_SREG_NCTAID_X, HG_SREG_NCTAID_Y, HG_SREG_NCTAID_Z};
     for (int k = 0; k < 6; k++) {
         uint32_t slot = p->special_slot[uniform[k]];
-        if (slot != CPU_NO_SLOT) fill_lanes(base + (size_t)slot * L->slot_bytes, dims[k], 4, n);
+        if (slot != CPU_NO_SLOT) hg_cpu_fill_lanes(base + (size_t)slot * L->slot_bytes, dims[k], 4, n);
     }
 }
 
@@ -544,6 +544,10 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     int nworkers = st->nthreads;
     if ((uint64_t)nworkers > L->nchunks) nworkers = (int)L->nchunks;
     if (units && (uint64_t)nworkers > units) nworkers = (int)units;
+    // One worker's worth of a one-op elementwise kernel: no arena, chunks or pool.
+    if (plan->direct.ok && nworkers <= 1 && L->x_linear && total <= HG_CPU_DIRECT_MAX_LANES &&
+        hg_cpu_run_direct(L))
+        return HG_OK;
     // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
     // still balance uneven chunks.
     L->group = L->nchunks / ((uint64_t)nworkers * 8);

@@ -28,6 +28,9 @@
 // 3.38 us, 64K 6.67 us; per 16,384: 2.81 and 5.10 us; per 8,192: 16K got slower, 1.72 ->
 // 2.21 us). Heavier kernels gain from threads at smaller sizes still: never a loss for them.
 #define HG_CPU_PARALLEL_LANES 16384u
+// Launches of a direct-shaped plan (cpu_direct) up to this many lanes on one worker skip the
+// chunk machinery (~750 instructions of a 1-element add).
+#define HG_CPU_DIRECT_MAX_LANES 65536u
 #define HG_CPU_STRIP 512u           // lanes per strip of a strip-mined run (cpu_strip.c); a
                                     // chunk of at most this many lanes runs op by op
 
@@ -79,6 +82,18 @@ typedef struct cpu_const {
     uint64_t bits;         // immediate bits otherwise
 } cpu_const;
 
+// A kernel of the shape `if (%gid.x < n) { ld*; r = op(...); st buf[%gid.x], r }` (one ALU op
+// over loaded and constant operands: an elementwise op of the op library): a small 1-D launch
+// on one worker calls the op's kernel on the buffers themselves (cpu_direct.c).
+enum { CPU_DIRECT_NONE, CPU_DIRECT_LOAD, CPU_DIRECT_CONST };
+typedef struct cpu_direct {
+    int ok;
+    uint32_t bound;           // the const index of n
+    uint32_t alu, st;         // op indices
+    uint8_t src_kind[3];      // per ALU source: CPU_DIRECT_NONE / LOAD / CONST
+    uint32_t src_ref[3];      // the load's op index or the const index
+} cpu_direct;
+
 typedef struct cpu_plan {
     uint64_t id;              // unique per compiled plan (never reused, unlike its address)
     const hg_prog* prog;
@@ -102,6 +117,7 @@ typedef struct cpu_plan {
     uint32_t shared_static_bytes;
     int has_dynamic_shared;
     uint32_t dynamic_shared_index;
+    cpu_direct direct;
 } cpu_plan;
 
 // Per-worker scratch, reused across launches (grown when a launch needs more).
@@ -226,6 +242,14 @@ static inline void* cpu_wslot(cpu_chunk* c, uint32_t reg, int full) {
 // Gives back borrowed buffer lanes (copying them) for every register borrowing from
 // [lo, hi); all of them when lo == hi == NULL. Called before anything writes memory.
 void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi);
+
+// cpu_direct.c: finds the direct shape in a built plan; runs a launch of it (1 when it ran,
+// 0 when the launch must take the general path: out-of-bounds or overlapping operands).
+void hg_cpu_find_direct(cpu_plan* p);
+int hg_cpu_run_direct(const cpu_launch* L);
+// cpu_exec.c: n lanes of `bits` of `size` bytes; a constant's bits in register storage.
+void hg_cpu_fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n);
+uint64_t hg_cpu_storage_bits(uint8_t type, uint64_t bits);
 
 // cpu_compile.c
 hg_status hg_cpu_plan_build(const hg_prog* prog, const hg_cpu_kernels* k, cpu_plan** out);

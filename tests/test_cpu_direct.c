@@ -1,0 +1,174 @@
+// The CPU backend's direct path (cpu_direct.c): kernels of the one-op elementwise shape,
+// `if (%gid.x < n) { ld*; r = op(...); st y[%gid.x], r }`, launched 1-D on one worker, run as one
+// kernel call on the buffers. Checked against C on sizes around its block (512 lanes) and its
+// limit (65,536 lanes), with the bound below the grid, constants from parameters and
+// immediates, three sources, 1/2/3 threads; and the launches it must leave to the general
+// path: out-of-bounds accesses (reported, nothing written) and inputs overlapping the output
+// other than exactly (read before written there).
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hg_test.h"
+
+// y[i] = x[i] * k (a load and a parameter constant)
+static const char* k_scale =
+    ".kernel scale\n"
+    ".param x: global const f32\n.param y: global f32\n.param k: f32\n.param n: u32\n"
+    ".reg f32 v, w\n.reg bool p\n"
+    "    cmp.lt.u32 p, %gid.x, n\n"
+    "    if p\n"
+    "        ld.global.f32 v, x[%gid.x]\n"
+    "        mul.f32 w, v, k\n"
+    "        st.global.f32 y[%gid.x], w\n"
+    "    endif\n";
+
+// y[i] = fma(x[i], 1.5, z[i]) (two loads and an immediate)
+static const char* k_fma =
+    ".kernel fma3\n"
+    ".param x: global const f32\n.param z: global const f32\n.param y: global f32\n"
+    ".param n: u32\n"
+    ".reg f32 a, c, w\n.reg bool p\n"
+    "    cmp.lt.u32 p, %gid.x, n\n"
+    "    if p\n"
+    "        ld.global.f32 a, x[%gid.x]\n"
+    "        ld.global.f32 c, z[%gid.x]\n"
+    "        fma.f32 w, a, 1.5, c\n"
+    "        st.global.f32 y[%gid.x], w\n"
+    "    endif\n";
+
+static float val(uint32_t i, uint32_t salt) {
+    return (float)((i * 2654435761u + salt) % 1999u) * 0.01f - 9.99f;
+}
+
+static hg_buffer filled(hg_executor ex, uint32_t count, uint32_t salt) {
+    hg_buffer b;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, count ? count : 1, &b));
+    float* v = malloc(sizeof(float) * (count ? count : 1));
+    for (uint32_t i = 0; i < count; i++) v[i] = val(i, salt);
+    if (count) CHECK_OK(hg_buffer_write(b, 0, v, count));
+    free(v);
+    return b;
+}
+
+static void check_scale(hg_executor ex, hg_program prog, uint32_t n, uint32_t total) {
+    hg_buffer bx = filled(ex, total, 1), by;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, total ? total : 1, &by));
+    CHECK_OK(hg_buffer_fill(by, -7.0));
+    float k = 0.37f;
+    hg_arg args[] = {hg_arg_buffer(bx), hg_arg_buffer(by), hg_arg_f32(k), hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(total, total && total <= 1024 ? total : 256);
+    CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
+    float* y = malloc(sizeof(float) * (total ? total : 1));
+    if (total) CHECK_OK(hg_buffer_read(by, 0, y, total));
+    int bad = 0;
+    for (uint32_t i = 0; i < total && bad < 5; i++) {
+        float want = i < n ? val(i, 1) * k : -7.0f;
+        if (memcmp(&y[i], &want, 4)) {
+            bad++;
+            fprintf(stderr, "scale n=%u total=%u: y[%u] = %g, want %g\n", n, total, i, y[i], want);
+        }
+    }
+    CHECK_MSG(bad == 0, "scale n=%u total=%u", n, total);
+    free(y);
+    hg_buffer_destroy(bx);
+    hg_buffer_destroy(by);
+}
+
+static void check_fma(hg_executor ex, hg_program prog, uint32_t n) {
+    hg_buffer bx = filled(ex, n, 2), bz = filled(ex, n, 3), by;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, n ? n : 1, &by));
+    hg_arg args[] = {hg_arg_buffer(bx), hg_arg_buffer(bz), hg_arg_buffer(by), hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(n, 256);
+    CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
+    float* y = malloc(sizeof(float) * (n ? n : 1));
+    if (n) CHECK_OK(hg_buffer_read(by, 0, y, n));
+    int bad = 0;
+    for (uint32_t i = 0; i < n && bad < 5; i++) {
+        float want = fmaf(val(i, 2), 1.5f, val(i, 3));
+        if (memcmp(&y[i], &want, 4)) {
+            bad++;
+            fprintf(stderr, "fma n=%u: y[%u] = %g, want %g\n", n, i, y[i], want);
+        }
+    }
+    CHECK_MSG(bad == 0, "fma n=%u", n);
+    free(y);
+    hg_buffer_destroy(bx);
+    hg_buffer_destroy(bz);
+    hg_buffer_destroy(by);
+}
+
+// x and y in one buffer: y = x exactly (in place), y one element after x (each input element
+// must be read before the store before it overwrites it), y one element before x.
+static void check_overlap(hg_executor ex, hg_program prog, uint32_t n, int shift) {
+    uint32_t count = n + 1;
+    hg_buffer b = filled(ex, count, 4);
+    uint64_t xoff = shift < 0 ? 1 : 0, yoff = shift > 0 ? 1 : 0;
+    if (shift == 0) xoff = yoff = 0;
+    float k = -2.5f;
+    hg_arg args[] = {hg_arg_buffer_range(b, xoff, n), hg_arg_buffer_range(b, yoff, n),
+                     hg_arg_f32(k), hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(n, 256);
+    CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
+    float* got = malloc(sizeof(float) * count);
+    CHECK_OK(hg_buffer_read(b, 0, got, count));
+    int bad = 0;
+    for (uint32_t i = 0; i < n && bad < 5; i++) {
+        float want = val((uint32_t)(i + xoff), 4) * k;
+        if (memcmp(&got[i + yoff], &want, 4)) {
+            bad++;
+            fprintf(stderr, "overlap shift=%d n=%u: y[%u] = %g, want %g\n", shift, n, i,
+                    got[i + yoff], want);
+        }
+    }
+    CHECK_MSG(bad == 0, "overlap shift=%d n=%u", shift, n);
+    free(got);
+    hg_buffer_destroy(b);
+}
+
+// A bound past the input's end: the general path's error, the output untouched.
+static void check_out_of_bounds(hg_executor ex, hg_program prog) {
+    hg_buffer bx = filled(ex, 10, 5), by;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, 16, &by));
+    CHECK_OK(hg_buffer_fill(by, 3.0));
+    hg_arg args[] = {hg_arg_buffer(bx), hg_arg_buffer(by), hg_arg_f32(2.0f), hg_arg_u32(16)};
+    hg_launch_config cfg = hg_launch_1d(16, 16);
+    CHECK_STATUS(hg_launch(ex, prog, &cfg, args, 4), HG_ERR_OUT_OF_BOUNDS);
+    CHECK_MSG(strstr(hg_last_error(), "out of bounds") != NULL, "%s", hg_last_error());
+    float y[16];
+    CHECK_OK(hg_buffer_read(by, 0, y, 16));
+    int touched = 0;
+    for (int i = 0; i < 16; i++) touched |= y[i] != 3.0f;
+    CHECK(touched == 0);
+    hg_buffer_destroy(bx);
+    hg_buffer_destroy(by);
+}
+
+int main(void) {
+    const int threads[] = {1, 2, 3};
+    const uint32_t sizes[] = {0, 1, 7, 511, 512, 513, 1025, 4096, 16384, 65535, 65536, 65537,
+                              100000};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        hg_executor_options o = {HG_BACKEND_CPU, 0, threads[t]};
+        hg_executor ex;
+        CHECK_OK(hg_executor_create_ex(&o, &ex));
+        hg_program scale, fma3;
+        CHECK_OK(hg_program_parse(k_scale, strlen(k_scale), &scale));
+        CHECK_OK(hg_program_parse(k_fma, strlen(k_fma), &fma3));
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            check_scale(ex, scale, sizes[s], sizes[s]);
+            check_fma(ex, fma3, sizes[s]);
+        }
+        check_scale(ex, scale, 1000, 1024);   // the bound inside the grid
+        check_scale(ex, scale, 0, 64);
+        for (int shift = -1; shift <= 1; shift++) {
+            check_overlap(ex, scale, 1000, shift);
+            check_overlap(ex, scale, 3, shift);
+        }
+        check_out_of_bounds(ex, scale);
+        hg_program_destroy(scale);
+        hg_program_destroy(fma3);
+        hg_executor_destroy(ex);
+    }
+    return hg_test_finish("test_cpu_direct");
+}
