@@ -438,6 +438,9 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
         if (p->ops[i].strip_end) p->chunk = HG_CPU_STRIP_CHUNK;
     while (p->chunk > 64 && (uint64_t)p->nslots * p->chunk * 8 > HG_CPU_MAX_ARENA) p->chunk /= 2;
     hg_cpu_find_direct(p);
+    p->uniform = 1;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i].kind == CPU_K_LOOP) p->uniform = 0;
     *out = p;
     return HG_OK;
 }

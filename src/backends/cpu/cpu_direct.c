@@ -1,7 +1,8 @@
 // The direct path of the CPU backend: a kernel of the shape every one-op elementwise call of
 // the op library compiles to,
 //
-//     p = %gid.x < n;  if p;  [ld.global r_k, buf_k[%gid.x]]*;  r = op(...);  st.global out[%gid.x], r;  endif
+//     p = %gid.x < n;  if p;  [ld.global r_k, buf_k[%gid.x]]*;  r = op(...);
+//     st.global out[%gid.x], r;  endif
 //
 // launched 1-D on one worker, runs as one call of the op's kernel on the buffers themselves
 // (constants as lanes on the stack). The general path costs ~750 instructions of fixed work

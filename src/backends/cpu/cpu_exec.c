@@ -98,7 +98,8 @@ static void fill_constants(cpu_launch* L, cpu_worker* W) {
                                        HG_SREG_NCTAID_X, HG_SREG_NCTAID_Y, HG_SREG_NCTAID_Z};
     for (int k = 0; k < 6; k++) {
         uint32_t slot = p->special_slot[uniform[k]];
-        if (slot != CPU_NO_SLOT) hg_cpu_fill_lanes(base + (size_t)slot * L->slot_bytes, dims[k], 4, n);
+        if (slot != CPU_NO_SLOT)
+            hg_cpu_fill_lanes(base + (size_t)slot * L->slot_bytes, dims[k], 4, n);
     }
 }
 
@@ -445,14 +446,26 @@ static void worker_main(void* ctx, int w) {
     // lane inactive. Kept across launches with the constants (fill_constants).
     uint32_t ones = W->mask_ones;
     W->mask_ones = 0;   // until this launch is done
+    int done = 0;
     for (;;) {
         if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return;
-        uint64_t g = atomic_fetch_add(&L->next, L->group);
-        if (g >= L->nchunks) {
+        uint64_t g, end;
+        if (L->static_parts) {
+            // Part w's own share: the same pool thread (so core) runs the same memory on
+            // every call, where its L2 still holds it.
+            uint64_t q = L->nchunks / (uint64_t)L->nparts, r = L->nchunks % (uint64_t)L->nparts;
+            g = q * (uint64_t)w + ((uint64_t)w < r ? (uint64_t)w : r);
+            end = g + q + ((uint64_t)w < r);
+            if (done) g = end;
+            done = 1;
+        } else {
+            g = atomic_fetch_add(&L->next, L->group);
+            end = g + L->group < L->nchunks ? g + L->group : L->nchunks;
+        }
+        if (g >= end || g >= L->nchunks) {
             W->mask_ones = ones;
             return;
         }
-        uint64_t end = g + L->group < L->nchunks ? g + L->group : L->nchunks;
         for (uint64_t ci = g; ci < end; ci++) {
             c.first = ci * L->chunk;
             uint64_t left = L->total_lanes - c.first;
@@ -550,6 +563,11 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
         return HG_OK;
     // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
     // still balance uneven chunks.
+    // Uniform chunks split statically: with dynamic grabs a call's chunks land on other cores
+    // than the last call's (2-thread f32 add: 262,144 elements 20.7 -> 17.3 us, 524,288
+    // 47.7 -> 36.1 us).
+    L->nparts = nworkers;
+    L->static_parts = plan->uniform && !plan->block_mode && nworkers > 1;
     L->group = L->nchunks / ((uint64_t)nworkers * 8);
     if (L->group < 1) L->group = 1;
     if (L->group > 64) L->group = 64;

@@ -118,6 +118,7 @@ typedef struct cpu_plan {
     int has_dynamic_shared;
     uint32_t dynamic_shared_index;
     cpu_direct direct;
+    int uniform;              // no loops: every chunk of a 1-D launch costs about the same
 } cpu_plan;
 
 // Per-worker scratch, reused across launches (grown when a launch needs more).
@@ -187,6 +188,8 @@ typedef struct cpu_launch {
     uint32_t dyn_shared_count;
     size_t shared_bytes;      // per block
     int x_linear;             // 1-D launch: %gid.x of lane i of a chunk is first + i
+    int static_parts;         // part w runs its own contiguous share of the chunks
+    int nparts;
     atomic_uint_fast64_t next;  // next chunk to hand out
     atomic_int failed;
     hg_status err;
