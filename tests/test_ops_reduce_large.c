@@ -325,6 +325,61 @@ static void row_sums(hg_executor ex1, hg_executor ex3) {
         }
 }
 
+// Reductions over the first axis of tall arrays, where a 3-thread executor splits each column
+// band's reduced range into pieces (at least RED_MIN_PARALLEL elements each) and combines
+// them: sum, max and argmax against float64 and exact references, 1 and 3 threads.
+static void column_splits(hg_executor ex1, hg_executor ex3) {
+    const int64_t shapes[][2] = {{2048, 300}, {131072, 7}, {700, 1000}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        int64_t R = shapes[si][0], C = shapes[si][1];
+        hg_buffer b;
+        float* x;
+        CHECK_OK(hg_buffer_create(ex3, HG_DTYPE_F32, (size_t)(R * C), &b));
+        CHECK_OK(hg_buffer_map(b, (void**)&x));
+        for (int64_t i = 0; i < R * C; i++) x[i] = (float)(urand() * 4 - 1);
+        x[(R / 2) * C + C / 2] = 9.0f;   // a unique maximum in a middle piece
+        for (int e = 0; e < 2; e++) {
+            hg_buffer bx = b;
+            if (e == 1) CHECK_OK(hg_buffer_wrap(ex1, HG_DTYPE_F32, x, (size_t)(R * C), &bx));
+            hg_tensor t;
+            CHECK_OK(hg_tensor_from_buffer(bx, 2, (int64_t[]){R, C}, &t));
+            hg_reduce_op ops[] = {HG_REDUCE_SUM, HG_REDUCE_MAX, HG_REDUCE_ARGMAX};
+            for (int oi = 0; oi < 3; oi++) {
+                hg_tensor out;
+                memset(&out, 0, sizeof out);
+                CHECK_OK(hg_reduce(ops[oi], &t, 1, (int32_t[]){0}, 0, &out));
+                void* o;
+                CHECK_OK(hg_buffer_map(out.buffer, &o));
+                int bad = 0;
+                for (int64_t c = 0; c < C && !bad; c++) {
+                    double sum = 0.0, mag = 0.0;
+                    float mx = x[c];
+                    int64_t arg = 0;
+                    for (int64_t r = 0; r < R; r++) {
+                        float v = x[r * C + c];
+                        sum += v;
+                        mag += fabs(v);
+                        if (v > mx) { mx = v; arg = r; }
+                    }
+                    double got = oi == 2 ? (double)((int64_t*)o)[c] : (double)((float*)o)[c];
+                    double want = oi == 0 ? sum : oi == 1 ? (double)mx : (double)arg;
+                    double tol = oi == 0 ? 16 * 0x1p-24 * mag + fabs(sum) * 0x1p-23 : 0.0;
+                    if (!(fabs(got - want) <= tol)) {
+                        bad = 1;
+                        CHECK_MSG(0, "op %d over axis 0 of %lldx%lld (%d threads): column %lld = "
+                                  "%.9g, want %.9g", oi, (long long)R, (long long)C, e ? 1 : 3,
+                                  (long long)c, got, want);
+                    }
+                }
+                if (!bad) CHECK(1);
+                hg_buffer_destroy(out.buffer);
+            }
+            if (e == 1) hg_buffer_destroy(bx);
+        }
+        hg_buffer_destroy(b);
+    }
+}
+
 int main(void) {
     hg_executor ex1, ex3;
     hg_executor_options o1 = {HG_BACKEND_CPU, 0, 1}, o3 = {HG_BACKEND_CPU, 0, 3};
@@ -332,6 +387,7 @@ int main(void) {
     CHECK_OK(hg_executor_create_ex(&o3, &ex3));
     big_sums(ex3);
     row_sums(ex1, ex3);
+    column_splits(ex1, ex3);
     big_layouts(ex1, ex3);
     hg_executor_destroy(ex1);
     hg_executor_destroy(ex3);
