@@ -226,6 +226,58 @@ static void softmax_big(ctx_t* c) {
     hg_buffer_destroy(b);
 }
 
+// Contiguous f32 rows of 17..64 (the AVX-512 short-row kernel where the CPU has it): against
+// the long-double reference, and bit for bit against the same rows read through a strided
+// view (the general path); rows with NaN, +inf, all -inf, one -inf, magnitude 1e4.
+static void short_rows(ctx_t* c) {
+    const int64_t lens[] = {17, 23, 31, 32, 33, 48, 63, 64};
+    const int64_t R = 37;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t L = lens[li];
+        hg_buffer b, bt;
+        float *h, *ht;
+        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &b));
+        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &bt));
+        CHECK_OK(hg_buffer_map(b, (void**)&h));
+        CHECK_OK(hg_buffer_map(bt, (void**)&ht));
+        for (int64_t r = 0; r < R; r++)
+            for (int64_t l = 0; l < L; l++) {
+                double v = (double)tref_rnd(&c->t, -4000000, 4000000) / 1e6;
+                if (r == 1 && l == L / 2) v = NAN;
+                if (r == 2 && l == L - 1) v = INFINITY;
+                if (r == 3) v = -INFINITY;
+                if (r == 4 && l == 0) v = -INFINITY;
+                if (r == 5) v *= 1e4;
+                h[r * L + l] = (float)v;
+                ht[l * R + r] = (float)v;   // the same rows as columns
+            }
+        hg_tensor x, xt, xs;
+        CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){R, L}, &x));
+        CHECK_OK(hg_tensor_from_buffer(bt, 2, (int64_t[]){L, R}, &xt));
+        CHECK_OK(hg_tensor_transpose(&xt, 0, 1, &xs));   // (R, L), strided rows
+        for (int logm = 0; logm < 2; logm++) {
+            check_softmax(c, &x, (unsigned char*)h, 1, logm, HG_DTYPE_F32, 0);
+            hg_tensor o1, o2;
+            memset(&o1, 0, sizeof o1);
+            memset(&o2, 0, sizeof o2);
+            CHECK_OK(logm ? hg_log_softmax(&x, 1, &o1) : hg_softmax(&x, 1, &o1));
+            CHECK_OK(logm ? hg_log_softmax(&xs, 1, &o2) : hg_softmax(&xs, 1, &o2));
+            float *p1, *p2;
+            CHECK_OK(hg_buffer_map(o1.buffer, (void**)&p1));
+            CHECK_OK(hg_buffer_map(o2.buffer, (void**)&p2));
+            int same = 1;
+            for (int64_t i = 0; i < R * L && same; i++)
+                same = !memcmp(&p1[i], &p2[i], 4) || (isnan(p1[i]) && isnan(p2[i]));
+            CHECK_MSG(same, "%s rows of %lld: contiguous and strided results differ",
+                      logm ? "log_softmax" : "softmax", (long long)L);
+            hg_buffer_destroy(o1.buffer);
+            hg_buffer_destroy(o2.buffer);
+        }
+        hg_buffer_destroy(b);
+        hg_buffer_destroy(bt);
+    }
+}
+
 // expf of the kernels against libm over a sweep (<= 2 ulp in the normal range).
 static void exp_accuracy(void) {
     double worst = 0;
@@ -480,6 +532,7 @@ int main(void) {
     exp_accuracy();
     softmax_random(&c, 1500);
     softmax_big(&c);
+    short_rows(&c);
     norm_random(&c, 800);
     errors(&c);
     for (int k = 0; k < 4; k++) hg_buffer_destroy(c.buf[k]);
