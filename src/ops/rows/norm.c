@@ -35,16 +35,30 @@ typedef struct norm_job {
     size_t scratch_bytes;
 } norm_job;
 
-static void rows_offsets(const norm_job* j, int64_t r, int64_t* xo, int64_t* oo) {
+// Row r's index over the row dims (k) and its x / out offsets: divisions, once per worker.
+static void rows_offsets(const norm_job* j, int64_t r, int64_t* k, int64_t* xo, int64_t* oo) {
     int64_t a = 0, b = 0;
     for (int d = j->nrow - 1; d >= 0; d--) {
-        int64_t k = r % j->rs[d];
+        k[d] = r % j->rs[d];
         r /= j->rs[d];
-        a += k * j->rx[d];
-        b += k * j->ro[d];
+        a += k[d] * j->rx[d];
+        b += k[d] * j->ro[d];
     }
     *xo = a;
     *oo = b;
+}
+
+// The next row's index and offsets, by carrying (a row of 16 cost as much as two 64-bit
+// divisions per row).
+static void rows_next(const norm_job* j, int64_t* k, int64_t* xo, int64_t* oo) {
+    for (int d = j->nrow - 1; d >= 0; d--) {
+        *xo += j->rx[d];
+        *oo += j->ro[d];
+        if (++k[d] < j->rs[d]) return;
+        *xo -= k[d] * j->rx[d];
+        *oo -= k[d] * j->ro[d];
+        k[d] = 0;
+    }
 }
 
 // Visits the R elements of a row in C order: fn gets (i, x offset, out offset).
@@ -96,6 +110,9 @@ static inline __attribute__((always_inline)) double sq_dev_f32(const float* t, i
         NORM_SQ_STEP(a2, 16);
         NORM_SQ_STEP(a3, 24);
     }
+    // Rows shorter than 32 (and the rest of longer ones) 8 lanes at a time too: 16 scalar
+    // steps of one f64 chain were most of a row of 16 (rms_norm 18.4 ns per row, torch 12.1).
+    for (; i + 8 <= R; i += 8) NORM_SQ_STEP(a1, 0);
     double tail = 0.0;
     for (; i < R; i++) { double d = t[i] - c; tail += d * d; }
     a0 += a1;
@@ -171,9 +188,9 @@ static void norm_worker(void* ctx, int w) {
     norm_job* j = ctx;
     int64_t r0 = j->rows * w / j->nw, r1 = j->rows * (w + 1) / j->nw;
     unsigned char* buf = j->scratch + (size_t)w * j->scratch_bytes;
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t xo, oo;
-        rows_offsets(j, r, &xo, &oo);
+    int64_t k[HG_MAX_DIMS], xo = 0, oo = 0;
+    if (r0 < r1) rows_offsets(j, r0, k, &xo, &oo);
+    for (int64_t r = r0; r < r1; r++, rows_next(j, k, &xo, &oo)) {
         const unsigned char* xp = j->x + xo * j->xsz;
         unsigned char* op = j->o + oo * j->osz;
         if (j->contig) {
