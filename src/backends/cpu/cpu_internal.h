@@ -142,14 +142,18 @@ typedef struct cpu_worker {
     size_t shared_cap;
 } cpu_worker;
 
-// Freed large mappings kept for reuse (cpu_memory.c).
+// Freed large mappings kept for reuse (cpu_memory.c); and freed heap blocks of 512 B..64 KiB,
+// a few per size class (4 per octave), in lock-free slots.
 #define HG_CPU_MEM_CACHE_SLOTS 64
+#define HG_CPU_SMALL_CLASSES 28
+#define HG_CPU_SMALL_SLOTS 4
 typedef struct cpu_mem_cache {
     pthread_mutex_t lock;
     struct { void* mem; size_t capacity; } blocks[HG_CPU_MEM_CACHE_SLOTS];
     int n;
     size_t bytes;             // sum of the cached capacities
     size_t budget;            // at most this many bytes cached
+    _Atomic(void*) small[HG_CPU_SMALL_CLASSES][HG_CPU_SMALL_SLOTS];
 } cpu_mem_cache;
 
 typedef struct cpu_state {

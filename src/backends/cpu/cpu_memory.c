@@ -4,7 +4,8 @@
 // on first touch (a 64 MiB result: ~16K faults, several milliseconds, more than the op that
 // fills it), so eager ops and plans that allocate results of the same sizes again reuse
 // resident memory instead. Cached bytes are bounded (HOLOGRAM_CPU_MEMORY_CACHE, default 1 GiB;
-// 0 disables) and released when the executor is destroyed.
+// 0 disables) and released when the executor is destroyed. Heap blocks of 512 B..64 KiB are
+// kept too, a few per size class (small_take / small_put).
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -118,15 +119,56 @@ static int cache_put(cpu_mem_cache* c, void* mem, size_t capacity) {
 
 void hg_cpu_mem_cache_init(cpu_mem_cache* c, size_t budget) {
     memset(c, 0, sizeof *c);
+    for (int k = 0; k < HG_CPU_SMALL_CLASSES; k++)
+        for (int i = 0; i < HG_CPU_SMALL_SLOTS; i++) atomic_init(&c->small[k][i], NULL);
     pthread_mutex_init(&c->lock, NULL);
     c->budget = budget;
 }
 
 void hg_cpu_mem_cache_release(cpu_mem_cache* c) {
+    for (int k = 0; k < HG_CPU_SMALL_CLASSES; k++)
+        for (int i = 0; i < HG_CPU_SMALL_SLOTS; i++) {
+            void* mem = atomic_exchange(&c->small[k][i], NULL);
+            if (mem) free(header_of(mem).map_start);
+        }
     for (int i = 0; i < c->n; i++) unmap_block(c->blocks[i].mem);
     c->n = 0;
     c->bytes = 0;
     pthread_mutex_destroy(&c->lock);
+}
+
+// Heap blocks of SMALL_MIN < n <= SMALL_MAX bytes (512 B .. 64 KiB) get a capacity rounded up to a quarter
+// octave (at most 25% more) and, when freed, wait in the executor's slots for the next block of
+// their class: an eager op's result of 1 KiB cost 120 ns to allocate and free through glibc,
+// whose per-thread cache (as fast as anything here) stops at 1,032 bytes with our header.
+#define SMALL_MIN ((size_t)512)
+#define SMALL_MAX ((size_t)64 << 10)
+
+// The class of n (SMALL_MIN < n <= SMALL_MAX) and its capacity.
+static int small_class(size_t n, size_t* cap) {
+    int p = 63 - __builtin_clzll((unsigned long long)(n - 1));   // 2^p < n <= 2^(p+1), p >= 9
+    size_t step = (size_t)1 << (p - 2);
+    *cap = (n + step - 1) / step * step;
+    return (p - 9) * 4 + (int)(*cap / step) - 5;
+}
+
+static void* small_take(cpu_mem_cache* c, int cls) {
+    for (int i = 0; i < HG_CPU_SMALL_SLOTS; i++) {
+        if (!atomic_load_explicit(&c->small[cls][i], memory_order_relaxed)) continue;
+        void* p = atomic_exchange_explicit(&c->small[cls][i], NULL, memory_order_acquire);
+        if (p) return p;
+    }
+    return NULL;
+}
+
+static int small_put(cpu_mem_cache* c, int cls, void* mem) {
+    for (int i = 0; i < HG_CPU_SMALL_SLOTS; i++) {
+        void* empty = NULL;
+        if (atomic_compare_exchange_strong_explicit(&c->small[cls][i], &empty, mem,
+                                                    memory_order_release, memory_order_relaxed))
+            return 1;
+    }
+    return 0;
 }
 
 hg_status hg_cpu_mem_alloc(void* state, size_t nbytes, int zero, void** out) {
@@ -135,6 +177,14 @@ hg_status hg_cpu_mem_alloc(void* state, size_t nbytes, int zero, void** out) {
         // malloc and align by hand: glibc's aligned_alloc takes a slower path than malloc, and
         // small blocks are made and freed at the rate of eager ops.
         size_t cap = (nbytes + 63) & ~(size_t)63;
+        if (nbytes > SMALL_MIN && nbytes <= SMALL_MAX && st->mem_cache.budget) {
+            void* mem = small_take(&st->mem_cache, small_class(nbytes, &cap));
+            if (mem) {
+                prepare(mem, nbytes, zero, 0);
+                *out = mem;
+                return HG_OK;
+            }
+        }
         uint8_t* raw = malloc(cap + 128);
         if (!raw) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes",
                                   nbytes);
@@ -176,6 +226,11 @@ void hg_cpu_mem_free(void* state, void* mem) {
     if (!mem) return;
     mem_header h = header_of(mem);
     if (h.magic == HEAP_MAGIC) {
+        size_t cap = 0;
+        if (h.capacity > SMALL_MIN && h.capacity <= SMALL_MAX && st->mem_cache.budget) {
+            int cls = small_class(h.capacity, &cap);
+            if (cap == h.capacity && small_put(&st->mem_cache, cls, mem)) return;
+        }
         free(h.map_start);
     } else if (h.magic == MAP_MAGIC) {
         if (!cache_put(&st->mem_cache, mem, h.capacity)) munmap(h.map_start, h.map_len);
