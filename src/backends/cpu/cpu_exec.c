@@ -524,13 +524,19 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
                         cfg->grid.z, cfg->block.x, cfg->block.y, cfg->block.z);
     }
     L->total_lanes = total;
+    // One worker's worth of a one-op elementwise kernel (no more than one grain of lanes, or a
+    // 1-thread executor): no arena, chunks or pool.
+    uint64_t grain = plan->chunk < HG_CPU_PARALLEL_LANES ? plan->chunk : HG_CPU_PARALLEL_LANES;
+    if (plan->direct.ok && total <= HG_CPU_DIRECT_MAX_LANES &&
+        (st->nthreads <= 1 || total < 2 * grain) && cfg->block.y == 1 && cfg->block.z == 1 &&
+        cfg->grid.y == 1 && cfg->grid.z == 1 && hg_cpu_run_direct(L))
+        return HG_OK;
     L->dyn_shared_count = 0;
     L->shared_bytes = 0;
     L->err = HG_OK;
     L->chunk = plan->block_mode ? L->lanes_per_block : plan->chunk;
     // Workers: one per full HG_CPU_PARALLEL_LANES lanes (or plan chunk, when smaller) at most:
     // a smaller share takes less time than handing it to another thread.
-    uint64_t grain = plan->chunk < HG_CPU_PARALLEL_LANES ? plan->chunk : HG_CPU_PARALLEL_LANES;
     uint64_t units = plan->block_mode ? 0 : total / grain > 1 ? total / grain : 1;
     // Small launches: no bigger chunk (and register arrays to fill) than the lanes there are.
     if (!plan->block_mode && total < L->chunk) L->chunk = total < 8 ? 8 : (total + 7) & ~7ull;
@@ -557,10 +563,6 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     int nworkers = st->nthreads;
     if ((uint64_t)nworkers > L->nchunks) nworkers = (int)L->nchunks;
     if (units && (uint64_t)nworkers > units) nworkers = (int)units;
-    // One worker's worth of a one-op elementwise kernel: no arena, chunks or pool.
-    if (plan->direct.ok && nworkers <= 1 && L->x_linear && total <= HG_CPU_DIRECT_MAX_LANES &&
-        hg_cpu_run_direct(L))
-        return HG_OK;
     // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
     // still balance uneven chunks.
     // Uniform chunks split statically: with dynamic grabs a call's chunks land on other cores
