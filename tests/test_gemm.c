@@ -226,11 +226,11 @@ int main(void) {
         {5, 64, 31, 1}, {8, 2000, 300, 0}, {13, 77, 9, 3}, {16, 129, 130, 0}, {17, 40, 20, 0},
         {300, 1, 70, 1}, {1000, 2, 33, 0}, {64, 10, 256, 0}, {70, 12, 1100, 2}, {40, 13, 20, 0},
         {1, 4, 1, 0}, {5, 3, 2, 1},
-        // Narrow C (up to 16 columns, more rows than columns; AVX-512 CPUs take the unpacked
+        // Narrow C (up to 16 columns, at least as many rows; AVX-512 CPUs take the unpacked
         // narrow kernel when A and B are not transposed): 8-row blocks and their remainders,
-        // 16 columns, k = 1, and a product large enough for the 2-thread row split.
+        // 16 columns, square C, k = 1, and a product large enough for the 2-thread row split.
         {9, 8, 5, 1}, {23, 16, 17, 3}, {17, 16, 1, 0}, {67, 15, 64, 2}, {1000, 16, 200, 0},
-        {2003, 7, 300, 1},
+        {2003, 7, 300, 1}, {16, 16, 16, 0}, {7, 7, 9, 2}, {12, 12, 1, 1}, {8, 8, 300, 3},
     };
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)

@@ -109,7 +109,7 @@ int hg_cpu_sgemm_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
                         float* c, int64_t ldc, hg_pool* pool) {
     if (m <= 0 || n <= 0 || k <= 0 || alpha == 0.0f) return 0;
     const hg_sgemm_skinny_set* set = hg_cpu_sgemm_skinny_set_named(NULL);
-    if (set->narrow && !trans_a && !trans_b && n <= HG_SGEMM_NARROW_MAX && m > n) {
+    if (set->narrow && !trans_a && !trans_b && n <= HG_SGEMM_NARROW_MAX && m >= n) {
         narrow_run(set->narrow, m, (int)n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool);
         return 1;
     }
