@@ -231,6 +231,10 @@ int main(void) {
         // 16 columns, square C, k = 1, and a product large enough for the 2-thread row split.
         {9, 8, 5, 1}, {23, 16, 17, 3}, {17, 16, 1, 0}, {67, 15, 64, 2}, {1000, 16, 200, 0},
         {2003, 7, 300, 1}, {16, 16, 16, 0}, {7, 7, 9, 2}, {12, 12, 1, 1}, {8, 8, 300, 3},
+        // Small products over 16-column panels (up to 64 columns, up to 2^20 m*n*k): partial
+        // panels, 17 rows, and one past each limit (packed path).
+        {17, 17, 17, 0}, {48, 48, 48, 1}, {64, 64, 64, 2}, {40, 33, 100, 3}, {128, 64, 128, 0},
+        {100, 64, 170, 1}, {30, 65, 30, 0},
     };
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)

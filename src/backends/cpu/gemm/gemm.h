@@ -87,6 +87,13 @@ typedef void (*hg_sgemm_skinny_dots_fn)(int m, int64_t n, int64_t k, float alpha
 // (m x k, row stride lda) and B (k x n, row stride ldb) row-major and read in place: each row of
 // B is one masked vector load, each element of A one broadcast (8 rows of C at a time).
 #define HG_SGEMM_NARROW_MAX 16
+// Small products with C up to 64 columns (and more than HG_SGEMM_SKINNY_MAX rows) run as
+// narrow products over 16-column panels of B and C, unpacked: packing A and B, and the edge
+// tiles of the 8 x 32 tile, cost more than they save there. From Python, 1 thread, this VM
+// (packed -> panels, us): 24^3 1.3 -> 0.8, 40^3 3.5 -> 1.6, 48^3 3.9 -> 2.0, 64x64x48 5.6
+// -> 3.5, 64^3 4.6 -> 4.3; 64x128x64 and 128x64x64 the same (8.2-8.5).
+#define HG_SGEMM_PANEL_MAX_COLS 64
+#define HG_SGEMM_PANEL_MAX_MNK (128.0 * 128.0 * 64.0)
 typedef void (*hg_sgemm_narrow_fn)(int64_t m, int n, int64_t k, float alpha, const float* a,
                                    int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                                    int64_t ldc);

@@ -114,6 +114,14 @@ int hg_cpu_sgemm_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
         return 1;
     }
     int rows = m <= HG_SGEMM_SKINNY_MAX, cols = n <= HG_SGEMM_SKINNY_COLS_MAX;
+    if (set->narrow && !trans_a && !trans_b && !rows && n <= HG_SGEMM_PANEL_MAX_COLS &&
+        (double)m * (double)n * (double)k <= HG_SGEMM_PANEL_MAX_MNK) {
+        for (int64_t j0 = 0; j0 < n; j0 += HG_SGEMM_NARROW_MAX) {
+            int nb = n - j0 < HG_SGEMM_NARROW_MAX ? (int)(n - j0) : HG_SGEMM_NARROW_MAX;
+            narrow_run(set->narrow, m, nb, k, alpha, a, lda, b + j0, ldb, beta, c + j0, ldc, pool);
+        }
+        return 1;
+    }
     if (!rows && !cols) return 0;
     skinny_job j = {.set = set, .k = k, .alpha = alpha, .beta = beta, .c = c};
     if (rows && (m <= n || !cols)) {
