@@ -126,6 +126,33 @@ static void check_overlap(hg_executor ex, hg_program prog, uint32_t n, int shift
     hg_buffer_destroy(b);
 }
 
+// Outputs that start inside a cache line (the direct path stores the first lanes alone, then
+// whole lines): every element written once, the ones before and after untouched.
+static void check_misaligned(hg_executor ex, hg_program prog, uint32_t n, uint32_t off) {
+    hg_buffer bx = filled(ex, n, 6), by;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, n + 32, &by));
+    CHECK_OK(hg_buffer_fill(by, 5.0));
+    float k = 1.25f;
+    hg_arg args[] = {hg_arg_buffer(bx), hg_arg_buffer_range(by, off, n), hg_arg_f32(k),
+                     hg_arg_u32(n)};
+    hg_launch_config cfg = hg_launch_1d(n, 256);
+    CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
+    float* y = malloc(sizeof(float) * (n + 32));
+    CHECK_OK(hg_buffer_read(by, 0, y, n + 32));
+    int bad = 0;
+    for (uint32_t i = 0; i < n + 32 && bad < 5; i++) {
+        float want = i >= off && i < off + n ? val(i - off, 6) * k : 5.0f;
+        if (memcmp(&y[i], &want, 4)) {
+            bad++;
+            fprintf(stderr, "misaligned off=%u n=%u: y[%u] = %g, want %g\n", off, n, i, y[i], want);
+        }
+    }
+    CHECK_MSG(bad == 0, "misaligned off=%u n=%u", off, n);
+    free(y);
+    hg_buffer_destroy(bx);
+    hg_buffer_destroy(by);
+}
+
 // A bound past the input's end: the general path's error, the output untouched.
 static void check_out_of_bounds(hg_executor ex, hg_program prog) {
     hg_buffer bx = filled(ex, 10, 5), by;
@@ -164,6 +191,12 @@ int main(void) {
         for (int shift = -1; shift <= 1; shift++) {
             check_overlap(ex, scale, 1000, shift);
             check_overlap(ex, scale, 3, shift);
+        }
+        const uint32_t offs[] = {1, 3, 4, 13, 15};
+        for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++) {
+            check_misaligned(ex, scale, 255, offs[oi]);
+            check_misaligned(ex, scale, 256, offs[oi]);
+            check_misaligned(ex, scale, 4099, offs[oi]);
         }
         check_out_of_bounds(ex, scale);
         hg_program_destroy(scale);
