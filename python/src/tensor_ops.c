@@ -9,7 +9,36 @@
 #include "op_call.h"
 
 // --- operators ----------------------------------------------------------------------------------
+// `x op y` of two hologram.Tensors, or of one and a Python float, small enough to keep the GIL:
+// straight to the library with the operands' own views (the general path below copies them
+// into the call's operand table first). NULL with no exception: take the general path.
+static PyObject* binary_operator_fast(hg_binary_op op, PyObject* a, PyObject* b) {
+    HgTensor* ta = Py_TYPE(a) == hgpy_tensor_type ? (HgTensor*)a : NULL;
+    HgTensor* tb = Py_TYPE(b) == hgpy_tensor_type ? (HgTensor*)b : NULL;
+    HgTensor* t = ta ? ta : tb;
+    if (!t || !t->base || t->base->freed) return NULL;
+    hg_tensor out;
+    out.buffer.handle = 0;
+    hg_status s;
+    if (ta && tb) {
+        if (!tb->base || tb->base->freed ||
+            hgpy_numel(&ta->t) + hgpy_numel(&tb->t) >= HGPY_GIL_ELEMS)
+            return NULL;
+        s = hg_binary(op, &ta->t, &tb->t, &out);
+    } else {
+        PyObject* other = ta ? b : a;
+        if (!PyFloat_CheckExact(other) || hgpy_numel(&t->t) >= HGPY_GIL_ELEMS) return NULL;
+        s = hg_binary_scalar(op, &t->t, hg_scalar_f(PyFloat_AS_DOUBLE(other)), ta == NULL, &out);
+    }
+    if (s != HG_OK) return hgpy_raise_status(s, NULL);
+    return hgpy_tensor_from_result(t->base->owner, &out);
+}
+
 PyObject* hgpy_binary_operator(hg_binary_op op, PyObject* a, PyObject* b, int inplace) {
+    if (!inplace) {
+        PyObject* r = binary_operator_fast(op, a, b);
+        if (r || PyErr_Occurred()) return r;
+    }
     int a_first = hgpy_is_tensor(a);
     PyObject* tobj = a_first ? a : b;
     PyObject* other = a_first ? b : a;
