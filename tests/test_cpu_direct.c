@@ -51,6 +51,17 @@ static hg_buffer filled(hg_executor ex, uint32_t count, uint32_t salt) {
     return b;
 }
 
+// got and want (n floats) bit for bit; the first few differences are printed.
+static void check_same(const float* got, const float* want, size_t n, const char* what) {
+    int bad = 0;
+    for (size_t i = 0; i < n && bad < 5; i++)
+        if (memcmp(&got[i], &want[i], 4)) {
+            bad++;
+            fprintf(stderr, "%s: [%zu] = %g, want %g\n", what, i, got[i], want[i]);
+        }
+    CHECK_MSG(bad == 0, "%s", what);
+}
+
 static void check_scale(hg_executor ex, hg_program prog, uint32_t n, uint32_t total) {
     hg_buffer bx = filled(ex, total, 1), by;
     CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, total ? total : 1, &by));
@@ -60,17 +71,14 @@ static void check_scale(hg_executor ex, hg_program prog, uint32_t n, uint32_t to
     hg_launch_config cfg = hg_launch_1d(total, total && total <= 1024 ? total : 256);
     CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
     float* y = malloc(sizeof(float) * (total ? total : 1));
+    float* want = malloc(sizeof(float) * (total ? total : 1));
     if (total) CHECK_OK(hg_buffer_read(by, 0, y, total));
-    int bad = 0;
-    for (uint32_t i = 0; i < total && bad < 5; i++) {
-        float want = i < n ? val(i, 1) * k : -7.0f;
-        if (memcmp(&y[i], &want, 4)) {
-            bad++;
-            fprintf(stderr, "scale n=%u total=%u: y[%u] = %g, want %g\n", n, total, i, y[i], want);
-        }
-    }
-    CHECK_MSG(bad == 0, "scale n=%u total=%u", n, total);
+    for (uint32_t i = 0; i < total; i++) want[i] = i < n ? val(i, 1) * k : -7.0f;
+    char what[64];
+    snprintf(what, sizeof what, "scale n=%u total=%u", n, total);
+    check_same(y, want, total, what);
     free(y);
+    free(want);
     hg_buffer_destroy(bx);
     hg_buffer_destroy(by);
 }
@@ -82,17 +90,14 @@ static void check_fma(hg_executor ex, hg_program prog, uint32_t n) {
     hg_launch_config cfg = hg_launch_1d(n, 256);
     CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
     float* y = malloc(sizeof(float) * (n ? n : 1));
+    float* want = malloc(sizeof(float) * (n ? n : 1));
     if (n) CHECK_OK(hg_buffer_read(by, 0, y, n));
-    int bad = 0;
-    for (uint32_t i = 0; i < n && bad < 5; i++) {
-        float want = fmaf(val(i, 2), 1.5f, val(i, 3));
-        if (memcmp(&y[i], &want, 4)) {
-            bad++;
-            fprintf(stderr, "fma n=%u: y[%u] = %g, want %g\n", n, i, y[i], want);
-        }
-    }
-    CHECK_MSG(bad == 0, "fma n=%u", n);
+    for (uint32_t i = 0; i < n; i++) want[i] = fmaf(val(i, 2), 1.5f, val(i, 3));
+    char what[32];
+    snprintf(what, sizeof what, "fma n=%u", n);
+    check_same(y, want, n, what);
     free(y);
+    free(want);
     hg_buffer_destroy(bx);
     hg_buffer_destroy(bz);
     hg_buffer_destroy(by);
@@ -111,18 +116,14 @@ static void check_overlap(hg_executor ex, hg_program prog, uint32_t n, int shift
     hg_launch_config cfg = hg_launch_1d(n, 256);
     CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
     float* got = malloc(sizeof(float) * count);
+    float* want = malloc(sizeof(float) * n);
     CHECK_OK(hg_buffer_read(b, 0, got, count));
-    int bad = 0;
-    for (uint32_t i = 0; i < n && bad < 5; i++) {
-        float want = val((uint32_t)(i + xoff), 4) * k;
-        if (memcmp(&got[i + yoff], &want, 4)) {
-            bad++;
-            fprintf(stderr, "overlap shift=%d n=%u: y[%u] = %g, want %g\n", shift, n, i,
-                    got[i + yoff], want);
-        }
-    }
-    CHECK_MSG(bad == 0, "overlap shift=%d n=%u", shift, n);
+    for (uint32_t i = 0; i < n; i++) want[i] = val((uint32_t)(i + xoff), 4) * k;
+    char what[48];
+    snprintf(what, sizeof what, "overlap shift=%d n=%u", shift, n);
+    check_same(got + yoff, want, n, what);
     free(got);
+    free(want);
     hg_buffer_destroy(b);
 }
 
@@ -138,17 +139,15 @@ static void check_misaligned(hg_executor ex, hg_program prog, uint32_t n, uint32
     hg_launch_config cfg = hg_launch_1d(n, 256);
     CHECK_OK(hg_launch(ex, prog, &cfg, args, 4));
     float* y = malloc(sizeof(float) * (n + 32));
+    float* want = malloc(sizeof(float) * (n + 32));
     CHECK_OK(hg_buffer_read(by, 0, y, n + 32));
-    int bad = 0;
-    for (uint32_t i = 0; i < n + 32 && bad < 5; i++) {
-        float want = i >= off && i < off + n ? val(i - off, 6) * k : 5.0f;
-        if (memcmp(&y[i], &want, 4)) {
-            bad++;
-            fprintf(stderr, "misaligned off=%u n=%u: y[%u] = %g, want %g\n", off, n, i, y[i], want);
-        }
-    }
-    CHECK_MSG(bad == 0, "misaligned off=%u n=%u", off, n);
+    for (uint32_t i = 0; i < n + 32; i++)
+        want[i] = i >= off && i < off + n ? val(i - off, 6) * k : 5.0f;
+    char what[48];
+    snprintf(what, sizeof what, "misaligned off=%u n=%u", off, n);
+    check_same(y, want, n + 32, what);
     free(y);
+    free(want);
     hg_buffer_destroy(bx);
     hg_buffer_destroy(by);
 }
