@@ -148,7 +148,8 @@ static void skinny_kernels(void) {
         const hg_sgemm_skinny_set* set = hg_cpu_sgemm_skinny_set_named(names[si]);
         if (!set) continue;
         sets_run++;
-        const int64_t ns[] = {1, 7, 8, 33, 1030, 2051};
+        // 4099: past the rows layout's column block for every M (4096 / M columns).
+        const int64_t ns[] = {1, 7, 8, 33, 1030, 2051, 4099};
         const int64_t ks[] = {1, 3, 4, 15, 16, 17, 70};
         for (int m = 1; m <= HG_SGEMM_SKINNY_GROUP; m++)
             for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
