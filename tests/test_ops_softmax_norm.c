@@ -428,6 +428,63 @@ static void norm_random(ctx_t* c, int trials) {
     for (int k = 0; k < 4; k++) hg_buffer_destroy(nb[k]);
 }
 
+// Contiguous f32 rows shorter than 64 run 8 at a time (norm.c's batch kernel): against the
+// reference, and bit for bit against the same rows read through a strided view (one row at a
+// time), with and without parameters; 37 rows (4 batches and 5 rows left), one row of 1e4s.
+static void norm_short_rows(ctx_t* c) {
+    const int64_t lens[] = {1, 5, 16, 17, 31, 63};
+    const int64_t R = 37;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t L = lens[li];
+        hg_buffer b, bt;
+        float *h, *ht;
+        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &b));
+        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &bt));
+        CHECK_OK(hg_buffer_map(b, (void**)&h));
+        CHECK_OK(hg_buffer_map(bt, (void**)&ht));
+        for (int64_t r = 0; r < R; r++)
+            for (int64_t l = 0; l < L; l++) {
+                double v = (double)tref_rnd(&c->t, -3000000, 3000000) / 1e6 + (r == 6 ? 1e4 : 0);
+                h[r * L + l] = (float)v;
+                ht[l * R + r] = (float)v;
+            }
+        hg_tensor x, xt, xs;
+        CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){R, L}, &x));
+        CHECK_OK(hg_tensor_from_buffer(bt, 2, (int64_t[]){L, R}, &xt));
+        CHECK_OK(hg_tensor_transpose(&xt, 0, 1, &xs));
+        double* vals = malloc((size_t)L * sizeof(double));
+        hg_buffer wb, bb;
+        hg_tensor w = make_param(c, HG_DTYPE_F32, 1, &L, 1.0, &wb, vals);
+        hg_tensor bias = make_param(c, HG_DTYPE_F32, 1, &L, 0.0, &bb, vals);
+        for (int rms = 0; rms < 2; rms++)
+            for (int par = 0; par < 2; par++) {
+                check_norm(c, &x, (unsigned char*)h, rms, 1, par, par, 1e-5, HG_DTYPE_F32, 1);
+                hg_tensor o1, o2;
+                memset(&o1, 0, sizeof o1);
+                memset(&o2, 0, sizeof o2);
+                const hg_tensor* wp = par ? &w : NULL;
+                const hg_tensor* bp = par ? &bias : NULL;
+                CHECK_OK(rms ? hg_rms_norm(&x, 1, wp, 1e-5, &o1)
+                             : hg_layer_norm(&x, 1, wp, bp, 1e-5, &o1));
+                CHECK_OK(rms ? hg_rms_norm(&xs, 1, wp, 1e-5, &o2)
+                             : hg_layer_norm(&xs, 1, wp, bp, 1e-5, &o2));
+                float *p1, *p2;
+                CHECK_OK(hg_buffer_map(o1.buffer, (void**)&p1));
+                CHECK_OK(hg_buffer_map(o2.buffer, (void**)&p2));
+                CHECK_MSG(!memcmp(p1, p2, (size_t)(R * L) * sizeof(float)),
+                          "%s rows of %lld%s: contiguous and strided results differ",
+                          rms ? "rms_norm" : "layer_norm", (long long)L, par ? " (params)" : "");
+                hg_buffer_destroy(o1.buffer);
+                hg_buffer_destroy(o2.buffer);
+            }
+        free(vals);
+        hg_buffer_destroy(wb);
+        hg_buffer_destroy(bb);
+        hg_buffer_destroy(b);
+        hg_buffer_destroy(bt);
+    }
+}
+
 // ---- errors ---------------------------------------------------------------------------------
 static void errors(ctx_t* c) {
     hg_tensor x, out, xi, good;
@@ -534,6 +591,7 @@ int main(void) {
     softmax_big(&c);
     short_rows(&c);
     norm_random(&c, 800);
+    norm_short_rows(&c);
     errors(&c);
     for (int k = 0; k < 4; k++) hg_buffer_destroy(c.buf[k]);
     tref_fini(&c.t);

@@ -30,6 +30,7 @@ typedef struct norm_job {
     const float* wf;                                // the same as f32 (other inputs)
     const float* bf;
     void (*row_f32)(const struct norm_job* j, const float* t, float* y);   // row_f32_pick()
+    void (*rows_f32)(const struct norm_job* j, const float* const* t, float* const* y);
     int nw;
     unsigned char* scratch;
     size_t scratch_bytes;
@@ -122,22 +123,37 @@ static inline __attribute__((always_inline)) double sq_dev_f32(const float* t, i
     return s + tail;
 }
 
-static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j, const float* t,
-                                                               float* y) {
-    int64_t R = j->R;
-    // The f32 mean is split in two (mean + mean_lo == the f64 mean to 2^-48 relative): x - mean
-    // is exact for x near the mean, so inputs with a large mean keep full f32 accuracy.
-    float mean = 0.0f, mean_lo = 0.0f;
+// A row's statistics: the f32 mean split in two (mean + mean_lo == the f64 mean to 2^-48
+// relative: x - mean is exact for x near the mean, so inputs with a large mean keep full f32
+// accuracy) and the f64 sum of squared deviations.
+typedef struct norm_stats {
+    float mean, mean_lo;
     double ss;
+} norm_stats;
+
+static inline __attribute__((always_inline)) norm_stats row_stats_f32(const norm_job* j,
+                                                                      const float* t) {
+    norm_stats st = {0.0f, 0.0f, 0.0};
     if (j->rms) {
-        ss = sq_dev_f32(t, R, 0.0);
+        st.ss = sq_dev_f32(t, j->R, 0.0);
     } else {
-        double m = hg_reduce_sum_f32(t, R) / (double)R;
-        mean = (float)m;
-        mean_lo = (float)(m - (double)mean);
-        ss = sq_dev_f32(t, R, m);
+        double m = hg_reduce_sum_f32(t, j->R) / (double)j->R;
+        st.mean = (float)m;
+        st.mean_lo = (float)(m - (double)st.mean);
+        st.ss = sq_dev_f32(t, j->R, m);
     }
-    float rstd = (float)(1.0 / sqrt(ss / (double)R + j->eps));
+    return st;
+}
+
+static inline __attribute__((always_inline)) float row_rstd(const norm_job* j, double ss) {
+    return (float)(1.0 / sqrt(ss / (double)j->R + j->eps));
+}
+
+static inline __attribute__((always_inline)) void row_apply_f32(const norm_job* j, const float* t,
+                                                                float* y, norm_stats st,
+                                                                float rstd) {
+    int64_t R = j->R;
+    float mean = st.mean, mean_lo = st.mean_lo;
     const float* w = j->wf;
     const float* b = j->bf;
     if (w && b)
@@ -147,27 +163,71 @@ static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j
     else for (int64_t i = 0; i < R; i++) y[i] = ((t[i] - mean) - mean_lo) * rstd;
 }
 
-// The row kernel built for the baseline, AVX2 and AVX-512 (the same operations in the same
+static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j, const float* t,
+                                                               float* y) {
+    norm_stats st = row_stats_f32(j, t);
+    row_apply_f32(j, t, y, st, row_rstd(j, st.ss));
+}
+
+// NORM_BATCH short contiguous rows at once, the same operations per row (the same bits): one
+// row's statistics end in a divide, a square root and a divide (~50 cycles of latency); over a
+// batch they run as vector instructions, and the rows' sums overlap. rms_norm rows of 16 cost
+// 14.3 ns per row one at a time on Zen 4 (torch 8.8).
+#define NORM_BATCH 8
+#define NORM_SHORT_ROW 64
+static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* j,
+                                                                const float* const* t,
+                                                                float* const* y) {
+    norm_stats st[NORM_BATCH];
+    double ss[NORM_BATCH];
+    float rstd[NORM_BATCH];
+    for (int r = 0; r < NORM_BATCH; r++) {
+        st[r] = row_stats_f32(j, t[r]);
+        ss[r] = st[r].ss;
+    }
+    for (int r = 0; r < NORM_BATCH; r++) rstd[r] = row_rstd(j, ss[r]);
+    for (int r = 0; r < NORM_BATCH; r++) row_apply_f32(j, t[r], y[r], st[r], rstd[r]);
+}
+
+// The row kernels built for the baseline, AVX2 and AVX-512 (the same operations in the same
 // order: the same bits), picked once per call.
 typedef void (*norm_row_fn)(const norm_job* j, const float* t, float* y);
+typedef void (*norm_rows_fn)(const norm_job* j, const float* const* t, float* const* y);
 static void row_f32_base(const norm_job* j, const float* t, float* y) { row_f32_body(j, t, y); }
+static void rows_f32_base(const norm_job* j, const float* const* t, float* const* y) {
+    rows_f32_body(j, t, y);
+}
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2,fma"))) static void row_f32_avx2(const norm_job* j, const float* t,
-                                                            float* y) {
+#define NORM_AVX2 __attribute__((target("avx2,fma")))
+#define NORM_AVX512 \
+    __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+NORM_AVX2 static void row_f32_avx2(const norm_job* j, const float* t, float* y) {
     row_f32_body(j, t, y);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
-static void row_f32_avx512(const norm_job* j, const float* t, float* y) {
+NORM_AVX2 static void rows_f32_avx2(const norm_job* j, const float* const* t, float* const* y) {
+    rows_f32_body(j, t, y);
+}
+NORM_AVX512 static void row_f32_avx512(const norm_job* j, const float* t, float* y) {
     row_f32_body(j, t, y);
+}
+NORM_AVX512 static void rows_f32_avx512(const norm_job* j, const float* const* t,
+                                        float* const* y) {
+    rows_f32_body(j, t, y);
 }
 #endif
-static norm_row_fn row_f32_pick(void) {
+static void row_f32_pick(norm_row_fn* one, norm_rows_fn* batch) {
+    *one = row_f32_base;
+    *batch = rows_f32_base;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     hg_cpu_level lv = hg_cpu_level_get();
-    if (lv >= HG_CPU_AVX512) return row_f32_avx512;
-    if (lv >= HG_CPU_AVX2) return row_f32_avx2;
+    if (lv >= HG_CPU_AVX512) {
+        *one = row_f32_avx512;
+        *batch = rows_f32_avx512;
+    } else if (lv >= HG_CPU_AVX2) {
+        *one = row_f32_avx2;
+        *batch = rows_f32_avx2;
+    }
 #endif
-    return row_f32_base;
 }
 
 static void row_f64(const norm_job* j, double* t) {
@@ -190,7 +250,19 @@ static void norm_worker(void* ctx, int w) {
     unsigned char* buf = j->scratch + (size_t)w * j->scratch_bytes;
     int64_t k[HG_MAX_DIMS], xo = 0, oo = 0;
     if (r0 < r1) rows_offsets(j, r0, k, &xo, &oo);
-    for (int64_t r = r0; r < r1; r++, rows_next(j, k, &xo, &oo)) {
+    int64_t r = r0;
+    if (j->contig && j->R < NORM_SHORT_ROW) {
+        for (; r + NORM_BATCH <= r1; r += NORM_BATCH) {
+            const float* t[NORM_BATCH];
+            float* y[NORM_BATCH];
+            for (int q = 0; q < NORM_BATCH; q++, rows_next(j, k, &xo, &oo)) {
+                t[q] = (const float*)(j->x + xo * j->xsz);
+                y[q] = (float*)(j->o + oo * j->osz);
+            }
+            j->rows_f32(j, t, y);
+        }
+    }
+    for (; r < r1; r++, rows_next(j, k, &xo, &oo)) {
         const unsigned char* xp = j->x + xo * j->xsz;
         unsigned char* op = j->o + oo * j->osz;
         if (j->contig) {
@@ -317,7 +389,7 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
         j.R *= xv.shape[a];
     }
     j.contig = contig;
-    j.row_f32 = row_f32_pick();
+    row_f32_pick(&j.row_f32, &j.rows_f32);
     // Parameters in the compute precision. (Without parameters this loop ran R empty steps:
     // half the time of rms_norm on one row of 65,536.)
     if (xv.dtype != HG_DTYPE_F64 && (w || b)) {
