@@ -226,6 +226,40 @@ static void softmax_big(ctx_t* c) {
     hg_buffer_destroy(b);
 }
 
+// Random rows with special values (NaN, +inf, all -inf, one -inf, magnitude 1e4).
+static double softmax_row_value(ctx_t* c, int64_t r, int64_t l, int64_t L) {
+    double v = (double)tref_rnd(&c->t, -4000000, 4000000) / 1e6;
+    if (r == 1 && l == L / 2) v = NAN;
+    if (r == 2 && l == L - 1) v = INFINITY;
+    if (r == 3) v = -INFINITY;
+    if (r == 4 && l == 0) v = -INFINITY;
+    if (r == 5) v *= 1e4;
+    return v;
+}
+
+// The same R rows of L f32 values twice: x contiguous (data h, buffer b) and xs a strided view
+// of their transpose (buffer bt), so an op's contiguous path can be checked against its
+// general one.
+static void rows_twice(ctx_t* c, int64_t R, int64_t L,
+                       double (*value)(ctx_t*, int64_t r, int64_t l, int64_t L), hg_buffer* b,
+                       hg_buffer* bt, float** h, hg_tensor* x, hg_tensor* xs) {
+    float* ht;
+    CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), b));
+    CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), bt));
+    CHECK_OK(hg_buffer_map(*b, (void**)h));
+    CHECK_OK(hg_buffer_map(*bt, (void**)&ht));
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t l = 0; l < L; l++) {
+            float v = (float)value(c, r, l, L);
+            (*h)[r * L + l] = v;
+            ht[l * R + r] = v;   // the same rows as columns
+        }
+    hg_tensor xt;
+    CHECK_OK(hg_tensor_from_buffer(*b, 2, (int64_t[]){R, L}, x));
+    CHECK_OK(hg_tensor_from_buffer(*bt, 2, (int64_t[]){L, R}, &xt));
+    CHECK_OK(hg_tensor_transpose(&xt, 0, 1, xs));   // (R, L), strided rows
+}
+
 // Contiguous f32 rows of 17..64 (the AVX-512 short-row kernel where the CPU has it): against
 // the long-double reference, and bit for bit against the same rows read through a strided
 // view (the general path); rows with NaN, +inf, all -inf, one -inf, magnitude 1e4.
@@ -235,26 +269,9 @@ static void short_rows(ctx_t* c) {
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
         int64_t L = lens[li];
         hg_buffer b, bt;
-        float *h, *ht;
-        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &b));
-        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &bt));
-        CHECK_OK(hg_buffer_map(b, (void**)&h));
-        CHECK_OK(hg_buffer_map(bt, (void**)&ht));
-        for (int64_t r = 0; r < R; r++)
-            for (int64_t l = 0; l < L; l++) {
-                double v = (double)tref_rnd(&c->t, -4000000, 4000000) / 1e6;
-                if (r == 1 && l == L / 2) v = NAN;
-                if (r == 2 && l == L - 1) v = INFINITY;
-                if (r == 3) v = -INFINITY;
-                if (r == 4 && l == 0) v = -INFINITY;
-                if (r == 5) v *= 1e4;
-                h[r * L + l] = (float)v;
-                ht[l * R + r] = (float)v;   // the same rows as columns
-            }
-        hg_tensor x, xt, xs;
-        CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){R, L}, &x));
-        CHECK_OK(hg_tensor_from_buffer(bt, 2, (int64_t[]){L, R}, &xt));
-        CHECK_OK(hg_tensor_transpose(&xt, 0, 1, &xs));   // (R, L), strided rows
+        float* h;
+        hg_tensor x, xs;
+        rows_twice(c, R, L, softmax_row_value, &b, &bt, &h, &x, &xs);
         for (int logm = 0; logm < 2; logm++) {
             check_softmax(c, &x, (unsigned char*)h, 1, logm, HG_DTYPE_F32, 0);
             hg_tensor o1, o2;
@@ -428,6 +445,12 @@ static void norm_random(ctx_t* c, int trials) {
     for (int k = 0; k < 4; k++) hg_buffer_destroy(nb[k]);
 }
 
+// Random finite rows, row 6 around 1e4.
+static double norm_row_value(ctx_t* c, int64_t r, int64_t l, int64_t L) {
+    (void)l; (void)L;
+    return (double)tref_rnd(&c->t, -3000000, 3000000) / 1e6 + (r == 6 ? 1e4 : 0);
+}
+
 // Contiguous f32 rows shorter than 64 run 8 at a time (norm.c's batch kernel): against the
 // reference, and bit for bit against the same rows read through a strided view (one row at a
 // time), with and without parameters; 37 rows (4 batches and 5 rows left), one row of 1e4s.
@@ -437,21 +460,9 @@ static void norm_short_rows(ctx_t* c) {
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
         int64_t L = lens[li];
         hg_buffer b, bt;
-        float *h, *ht;
-        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &b));
-        CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(R * L), &bt));
-        CHECK_OK(hg_buffer_map(b, (void**)&h));
-        CHECK_OK(hg_buffer_map(bt, (void**)&ht));
-        for (int64_t r = 0; r < R; r++)
-            for (int64_t l = 0; l < L; l++) {
-                double v = (double)tref_rnd(&c->t, -3000000, 3000000) / 1e6 + (r == 6 ? 1e4 : 0);
-                h[r * L + l] = (float)v;
-                ht[l * R + r] = (float)v;
-            }
-        hg_tensor x, xt, xs;
-        CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){R, L}, &x));
-        CHECK_OK(hg_tensor_from_buffer(bt, 2, (int64_t[]){L, R}, &xt));
-        CHECK_OK(hg_tensor_transpose(&xt, 0, 1, &xs));
+        float* h;
+        hg_tensor x, xs;
+        rows_twice(c, R, L, norm_row_value, &b, &bt, &h, &x, &xs);
         double* vals = malloc((size_t)L * sizeof(double));
         hg_buffer wb, bb;
         hg_tensor w = make_param(c, HG_DTYPE_F32, 1, &L, 1.0, &wb, vals);
