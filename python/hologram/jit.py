@@ -47,18 +47,20 @@ def _signature(args, ex):
     return tuple(key)
 
 
-def _as_operand(a):
-    """A Tensor or a Python number as it is; anything else (numpy arrays, lists) as a Tensor."""
+def _as_operand(a, ex):
+    """A Tensor or a Python number as it is; anything else (numpy arrays, lists) as a Tensor on
+    ex (the call's executor; None: the default one)."""
     if type(a) is Tensor or type(a) in (int, float, bool) or isinstance(a, Tensor) or \
             isinstance(a, (bool, numbers.Number)):
         return a
     from ._interop import asarray
-    return asarray(a)
+    return asarray(a, executor=ex)
 
 
 def jit(fn=None, *, executor=None):
     """Decorator (also ``jit(fn)``). ``executor``: where plans run (default: the executor of the
-    first tensor argument)."""
+    first tensor argument); array arguments that are not Tensors (numpy arrays, lists) are
+    converted onto it."""
     if fn is None:
         return lambda f: jit(f, executor=executor)
 
@@ -69,8 +71,12 @@ def jit(fn=None, *, executor=None):
     # the rest: new signatures, arguments to convert (numpy arrays, lists, numpy scalars),
     # eager fallbacks. The dict read needs no lock (atomic under the GIL); the insert does.
     def slow(*args):
-        targs = [_as_operand(a) for a in args]
+        # Array arguments are converted onto the executor of the Tensor arguments (a numpy
+        # array beside a CUDA tensor is copied to the device, beside a CPU tensor it is viewed).
         ex = executor
+        if ex is None:
+            ex = next((a.executor for a in args if isinstance(a, Tensor)), None)
+        targs = [_as_operand(a, ex) for a in args]
         if ex is None:
             ex = next((a.executor for a in targs if isinstance(a, Tensor)), None)
         if ex is None:

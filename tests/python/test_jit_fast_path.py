@@ -189,3 +189,20 @@ def test_bad_add_arguments():
         hg._C.JitFunction(3)
     with pytest.raises(TypeError, match="Executor"):
         hg._C.JitFunction(len, executor=3)
+
+
+def test_array_arguments_go_to_the_tensor_arguments_executor():
+    # A numpy array beside a Tensor of another executor than the default one is converted onto
+    # that executor (it was converted onto the default one, and the plan refused the mix).
+    f = hg.jit(lambda a, b: a * b + 1)
+    x, y = f32(5), f32(5)
+    with hg.Executor(backend=hg.default_executor().backend) as other:
+        ty = hg.asarray(y, executor=other)
+        for _ in range(2):
+            r = f(x, ty)
+            assert r.executor == other
+            np.testing.assert_allclose(r.numpy(), x * y + 1, rtol=1e-6)
+        g = hg.jit(lambda a: a + 1, executor=other)   # the decorator's executor, no Tensors
+        r = g(x)
+        assert r.executor == other
+        np.testing.assert_allclose(r.numpy(), x + 1, rtol=1e-6)
