@@ -9,6 +9,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/vmath.h"
+#include "base/vmath_zmm.h"
 #include "ops/common/dev_ops.h"
 #include "ops/reduce/reduce.h"
 #include "ops/common/op_dispatch.h"
@@ -158,46 +159,65 @@ static void rows16_avx512(const float* x, float* y, int64_t rows, int64_t L, int
 }
 #define HG_SM_HAVE_ROWS16 1
 
-// Rows of 17..64 (L), one after another: slice_f32's arithmetic exactly (the same exp, the
-// 16 lane sums folded in f64, the tail added one by one, the same scale), with the max, the
-// exp and the scale on at most four zmm per row and no passes through memory between them (a
-// row of 64 by slice_f32 cost 54 ns here, torch 47).
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
-static void rows64_avx512(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
-    const int64_t full = L / 16 * 16, tail = L - full;
+// Rows of 17..64 (L), one after another: slice_f32's arithmetic exactly (the same exp, here
+// base/vmath_zmm.h's, bit for bit vmath.h's; the 16 lane sums folded in f64, the tail added one
+// by one, the same scale), each row in at most four zmm registers from load to store (a row of
+// 64 by slice_f32 cost 54 ns on the Intel VM, torch 47; through memory arrays between the
+// passes, as first written here, 59 ns on Zen 4, torch 50). Rows of 32 and 64 get the loops
+// unrolled for their length.
+#define SM_ZMM __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+SM_ZMM static inline __attribute__((always_inline)) void rows64_body(const float* x, float* y,
+                                                                     int64_t rows, int64_t L,
+                                                                     int take_log) {
+    const int nfull = (int)(L / 16), nv = (int)((L + 15) / 16);
+    const int64_t tail = L - 16 * (int64_t)nfull;
     const __mmask16 kt = (__mmask16)((1u << tail) - 1u);
-    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), lo = _mm512_set1_ps(-87.33654f);
     for (int64_t r = 0; r < rows; r++, x += L, y += L) {
-        __m512 mx = ninf, un = _mm512_setzero_ps();
-        for (int64_t i = 0; i < full; i += 16) {
-            __m512 v = _mm512_loadu_ps(x + i);
-            mx = _mm512_max_ps(mx, v);
-            un = _mm512_or_ps(un, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
-                                                     _mm512_set1_ps(1.0f)));
+        __m512 v[4], d[4], e[4];
+        __m512 mx = ninf;
+        __mmask16 un = 0;
+        for (int q = 0; q < nv; q++) {
+            v[q] = q < nfull ? _mm512_loadu_ps(x + 16 * q) : _mm512_mask_loadu_ps(ninf, kt, x + 16 * q);
+            mx = _mm512_max_ps(mx, v[q]);
+            un |= _mm512_cmp_ps_mask(v[q], v[q], _CMP_UNORD_Q);
         }
+        float m = un ? NAN : _mm512_reduce_max_ps(mx);   // max_f32: NaN anywhere gives NaN
+        __m512 mv = _mm512_set1_ps(m), part = _mm512_setzero_ps();
+        for (int q = 0; q < nv; q++) {
+            d[q] = _mm512_sub_ps(v[q], mv);
+            // expf_fast: results below 2^-126 flushed to 0.
+            e[q] = _mm512_mask_mov_ps(hg_vm_exp_zmm(d[q]), _mm512_cmp_ps_mask(d[q], lo, _CMP_LT_OQ),
+                                      _mm512_setzero_ps());
+            if (q < nfull) part = _mm512_add_ps(part, e[q]);
+        }
+        float pl[16], et[16];
+        _mm512_storeu_ps(pl, part);
+        double s = fold_lanes(pl, 16);
         if (tail) {
-            __m512 v = _mm512_mask_loadu_ps(ninf, kt, x + full);
-            mx = _mm512_max_ps(mx, v);
-            un = _mm512_or_ps(un, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
-                                                     _mm512_set1_ps(1.0f)));
+            _mm512_storeu_ps(et, e[nfull]);
+            for (int64_t i = 0; i < tail; i++) s += et[i];
         }
-        float m = _mm512_reduce_max_ps(mx);
-        if (_mm512_reduce_max_ps(un) != 0.0f) m = NAN;   // max_f32: NaN anywhere gives NaN
-        float d[64], e[64], part[16] = {0};
-        for (int64_t i = 0; i < L; i++) d[i] = x[i] - m;
-        for (int64_t i = 0; i < L; i++) e[i] = expf_fast(d[i]);
-        for (int64_t i = 0; i < full; i += 16)
-            for (int j = 0; j < 16; j++) part[j] += e[i + j];
-        double s = fold_lanes(part, 16);
-        for (int64_t i = full; i < L; i++) s += e[i];
+        __m512 f;
         if (take_log) {
-            float ls = (float)log(s);
-            for (int64_t i = 0; i < L; i++) y[i] = d[i] - ls;
+            f = _mm512_set1_ps((float)log(s));
+            for (int q = 0; q < nv; q++) e[q] = _mm512_sub_ps(d[q], f);
         } else {
-            float inv = (float)(1.0 / s);
-            for (int64_t i = 0; i < L; i++) y[i] = e[i] * inv;
+            f = _mm512_set1_ps((float)(1.0 / s));
+            for (int q = 0; q < nv; q++) e[q] = _mm512_mul_ps(e[q], f);
+        }
+        for (int q = 0; q < nv; q++) {
+            if (q < nfull) _mm512_storeu_ps(y + 16 * q, e[q]);
+            else _mm512_mask_storeu_ps(y + 16 * q, kt, e[q]);
         }
     }
+}
+
+SM_ZMM static void rows64_avx512(const float* x, float* y, int64_t rows, int64_t L,
+                                 int take_log) {
+    if (L == 64) rows64_body(x, y, rows, 64, take_log);
+    else if (L == 32) rows64_body(x, y, rows, 32, take_log);
+    else rows64_body(x, y, rows, L, take_log);
 }
 
 static void slice_f32(const float* t, float* y, int64_t n, int take_log) {

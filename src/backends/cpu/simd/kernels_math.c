@@ -66,46 +66,16 @@ MATHS_(bf16, float, hg_v_round_bf16, F32_FUNCS)
     k->op[HG_OP_TRUNC][dt] = trunc_##tag;
 
 #if defined(HG_SIMD_AVX512)
-#include <immintrin.h>
-// f32 exp and sigmoid on 16 lanes, bit for bit the vmath.h functions: the same clamps,
-// reductions and polynomials, and the scaling by 2^n as one vscalefps (a single rounding, as
-// the two-step scaling of hg_vm_scale_f32 gives: exact for normal results, one rounding for
-// subnormal ones) instead of nine integer and float instructions: exp is 18 instructions per
-// 16 elements instead of 26, sigmoid 6.9 -> 6.3 ms over 16M on one Zen 4 core. (tanh's 2^n is
+#include "base/vmath_zmm.h"
+// f32 exp and sigmoid on 16 lanes with base/vmath_zmm.h's exp, bit for bit the vmath.h
+// functions (test_math_ulp compares them with the portable set): exp 18 instructions per 16
+// elements instead of 26, sigmoid 6.9 -> 6.3 ms over 16M on one Zen 4 core. (tanh's 2^n is
 // already two integer instructions there: the same rewrite gained 1-2%, not kept.)
-// test_math_ulp compares them with the portable set bit for bit.
-
-// e^xc for |xc| <= 110, as hg_vm_exp_core_f32.
-static inline __m512 exp_core_zmm(__m512 xc) {
-    const __m512 magic = _mm512_set1_ps(HG_VM_ROUND_MAGIC_F);
-    __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic);
-    __m512 k = _mm512_sub_ps(t, magic);
-    __m512 r = _mm512_fmadd_ps(k, _mm512_set1_ps(-0.693145751953125f), xc);
-    r = _mm512_fmadd_ps(k, _mm512_set1_ps(-1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(0.000198527617612853646278381f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.00139304355252534151077271f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.00833336077630519866943359f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.0416664853692054748535156f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.166666671633720397949219f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(_mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f)), k);
-}
-
 static void exp_f32_zmm(void* dv, const void* av, const void* bv, const void* cv, size_t n) {
     float* d = dv;
     const float* a = av;
-    const __m512i absm = _mm512_set1_epi32(0x7fffffff), lim = _mm512_set1_epi32(0x42dc0000);
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 x = _mm512_loadu_ps(a + i);
-        __m512i u = _mm512_castps_si512(x);
-        __m512i m = _mm512_min_epu32(_mm512_and_si512(u, absm), lim);   // |x| clamped to 110
-        __m512 xc = _mm512_castsi512_ps(_mm512_or_si512(m, _mm512_andnot_si512(absm, u)));
-        __m512 y = exp_core_zmm(xc);
-        __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-        _mm512_storeu_ps(d + i, _mm512_mask_add_ps(y, nan, x, x));
-    }
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, hg_vm_exp_zmm(_mm512_loadu_ps(a + i)));
     if (i < n) exp_f32(d + i, a + i, bv, cv, n - i);
 }
 
@@ -121,7 +91,7 @@ static void sigmoid_f32_zmm(void* dv, const void* av, const void* bv, const void
         __m512 x = _mm512_loadu_ps(a + i);
         __m512 xa = _mm512_castsi512_ps(
             _mm512_min_epu32(_mm512_and_si512(_mm512_castps_si512(x), absm), lim));
-        __m512 e = exp_core_zmm(_mm512_sub_ps(_mm512_setzero_ps(), xa));
+        __m512 e = hg_vm_exp_core_zmm(_mm512_sub_ps(_mm512_setzero_ps(), xa));
         __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
         __m512 q = _mm512_div_ps(_mm512_mask_mov_ps(e, pos, one), _mm512_add_ps(one, e));
         __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
