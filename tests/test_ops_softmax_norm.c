@@ -445,15 +445,19 @@ static void norm_random(ctx_t* c, int trials) {
     for (int k = 0; k < 4; k++) hg_buffer_destroy(nb[k]);
 }
 
-// Random finite rows, row 6 around 1e4.
+// Random finite rows, row 6 around 1e4; rows 8-13 of one element hold +-0, a subnormal, 1e30,
+// -inf and NaN (rows of one run as one loop over the rows).
 static double norm_row_value(ctx_t* c, int64_t r, int64_t l, int64_t L) {
-    (void)l; (void)L;
+    (void)l;
+    static const double special[] = {0.0, -0.0, 1e-40, 1e30, -INFINITY, NAN};
+    if (L == 1 && r >= 8 && r < 14) return special[r - 8];
     return (double)tref_rnd(&c->t, -3000000, 3000000) / 1e6 + (r == 6 ? 1e4 : 0);
 }
 
 // Contiguous f32 rows shorter than 64 run 8 at a time (norm.c's batch kernel): against the
 // reference, and bit for bit against the same rows read through a strided view (one row at a
 // time), with and without parameters; 37 rows (4 batches and 5 rows left), one row of 1e4s.
+// Rows of one element (one loop over all rows) with special values too.
 static void norm_short_rows(ctx_t* c) {
     const int64_t lens[] = {1, 5, 16, 17, 31, 63};
     const int64_t R = 37;
@@ -463,6 +467,18 @@ static void norm_short_rows(ctx_t* c) {
         float* h;
         hg_tensor x, xs;
         rows_twice(c, R, L, norm_row_value, &b, &bt, &h, &x, &xs);
+        hg_buffer b2 = {0};
+        if (L == 1) {
+            // The transpose of a column is itself rows end to end: compare with every other
+            // element of a twice as long buffer instead (the rows one at a time).
+            float* h2;
+            CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, (size_t)(2 * R), &b2));
+            CHECK_OK(hg_buffer_map(b2, (void**)&h2));
+            for (int64_t r = 0; r < R; r++) h2[2 * r] = h2[2 * r + 1] = h[r];
+            hg_tensor x2;
+            CHECK_OK(hg_tensor_from_buffer(b2, 2, (int64_t[]){2 * R, 1}, &x2));
+            CHECK_OK(hg_tensor_slice(&x2, 0, 0, 2 * R, 2, &xs));
+        }
         double* vals = malloc((size_t)L * sizeof(double));
         hg_buffer wb, bb;
         hg_tensor w = make_param(c, HG_DTYPE_F32, 1, &L, 1.0, &wb, vals);
@@ -489,6 +505,7 @@ static void norm_short_rows(ctx_t* c) {
                 hg_buffer_destroy(o2.buffer);
             }
         free(vals);
+        if (b2.handle) hg_buffer_destroy(b2);
         hg_buffer_destroy(wb);
         hg_buffer_destroy(bb);
         hg_buffer_destroy(b);
