@@ -153,6 +153,11 @@ def np_softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def np_log_softmax(x):
+    d = x - x.max(axis=-1, keepdims=True)
+    return d - np.log(np.exp(d).sum(axis=-1, keepdims=True))
+
+
 def np_layer_norm(x, eps=1e-5):
     m = x.mean(axis=-1, keepdims=True)
     return (x - m) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
@@ -162,7 +167,7 @@ def np_rms_norm(x, eps=1e-6):
     return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
 
 
-ROW_LENGTHS = (16, 64, 256, 1024, 4096, 65536)
+ROW_LENGTHS = (1, 16, 64, 256, 1024, 4096, 65536)
 
 
 def fam_rows(n, ex):
@@ -175,6 +180,8 @@ def fam_rows(n, ex):
         ops = {
             "softmax": (lambda: hg.softmax(hx, -1), lambda: np_softmax(x),
                         lambda: torch.softmax(tx, -1)),
+            "log_softmax": (lambda: hg.log_softmax(hx, -1), lambda: np_log_softmax(x),
+                            lambda: torch.log_softmax(tx, -1)),
             "layer_norm": (lambda: hg.layer_norm(hx), lambda: np_layer_norm(x),
                            lambda: F.layer_norm(tx, (length,))),
             "rms_norm": (lambda: hg.rms_norm(hx), lambda: np_rms_norm(x),

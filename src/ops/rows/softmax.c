@@ -135,7 +135,9 @@ static void slice_f32_avx512(const float* t, float* y, int64_t n, int take_log) 
 
 // Rows of at most 16 (L), one after another (row r at x + r * L): each row is one masked
 // vector - max and sum by in-register reductions, no per-row passes over lanes (a row of 16 by
-// slice_f32 cost ~100 cycles, half of them folding lanes). The sum is f32 (at most 16 terms);
+// slice_f32 cost ~100 cycles, half of them folding lanes). The sum is f32 (at most 16 terms),
+// and so is log_softmax's log of it (vmath.h's, <= 2 ULP, which vectorizes over the rows of
+// rows16x_avx512: libm's logf per row was most of a log_softmax row of one);
 // padding lanes are -inf, whose exp is 0. NaN and inf give what slice_f32 gives (a NaN row).
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
 static void rows16_avx512(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
@@ -150,7 +152,7 @@ static void rows16_avx512(const float* x, float* y, int64_t rows, int64_t L, int
         __m512 ev = _mm512_loadu_ps(e);
         float sum = _mm512_reduce_add_ps(ev);
         if (take_log) {
-            float ls = logf(sum);
+            float ls = hg_vm_log_f32(sum);
             _mm512_mask_storeu_ps(y, k, _mm512_sub_ps(_mm512_loadu_ps(d), _mm512_set1_ps(ls)));
         } else {
             _mm512_mask_storeu_ps(y, k, _mm512_mul_ps(ev, _mm512_set1_ps(1.0f / sum)));
@@ -201,7 +203,7 @@ SM_ZMM static void rows16x_avx512(const float* x, float* y, int64_t rows, int64_
         if (take_log) {
             float sl[16];
             _mm512_storeu_ps(sl, s);
-            for (int j = 0; j < 16; j++) sl[j] = logf(sl[j]);
+            for (int j = 0; j < 16; j++) sl[j] = hg_vm_log_f32(sl[j]);
             __m512 ls = _mm512_loadu_ps(sl);
             for (int l = 0; l < L; l++) e[l] = _mm512_sub_ps(v[l], ls);
         } else {
