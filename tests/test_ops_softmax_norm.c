@@ -260,6 +260,30 @@ static void rows_twice(ctx_t* c, int64_t R, int64_t L,
     CHECK_OK(hg_tensor_transpose(&xt, 0, 1, xs));   // (R, L), strided rows
 }
 
+// softmax and log_softmax of x against the reference, and their results from x (from element
+// skip on) bit for bit equal to those from y over n elements (NaN matches NaN).
+static void softmax_same_bits(ctx_t* c, const hg_tensor* x, const float* h, const hg_tensor* y,
+                              int64_t skip, int64_t n, int64_t L, const char* what) {
+    for (int logm = 0; logm < 2; logm++) {
+        check_softmax(c, x, (const unsigned char*)h, 1, logm, HG_DTYPE_F32, 0);
+        hg_tensor o1, o2;
+        memset(&o1, 0, sizeof o1);
+        memset(&o2, 0, sizeof o2);
+        CHECK_OK(logm ? hg_log_softmax(x, 1, &o1) : hg_softmax(x, 1, &o1));
+        CHECK_OK(logm ? hg_log_softmax(y, 1, &o2) : hg_softmax(y, 1, &o2));
+        float *p1, *p2;
+        CHECK_OK(hg_buffer_map(o1.buffer, (void**)&p1));
+        CHECK_OK(hg_buffer_map(o2.buffer, (void**)&p2));
+        int same = 1;
+        for (int64_t i = 0; i < n && same; i++)
+            same = !memcmp(&p1[skip + i], &p2[i], 4) || (isnan(p1[skip + i]) && isnan(p2[i]));
+        CHECK_MSG(same, "%s rows of %lld: %s", logm ? "log_softmax" : "softmax", (long long)L,
+                  what);
+        hg_buffer_destroy(o1.buffer);
+        hg_buffer_destroy(o2.buffer);
+    }
+}
+
 // Contiguous f32 rows of 17..64 (the AVX-512 short-row kernel where the CPU has it): against
 // the long-double reference, and bit for bit against the same rows read through a strided
 // view (the general path); rows with NaN, +inf, all -inf, one -inf, magnitude 1e4.
@@ -272,24 +296,7 @@ static void short_rows(ctx_t* c) {
         float* h;
         hg_tensor x, xs;
         rows_twice(c, R, L, softmax_row_value, &b, &bt, &h, &x, &xs);
-        for (int logm = 0; logm < 2; logm++) {
-            check_softmax(c, &x, (unsigned char*)h, 1, logm, HG_DTYPE_F32, 0);
-            hg_tensor o1, o2;
-            memset(&o1, 0, sizeof o1);
-            memset(&o2, 0, sizeof o2);
-            CHECK_OK(logm ? hg_log_softmax(&x, 1, &o1) : hg_softmax(&x, 1, &o1));
-            CHECK_OK(logm ? hg_log_softmax(&xs, 1, &o2) : hg_softmax(&xs, 1, &o2));
-            float *p1, *p2;
-            CHECK_OK(hg_buffer_map(o1.buffer, (void**)&p1));
-            CHECK_OK(hg_buffer_map(o2.buffer, (void**)&p2));
-            int same = 1;
-            for (int64_t i = 0; i < R * L && same; i++)
-                same = !memcmp(&p1[i], &p2[i], 4) || (isnan(p1[i]) && isnan(p2[i]));
-            CHECK_MSG(same, "%s rows of %lld: contiguous and strided results differ",
-                      logm ? "log_softmax" : "softmax", (long long)L);
-            hg_buffer_destroy(o1.buffer);
-            hg_buffer_destroy(o2.buffer);
-        }
+        softmax_same_bits(c, &x, h, &xs, 0, R * L, L, "contiguous and strided results differ");
         hg_buffer_destroy(b);
         hg_buffer_destroy(bt);
     }
@@ -309,24 +316,8 @@ static void tiny_rows(ctx_t* c) {
         hg_tensor x, xs, x1;
         rows_twice(c, R, L, softmax_row_value, &b, &bt, &h, &x, &xs);
         CHECK_OK(hg_tensor_slice(&x, 0, 1, R, 1, &x1));
-        for (int logm = 0; logm < 2; logm++) {
-            check_softmax(c, &x, (unsigned char*)h, 1, logm, HG_DTYPE_F32, 0);
-            hg_tensor o1, o2;
-            memset(&o1, 0, sizeof o1);
-            memset(&o2, 0, sizeof o2);
-            CHECK_OK(logm ? hg_log_softmax(&x, 1, &o1) : hg_softmax(&x, 1, &o1));
-            CHECK_OK(logm ? hg_log_softmax(&x1, 1, &o2) : hg_softmax(&x1, 1, &o2));
-            float *p1, *p2;
-            CHECK_OK(hg_buffer_map(o1.buffer, (void**)&p1));
-            CHECK_OK(hg_buffer_map(o2.buffer, (void**)&p2));
-            int same = 1;
-            for (int64_t i = 0; i < (R - 1) * L && same; i++)
-                same = !memcmp(&p1[L + i], &p2[i], 4) || (isnan(p1[L + i]) && isnan(p2[i]));
-            CHECK_MSG(same, "%s rows of %lld: rows differ between the blocks and the remainder",
-                      logm ? "log_softmax" : "softmax", (long long)L);
-            hg_buffer_destroy(o1.buffer);
-            hg_buffer_destroy(o2.buffer);
-        }
+        softmax_same_bits(c, &x, h, &x1, L, (R - 1) * L, L,
+                          "rows differ between the blocks and the remainder");
         hg_buffer_destroy(b);
         hg_buffer_destroy(bt);
     }
