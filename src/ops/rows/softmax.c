@@ -161,13 +161,15 @@ static void rows16_avx512(const float* x, float* y, int64_t rows, int64_t L, int
 }
 #define HG_SM_HAVE_ROWS16 1
 
-#define SM_ZMM __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+#define SM_ZMM \
+    __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
 // Rows of fewer than 16 (L), 16 rows at a time across the rows: lane r of a register holds
 // row r's element l (gathered), so a block of 16 rows takes L exps instead of 16
 // (rows16_avx512 works a whole vector per row: ~22 ns per row for L < 16 on Zen 4; softmax of
-// (16384, 1) ran at 0.06 of numpy's speed). The max, exp, sum (in rows16_avx512's _mm512_reduce_add_ps order: lanes
-// j + 8, then j + 4, then (0 + 2) + (1 + 3), over zeros past L), scale and log are the row
-// kernel's, so the results are the same bits. The last rows % 16 rows take rows16_avx512.
+// (16384, 1) ran at 0.06 of numpy's speed). The max, exp, sum (in rows16_avx512's
+// _mm512_reduce_add_ps order: lanes j + 8, then j + 4, then (0 + 2) + (1 + 3), over zeros past
+// L), scale and log are the row kernel's, so the results are the same bits. The last
+// rows % 16 rows take rows16_avx512.
 SM_ZMM static void rows16x_avx512(const float* x, float* y, int64_t rows, int64_t L,
                                   int take_log) {
     const __m512i idx = _mm512_mullo_epi32(
@@ -190,8 +192,8 @@ SM_ZMM static void rows16x_avx512(const float* x, float* y, int64_t rows, int64_
         for (int l = 0; l < 16; l++) {
             if (l >= L) { e[l] = zero; continue; }
             v[l] = _mm512_sub_ps(v[l], m);   // d
-            e[l] = _mm512_mask_mov_ps(hg_vm_exp_zmm(v[l]), _mm512_cmp_ps_mask(v[l], lo, _CMP_LT_OQ),
-                                      zero);
+            __mmask16 tiny = _mm512_cmp_ps_mask(v[l], lo, _CMP_LT_OQ);
+            e[l] = _mm512_mask_mov_ps(hg_vm_exp_zmm(v[l]), tiny, zero);
         }
         // Partial sums k >= L are zeros (exps are >= +0, so x + 0 is x): those adds are left out.
         __m512 t3[8], t6[4];
@@ -236,7 +238,8 @@ SM_ZMM static inline __attribute__((always_inline)) void rows64_body(const float
         __m512 mx = ninf;
         __mmask16 un = 0;
         for (int q = 0; q < nv; q++) {
-            v[q] = q < nfull ? _mm512_loadu_ps(x + 16 * q) : _mm512_mask_loadu_ps(ninf, kt, x + 16 * q);
+            v[q] = q < nfull ? _mm512_loadu_ps(x + 16 * q)
+                             : _mm512_mask_loadu_ps(ninf, kt, x + 16 * q);
             mx = _mm512_max_ps(mx, v[q]);
             un |= _mm512_cmp_ps_mask(v[q], v[q], _CMP_UNORD_Q);
         }
@@ -245,8 +248,8 @@ SM_ZMM static inline __attribute__((always_inline)) void rows64_body(const float
         for (int q = 0; q < nv; q++) {
             d[q] = _mm512_sub_ps(v[q], mv);
             // expf_fast: results below 2^-126 flushed to 0.
-            e[q] = _mm512_mask_mov_ps(hg_vm_exp_zmm(d[q]), _mm512_cmp_ps_mask(d[q], lo, _CMP_LT_OQ),
-                                      _mm512_setzero_ps());
+            __mmask16 tiny = _mm512_cmp_ps_mask(d[q], lo, _CMP_LT_OQ);
+            e[q] = _mm512_mask_mov_ps(hg_vm_exp_zmm(d[q]), tiny, _mm512_setzero_ps());
             if (q < nfull) part = _mm512_add_ps(part, e[q]);
         }
         float pl[16], et[16];
