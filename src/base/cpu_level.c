@@ -1,9 +1,22 @@
 // The CPU level (see cpu_level.h), read from the CPU model libgcc fills in at load time.
 #include "base/cpu_level.h"
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 static hg_cpu_level g_level;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+// HOLOGRAM_CPU_LEVEL=generic|avx2 caps the level: the narrower kernels of a Zen 3 (AVX2) or a
+// baseline machine run, and are tested, on a wider CPU. A level the CPU lacks is never taken.
+static void cap_from_env(void) {
+    const char* e = getenv("HOLOGRAM_CPU_LEVEL");
+    if (!e) return;
+    hg_cpu_level cap = !strcmp(e, "generic") ? HG_CPU_GENERIC
+                       : !strcmp(e, "avx2")  ? HG_CPU_AVX2
+                                             : HG_CPU_AVX512;
+    if (cap < g_level) g_level = cap;
+}
 
 static void decide(void) {
     g_level = HG_CPU_GENERIC;
@@ -20,8 +33,13 @@ static void decide(void) {
 #endif
 }
 
+static void decide_capped(void) {
+    decide();
+    cap_from_env();
+}
+
 hg_cpu_level hg_cpu_level_get(void) {
-    pthread_once(&g_once, decide);
+    pthread_once(&g_once, decide_capped);
     return g_level;
 }
 
