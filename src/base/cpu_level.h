@@ -10,7 +10,8 @@ typedef enum hg_cpu_level {
     HG_CPU_AVX512 = 2,    // the above + AVX-512 F/DQ/BW/VL (with the OS saving zmm state)
 } hg_cpu_level;
 
-// The running CPU's level (decided once; thread-safe).
+// The running CPU's level (decided once; thread-safe), capped by HOLOGRAM_CPU_LEVEL=generic|avx2
+// where set (never above what the CPU has).
 hg_cpu_level hg_cpu_level_get(void);
 // Its name: "generic", "avx2" or "avx512".
 const char* hg_cpu_level_name(hg_cpu_level level);
