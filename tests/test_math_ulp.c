@@ -9,7 +9,8 @@
 //   log of a negative number = NaN, log(+-0) = -inf, plus exact cases (exp2 of an integer,
 //   log2 of a power of two, log(1) = +0, exp(0) = 1).
 // - f64 sigmoid (the one vectorized f64 function) within 2 ULP of a long double reference.
-// - The portable, AVX2 and AVX-512 sets give bit-identical results.
+// - The portable, AVX2 and AVX-512 sets give bit-identical results, and so do the 8-lane exp and
+//   log of base/vmath_ymm.h (the softmax short-row kernels') against base/vmath.h's.
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -297,6 +298,58 @@ static void test_exact_cases(const hg_cpu_kernels* k) {
     CHECK(out[2] > 0 && out[2] < FLT_MIN);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include "base/vmath_ymm.h"
+// Inputs of xs (n a multiple of 8) where vmath_ymm.h's exp (lg 0) or log (lg 1) differs in
+// any bit from vmath.h's scalar function (compiled here for the same target, so fmaf is one
+// instruction).
+__attribute__((target("avx2,fma"))) static size_t ymm_mismatches(const float* xs, size_t n,
+                                                                 int lg) {
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i += 8) {
+        float got[8];
+        __m256 v = _mm256_loadu_ps(xs + i);
+        _mm256_storeu_ps(got, lg ? hg_vm_log_ymm(v) : hg_vm_exp_ymm(v));
+        for (int j = 0; j < 8; j++) {
+            float want = lg ? hg_vm_log_f32(xs[i + j]) : hg_vm_exp_f32(xs[i + j]);
+            if (memcmp(&got[j], &want, 4) && ++bad <= 5)
+                fprintf(stderr, "vmath_ymm %s differs at x=%a: %a vs %a\n", lg ? "log" : "exp",
+                        (double)xs[i + j], (double)got[j], (double)want);
+        }
+    }
+    return bad;
+}
+
+static void test_vmath_ymm(void) {
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        printf("  vmath_ymm: no AVX2+FMA here, not checked\n");
+        return;
+    }
+    static float xs[CHUNK];
+    uint64_t stride = sweep_stride();
+    for (int lg = 0; lg < 2; lg++) {
+        size_t bad = 0, cases = 0, n = 0;
+        memset(xs, 0, sizeof xs);
+        memcpy(xs, k_specials, sizeof k_specials);
+        bad += ymm_mismatches(xs, (COUNT(k_specials) + 7) / 8 * 8, lg);
+        cases += COUNT(k_specials);
+        for (uint64_t b = 0; b < (1ull << 32); b += stride) {
+            uint32_t u = (uint32_t)b;
+            memcpy(&xs[n], &u, 4);
+            if (++n == CHUNK) { bad += ymm_mismatches(xs, n, lg); cases += n; n = 0; }
+        }
+        n = n / 8 * 8;
+        bad += ymm_mismatches(xs, n, lg);
+        cases += n;
+        CHECK_MSG(bad == 0, "vmath_ymm %s: %zu of %zu inputs differ", lg ? "log" : "exp", bad,
+                  cases);
+        printf("  vmath_ymm %s: %zu inputs bit for bit vmath.h's\n", lg ? "log" : "exp", cases);
+    }
+}
+#else
+static void test_vmath_ymm(void) {}
+#endif
+
 int main(void) {
     const hg_cpu_kernels* sets[3];
     size_t nsets = 0;
@@ -314,5 +367,6 @@ int main(void) {
     test_narrow(sets, nsets, &k_bf16, HG_DTYPE_BF16);
     test_f32(sets, nsets);
     test_sigmoid_f64(sets, nsets);
+    test_vmath_ymm();
     return hg_test_finish("test_math_ulp");
 }

@@ -9,6 +9,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/vmath.h"
+#include "base/vmath_ymm.h"
 #include "base/vmath_zmm.h"
 #include "ops/common/dev_ops.h"
 #include "ops/reduce/reduce.h"
@@ -19,8 +20,11 @@
 // The library's one f32 exp (base/vmath.h, <= 2 ULP), with results below 2^-126
 // (x < -87.33654) flushed to 0: softmax values that small are noise next to a sum >= 1, and the
 // flush keeps the vector loop free of the subnormal path. Branch-free, so the loops vectorize.
+// Inputs below the flush bound enter the exp at the bound: their 2^n scaling would underflow,
+// and an underflowing multiply takes a microcode assist on AMD cores (the -inf padding lanes
+// of a row of 17 doubled its time).
 static inline float expf_fast(float x) {
-    float y = hg_vm_exp_f32(x);
+    float y = hg_vm_exp_f32(x < -87.33654f ? -87.33654f : x);
     return x < -87.33654f ? 0.0f : y;
 }
 
@@ -69,6 +73,17 @@ static inline __attribute__((always_inline)) double fold_lanes(const float* p, i
     return d[0];
 }
 
+// log_softmax's last step for n <= 16 rows of L already holding d = x - max: y -= the f32 log of
+// each row's sum (slice_f32's), the logs vectorized over the rows.
+static inline __attribute__((always_inline)) void log_rows(float* y, int64_t L, const double* s,
+                                                          int n) {
+    float ls[16];
+    for (int i = 0; i < 16; i++) ls[i] = i < n ? (float)s[i] : 1.0f;
+    for (int i = 0; i < 16; i++) ls[i] = hg_vm_log_f32(ls[i]);
+    for (int i = 0; i < n; i++)
+        for (int64_t l = 0; l < L; l++) y[i * L + l] -= ls[i];
+}
+
 // In place on a contiguous slice (t may alias y). Three passes over the (cache-resident) slice:
 // max; exp with the sum (W f32 lanes over blocks of up to 256, block sums added in f64) and, for
 // softmax, the store of exp; then the scale (or, for log_softmax, x - max - log(sum)). W is the
@@ -91,8 +106,9 @@ static inline __attribute__((always_inline)) void slice_f32_body(const float* t,
         if (!take_log) memcpy(y + i, e, sizeof e);
     }
     // The rest of the slice (all of a row shorter than 256) in the same W-lane steps, so the
-    // exp stays vectorized for short rows; the last n % W elements one at a time.
-    if (n - i >= W) {
+    // exp stays vectorized for short rows; the last n % W elements join the first lanes (as a
+    // vector kernel adds a last vector padded with zeros: no serial f64 adds per element).
+    if (i < n) {
         float e[256], part[16] = {0};
         int64_t r = (n - i) / W * W;
         for (int64_t k = 0; k < r; k += W)
@@ -100,17 +116,17 @@ static inline __attribute__((always_inline)) void slice_f32_body(const float* t,
                 e[k + j] = expf_fast(t[i + k + j] - m);
                 part[j] += e[k + j];
             }
+        for (int64_t k = r; k < n - i; k++) {
+            e[k] = expf_fast(t[i + k] - m);
+            part[k - r] += e[k];
+        }
         s += fold_lanes(part, W);
-        if (!take_log) memcpy(y + i, e, (size_t)r * sizeof e[0]);
-        i += r;
-    }
-    for (; i < n; i++) {
-        float e = expf_fast(t[i] - m);
-        s += e;
-        if (!take_log) y[i] = e;
+        if (!take_log) memcpy(y + i, e, (size_t)(n - i) * sizeof e[0]);
     }
     if (take_log) {
-        float ls = (float)log(s);
+        // The f32 log of the sum (vmath.h's, <= 2 ULP), as the short-row kernels take it for
+        // many rows at once (libm's f64 log per row was 14% of a log_softmax row of 17).
+        float ls = hg_vm_log_f32((float)s);
         for (i = 0; i < n; i++) y[i] = (t[i] - m) - ls;
         return;
     }
@@ -238,6 +254,8 @@ SM_ZMM static inline __attribute__((always_inline)) void rows64_body(const float
     const int64_t tail = L - 16 * (int64_t)nfull;
     const __mmask16 kt = (__mmask16)((1u << tail) - 1u);
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    double sums[16];
+    int ns = 0;
     for (int64_t r = 0; r < rows; r++, x += L, y += L) {
         __m512 v[4], d[4], e[4];
         __m512 mx = ninf;
@@ -255,24 +273,26 @@ SM_ZMM static inline __attribute__((always_inline)) void rows64_body(const float
             e[q] = expf_fast_zmm(d[q]);
             if (q < nfull) part = _mm512_add_ps(part, e[q]);
         }
-        float pl[16], et[16];
-        _mm512_storeu_ps(pl, part);
-        double s = fold_lanes(pl, 16);
-        if (tail) {
-            _mm512_storeu_ps(et, e[nfull]);
-            for (int64_t i = 0; i < tail; i++) s += et[i];
-        }
-        __m512 f;
-        if (take_log) {
-            f = _mm512_set1_ps((float)log(s));
-            for (int q = 0; q < nv; q++) e[q] = _mm512_sub_ps(d[q], f);
+        if (tail) part = _mm512_add_ps(part, e[nfull]);   // its padding lanes are +0
+        __m512d h8 = _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(part)),
+                                   _mm512_cvtps_pd(_mm512_extractf32x8_ps(part, 1)));
+        __m256d h4 = _mm256_add_pd(_mm512_castpd512_pd256(h8), _mm512_extractf64x4_pd(h8, 1));
+        __m128d h2 = _mm_add_pd(_mm256_castpd256_pd128(h4), _mm256_extractf128_pd(h4, 1));
+        double s = _mm_cvtsd_f64(_mm_add_sd(h2, _mm_unpackhi_pd(h2, h2)));   // fold_lanes' tree
+        if (take_log) {   // d now, the logs of 16 rows' sums at once
+            for (int q = 0; q < nv; q++) e[q] = d[q];
+            sums[ns++] = s;
         } else {
-            f = _mm512_set1_ps((float)(1.0 / s));
+            __m512 f = _mm512_set1_ps((float)(1.0 / s));
             for (int q = 0; q < nv; q++) e[q] = _mm512_mul_ps(e[q], f);
         }
         for (int q = 0; q < nv; q++) {
             if (q < nfull) _mm512_storeu_ps(y + 16 * q, e[q]);
             else _mm512_mask_storeu_ps(y + 16 * q, kt, e[q]);
+        }
+        if (ns == 16 || (ns && r + 1 == rows)) {
+            log_rows(y - (ns - 1) * L, L, sums, ns);
+            ns = 0;
         }
     }
 }
@@ -296,67 +316,210 @@ static void slice_f32(const float* t, float* y, int64_t n, int take_log) {
 }
 #endif
 
-// Rows shorter than 8 (SM_SMALL) below AVX-512 (the AVX2 and baseline builds, where slice_f32
-// takes W = 8), 8 rows at a time across the rows: the loops over the 8 rows vectorize, where
-// one row at a time paid the whole per-row overhead for one to seven elements (AVX2 kernels on
-// Zen 4: softmax of (16384, 1) 507 us, numpy 18.6). slice_f32's operations for n < 8, in its
-// order (the scalar max with the NaN flag, expf_fast, the f64 sum from 0 in row order, the
-// same scale and log): the same bits. The last rows % 8 rows take slice_f32.
-#define SM_SMALL 8
-static inline __attribute__((always_inline)) void rows_small_body(const float* x, float* y,
-                                                                 int64_t rows, int64_t L,
-                                                                 int take_log) {
-    int64_t r = 0;
-    for (; r + SM_SMALL <= rows; r += SM_SMALL, x += SM_SMALL * L, y += SM_SMALL * L) {
-        float m[SM_SMALL], e[SM_SMALL][SM_SMALL];
-        int nan[SM_SMALL];
-        double s[SM_SMALL];
-        for (int q = 0; q < SM_SMALL; q++) { m[q] = -INFINITY; nan[q] = 0; s[q] = 0.0; }
-        for (int64_t l = 0; l < L; l++)
-            for (int q = 0; q < SM_SMALL; q++) {
-                float a = x[q * L + l];
-                m[q] = a > m[q] ? a : m[q];
-                nan[q] |= a != a;
-            }
-        for (int q = 0; q < SM_SMALL; q++) m[q] = nan[q] ? NAN : m[q];
-        for (int64_t l = 0; l < L; l++)
-            for (int q = 0; q < SM_SMALL; q++) {
-                e[l][q] = expf_fast(x[q * L + l] - m[q]);
-                s[q] += e[l][q];
-            }
-        if (take_log) {
-            float ls[SM_SMALL];
-            for (int q = 0; q < SM_SMALL; q++) ls[q] = (float)log(s[q]);
-            for (int64_t l = 0; l < L; l++)
-                for (int q = 0; q < SM_SMALL; q++) y[q * L + l] = (x[q * L + l] - m[q]) - ls[q];
-        } else {
-            float inv[SM_SMALL];
-            for (int q = 0; q < SM_SMALL; q++) inv[q] = (float)(1.0 / s[q]);
-            for (int64_t l = 0; l < L; l++)
-                for (int q = 0; q < SM_SMALL; q++) y[q * L + l] = e[l][q] * inv[q];
+// Contiguous f32 rows of at most 16 (L) below AVX-512 (the AVX2 and baseline builds), 8 rows
+// at a time across the rows: lane q of each 8-wide step is row q, so the loops over the lanes
+// vectorize (AVX2 kernels on Zen 4: softmax of (16384, 1) one row at a time 507 us, numpy 18.6;
+// a row of 16 through slice_f32 paid two lane folds and three passes). The operations are
+// rows16_avx512's: the f32 max, expf_fast, the f32 sum in the order of _mm512_reduce_add_ps over
+// 16 lanes padded with +0 (lanes j + 8, then j + 4, then (0 + 2) + (1 + 3)), log_softmax's
+// f32 log of the sum (vmath.h's), softmax's product with 1 / sum; so results are the same bits
+// as on AVX-512. The last rows % 8 rows run as a block padded with zeros, so they match too.
+#define SM_ACROSS 8
+static inline __attribute__((always_inline)) void rows8x_block(const float* x, float* y,
+                                                               int64_t L, int take_log) {
+    float v[16][SM_ACROSS], e[16][SM_ACROSS], m[SM_ACROSS], s[SM_ACROSS];
+    for (int64_t l = 0; l < L; l++)
+        for (int q = 0; q < SM_ACROSS; q++) v[l][q] = x[q * L + l];
+    for (int q = 0; q < SM_ACROSS; q++) m[q] = -INFINITY;
+    for (int64_t l = 0; l < L; l++)
+        for (int q = 0; q < SM_ACROSS; q++) m[q] = v[l][q] > m[q] ? v[l][q] : m[q];
+    for (int64_t l = 0; l < L; l++)
+        for (int q = 0; q < SM_ACROSS; q++) {
+            v[l][q] -= m[q];   // d
+            e[l][q] = expf_fast(v[l][q]);
         }
+    // The sum tree; terms past L are +0 (exps are >= +0, so x + 0 is x) and are left out.
+    float p8[8][SM_ACROSS], t[4][SM_ACROSS];
+    for (int j = 0; j < 8; j++)
+        for (int q = 0; q < SM_ACROSS; q++)
+            p8[j][q] = j + 8 < L ? e[j][q] + e[j + 8][q] : j < L ? e[j][q] : 0.0f;
+    for (int j = 0; j < 4; j++)
+        for (int q = 0; q < SM_ACROSS; q++) t[j][q] = j + 4 < L ? p8[j][q] + p8[j + 4][q] : p8[j][q];
+    for (int q = 0; q < SM_ACROSS; q++) s[q] = (t[0][q] + t[2][q]) + (t[1][q] + t[3][q]);
+    if (take_log) {
+        for (int q = 0; q < SM_ACROSS; q++) s[q] = hg_vm_log_f32(s[q]);
+        for (int64_t l = 0; l < L; l++)
+            for (int q = 0; q < SM_ACROSS; q++) v[l][q] -= s[q];
+    } else {
+        for (int q = 0; q < SM_ACROSS; q++) s[q] = 1.0f / s[q];
+        for (int64_t l = 0; l < L; l++)
+            for (int q = 0; q < SM_ACROSS; q++) v[l][q] = e[l][q] * s[q];
     }
-    for (; r < rows; r++, x += L, y += L) slice_f32(x, y, L, take_log);
+    for (int64_t l = 0; l < L; l++)
+        for (int q = 0; q < SM_ACROSS; q++) y[q * L + l] = v[l][q];
+}
+
+static inline __attribute__((always_inline)) void rows8x_body(const float* x, float* y,
+                                                              int64_t rows, int64_t L,
+                                                              int take_log) {
+    int64_t r = 0;
+    for (; r + SM_ACROSS <= rows; r += SM_ACROSS, x += SM_ACROSS * L, y += SM_ACROSS * L)
+        rows8x_block(x, y, L, take_log);
+    if (r == rows) return;
+    float px[SM_ACROSS * 16] = {0}, py[SM_ACROSS * 16];
+    memcpy(px, x, (size_t)((rows - r) * L) * sizeof(float));
+    rows8x_block(px, py, L, take_log);
+    memcpy(y, py, (size_t)((rows - r) * L) * sizeof(float));
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2,fma"))) static void rows_small_avx2(const float* x, float* y,
-                                                                int64_t rows, int64_t L,
-                                                                int take_log) {
-    rows_small_body(x, y, rows, L, take_log);
+#define SM_YMM __attribute__((target("avx2,fma")))
+// expf_fast on 8 lanes (bit for bit): vmath_ymm.h's exp, results below 2^-126 flushed to 0.
+SM_YMM static inline __m256 expf_fast_ymm(__m256 d) {
+    const __m256 lo = _mm256_set1_ps(-87.33654f);
+    __m256 tiny = _mm256_cmp_ps(d, lo, _CMP_LT_OQ);
+    return _mm256_andnot_ps(tiny, hg_vm_exp_ymm(_mm256_max_ps(lo, d)));   // NaN stays d
+}
+
+// rows8x_block with AVX2 intrinsics: the rows' elements gathered into lanes (a row of one is a
+// plain load), the results stored through a local block (AVX2 has no scatter). GCC did not
+// vectorize rows8x_block's lane loops well here (scalar max, vector loads of scalar stores).
+SM_YMM static inline __attribute__((always_inline)) void rows8x_block_avx2(const float* x,
+                                                                          float* y, int64_t L,
+                                                                          int take_log,
+                                                                          __m256i idx) {
+    __m256 v[16], e[16];
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    for (int l = 0; l < L; l++) {
+        v[l] = L == 1 ? _mm256_loadu_ps(x)
+                      : _mm256_i32gather_ps(x, _mm256_add_epi32(idx, _mm256_set1_epi32(l)), 4);
+        m = _mm256_max_ps(v[l], m);   // v > m ? v : m, as rows8x_block
+    }
+    for (int l = 0; l < L; l++) {
+        v[l] = _mm256_sub_ps(v[l], m);
+        e[l] = expf_fast_ymm(v[l]);
+    }
+    __m256 p8[8], t[4];
+    for (int j = 0; j < 8; j++)
+        p8[j] = j + 8 < L ? _mm256_add_ps(e[j], e[j + 8]) : j < L ? e[j] : _mm256_setzero_ps();
+    for (int j = 0; j < 4; j++) t[j] = j + 4 < L ? _mm256_add_ps(p8[j], p8[j + 4]) : p8[j];
+    __m256 s = _mm256_add_ps(_mm256_add_ps(t[0], t[2]), _mm256_add_ps(t[1], t[3]));
+    if (take_log) {
+        s = hg_vm_log_ymm(s);
+        for (int l = 0; l < L; l++) e[l] = _mm256_sub_ps(v[l], s);
+    } else {
+        s = _mm256_div_ps(_mm256_set1_ps(1.0f), s);
+        for (int l = 0; l < L; l++) e[l] = _mm256_mul_ps(e[l], s);
+    }
+    if (L == 1) {
+        _mm256_storeu_ps(y, e[0]);
+        return;
+    }
+    float o[16][SM_ACROSS];
+    for (int l = 0; l < L; l++) _mm256_storeu_ps(o[l], e[l]);
+    for (int q = 0; q < SM_ACROSS; q++)
+        for (int l = 0; l < L; l++) y[q * L + l] = o[l][q];
+}
+
+SM_YMM static void rows8x_avx2(const float* x, float* y, int64_t rows, int64_t L,
+                               int take_log) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_epi32((int)L));
+    int64_t r = 0;
+    for (; r + SM_ACROSS <= rows; r += SM_ACROSS, x += SM_ACROSS * L, y += SM_ACROSS * L)
+        rows8x_block_avx2(x, y, L, take_log, idx);
+    if (r == rows) return;
+    float px[SM_ACROSS * 16] = {0}, py[SM_ACROSS * 16];
+    memcpy(px, x, (size_t)((rows - r) * L) * sizeof(float));
+    rows8x_block_avx2(px, py, L, take_log, idx);
+    memcpy(y, py, (size_t)((rows - r) * L) * sizeof(float));
+}
+
+// Rows of 17..64 (L) with AVX2, one after another: slice_f32_avx2's arithmetic exactly (its
+// 8 lane sums folded in f64, the tail added one by one, the same scale and log), each row in
+// at most eight ymm registers from load to store, as rows64_avx512.
+SM_YMM static inline __attribute__((always_inline)) void rows64_avx2_body(const float* x,
+                                                                         float* y, int64_t rows,
+                                                                         int64_t L,
+                                                                         int take_log) {
+    const int nfull = (int)(L / 8), nv = (int)((L + 7) / 8);
+    const int64_t tail = L - 8 * (int64_t)nfull;
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    // The tail: the row's last 8 elements loaded (L >= 8), lanes moved down by 8 - tail, the
+    // rest -inf; on the way out lanes of the last full vector and the tail moved up into the
+    // row's last 8 (vmaskmovps, or a local block in between, cost 3x here on rows of 17).
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i down = _mm256_add_epi32(lane, _mm256_set1_epi32((int)(8 - tail)));
+    const __m256 intail = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail), lane));
+    const __m256i up = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32((int)tail)),
+                                        _mm256_set1_epi32(7));
+    const __m256 fromtail = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)(7 - tail))));
+    double sums[16];
+    int ns = 0;
+    for (int64_t r = 0; r < rows; r++, x += L, y += L) {
+        __m256 v[8], e[8];
+        __m256 mx = ninf, un = _mm256_setzero_ps();
+        for (int q = 0; q < nv; q++) {
+            v[q] = q < nfull ? _mm256_loadu_ps(x + 8 * q)
+                             : _mm256_blendv_ps(ninf,
+                                                _mm256_permutevar8x32_ps(
+                                                    _mm256_loadu_ps(x + L - 8), down),
+                                                intail);
+            mx = _mm256_max_ps(mx, v[q]);
+            un = _mm256_or_ps(un, _mm256_cmp_ps(v[q], v[q], _CMP_UNORD_Q));
+        }
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+        float m = _mm256_movemask_ps(un) ? NAN : _mm_cvtss_f32(h);   // max_f32's NaN rule
+        __m256 mv = _mm256_set1_ps(m), part = _mm256_setzero_ps();
+        for (int q = 0; q < nv; q++) {
+            v[q] = _mm256_sub_ps(v[q], mv);   // d
+            e[q] = expf_fast_ymm(v[q]);
+            if (q < nfull) part = _mm256_add_ps(part, e[q]);
+        }
+        if (tail) part = _mm256_add_ps(part, e[nfull]);   // its padding lanes are +0
+        __m256d h4 = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(part)),
+                                   _mm256_cvtps_pd(_mm256_extractf128_ps(part, 1)));
+        __m128d h2 = _mm_add_pd(_mm256_castpd256_pd128(h4), _mm256_extractf128_pd(h4, 1));
+        double s = _mm_cvtsd_f64(_mm_add_sd(h2, _mm_unpackhi_pd(h2, h2)));   // fold_lanes' tree
+        if (take_log) {   // d now, the logs of 16 rows' sums at once
+            for (int q = 0; q < nv; q++) e[q] = v[q];
+            sums[ns++] = s;
+        } else {
+            __m256 f = _mm256_set1_ps((float)(1.0 / s));
+            for (int q = 0; q < nv; q++) e[q] = _mm256_mul_ps(e[q], f);
+        }
+        for (int q = 0; q < nfull; q++) _mm256_storeu_ps(y + 8 * q, e[q]);
+        if (tail)
+            _mm256_storeu_ps(y + L - 8,
+                             _mm256_blendv_ps(_mm256_permutevar8x32_ps(e[nfull - 1], up),
+                                              _mm256_permutevar8x32_ps(e[nfull], up), fromtail));
+        if (ns == 16 || (ns && r + 1 == rows)) {
+            log_rows(y - (ns - 1) * L, L, sums, ns);
+            ns = 0;
+        }
+    }
+}
+
+SM_YMM static void rows64_avx2(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
+    if (L == 64) rows64_avx2_body(x, y, rows, 64, take_log);
+    else if (L == 32) rows64_avx2_body(x, y, rows, 32, take_log);
+    else rows64_avx2_body(x, y, rows, L, take_log);
 }
 #endif
-static void rows_small_generic(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
-    rows_small_body(x, y, rows, L, take_log);
+static void rows8x_generic(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
+    rows8x_body(x, y, rows, L, take_log);
 }
-static void rows_small_f32(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
+static void rows8x_f32(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     if (hg_cpu_level_get() >= HG_CPU_AVX2) {
-        rows_small_avx2(x, y, rows, L, take_log);
+        rows8x_avx2(x, y, rows, L, take_log);
         return;
     }
 #endif
-    rows_small_generic(x, y, rows, L, take_log);
+    rows8x_generic(x, y, rows, L, take_log);
 }
 
 static void slice_f64(double* t, int64_t n, int take_log) {
@@ -434,11 +597,20 @@ static void sm_worker(void* ctx, int w) {
         return;
     }
 #endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    if (j->xdt == HG_DTYPE_F32 && j->odt == HG_DTYPE_F32 && j->L > 16 && j->L <= 64 &&
+        j->sx == 1 && j->so == 1 && j->tiles == 1 && j->nouter == 1 && j->ox[0] == j->L &&
+        j->oo[0] == j->L && hg_cpu_level_get() >= HG_CPU_AVX2) {
+        rows64_avx2((const float*)j->x + i0 * j->L, (float*)j->o + i0 * j->L, i1 - i0, j->L,
+                    j->log);
+        return;
+    }
+#endif
     // Short contiguous f32 rows laid end to end below AVX-512: across the rows.
-    if (j->xdt == HG_DTYPE_F32 && j->odt == HG_DTYPE_F32 && j->L >= 1 && j->L < SM_SMALL &&
+    if (j->xdt == HG_DTYPE_F32 && j->odt == HG_DTYPE_F32 && j->L >= 1 && j->L <= 16 &&
         j->sx == 1 && j->so == 1 && j->tiles == 1 && j->nouter == 1 && j->ox[0] == j->L &&
         j->oo[0] == j->L) {
-        rows_small_f32((const float*)j->x + i0 * j->L, (float*)j->o + i0 * j->L, i1 - i0, j->L,
+        rows8x_f32((const float*)j->x + i0 * j->L, (float*)j->o + i0 * j->L, i1 - i0, j->L,
                        j->log);
         return;
     }
