@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hg_test.h"
+#include "base/cpu_level.h"
 #include "ops/rows/softmax.h"
+#include "ops/rows/softmax_f32.h"
 #include "tensor_ref.h"
 
 static const hg_dtype FLOATS[4] = {HG_DTYPE_F16, HG_DTYPE_BF16, HG_DTYPE_F32, HG_DTYPE_F64};
@@ -288,7 +290,7 @@ static void softmax_same_bits(ctx_t* c, const hg_tensor* x, const float* h, cons
 // the long-double reference, and bit for bit against the same rows read through a strided
 // view (the general path); rows with NaN, +inf, all -inf, one -inf, magnitude 1e4.
 static void short_rows(ctx_t* c) {
-    const int64_t lens[] = {17, 23, 31, 32, 33, 48, 63, 64};
+    const int64_t lens[] = {17, 23, 31, 32, 33, 48, 63, 64, 100, 300};
     const int64_t R = 37;
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
         int64_t L = lens[li];
@@ -321,6 +323,81 @@ static void tiny_rows(ctx_t* c) {
         hg_buffer_destroy(b);
         hg_buffer_destroy(bt);
     }
+}
+
+// Bits of two f32 arrays equal (NaN matches NaN).
+static int same_f32(const float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], 4) && !(isnan(a[i]) && isnan(b[i]))) return 0;
+    return 1;
+}
+
+// The f32 kernels of each CPU level this CPU runs, called directly (softmax_f32.h): rows of at
+// most 16 give the same bits on every level; rows of 17..64 the same as the level's slice
+// kernel; longer rows from the AVX2 slice kernel as this run's level's where that is below AVX-512
+// (both 8 lanes; cpu_levels.cmake runs this test capped at avx2 and generic). Rows with NaN,
+// inf, all -inf and 1e4 magnitudes (softmax_row_value), in place too.
+static void level_kernels(ctx_t* c) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    __builtin_cpu_init();
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    if (!avx2) return;
+    const int64_t lens[] = {1, 2, 3, 5, 7, 8, 9, 12, 15, 16, 17, 23, 31, 32, 33, 48, 63, 64,
+                            65, 100, 255, 256, 257, 300, 1000};
+    const int64_t R = 37;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t L = lens[li], n = R * L;
+        float* x = malloc((size_t)n * 4);
+        float *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4), *w = malloc((size_t)n * 4);
+        for (int64_t r = 0; r < R; r++)
+            for (int64_t l = 0; l < L; l++) x[r * L + l] = (float)softmax_row_value(c, r, l, L);
+        for (int lg = 0; lg < 2; lg++) {
+            hg_sm_rows_f32(x, a, R, L, lg);   // this run's level
+            if (L <= 64) {
+                hg_sm_rows_f32_avx2(x, b, R, L, lg);
+                if (L <= 16)
+                    CHECK_MSG(same_f32(a, b, n), "rows of %lld, log %d: avx2 and %s differ",
+                              (long long)L, lg, hg_cpu_level_name(hg_cpu_level_get()));
+                for (int64_t r = 0; r < R; r++) hg_sm_slice_f32_avx2(x + r * L, w + r * L, L, lg);
+                if (L > 16)
+                    CHECK_MSG(same_f32(b, w, n), "rows of %lld, log %d: avx2 rows and slices "
+                              "differ", (long long)L, lg);
+                memcpy(w, x, (size_t)n * 4);   // in place
+                hg_sm_rows_f32_avx2(w, w, R, L, lg);
+                CHECK_MSG(same_f32(b, w, n), "rows of %lld, log %d: avx2 in place differs",
+                          (long long)L, lg);
+            }
+            if (hg_cpu_level_get() < HG_CPU_AVX512 && L > 16) {
+                for (int64_t r = 0; r < R; r++) hg_sm_slice_f32_avx2(x + r * L, w + r * L, L, lg);
+                CHECK_MSG(same_f32(a, w, n), "rows of %lld, log %d: avx2 slices and %s differ",
+                          (long long)L, lg, hg_cpu_level_name(hg_cpu_level_get()));
+            }
+            if (avx512 && L <= 64) {
+                hg_sm_rows_f32_avx512(x, b, R, L, lg);
+                if (L <= 16)
+                    CHECK_MSG(same_f32(a, b, n), "rows of %lld, log %d: avx512 and %s differ",
+                              (long long)L, lg, hg_cpu_level_name(hg_cpu_level_get()));
+                for (int64_t r = 0; r < R; r++)
+                    hg_sm_slice_f32_avx512(x + r * L, w + r * L, L, lg);
+                if (L > 16)
+                    CHECK_MSG(same_f32(b, w, n), "rows of %lld, log %d: avx512 rows and slices "
+                              "differ", (long long)L, lg);
+                memcpy(w, x, (size_t)n * 4);
+                hg_sm_rows_f32_avx512(w, w, R, L, lg);
+                CHECK_MSG(same_f32(b, w, n), "rows of %lld, log %d: avx512 in place differs",
+                          (long long)L, lg);
+            }
+        }
+        free(x);
+        free(a);
+        free(b);
+        free(w);
+    }
+#else
+    (void)c;
+#endif
 }
 
 // expf of the kernels against libm over a sweep (<= 2 ulp in the normal range).
@@ -647,6 +724,7 @@ int main(void) {
     softmax_big(&c);
     short_rows(&c);
     tiny_rows(&c);
+    level_kernels(&c);
     norm_random(&c, 800);
     norm_short_rows(&c);
     errors(&c);
