@@ -610,9 +610,43 @@ static void errors(ctx_t* c) {
     hg_buffer_destroy(b);
 }
 
+// hg_reduce_sum_f32's documented order written out lane by lane (reduce.h): runs under 128 in
+// 8 f64 chains folded (0+4 + 1+5) + (2+6 + 3+7), then the rest one by one; longer runs in 32
+// f32 lanes over blocks of up to 16 terms, block partials into 32 f64 lanes, the lanes folded
+// j += j + w for w = 16 .. 1, plus the short-run sum of what is left. Every CPU level's kernel
+// must give these bits (cpu_levels.cmake runs this test capped at avx2 and generic).
+static double sum_short_ref(const float* x, int64_t n) {
+    double t8[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) t8[j] += (double)x[i + j];
+    double t = ((t8[0] + t8[4]) + (t8[1] + t8[5])) + ((t8[2] + t8[6]) + (t8[3] + t8[7]));
+    for (; i < n; i++) t += (double)x[i];
+    return t;
+}
+
+static double sum_order_ref(const float* x, int64_t n) {
+    if (n < 128) return sum_short_ref(x, n);
+    double l[32] = {0};
+    int64_t i = 0;
+    while (n - i >= 32) {
+        int64_t terms = (n - i) / 32 < 16 ? (n - i) / 32 : 16;
+        float f[32];
+        for (int j = 0; j < 32; j++) f[j] = x[i + j];
+        for (int64_t k = 1; k < terms; k++)
+            for (int j = 0; j < 32; j++) f[j] += x[i + 32 * k + j];
+        for (int j = 0; j < 32; j++) l[j] += (double)f[j];
+        i += terms * 32;
+    }
+    for (int w = 16; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) l[j] += l[j + w];
+    return l[0] + sum_short_ref(x + i, n - i);
+}
+
 // The f32 sum kernel at every run length around its block boundaries (32-lane blocks of up to
 // 16 terms, the short-run path below 128): within 16 f32 roundings of the total magnitude of
-// a long-double sum, on values of mixed sign and on all-positive ones.
+// a long-double sum, on values of mixed sign and on all-positive ones, and bit for bit the
+// documented order (sum_order_ref).
 static void sum_f32_lengths(void) {
     enum { MAXN = 1300 };
     static float x[MAXN + 4000];
@@ -626,7 +660,12 @@ static void sum_f32_lengths(void) {
         for (int64_t n = 0; n <= MAXN + 4000 && bad < 3; n += n < MAXN ? 1 : 997) {
             long double ref = 0.0L, mag = 0.0L;
             for (int64_t i = 0; i < n; i++) { ref += x[i]; mag += fabsl((long double)x[i]); }
-            double got = hg_reduce_sum_f32(x, n);
+            double got = hg_reduce_sum_f32(x, n), want = sum_order_ref(x, n);
+            if (memcmp(&got, &want, sizeof got)) {
+                bad++;
+                CHECK_MSG(0, "hg_reduce_sum_f32 n=%lld pass %d: %a, the documented order gives %a",
+                          (long long)n, pass, got, want);
+            }
             if (!(fabsl((long double)got - ref) <= 16.0L * 0x1p-24L * mag)) {
                 bad++;
                 CHECK_MSG(0, "hg_reduce_sum_f32 n=%lld pass %d: %.17g, want %.17Lg", (long long)n,

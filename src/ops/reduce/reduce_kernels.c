@@ -31,38 +31,89 @@ typedef double hg_v2d __attribute__((vector_size(16)));
 #define WIDEN_HI(v) \
     __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), hg_v8d)
 
-static inline __attribute__((always_inline)) double sum_f32_body(const float* x, int64_t n) {
+// wide (a constant after inlining): the lanes as 64-byte vectors, for AVX-512; else as 32-byte
+// halves with the same lanes and operations (the same bits): GCC kept 64-byte vectors on the
+// stack in the AVX2 build (an accumulator load and store per add).
+typedef float hg_v8f __attribute__((vector_size(32)));
+#define LOAD8(dst, p) memcpy(&(dst), (p), sizeof(hg_v8f))
+#define WIDEN4_LO(v) __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), hg_v4d)
+#define WIDEN4_HI(v) __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), hg_v4d)
+
+static inline __attribute__((always_inline)) double sum_f32_body(const float* x, int64_t n,
+                                                                 int wide) {
     // 32 independent f32 lanes each add up to 16 terms per block; block partials go into f64
     // lanes, so the error does not grow with n. Short runs (a row of 256) take one shorter
     // block: a serial f64 loop over them was latency-bound (4 cycles per element, 0.3 of numpy
     // for sums along rows of 256).
     if (n < 128) return sum_short_f32(x, n);   // no lanes to clear and fold
-    hg_v8d l0 = {0}, l1 = {0}, l2 = {0}, l3 = {0};   // f64 lanes 0-7, 8-15, 16-23, 24-31
     int64_t i = 0;
-    while (n - i >= 32) {
-        int64_t terms = (n - i) / 32 < 16 ? (n - i) / 32 : 16;
-        hg_v16f f0, f1, g0, g1;
-        LOAD16(f0, x + i);
-        LOAD16(f1, x + i + 16);
-        for (int64_t k = 32; k < terms * 32; k += 32) {
-            LOAD16(g0, x + i + k);
-            LOAD16(g1, x + i + k + 16);
-            f0 += g0;
-            f1 += g1;
+    hg_v2d d;
+    if (wide) {
+        hg_v8d l0 = {0}, l1 = {0}, l2 = {0}, l3 = {0};   // f64 lanes 0-7, 8-15, 16-23, 24-31
+        while (n - i >= 32) {
+            int64_t terms = (n - i) / 32 < 16 ? (n - i) / 32 : 16;
+            hg_v16f f0, f1, g0, g1;
+            LOAD16(f0, x + i);
+            LOAD16(f1, x + i + 16);
+            for (int64_t k = 32; k < terms * 32; k += 32) {
+                LOAD16(g0, x + i + k);
+                LOAD16(g1, x + i + k + 16);
+                f0 += g0;
+                f1 += g1;
+            }
+            l0 += WIDEN_LO(f0);
+            l1 += WIDEN_HI(f0);
+            l2 += WIDEN_LO(f1);
+            l3 += WIDEN_HI(f1);
+            i += terms * 32;
         }
-        l0 += WIDEN_LO(f0);
-        l1 += WIDEN_HI(f0);
-        l2 += WIDEN_LO(f1);
-        l3 += WIDEN_HI(f1);
-        i += terms * 32;
+        // The fold: lane j += lane j + w for w = 16, 8, 4, 2, 1.
+        l0 += l2;
+        l1 += l3;
+        l0 += l1;
+        hg_v4d q = __builtin_shufflevector(l0, l0, 0, 1, 2, 3) +
+                   __builtin_shufflevector(l0, l0, 4, 5, 6, 7);
+        d = __builtin_shufflevector(q, q, 0, 1) + __builtin_shufflevector(q, q, 2, 3);
+    } else {
+        // f32 lanes 0-7 .. 24-31 in f0..f3; f64 lanes 4k..4k+3 in lk.
+        hg_v4d l0 = {0}, l1 = {0}, l2 = {0}, l3 = {0}, l4 = {0}, l5 = {0}, l6 = {0}, l7 = {0};
+        while (n - i >= 32) {
+            int64_t terms = (n - i) / 32 < 16 ? (n - i) / 32 : 16;
+            hg_v8f f0, f1, f2, f3, g0, g1, g2, g3;
+            LOAD8(f0, x + i);
+            LOAD8(f1, x + i + 8);
+            LOAD8(f2, x + i + 16);
+            LOAD8(f3, x + i + 24);
+            for (int64_t k = 32; k < terms * 32; k += 32) {
+                LOAD8(g0, x + i + k);
+                LOAD8(g1, x + i + k + 8);
+                LOAD8(g2, x + i + k + 16);
+                LOAD8(g3, x + i + k + 24);
+                f0 += g0;
+                f1 += g1;
+                f2 += g2;
+                f3 += g3;
+            }
+            l0 += WIDEN4_LO(f0);
+            l1 += WIDEN4_HI(f0);
+            l2 += WIDEN4_LO(f1);
+            l3 += WIDEN4_HI(f1);
+            l4 += WIDEN4_LO(f2);
+            l5 += WIDEN4_HI(f2);
+            l6 += WIDEN4_LO(f3);
+            l7 += WIDEN4_HI(f3);
+            i += terms * 32;
+        }
+        l0 += l4;   // the same fold
+        l1 += l5;
+        l2 += l6;
+        l3 += l7;
+        l0 += l2;
+        l1 += l3;
+        hg_v4d q = l0 + l1;
+        d = __builtin_shufflevector(q, q, 0, 1) + __builtin_shufflevector(q, q, 2, 3);
     }
     double tail = sum_short_f32(x + i, n - i);
-    // The fold: lane j += lane j + w for w = 16, 8, 4, 2, 1.
-    l0 += l2;
-    l1 += l3;
-    l0 += l1;
-    hg_v4d q = __builtin_shufflevector(l0, l0, 0, 1, 2, 3) + __builtin_shufflevector(l0, l0, 4, 5, 6, 7);
-    hg_v2d d = __builtin_shufflevector(q, q, 0, 1) + __builtin_shufflevector(q, q, 2, 3);
     return (d[0] + d[1]) + tail;
 }
 
@@ -87,32 +138,32 @@ static inline __attribute__((always_inline)) void colsum_body(const float* const
 // additions in the same order, so every build gives the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target("avx2,fma"))) static double sum_f32_avx2(const float* x, int64_t n) {
-    return sum_f32_body(x, n);
+    return sum_f32_body(x, n, 0);
 }
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
 static double sum_f32_avx512(const float* x, int64_t n) {
-    return sum_f32_body(x, n);
+    return sum_f32_body(x, n, 1);
 }
 double hg_reduce_sum_f32(const float* x, int64_t n) {
     hg_cpu_level lv = hg_cpu_level_get();
     if (lv >= HG_CPU_AVX512) return sum_f32_avx512(x, n);
     if (lv >= HG_CPU_AVX2) return sum_f32_avx2(x, n);
-    return sum_f32_body(x, n);
+    return sum_f32_body(x, n, 0);
 }
 __attribute__((target("avx2,fma"))) static void sum_rows_f32_avx2(const float* x, int64_t ld,
                                                                  int64_t rows, int64_t n,
                                                                  double* out) {
-    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n, 0);
 }
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
 static void sum_rows_f32_avx512(const float* x, int64_t ld, int64_t rows, int64_t n, double* out) {
-    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n, 1);
 }
 void hg_reduce_sum_rows_f32(const float* x, int64_t ld, int64_t rows, int64_t n, double* out) {
     hg_cpu_level lv = hg_cpu_level_get();
     if (lv >= HG_CPU_AVX512) sum_rows_f32_avx512(x, ld, rows, n, out);
     else if (lv >= HG_CPU_AVX2) sum_rows_f32_avx2(x, ld, rows, n, out);
-    else for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+    else for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n, 0);
 }
 __attribute__((target("avx2,fma"))) static void colsum_avx2(const float* const* rp, int nrows,
                                                            int64_t kc, float* tmp, double* f) {
@@ -134,9 +185,9 @@ void hg_reduce_colsum_block_f32(const float* const* rp, int nrows, int64_t kc, f
                                 double* f) {
     colsum_body(rp, nrows, kc, tmp, f);
 }
-double hg_reduce_sum_f32(const float* x, int64_t n) { return sum_f32_body(x, n); }
+double hg_reduce_sum_f32(const float* x, int64_t n) { return sum_f32_body(x, n, 0); }
 void hg_reduce_sum_rows_f32(const float* x, int64_t ld, int64_t rows, int64_t n, double* out) {
-    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n);
+    for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n, 0);
 }
 #endif
 

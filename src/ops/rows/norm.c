@@ -88,49 +88,85 @@ static void st_val(hg_dtype rdt, hg_dtype odt, unsigned char* p, double v) {
     hg_op_store_f64(odt, p, v);
 }
 
-// Sum over the row of (t[i] - c)^2 in f64 (c = 0: the sum of squares): 32 f64 lanes in GCC
-// vector types, so a build for a wide ISA runs 8 lanes per instruction and 4 independent
-// chains. The 4 scalar f64 chains used before ran at one element per cycle (the add latency),
-// and in the file's baseline build 2 lanes per instruction: layer_norm over rows of 4096 ran at
-// 0.83 of torch's speed.
+// Sum over the row of (t[i] - c)^2 in f64 (c = 0: the sum of squares): 32 f64 lanes (four
+// chains of 8), so a wide ISA runs 8 lanes per instruction and 4 independent chains (4 scalar
+// f64 chains ran at one element per cycle: layer_norm over rows of 4096 at 0.83 of torch's
+// speed). wide (a constant after inlining): the chains as 8-lane GCC vectors, for AVX-512; else
+// each as two 4-lane halves, the same lanes and operations (the same bits): GCC lowered the
+// 8-lane type for AVX2 through general registers and the stack (rms_norm rows of 16 ran at 46 ns
+// per row there, 13 on AVX-512).
 typedef double norm_v8d __attribute__((vector_size(64)));
 typedef float norm_v8f __attribute__((vector_size(32)));
-#define NORM_SQ_STEP(acc, off)                                                       \
+typedef double norm_v4d __attribute__((vector_size(32)));
+typedef float norm_v4f __attribute__((vector_size(16)));
+#define NORM_SQ_STEP8(acc, off)                                                      \
     do {                                                                             \
         norm_v8f f_;                                                                 \
         memcpy(&f_, t + i + (off), sizeof f_);                                       \
         norm_v8d d_ = __builtin_convertvector(f_, norm_v8d) - c;                     \
         acc += d_ * d_;                                                              \
     } while (0)
+#define NORM_SQ_STEP4(acc, off)                                                      \
+    do {                                                                             \
+        norm_v4f f_;                                                                 \
+        memcpy(&f_, t + i + (off), sizeof f_);                                       \
+        norm_v4d d_ = __builtin_convertvector(f_, norm_v4d) - c;                     \
+        acc += d_ * d_;                                                              \
+    } while (0)
 
 static inline __attribute__((always_inline)) double sq_dev_f32(const float* t, int64_t R,
-                                                               double c) {
+                                                               double c, int wide) {
     if (R < 8) {
-        // No vector step: the lanes' fold below is +0, so the result is 0 + tail. Skipping the
-        // fold matters in the AVX2 build, where the 8-lane f64 vectors are pairs of registers
-        // (rms_norm rows of 2 took 32 ns per row there, 10 on AVX-512).
+        // No vector step: the lanes' fold below is +0, so the result is 0 + tail (rms_norm
+        // rows of 2 took 32 ns per row in the AVX2 build with the fold, 10 on AVX-512).
         double tail = 0.0;
         for (int64_t i = 0; i < R; i++) { double d = t[i] - c; tail += d * d; }
         return 0.0 + tail;
     }
-    norm_v8d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
     int64_t i = 0;
-    for (; i + 32 <= R; i += 32) {
-        NORM_SQ_STEP(a0, 0);
-        NORM_SQ_STEP(a1, 8);
-        NORM_SQ_STEP(a2, 16);
-        NORM_SQ_STEP(a3, 24);
+    double u[4];   // lanes j + 4 of the folded chains added to lanes j
+    if (wide) {
+        norm_v8d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (; i + 32 <= R; i += 32) {
+            NORM_SQ_STEP8(a0, 0);
+            NORM_SQ_STEP8(a1, 8);
+            NORM_SQ_STEP8(a2, 16);
+            NORM_SQ_STEP8(a3, 24);
+        }
+        // Rows shorter than 32 (and the rest of longer ones) 8 lanes at a time too: 16 scalar
+        // steps of one f64 chain were most of a row of 16 (rms_norm 18.4 ns per row, torch 12.1).
+        for (; i + 8 <= R; i += 8) NORM_SQ_STEP8(a1, 0);
+        a0 += a1;
+        a2 += a3;
+        a0 += a2;
+        for (int k = 0; k < 4; k++) u[k] = a0[k] + a0[k + 4];
+    } else {
+        norm_v4d a0 = {0}, b0 = {0}, a1 = {0}, b1 = {0}, a2 = {0}, b2 = {0}, a3 = {0}, b3 = {0};
+        for (; i + 32 <= R; i += 32) {
+            NORM_SQ_STEP4(a0, 0);
+            NORM_SQ_STEP4(b0, 4);
+            NORM_SQ_STEP4(a1, 8);
+            NORM_SQ_STEP4(b1, 12);
+            NORM_SQ_STEP4(a2, 16);
+            NORM_SQ_STEP4(b2, 20);
+            NORM_SQ_STEP4(a3, 24);
+            NORM_SQ_STEP4(b3, 28);
+        }
+        for (; i + 8 <= R; i += 8) {
+            NORM_SQ_STEP4(a1, 0);
+            NORM_SQ_STEP4(b1, 4);
+        }
+        a0 += a1;
+        b0 += b1;
+        a2 += a3;
+        b2 += b3;
+        a0 += a2;
+        b0 += b2;
+        for (int k = 0; k < 4; k++) u[k] = a0[k] + b0[k];
     }
-    // Rows shorter than 32 (and the rest of longer ones) 8 lanes at a time too: 16 scalar
-    // steps of one f64 chain were most of a row of 16 (rms_norm 18.4 ns per row, torch 12.1).
-    for (; i + 8 <= R; i += 8) NORM_SQ_STEP(a1, 0);
     double tail = 0.0;
     for (; i < R; i++) { double d = t[i] - c; tail += d * d; }
-    a0 += a1;
-    a2 += a3;
-    a0 += a2;
-    double s = ((a0[0] + a0[4]) + (a0[1] + a0[5])) + ((a0[2] + a0[6]) + (a0[3] + a0[7]));
-    return s + tail;
+    return ((u[0] + u[1]) + (u[2] + u[3])) + tail;
 }
 
 // A row's statistics: the f32 mean split in two (mean + mean_lo == the f64 mean to 2^-48
@@ -142,15 +178,15 @@ typedef struct norm_stats {
 } norm_stats;
 
 static inline __attribute__((always_inline)) norm_stats row_stats_f32(const norm_job* j,
-                                                                      const float* t) {
+                                                                      const float* t, int wide) {
     norm_stats st = {0.0f, 0.0f, 0.0};
     if (j->rms) {
-        st.ss = sq_dev_f32(t, j->R, 0.0);
+        st.ss = sq_dev_f32(t, j->R, 0.0, wide);
     } else {
         double m = hg_reduce_sum_f32(t, j->R) / (double)j->R;
         st.mean = (float)m;
         st.mean_lo = (float)(m - (double)st.mean);
-        st.ss = sq_dev_f32(t, j->R, m);
+        st.ss = sq_dev_f32(t, j->R, m, wide);
     }
     return st;
 }
@@ -174,8 +210,8 @@ static inline __attribute__((always_inline)) void row_apply_f32(const norm_job* 
 }
 
 static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j, const float* t,
-                                                               float* y) {
-    norm_stats st = row_stats_f32(j, t);
+                                                               float* y, int wide) {
+    norm_stats st = row_stats_f32(j, t, wide);
     row_apply_f32(j, t, y, st, row_rstd(j, st.ss));
 }
 
@@ -187,12 +223,12 @@ static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j
 #define NORM_SHORT_ROW 64
 static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* j,
                                                                 const float* const* t,
-                                                                float* const* y) {
+                                                                float* const* y, int wide) {
     norm_stats st[NORM_BATCH];
     double ss[NORM_BATCH];
     float rstd[NORM_BATCH];
     for (int r = 0; r < NORM_BATCH; r++) {
-        st[r] = row_stats_f32(j, t[r]);
+        st[r] = row_stats_f32(j, t[r], wide);
         ss[r] = st[r].ss;
     }
     for (int r = 0; r < NORM_BATCH; r++) rstd[r] = row_rstd(j, ss[r]);
@@ -232,9 +268,9 @@ static inline __attribute__((always_inline)) void rows1_f32_body(const norm_job*
 typedef void (*norm_row_fn)(const norm_job* j, const float* t, float* y);
 typedef void (*norm_rows_fn)(const norm_job* j, const float* const* t, float* const* y);
 typedef void (*norm_rows1_fn)(const norm_job* j, const float* t, float* y, int64_t n);
-static void row_f32_base(const norm_job* j, const float* t, float* y) { row_f32_body(j, t, y); }
+static void row_f32_base(const norm_job* j, const float* t, float* y) { row_f32_body(j, t, y, 0); }
 static void rows_f32_base(const norm_job* j, const float* const* t, float* const* y) {
-    rows_f32_body(j, t, y);
+    rows_f32_body(j, t, y, 0);
 }
 static void rows1_f32_base(const norm_job* j, const float* t, float* y, int64_t n) {
     rows1_f32_body(j, t, y, n);
@@ -244,20 +280,20 @@ static void rows1_f32_base(const norm_job* j, const float* t, float* y, int64_t 
 #define NORM_AVX512 \
     __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
 NORM_AVX2 static void row_f32_avx2(const norm_job* j, const float* t, float* y) {
-    row_f32_body(j, t, y);
+    row_f32_body(j, t, y, 0);
 }
 NORM_AVX2 static void rows_f32_avx2(const norm_job* j, const float* const* t, float* const* y) {
-    rows_f32_body(j, t, y);
+    rows_f32_body(j, t, y, 0);
 }
 NORM_AVX2 static void rows1_f32_avx2(const norm_job* j, const float* t, float* y, int64_t n) {
     rows1_f32_body(j, t, y, n);
 }
 NORM_AVX512 static void row_f32_avx512(const norm_job* j, const float* t, float* y) {
-    row_f32_body(j, t, y);
+    row_f32_body(j, t, y, 1);
 }
 NORM_AVX512 static void rows_f32_avx512(const norm_job* j, const float* const* t,
                                         float* const* y) {
-    rows_f32_body(j, t, y);
+    rows_f32_body(j, t, y, 1);
 }
 NORM_AVX512 static void rows1_f32_avx512(const norm_job* j, const float* t, float* y,
                                          int64_t n) {
@@ -359,25 +395,44 @@ static hg_status check_param(hg_op_ctx* c, const hg_tensor* t, const char* name,
     return HG_OK;
 }
 
-// A checked parameter gathered into f64 (host-visible backends).
-static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name, double** dst) {
+// A checked parameter in the compute precision (host-visible backends): f64 for f64 inputs
+// (*d64), else f32 (*d32). A C-contiguous parameter already in that dtype is used where it is
+// (*owned stays NULL): gathering one of 4096 elements through hg_op_load_f64 and converting it
+// again was two thirds of a layer_norm of (8, 4096). Otherwise gathered into *owned.
+static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name, int f64,
+                            const void** data, void** owned) {
     hg_status s;
     hg_host_view v;
     if ((s = hg_op_host_view(c, t, &v))) return s;
-    double* d = malloc((size_t)(v.numel ? v.numel : 1) * sizeof(double));
+    hg_dtype want = f64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
+    int contig = v.dtype == want;
+    int64_t ex = 1;
+    for (int32_t a = v.ndim - 1; a >= 0 && contig; a--) {
+        contig = v.shape[a] == 1 || v.strides[a] == ex;
+        ex *= v.shape[a];
+    }
+    if (contig) {
+        *data = v.data;
+        return HG_OK;
+    }
+    size_t esz = f64 ? sizeof(double) : sizeof(float);
+    unsigned char* d = malloc((size_t)(v.numel ? v.numel : 1) * esz);
     if (!d) return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for '%s'", c->fn, name);
     int64_t k[HG_MAX_DIMS] = {0};
     size_t sz = hg_dtype_size(v.dtype);
     for (int64_t i = 0; i < v.numel; i++) {
         int64_t off = 0;
         for (int32_t a = 0; a < v.ndim; a++) off += k[a] * v.strides[a];
-        d[i] = hg_op_load_f64(v.dtype, v.data + off * (int64_t)sz);
+        double e = hg_op_load_f64(v.dtype, v.data + off * (int64_t)sz);
+        if (f64) ((double*)d)[i] = e;
+        else ((float*)d)[i] = (float)e;
         for (int32_t a = v.ndim - 1; a >= 0; a--) {
             if (++k[a] < v.shape[a]) break;
             k[a] = 0;
         }
     }
-    *dst = d;
+    *data = d;
+    *owned = d;
     return HG_OK;
 }
 
@@ -400,15 +455,16 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: eps %g must be finite and >= 0", fn, eps);
     norm_job j;
     memset(&j, 0, sizeof j);
-    double *w = NULL, *b = NULL;
-    float *wf = NULL, *bf = NULL;
+    const void *w = NULL, *b = NULL;   // in the compute precision (load_param)
+    void *w_owned = NULL, *b_owned = NULL;
     // Parameters are checked (and gathered) before out is resolved, so a bad parameter never
     // allocates.
     if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) goto done;
     if (bias && (s = check_param(&c, bias, "bias", x, nnorm))) goto done;
     int device = hg_op_route_of(&c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE;
-    if (!device && weight && (s = load_param(&c, weight, "weight", &w))) goto done;
-    if (!device && bias && (s = load_param(&c, bias, "bias", &b))) goto done;
+    int f64 = x->dtype == HG_DTYPE_F64;
+    if (!device && weight && (s = load_param(&c, weight, "weight", f64, &w, &w_owned))) goto done;
+    if (!device && bias && (s = load_param(&c, bias, "bias", f64, &b, &b_owned))) goto done;
     if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) goto done;
     if ((s = hg_op_no_overlap(&c, out, x, "x")) ||
         (weight && (s = hg_op_no_overlap(&c, out, weight, "weight"))) ||
@@ -452,21 +508,13 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
         rex *= j.rs[d];
     }
     row_f32_pick(&j);
-    // Parameters in the compute precision. (Without parameters this loop ran R empty steps:
-    // half the time of rms_norm on one row of 65,536.)
-    if (xv.dtype != HG_DTYPE_F64 && (w || b)) {
-        wf = w ? malloc((size_t)j.R * sizeof(float)) : NULL;
-        bf = b ? malloc((size_t)j.R * sizeof(float)) : NULL;
-        if ((w && !wf) || (b && !bf)) {
-            s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for the parameters", fn);
-            goto done;
-        }
-        for (int64_t i = 0; i < j.R; i++) {
-            if (wf) wf[i] = (float)w[i];
-            if (bf) bf[i] = (float)b[i];
-        }
+    if (f64) {
+        j.w = w;
+        j.b = b;
+    } else {
+        j.wf = w;
+        j.bf = b;
     }
-    j.w = w; j.b = b; j.wf = wf; j.bf = bf;
     int nw = xv.numel < 32768 ? 1 : hg_op_num_threads(&c);
     if (nw > j.rows) nw = (int)j.rows;
     j.nw = nw;
@@ -483,7 +531,8 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
     s = hg_op_parallel(&c, nw, norm_worker, &j, &j.nw);
 done:
     free(j.scratch);
-    free(w); free(b); free(wf); free(bf);
+    free(w_owned);
+    free(b_owned);
     return hg_op_finish(&c, out, s);
 }
 
