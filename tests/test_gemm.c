@@ -161,9 +161,12 @@ static void skinny_kernels(void) {
     CHECK(sets_run >= 1);
     CHECK(hg_cpu_sgemm_skinny_set_named(NULL) != NULL);
     CHECK(hg_cpu_sgemm_skinny_set_named("nonexistent") == NULL);
-    // The AVX-512 set (where this CPU has it) carries the narrow kernel the products above used.
+    // The AVX2 and AVX-512 sets (where this CPU has them) carry the narrow kernels the products
+    // above used.
     const hg_sgemm_skinny_set* s512 = hg_cpu_sgemm_skinny_set_named("avx512");
+    const hg_sgemm_skinny_set* s2 = hg_cpu_sgemm_skinny_set_named("avx2");
     if (s512) CHECK(s512->narrow != NULL && hg_cpu_sgemm_skinny_set_named(NULL) == s512);
+    if (s2) CHECK(s2->narrow != NULL);
 }
 
 int main(void) {
@@ -227,11 +230,13 @@ int main(void) {
         {5, 64, 31, 1}, {8, 2000, 300, 0}, {13, 77, 9, 3}, {16, 129, 130, 0}, {17, 40, 20, 0},
         {300, 1, 70, 1}, {1000, 2, 33, 0}, {64, 10, 256, 0}, {70, 12, 1100, 2}, {40, 13, 20, 0},
         {1, 4, 1, 0}, {5, 3, 2, 1},
-        // Narrow C (up to 16 columns, at least as many rows; AVX-512 CPUs take the unpacked
-        // narrow kernel when A and B are not transposed): 8-row blocks and their remainders,
-        // 16 columns, square C, k = 1, and a product large enough for the 2-thread row split.
+        // Narrow C (up to 16 columns, at least as many rows; AVX2 and AVX-512 CPUs take the
+        // unpacked narrow kernel when A and B are not transposed): blocks of 8 rows (AVX-512),
+        // 6 and 12 (AVX2) and their remainders, 8 and 16 columns, square C, k = 1, and a
+        // product large enough for the 2-thread row split.
         {9, 8, 5, 1}, {23, 16, 17, 3}, {17, 16, 1, 0}, {67, 15, 64, 2}, {1000, 16, 200, 0},
         {2003, 7, 300, 1}, {16, 16, 16, 0}, {7, 7, 9, 2}, {12, 12, 1, 1}, {8, 8, 300, 3},
+        {13, 5, 9, 1}, {25, 8, 4, 0}, {11, 9, 3, 2}, {30, 10, 256, 0},
         // Small products over 16-column panels (up to 64 columns, up to 2^20 m*n*k): partial
         // panels, 17 rows, and one past each limit (packed path).
         {17, 17, 17, 0}, {48, 48, 48, 1}, {64, 64, 64, 2}, {40, 33, 100, 3}, {128, 64, 128, 0},

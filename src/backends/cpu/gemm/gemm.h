@@ -85,7 +85,8 @@ typedef void (*hg_sgemm_skinny_dots_fn)(int m, int64_t n, int64_t k, float alpha
                                         float beta, float* c, int64_t c_rs, int64_t c_cs);
 // Narrow products: C (m x n, n <= HG_SGEMM_NARROW_MAX) = alpha * A * B + beta * C with A
 // (m x k, row stride lda) and B (k x n, row stride ldb) row-major and read in place: each row of
-// B is one masked vector load, each element of A one broadcast (8 rows of C at a time).
+// B is one masked vector load, each element of A one broadcast (AVX-512: 8 rows of C at a time;
+// AVX2: 6 rows, or 12 for up to 8 columns).
 #define HG_SGEMM_NARROW_MAX 16
 // Small products with C up to 64 columns (and more than HG_SGEMM_SKINNY_MAX rows) run as
 // narrow products over 16-column panels of B and C, unpacked: packing A and B, and the edge
@@ -136,5 +137,7 @@ void hg_sgemm_ukernel8x32_avx512(int64_t kc, const float* a, const float* b, flo
 void hg_sgemm_pack_a8_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
 void hg_sgemm_narrow_avx512(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,
                             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void hg_sgemm_narrow_avx2(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 #endif

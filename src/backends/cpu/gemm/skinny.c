@@ -24,7 +24,7 @@ typedef struct skinny_job {
 static const hg_sgemm_skinny_set sets[] = {
     {"generic", hg_sgemm_skinny_rows_generic, hg_sgemm_skinny_dots_generic, NULL},
 #if defined(HG_HAVE_AVX2_KERNELS)
-    {"avx2", hg_sgemm_skinny_rows_avx2, hg_sgemm_skinny_dots_avx2, NULL},
+    {"avx2", hg_sgemm_skinny_rows_avx2, hg_sgemm_skinny_dots_avx2, hg_sgemm_narrow_avx2},
     {"avx512", hg_sgemm_skinny_rows_avx2, hg_sgemm_skinny_dots_avx2, hg_sgemm_narrow_avx512},
 #endif
 };

@@ -187,6 +187,56 @@ __attribute__((target("avx512f"))) void hg_sgemm_narrow_avx512(
     }
 }
 
+// Narrow C (n <= 16 columns, gemm.h) with AVX2: hg_sgemm_narrow_avx512's scheme in 8-wide
+// registers. Columns 9..16: 6 rows at a time, two accumulators per row (12 + 2 for B's row + a
+// broadcast: the 16 registers); up to 8 columns: 12 rows at a time, one accumulator each. B's
+// row is one or two masked loads per k step (AVX2 on Zen 4 through the packed path: 64 x 256 x
+// 10 ran at 0.77 of numpy's time, 4096 x 64 x 64 at 0.86).
+static inline __attribute__((always_inline)) void narrow_rows_avx2(
+    int R, int two, int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,
+    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8), lane);
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    for (int64_t i0 = 0; i0 < m; i0 += R) {
+        int r = m - i0 < R ? (int)(m - i0) : R;
+        const float* ap[12];   // rows past the end repeat row i0 (computed, never stored)
+        for (int i = 0; i < R; i++) ap[i] = a + (i0 + (i < r ? i : 0)) * lda;
+        __m256 lo[12], hi[12];
+        for (int i = 0; i < R; i++) lo[i] = hi[i] = _mm256_setzero_ps();
+        for (int64_t p = 0; p < k; p++) {
+            const float* bp = b + p * ldb;
+            __m256 b0 = _mm256_maskload_ps(bp, m0);
+            __m256 b1 = two ? _mm256_maskload_ps(bp + 8, m1) : b0;
+#pragma GCC unroll 12
+            for (int i = 0; i < R; i++) {
+                __m256 ai = _mm256_broadcast_ss(ap[i] + p);
+                lo[i] = _mm256_fmadd_ps(ai, b0, lo[i]);
+                if (two) hi[i] = _mm256_fmadd_ps(ai, b1, hi[i]);
+            }
+        }
+#pragma GCC unroll 12
+        for (int i = 0; i < R; i++) {
+            if (i >= r) break;
+            float* ci = c + (i0 + i) * ldc;
+            __m256 o = _mm256_mul_ps(lo[i], va);
+            if (beta != 0.0f) o = _mm256_fmadd_ps(vb, _mm256_maskload_ps(ci, m0), o);
+            _mm256_maskstore_ps(ci, m0, o);
+            if (!two) continue;
+            o = _mm256_mul_ps(hi[i], va);
+            if (beta != 0.0f) o = _mm256_fmadd_ps(vb, _mm256_maskload_ps(ci + 8, m1), o);
+            _mm256_maskstore_ps(ci + 8, m1, o);
+        }
+    }
+}
+
+void hg_sgemm_narrow_avx2(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    if (n > 8) narrow_rows_avx2(6, 1, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    else narrow_rows_avx2(12, 0, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 #else
 
 // Portable: the 16-wide inner loops vectorize with whatever the baseline ISA offers.
