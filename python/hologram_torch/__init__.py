@@ -1,0 +1,40 @@
+"""hologram_torch: hologram's kernels for PyTorch users.
+
+    import torch, hologram as hg, hologram_torch as hg_torch
+    ex = hg.Executor("cpu")
+    z = hg_torch.functional.add(ex, torch.randn(1024), torch.randn(1024))   # or add(x, y)
+    layer = hg_torch.nn.Linear(512, 256)        # a torch.nn.Linear whose forward is hologram's
+
+``functional`` takes torch tensors and returns torch tensors (no copies in either direction),
+with gradients; ``nn`` holds torch.nn layers computed by hologram. Every op is registered in
+torch's dispatcher as ``torch.ops.hologram.<name>`` with a fake implementation. See
+docs/torch.md.
+"""
+SUPPORTED_TORCH = "2.13"   # the oldest torch release tested (docs/torch.md)
+
+try:
+    import torch
+except ImportError as e:   # pragma: no cover - exercised by tests without torch
+    raise ImportError(
+        "hologram_torch needs PyTorch >= " + SUPPORTED_TORCH + " (pip install 'hologram[torch]'; "
+        "for the CPU-only build: pip install torch --index-url "
+        "https://download.pytorch.org/whl/cpu)") from e
+
+
+def _version_tuple(v):
+    parts = []
+    for p in v.split("+")[0].split(".")[:2]:
+        digits = "".join(c for c in p if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+if _version_tuple(torch.__version__) < _version_tuple(SUPPORTED_TORCH):
+    raise ImportError(f"hologram_torch needs PyTorch >= {SUPPORTED_TORCH}; this is "
+                      f"{torch.__version__}")
+
+from . import _ops, _grad_ops  # noqa: E402,F401  (registers torch.ops.hologram.*)
+from . import functional, nn  # noqa: E402
+from ._bridge import executor_id  # noqa: E402,F401
+
+__all__ = ["functional", "nn", "SUPPORTED_TORCH"]

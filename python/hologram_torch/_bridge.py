@@ -1,0 +1,139 @@
+"""Torch tensors in and out of hologram without copies, and the executor each call runs on.
+
+A torch tensor becomes a hologram Tensor over the same memory through a DLPack capsule
+(``torch._C._to_dlpack``, 0.25 us, then ``hologram._C._from_capsule``; ``t.__dlpack__()`` alone
+costs 2.3 us in torch 2.13). Results are allocated by torch (``torch.empty``) and written by
+hologram through the same kind of view, so what a caller gets back is an ordinary torch tensor.
+
+Executors cross torch's dispatcher as integers (an op's schema can only carry ints): 0 is the
+default executor of the tensor's device, other ids come from :func:`executor_id`.
+"""
+import threading
+
+import torch
+
+import hologram as hg
+from hologram import _C
+
+# torch dtype -> hologram dtype name: the dtypes hologram ops run on.
+DTYPES = {
+    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
+    torch.uint8: "u8", torch.bool: "bool",
+}
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+_lock = threading.Lock()
+_executors = {}          # id -> Executor (ids are never reused)
+_ids = {}                # id(Executor) -> id
+_next = [1]
+_cpu = [None]            # the default CPU executor, cached
+
+
+def executor_id(ex):
+    """The int that names ``ex`` in an op call (0 for None: the device's default executor)."""
+    if ex is None:
+        return 0
+    if not isinstance(ex, hg.Executor):
+        raise TypeError(f"executor must be a hologram.Executor or None, got {type(ex).__name__}")
+    with _lock:
+        i = _ids.get(id(ex))
+        if i is None or _executors.get(i) is not ex:
+            i = _next[0]
+            _next[0] += 1
+            _executors[i] = ex
+            _ids[id(ex)] = i
+        return i
+
+
+def executor_of(ex_id, device, fn):
+    """The Executor an op runs on for tensors on ``device``: ex_id's, which must be of that
+    device, or the device's default. Nothing is moved across devices."""
+    if not ex_id and device.type == "cpu":
+        ex = _cpu[0]
+        if ex is None or ex.closed:   # hg.default_cpu_executor() takes a lock: 0.5 us
+            ex = _cpu[0] = hg.default_cpu_executor()
+        return ex
+    if ex_id:
+        ex = _executors[ex_id]
+        want = "cpu" if device.type == "cpu" else "cuda" if device.type == "cuda" else None
+        if ex.backend != want or (want == "cuda" and ex.device_index != (device.index or 0)):
+            raise ValueError(
+                f"{fn}: the tensors are on {device} but the executor runs on "
+                f"'{ex.backend}'; move the tensors (.to(...)) or pass an executor of their device "
+                f"(nothing is copied across devices)")
+        return ex
+    if device.type == "cpu":
+        return hg.default_cpu_executor()
+    if device.type == "cuda":
+        return hg.default_cuda_executor(device.index or 0)
+    raise ValueError(f"{fn}: tensors on {device} are not supported (CPU and CUDA tensors are)")
+
+
+def check_tensor(t, what, fn, floats_only=False):
+    """Raises a clear error for what hologram cannot take: not a tensor, sparse, quantized,
+    complex, or a dtype it has no kernels for."""
+    if isinstance(t, torch.Tensor) and t.layout == torch.strided and (
+            t.dtype in FLOATS if floats_only else t.dtype in DTYPES):
+        return   # the common case, in two attribute reads
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{fn}: {what} must be a torch.Tensor, got {type(t).__name__}")
+    if t.layout != torch.strided:
+        raise TypeError(f"{fn}: {what} is a {t.layout} tensor; only dense (strided) tensors "
+                        f"are supported (use .to_dense())")
+    if t.is_quantized:
+        raise TypeError(f"{fn}: {what} is quantized ({t.dtype}); dequantize it first")
+    if t.is_complex():
+        raise TypeError(f"{fn}: {what} is complex ({t.dtype}); hologram has no complex dtypes")
+    if t.dtype not in DTYPES:
+        raise TypeError(f"{fn}: {what} has dtype {t.dtype}, which hologram does not support "
+                        f"(supported: {', '.join(str(d) for d in DTYPES)})")
+    if floats_only and t.dtype not in FLOATS:
+        raise TypeError(f"{fn}: {what} has dtype {t.dtype}; expected a floating dtype "
+                        f"(float32, float64, float16, bfloat16)")
+
+
+def same_device(fn, *ts):
+    """The one device of the tensors ts (None entries skipped); a clear error when they differ."""
+    dev = None
+    for t in ts:
+        if t is None:
+            continue
+        if dev is None:
+            dev = t.device
+        elif t.device != dev:
+            raise ValueError(f"{fn}: tensors on different devices ({dev} and {t.device}); "
+                             f"nothing is copied across devices")
+    return dev
+
+
+def to_hg(t, ex):
+    """A hologram Tensor over t's memory (no copy; it keeps t's storage alive). Real dtypes
+    only (check_tensor), so there are no conjugate or negative views to resolve."""
+    return _C._from_capsule(torch._C._to_dlpack(t), ex)
+
+
+def to_torch(h):
+    """A torch tensor over a hologram Tensor's memory (no copy; it keeps the memory alive).
+    Letting hologram allocate a result and handing it over costs ~1 us; torch.empty plus a view
+    for hologram to write into cost 2.4."""
+    return torch._C._from_dlpack(h.__dlpack__())
+
+
+def empty(shape, dtype, device):
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
+def broadcast_shape(fn, a, b):
+    """torch.broadcast_shapes of two shapes (torch's own is Python code costing 6 us)."""
+    if a == b:
+        return tuple(a)
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"{fn}: shapes {list(a)} and {list(b)} do not broadcast (size "
+                               f"{x} and {y} in dim {i})")
+        out.append(y if x == 1 else x)
+    return tuple(out)

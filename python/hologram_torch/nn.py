@@ -1,0 +1,150 @@
+"""torch.nn layers that compute with hologram: ``hologram_torch.nn``.
+
+Each class is a subclass of the torch.nn layer of the same name: the same constructor
+arguments, parameters (plain ``nn.Parameter``s, initialised by torch's own code), ``state_dict``
+keys and ``repr``, so optimizers, ``load_state_dict`` both ways and DDP work unchanged; only
+``forward`` runs hologram. An executor may be given first (``Linear(ex, 512, 256)``, the product
+documents' form), as ``executor=``, or as a backend name (``backend='cpu'``: an Executor of that
+backend is made, with Executor's own error when the backend is not available here).
+"""
+import torch
+
+import hologram as hg
+
+from . import _autograd as A
+from . import _bridge as B
+
+__all__ = ["Linear", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+           "LayerNorm", "RMSNorm", "MSELoss", "CrossEntropyLoss"]
+
+
+def _take_executor(args, kw):
+    """(executor id, the remaining positional arguments) from the accepted forms."""
+    ex = kw.pop("executor", None)
+    backend = kw.pop("backend", None)
+    if args and isinstance(args[0], hg.Executor):
+        if ex is not None:
+            raise TypeError("executor given twice")
+        ex, args = args[0], args[1:]
+    if backend is not None:
+        if ex is not None:
+            raise TypeError("give either an executor or a backend name, not both")
+        ex = hg.Executor(backend=backend)
+    return ex, args
+
+
+class _HgModule:
+    """Holds the executor (a plain attribute: not a parameter or buffer, not in state_dict)."""
+
+    def _set_executor(self, ex):
+        self._hg_executor = ex
+        self._hg_ex = B.executor_id(ex)
+
+    @property
+    def executor(self):
+        """The Executor given at construction, or None (the tensors' device's default)."""
+        return self._hg_executor
+
+
+class Linear(_HgModule, torch.nn.Linear):
+    """torch.nn.Linear(in_features, out_features, bias=True, device=None, dtype=None)."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, x):
+        return A.linear(x, self.weight, self.bias, self._hg_ex)
+
+
+def _activation(name, base, fn):
+    class Act(_HgModule, base):
+        def __init__(self, *args, **kw):
+            ex, args = _take_executor(args, kw)
+            super().__init__(*args, **kw)
+            if getattr(self, "inplace", False):
+                raise ValueError(f"hologram_torch.nn.{name}: inplace=True is not supported")
+            self._set_executor(ex)
+
+        def forward(self, x):
+            return fn(self, x)
+
+    Act.__name__ = Act.__qualname__ = name
+    Act.__doc__ = f"torch.nn.{name} computed by hologram."
+    return Act
+
+
+ReLU = _activation("ReLU", torch.nn.ReLU, lambda m, x: A.relu(x, m._hg_ex))
+SiLU = _activation("SiLU", torch.nn.SiLU, lambda m, x: A.silu(x, m._hg_ex))
+Sigmoid = _activation("Sigmoid", torch.nn.Sigmoid, lambda m, x: A.sigmoid(x, m._hg_ex))
+Tanh = _activation("Tanh", torch.nn.Tanh, lambda m, x: A.tanh(x, m._hg_ex))
+GELU = _activation("GELU", torch.nn.GELU,
+                   lambda m, x: A.gelu(x, m.approximate, m._hg_ex))
+
+
+def _softmax_dim(m, x):
+    if m.dim is None:
+        raise ValueError(f"hologram_torch.nn.{type(m).__name__}: dim=None (torch's implicit "
+                         f"choice, deprecated there) is not supported; give dim")
+    return m.dim
+
+
+Softmax = _activation("Softmax", torch.nn.Softmax,
+                      lambda m, x: A.softmax(x, _softmax_dim(m, x), m._hg_ex))
+LogSoftmax = _activation("LogSoftmax", torch.nn.LogSoftmax,
+                         lambda m, x: A.softmax(x, _softmax_dim(m, x), m._hg_ex, log=True))
+
+
+class LayerNorm(_HgModule, torch.nn.LayerNorm):
+    """torch.nn.LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True)."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, x):
+        return A.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
+                            self._hg_ex)
+
+
+class RMSNorm(_HgModule, torch.nn.RMSNorm):
+    """torch.nn.RMSNorm(normalized_shape, eps=None, elementwise_affine=True)."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, x):
+        return A.rms_norm(x, self.normalized_shape, self.weight, self.eps, self._hg_ex)
+
+
+class MSELoss(_HgModule, torch.nn.MSELoss):
+    """torch.nn.MSELoss(reduction='mean')."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, input, target):
+        return A.mse_loss(input, target, self.reduction, self._hg_ex)
+
+
+class CrossEntropyLoss(_HgModule, torch.nn.CrossEntropyLoss):
+    """torch.nn.CrossEntropyLoss(ignore_index=-100, reduction='mean') (class weights and
+    label_smoothing are refused: not supported yet)."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        if self.weight is not None or self.label_smoothing:
+            raise NotImplementedError("hologram_torch.nn.CrossEntropyLoss: class weights and "
+                                      "label_smoothing are not supported yet")
+        self._set_executor(ex)
+
+    def forward(self, input, target):
+        B.check_tensor(input, "input", "hologram_torch.nn.CrossEntropyLoss", floats_only=True)
+        return A.cross_entropy(input, target, self.ignore_index, self.reduction, self._hg_ex)

@@ -1,0 +1,174 @@
+"""hologram_torch.nn: the torch.nn layers' constructors, parameters and state_dicts, outputs and
+gradients against torch.nn, training (linear regression; an MLP on scikit-learn's bundled
+digits data set to >= 95% test accuracy, with the same loss curve as the torch.nn model), and
+torch.utils.checkpoint through the modules."""
+import pytest
+
+torch = pytest.importorskip("torch")
+import hologram as hg  # noqa: E402
+import hologram_torch as ht  # noqa: E402
+
+N = ht.nn
+
+
+def test_layers_are_torch_layers_with_torch_state():
+    torch.manual_seed(0)
+    ours = N.Linear(12, 5)
+    torch.manual_seed(0)
+    theirs = torch.nn.Linear(12, 5)
+    assert isinstance(ours, torch.nn.Linear)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["weight", "bias"]
+    for k in ("weight", "bias"):   # torch's own initialisation, the same draws
+        assert torch.equal(ours.state_dict()[k], theirs.state_dict()[k])
+    theirs.load_state_dict(ours.state_dict())
+    ours.load_state_dict(theirs.state_dict())
+    assert N.Linear(3, 4, bias=False).bias is None
+    assert N.Linear(3, 4, dtype=torch.float64).weight.dtype == torch.float64
+    ln = N.LayerNorm((4, 6), eps=1e-3)
+    assert list(ln.state_dict()) == list(torch.nn.LayerNorm((4, 6)).state_dict())
+    assert N.RMSNorm(8).weight.shape == (8,)
+    assert "Linear(in_features=12, out_features=5, bias=True)" == repr(ours)
+
+
+def test_executor_forms():
+    ex = hg.Executor("cpu", num_threads=1)
+    x = torch.randn(7, 12)
+    for layer in (N.Linear(ex, 12, 5), N.Linear(12, 5, executor=ex), N.Linear(12, 5,
+                                                                             backend="cpu")):
+        torch.testing.assert_close(layer(x), torch.nn.functional.linear(x, layer.weight,
+                                                                        layer.bias))
+    assert N.Linear(ex, 12, 5).executor is ex
+    assert N.ReLU(ex).executor is ex
+    with pytest.raises(TypeError, match="either"):
+        N.Linear(12, 5, executor=ex, backend="cpu")
+    if not hg.is_metal_available():
+        with pytest.raises(hg.BackendUnavailableError, match="metal"):
+            N.Linear(512, 256, backend="metal")
+
+
+LAYERS = [
+    (lambda: N.ReLU(), lambda: torch.nn.ReLU()),
+    (lambda: N.GELU(), lambda: torch.nn.GELU()),
+    (lambda: N.GELU(approximate="tanh"), lambda: torch.nn.GELU(approximate="tanh")),
+    (lambda: N.SiLU(), lambda: torch.nn.SiLU()),
+    (lambda: N.Sigmoid(), lambda: torch.nn.Sigmoid()),
+    (lambda: N.Tanh(), lambda: torch.nn.Tanh()),
+    (lambda: N.Softmax(dim=1), lambda: torch.nn.Softmax(dim=1)),
+    (lambda: N.LogSoftmax(dim=-1), lambda: torch.nn.LogSoftmax(dim=-1)),
+    (lambda: N.LayerNorm(16), lambda: torch.nn.LayerNorm(16)),
+    (lambda: N.RMSNorm(16), lambda: torch.nn.RMSNorm(16)),
+    (lambda: N.Linear(16, 3), lambda: torch.nn.Linear(16, 3)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(LAYERS)))
+def test_layer_outputs_and_gradients_match_torch(k):
+    ours, theirs = LAYERS[k][0](), LAYERS[k][1]()
+    theirs.load_state_dict(ours.state_dict())
+    with torch.no_grad():   # parameters away from their initial 1 / 0
+        for p in ours.parameters():
+            p.add_(torch.randn(p.shape) * 0.1)
+    theirs.load_state_dict(ours.state_dict())
+    x = torch.randn(8, 16, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_()
+    g = torch.randn(ours(x).shape)
+    ours(x).backward(g)
+    theirs(x2).backward(g)
+    torch.testing.assert_close(ours(x), theirs(x2), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-4, atol=1e-5)
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_losses_match_torch():
+    x = torch.randn(6, 4, requires_grad=True)
+    t = torch.randint(0, 4, (6,))
+    y = torch.randn(6, 4)
+    for ours, theirs, target in ((N.CrossEntropyLoss(), torch.nn.CrossEntropyLoss(), t),
+                                 (N.CrossEntropyLoss(reduction="sum"),
+                                  torch.nn.CrossEntropyLoss(reduction="sum"), t),
+                                 (N.MSELoss(), torch.nn.MSELoss(), y)):
+        a = ours(x, target)
+        b = theirs(x, target)
+        torch.testing.assert_close(a, b)
+        ga, = torch.autograd.grad(a, x)
+        gb, = torch.autograd.grad(b, x)
+        torch.testing.assert_close(ga, gb)
+    with pytest.raises(NotImplementedError, match="label_smoothing"):
+        N.CrossEntropyLoss(label_smoothing=0.1)
+
+
+def test_linear_regression_trains():
+    torch.manual_seed(1)
+    x = torch.randn(256, 3)
+    w_true = torch.tensor([[2.0, -3.0, 0.5]])
+    y = x @ w_true.t() + 0.7
+    model = N.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = N.MSELoss()
+    for _ in range(200):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+    assert loss.item() < 1e-6
+    torch.testing.assert_close(model.weight.detach(), w_true, atol=1e-3, rtol=0)
+    assert abs(model.bias.item() - 0.7) < 1e-3
+
+
+def _digits():
+    datasets = pytest.importorskip("sklearn.datasets")
+    d = datasets.load_digits()
+    x = torch.tensor(d.data, dtype=torch.float32) / 16.0
+    y = torch.tensor(d.target, dtype=torch.int64)
+    g = torch.Generator().manual_seed(0)
+    perm = torch.randperm(len(x), generator=g)
+    x, y = x[perm], y[perm]
+    return x[:1400], y[:1400], x[1400:], y[1400:]
+
+
+def _mlp(nn):
+    return torch.nn.Sequential(nn.Linear(64, 128), nn.GELU(), nn.LayerNorm(128),
+                               nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+def _train(model, loss_fn, xs, ys, steps):
+    torch.manual_seed(123)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for step in range(steps):
+        idx = torch.randint(0, len(xs), (64,))
+        opt.zero_grad()
+        loss = loss_fn(model(xs[idx]), ys[idx])
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_mlp_on_digits_trains_like_torch_nn():
+    xtr, ytr, xte, yte = _digits()
+    torch.manual_seed(7)
+    ours = _mlp(N)
+    torch.manual_seed(7)
+    theirs = _mlp(torch.nn)
+    theirs.load_state_dict(ours.state_dict())
+    a = _train(ours, N.CrossEntropyLoss(), xtr, ytr, 400)
+    b = _train(theirs, torch.nn.CrossEntropyLoss(), xtr, ytr, 50)
+    for step in range(50):   # the same loss curve, step for step
+        assert abs(a[step] - b[step]) <= 1e-4 * abs(b[step]) + 1e-6, (step, a[step], b[step])
+    with torch.no_grad():
+        acc = (ours(xte).argmax(1) == yte).float().mean().item()
+    assert acc >= 0.95, acc
+
+
+def test_checkpoint_through_modules():
+    torch.manual_seed(3)
+    block = torch.nn.Sequential(N.Linear(10, 10), N.GELU(), N.LayerNorm(10))
+    x = torch.randn(4, 10, requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+    out.sum().backward()
+    g1 = x.grad.clone()
+    x.grad = None
+    block(x).sum().backward()
+    torch.testing.assert_close(g1, x.grad)
