@@ -21,9 +21,10 @@ def _eager():
     torch.func, dispatch or function modes such as FakeTensorMode). The dispatcher's boxed call
     of a Python kernel cost ~3 us of an 8 us 1-element add; under any of these the op goes
     through it, so they see torch.ops.hologram.<name>."""
+    if torch.compiler.is_compiling():   # first: dynamo reads it as a constant
+        return False
     return not (torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled()
-                or torch._C._are_functorch_transforms_active()
-                or torch.compiler.is_compiling())
+                or torch._C._are_functorch_transforms_active())
 
 
 def _define(schema, impl, fake):

@@ -155,3 +155,43 @@ def test_opcheck(k):
     # autograd-registration test does not apply; schema, fake and dispatch checks do.
     torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor",
                                                  "test_aot_dispatch_static"))
+
+
+def test_torch_compile_sees_the_ops_in_one_graph():
+    """torch.compile (dynamo + AOTAutograd, the aot_eager backend: no C++ toolchain needed)
+    traces the functional ops, their autograd.Functions and the nn layers without a graph break
+    (fullgraph=True), and gives the eager values and gradients."""
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return torch._dynamo.backends.debugging.aot_eager(gm, example_inputs)
+
+    def f(x, y, w):
+        return F.log_softmax(F.linear(F.gelu(F.add(x, y)), w), -1).sum()
+
+    x, y, w = rand(4, 6), rand(6, seed=1), rand(3, 6, seed=2)
+    c = torch.compile(f, backend=backend, fullgraph=True)
+    got = c(x, y, w)
+    want = f(x, y, w)
+    torch.testing.assert_close(got, want)
+    g1 = torch.autograd.grad(got, (x, y, w))
+    g2 = torch.autograd.grad(want, (x, y, w))
+    for a, b in zip(g1, g2):
+        torch.testing.assert_close(a, b)
+    assert seen, "the backend saw no graph"
+    model = torch.nn.Sequential(ht.nn.Linear(6, 5), ht.nn.ReLU(), ht.nn.LayerNorm(5))
+    xin = rand(2, 6, dtype=torch.float32, grad=False)
+    torch.testing.assert_close(torch.compile(model, backend="aot_eager", fullgraph=True)(xin),
+                               model(xin))
+
+
+def test_fake_tensor_mode_uses_the_fake_implementations():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        a = torch.empty(3, 1, dtype=torch.float32)
+        b = torch.empty(1, 5, dtype=torch.float64)
+        r = F.add(a, b)
+        m = F.matmul(torch.empty(2, 3, 4), torch.empty(4, 7))
+    assert r.shape == (3, 5) and r.dtype == torch.float64
+    assert m.shape == (2, 3, 7)
