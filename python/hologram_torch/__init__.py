@@ -36,5 +36,6 @@ if _version_tuple(torch.__version__) < _version_tuple(SUPPORTED_TORCH):
 from . import _ops, _grad_ops  # noqa: E402,F401  (registers torch.ops.hologram.*)
 from . import functional, nn  # noqa: E402
 from ._bridge import executor_id  # noqa: E402,F401
+from ._jit import jit  # noqa: E402
 
-__all__ = ["functional", "nn", "SUPPORTED_TORCH"]
+__all__ = ["functional", "nn", "jit", "SUPPORTED_TORCH"]

@@ -1,4 +1,5 @@
-"""The README's Python quickstart runs as written."""
+"""The README's Python quickstarts run as written (the PyTorch one where torch is installed)."""
+import importlib.util
 import pathlib
 import re
 
@@ -10,4 +11,6 @@ def test_readme_python_blocks_run():
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert blocks, "README has no Python block"
     for code in blocks:
+        if "import torch" in code and importlib.util.find_spec("torch") is None:
+            continue
         exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})  # noqa: S102

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""hologram_torch against torch on the same tensors, in the same run (issue 15 §5).
+
+    python3 bench/torch_peers.py [--threads 2] [--repeats 9] [--quick] [--md out.md]
+
+Cases: hologram_torch.functional on 16M f32 (add, exp, tanh, gelu), softmax of 4096 x 4096 and
+layer_norm of 8192 x 1024 against the torch op; the fused chain relu(a*b+c)*0.5 through
+hologram_torch.jit against torch eager; one training step of an MLP (batch 256, 784 -> 1024 ->
+1024 -> 10, GELU, LayerNorm, cross-entropy, Adam) built from hologram_torch.nn against the same
+model from torch.nn (forward, backward and the whole step); and the per-call cost of a
+1-element add without and with grad. Each side runs with the same thread count (torch:
+torch.set_num_threads; hologram: an Executor of that many threads), the sides alternate
+within each round, and best and median are reported; ratio = torch time / ours (> 1: ours is
+faster). --quick: 1M elements and fewer repeats (a smoke run for the tests).
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+
+import hologram as hg
+import hologram_torch as ht
+
+
+def timed(fn, min_s=0.02):
+    """Seconds per call of fn, over a batch long enough to measure."""
+    fn()
+    n, t = 1, 0.0
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t = time.perf_counter() - t0
+        if t >= min_s or n >= 1 << 20:
+            return t / n
+        n *= 4
+
+
+def compare(ours, theirs, repeats):
+    a, b = [], []
+    for _ in range(repeats):   # interleaved rounds
+        a.append(timed(ours))
+        b.append(timed(theirs))
+    return min(a), statistics.median(a), min(b), statistics.median(b)
+
+
+def mlp(nn):
+    return torch.nn.Sequential(nn.Linear(784, 1024), nn.GELU(), nn.LayerNorm(1024),
+                               nn.Linear(1024, 1024), nn.GELU(), nn.LayerNorm(1024),
+                               nn.Linear(1024, 10))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=9)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--md")
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    ex = hg.Executor("cpu", num_threads=args.threads)
+    F, TF = ht.functional, torch.nn.functional
+    n = 1 << 20 if args.quick else 1 << 24
+    reps = 3 if args.quick else args.repeats
+    torch.manual_seed(0)
+    a, b, c = (torch.randn(n) for _ in range(3))
+    rows = 1024 if args.quick else 4096
+    sm = torch.randn(rows, 4096)
+    ln = torch.randn(rows * 2, 1024)
+    w, bias = torch.randn(1024), torch.randn(1024)
+
+    @ht.jit(executor=ex)
+    def chain(x, y, z):
+        return hg.relu(x * y + z) * 0.5
+
+    cases = [
+        (f"add, {n:,} f32", lambda: F.add(ex, a, b), lambda: torch.add(a, b), 1.0),
+        (f"exp, {n:,} f32", lambda: F.exp(ex, a), lambda: torch.exp(a), 1.0),
+        (f"tanh, {n:,} f32", lambda: F.tanh(ex, a), lambda: torch.tanh(a), 1.0),
+        (f"gelu, {n:,} f32", lambda: F.gelu(ex, a), lambda: TF.gelu(a), 1.0),
+        (f"softmax, {rows} x 4096", lambda: F.softmax(ex, sm, -1), lambda: torch.softmax(sm, -1),
+         1.0),
+        (f"layer_norm, {rows * 2} x 1024", lambda: F.layer_norm(ex, ln, (1024,), w, bias),
+         lambda: TF.layer_norm(ln, (1024,), w, bias), 1.0),
+        (f"fused chain relu(a*b+c)*0.5 (hologram_torch.jit), {n:,}", lambda: chain(a, b, c),
+         lambda: torch.relu(a * b + c) * 0.5, 3.0),
+    ]
+    # The MLP training step.
+    batch = 64 if args.quick else 256
+    x = torch.randn(batch, 784)
+    t = torch.randint(0, 10, (batch,))
+    models = {}
+    for name, nn in (("ours", ht.nn), ("torch", torch.nn)):
+        torch.manual_seed(1)
+        m = mlp(nn)
+        if name == "ours":
+            for mod in m:
+                if isinstance(mod, ht.nn._HgModule):
+                    mod._set_executor(ex)
+        opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+        loss_fn = (ht.nn.CrossEntropyLoss(ex) if name == "ours" else torch.nn.CrossEntropyLoss())
+        models[name] = (m, opt, loss_fn)
+
+    def fwd(name):
+        m, _, loss_fn = models[name]
+        return lambda: loss_fn(m(x), t)
+
+    def fwd_bwd(name):
+        m, _, loss_fn = models[name]
+
+        def f():
+            m.zero_grad(set_to_none=True)
+            loss_fn(m(x), t).backward()
+        return f
+
+    def step(name):
+        m, opt, loss_fn = models[name]
+
+        def f():
+            opt.zero_grad(set_to_none=True)
+            loss_fn(m(x), t).backward()
+            opt.step()
+        return f
+
+    cases += [
+        (f"MLP forward, batch {batch}", fwd("ours"), fwd("torch"), 1.0),
+        (f"MLP forward + backward, batch {batch}", fwd_bwd("ours"), fwd_bwd("torch"), 1.0),
+        (f"MLP training step (Adam), batch {batch}", step("ours"), step("torch"), 1.0),
+    ]
+    one_a, one_b = torch.randn(1), torch.randn(1)
+    one_g = torch.randn(1, requires_grad=True)
+    cases += [
+        ("add, 1 element, no grad (per call)", lambda: F.add(one_a, one_b),
+         lambda: torch.add(one_a, one_b), None),
+        ("add, 1 element, with grad (per call)", lambda: F.add(one_g, one_b),
+         lambda: torch.add(one_g, one_b), None),
+    ]
+    header = (f"hologram_torch {hg.__version__} vs torch {torch.__version__}, "
+              f"{args.threads} thread(s), {time.strftime('%Y-%m-%d')}")
+    out = [header, "", "| case | ours best / median | torch best / median | torch ÷ ours "
+           "(best) | target |", "|---|---:|---:|---:|---:|"]
+    for name, ours, theirs, target in cases:
+        print(f"torch_peers: {name}", file=sys.stderr, flush=True)
+        ob, om, tb, tm = compare(ours, theirs, reps)
+        unit, k = ("µs", 1e6)
+        if ob > 1e-3:
+            unit, k = ("ms", 1e3)
+        tgt = f"≥ {target:.1f}" if target else "≤ 4 µs / 8 µs"
+        out.append(f"| {name} | {ob * k:.2f} / {om * k:.2f} {unit} | {tb * k:.2f} / {tm * k:.2f} "
+                   f"{unit} | {tb / ob:.2f} | {tgt} |")
+    text = "\n".join(out) + "\n"
+    sys.stdout.write(text)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
