@@ -29,7 +29,7 @@ typedef struct func {
 static const func k_funcs[] = {
     {HG_OP_EXP, "exp", 2},   {HG_OP_EXP2, "exp2", 2},       {HG_OP_LOG, "log", 2},
     {HG_OP_LOG2, "log2", 2}, {HG_OP_TANH, "tanh", 6},       {HG_OP_SIGMOID, "sigmoid", 6},
-    {HG_OP_ERF, "erf", 8},   {HG_OP_GELU, "gelu", 6},
+    {HG_OP_ERF, "erf", 8},   {HG_OP_GELU, "gelu", 6},      {HG_OP_GELU_ERF, "gelu_erf", 6},
 };
 
 static double sigmoid_ref(double x) {
@@ -54,6 +54,7 @@ static double reference(hg_opcode op, double x) {
     case HG_OP_TANH: return tanh(x);
     case HG_OP_SIGMOID: return sigmoid_ref(x);
     case HG_OP_GELU: return gelu_ref(x);
+    case HG_OP_GELU_ERF: return x == -INFINITY ? -0.0 : 0.5 * x * erfc(-x / sqrt(2.0));
     default: return erf(x);
     }
 }

@@ -65,6 +65,7 @@ typedef enum hg_opcode {
     HG_OP_BREAK,       // leave the innermost loop; with a bool operand: only lanes where it is true
     HG_OP_EXIT,        // the lane stops
     HG_OP_GELU,        // x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) (tanh-form GELU; ISA 1.1)
+    HG_OP_GELU_ERF,    // x * Phi(x) = x erfc(-x / sqrt 2) / 2 (erf-form GELU; ISA 1.2)
     HG_OPCODE_COUNT
 } hg_opcode;
 

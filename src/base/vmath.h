@@ -311,4 +311,61 @@ static inline float hg_vm_erf_f32(float x) {
     return x != x ? x + x : rf;
 }
 
+// GELU, erf form, of an f32 x: x Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, evaluated in
+// double and rounded once. With a = |x| / sqrt 2, erfc(a) = e^Q(a) for a <= 4, Q a degree-12 fit
+// of log erfc on [0, 4] (error < 1.5e-9 relative), and e^(L(a) - x^2/2) for a > 4 (x < -5.66,
+// where x Phi(x) < 1e-7 and falls to f32 subnormals), L a degree-10 fit of log(erfcx) on
+// [4, 10.5] (error < 7e-9; past 10.5 the result rounds to -0) and x^2/2 exact; then Phi is
+// erfc(a)/2 for x < 0 and 1 - erfc(a)/2 above: no cancellation anywhere (torch's
+// 0.5 x (1 + erf(x / sqrt 2)) in f32 loses the negative tail). wide = 0 (a constant) leaves
+// L out: only for inputs with |x| < 4 sqrt 2 (NaN passes; -inf needs wide for its -0).
+// Branch-free, so loops over it vectorize.
+static inline __attribute__((always_inline)) float hg_vm_gelu_erf_f32_range(float x, int wide) {
+    double xd = (double)x;
+    double a = fabs(xd) * 0.70710678118654752;
+    double t = (a < 4.0 ? a : 4.0) * 0.5 - 1.0;         // Q's range, [-1, 1]
+    double q = -4.922165739727303e-05;
+    q = fma(q, t, 0.00016092209116465856);
+    q = fma(q, t, -0.00020052786154840162);
+    q = fma(q, t, 6.509040038052865e-05);
+    q = fma(q, t, 0.0005200418831010682);
+    q = fma(q, t, -0.002631797007212599);
+    q = fma(q, t, 0.008651717039684589);
+    q = fma(q, t, -0.0234412793985933);
+    q = fma(q, t, 0.05713356042632221);
+    q = fma(q, t, -0.131720465288423);
+    q = fma(q, t, -3.6950034635770987);
+    q = fma(q, t, -8.83632162692731);
+    q = fma(q, t, -5.364941263594604);
+    if (wide) {
+        double ab = a < 4.0 ? 4.0 : (a > 10.5 ? 10.5 : a);   // L's range
+        double v = (ab - 7.25) * (1.0 / 3.25);
+        double l = 1.7500986093027676e-05;
+        l = fma(l, v, -5.087873260067889e-05);
+        l = fma(l, v, 0.00010248545023721369);
+        l = fma(l, v, -0.00030313470787922994);
+        l = fma(l, v, 0.0009377482517020545);
+        l = fma(l, v, -0.002783311226728013);
+        l = fma(l, v, 0.008447757777198056);
+        l = fma(l, v, -0.026959128141978733);
+        l = fma(l, v, 0.09515545931225719);
+        l = fma(l, v, -0.4401269067713051);
+        l = fma(l, v, -2.5626626303865834);
+        double lb = fma(xd * -0.5, xd, l);               // L(a) - x^2/2 (x^2/2 exact)
+        lb = lb > -760.0 ? lb : -760.0;                  // e^-760 is +0 (-inf and NaN too)
+        q = a <= 4.0 ? q : lb;
+    }
+    double ec = hg_vm_exp_nonpos_f64(q);                 // erfc(a)
+    double phi = xd < 0.0 ? 0.5 * ec : fma(-0.5, ec, 1.0);
+    // |x| < 2^-30: Phi = 1/2 to double's precision, where Q's 1.5e-9 would move x/2 off the
+    // rounding tie of the smallest subnormals.
+    phi = a < 0x1p-30 ? 0.5 : phi;
+    double xf = xd < -3.4028234663852886e38 ? -3.4028234663852886e38 : xd;   // -inf: -0
+    return (float)(xf * phi);
+}
+
+static inline __attribute__((always_inline)) float hg_vm_gelu_erf_f32(float x) {
+    return hg_vm_gelu_erf_f32_range(x, 1);
+}
+
 #endif

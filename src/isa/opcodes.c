@@ -66,6 +66,7 @@ const hg_opinfo hg_opinfo_table[HG_OPCODE_COUNT] = {
     [HG_OP_BREAK] = CTRL("break", ROB),
     [HG_OP_EXIT] = CTRL("exit", R_),
     [HG_OP_GELU] = UNARY("gelu", HG_CLASS_MATH, HG_TS_FLOAT),
+    [HG_OP_GELU_ERF] = UNARY("gelu_erf", HG_CLASS_MATH, HG_TS_FLOAT),
 };
 _Static_assert(sizeof(hg_opinfo_table) / sizeof(hg_opinfo_table[0]) == HG_OPCODE_COUNT,
                "opcode table must have one row per opcode");

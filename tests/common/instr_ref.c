@@ -362,6 +362,9 @@ long double ir_math_exact(hg_opcode op, long double x) {
         long double e = expl(-fabsl(u));
         return (x >= 0 ? x : x * e) / (1.0L + e);
     }
+    case HG_OP_GELU_ERF:   // x erfc(-x / sqrt 2) / 2; -inf -> -0
+        if (isinf(x)) return x > 0 ? x : -0.0L;
+        return 0.5L * x * erfcl(-x / sqrtl(2.0L));
     default: return NAN;
     }
 }
@@ -399,7 +402,8 @@ const char* ir_op_name(hg_opcode op) {
         "or", "xor", "not", "shl", "shr", "cmp", "sel", "cvt", "sqrt", "rsqrt", "exp", "exp2",
         "log", "log2", "sin", "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
         "trunc", "ld", "st", "atom", "bar", "fence", "if", "else", "endif", "loop", "endloop",
-        "break", "exit"};
+        "break", "exit", "gelu", "gelu_erf"};
+    _Static_assert(sizeof names / sizeof names[0] == HG_OPCODE_COUNT, "an opcode without a name");
     return (unsigned)op < HG_OPCODE_COUNT ? names[op] : "?";
 }
 const char* ir_cmp_name(hg_cmp c) {

@@ -320,6 +320,7 @@ static void emit_math(gen* g, const hg_instr* in) {
     case HG_OP_CEIL: fn = f64 ? "ceil" : "ceilf"; break;
     case HG_OP_ROUND: fn = f64 ? "rint" : "rintf"; break;
     case HG_OP_GELU: fn = f64 ? "hg_gelud" : "hg_geluf"; break;
+    case HG_OP_GELU_ERF: fn = f64 ? "hg_gelu_erfd" : "hg_gelu_erff"; break;
     default: fn = f64 ? "trunc" : "truncf"; break;
     }
     indent(g);

@@ -186,6 +186,16 @@ const char hg_cuda_preamble[] =
     "    double z = (x * fma(x * 0.044715, x, 1.0)) * (2.0 * 0.7978845608028654);\n"
     "    return x * hg_sigmoidd(z);\n"
     "}\n"
+    // gelu (erf form) x Phi(x) = x erfc(-x / sqrt 2) / 2: erfc keeps the negative tail's
+    // relative accuracy (1 + erf cancels there); f32 in double, rounded once; -inf -> -0.
+    "HG_DEV float hg_gelu_erff(float x) {\n"
+    "    double xd = x < -3.4028234663852886e38f ? -3.4028234663852886e38 : (double)x;\n"
+    "    return (float)(xd * 0.5 * erfc(xd * -0.7071067811865476));\n"
+    "}\n"
+    "HG_DEV double hg_gelu_erfd(double x) {\n"
+    "    double xd = x < -1.7976931348623157e308 ? -1.7976931348623157e308 : x;\n"
+    "    return xd * 0.5 * erfc(xd * -0.7071067811865476);\n"
+    "}\n"
     "HG_DEV float hg_rsqrtf(float x) { return (float)(1.0 / sqrt((double)x)); }\n"
     "HG_DEV double hg_rsqrtd(double x) { return 1.0 / sqrt(x); }\n"
     // Atomics on 64-bit signed values and on floats with the ISA's min/max.

@@ -1,9 +1,9 @@
 // ISA emission of the unary ops. gelu (tanh form) is the ISA's gelu instruction for every float
 // dtype. The composite functions expm1, log1p, softplus and silu are emitted for f32 (and
 // f16/bf16, computed in f32) as f32 instruction sequences built on the vectorized f32 exp/log
-// (ewise_emit_fast.c). gelu_erf and every f64 form are evaluated in f64 and rounded once:
-// gelu_erf needs erfc in the negative tail, which f32 erf cannot give (1 + erf(x) cancels), so
-// its f32 form also stays in f64.
+// (ewise_emit_fast.c). gelu_erf of f32/f16/bf16 is the ISA's gelu_erf instruction (erfc-based,
+// evaluated in double: 1 + erf(x) in f32 cancels in the negative tail); the f64 forms here are
+// evaluated in f64 and rounded once.
 #include <math.h>
 #include "base/dtype.h"
 #include "ops/elementwise/ewise_emit_fast.h"
@@ -142,8 +142,10 @@ hg_operand hg_ew_emit_unary(hg_kb* m, hg_unary_op op, hg_dtype xt, hg_dtype rt, 
     case HG_UNARY_SIGMOID: return hg_kb_op1(m, HG_OP_SIGMOID, c, x);
     case HG_UNARY_ERF: return hg_kb_op1(m, HG_OP_ERF, c, x);
     case HG_UNARY_GELU: return hg_kb_op1(m, HG_OP_GELU, c, x);
+    case HG_UNARY_GELU_ERF:   // f32 (and f16/bf16 through it): the instruction; f64 below
+        if (c != F64) return hg_kb_op1(m, HG_OP_GELU_ERF, c, x);
+        return composite(m, op, c, rt, x);
     case HG_UNARY_EXPM1: case HG_UNARY_LOG1P: case HG_UNARY_SOFTPLUS: case HG_UNARY_SILU:
-    case HG_UNARY_GELU_ERF:
         return composite(m, op, c, rt, x);
     case HG_UNARY_RELU:
         if (is_bool || hg_dtype_is_unsigned_int((int)xt)) return x;
