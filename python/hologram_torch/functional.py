@@ -198,32 +198,27 @@ def _dims(dim):
     return [int(d) for d in dim]
 
 
-def sum(*args, dim=None, keepdim=False, dtype=None, **kw):   # noqa: A001 (torch's name)
-    """torch.sum(input, dim, keepdim, dtype): integers and bool sum to int64, as torch."""
-    fn = "hologram_torch.functional.sum"
-    ex, (x, *rest) = _split(fn, args, kw, 1)
-    if rest:
-        dim = rest[0]
-    if len(rest) > 1:
-        keepdim = rest[1]
-    B.check_tensor(x, "input", fn)
-    if dtype is not None:
-        x = x.to(dtype)
-    return A.sum_(x, _dims(dim), bool(keepdim), ex)
+def _reduction(name, op, doc):
+    def f(*args, dim=None, keepdim=False, dtype=None, **kw):
+        fn = f"hologram_torch.functional.{name}"
+        ex, (x, *rest) = _split(fn, args, kw, 1)
+        if rest:
+            dim = rest[0]
+        if len(rest) > 1:
+            keepdim = rest[1]
+        B.check_tensor(x, "input", fn)
+        if dtype is not None:
+            x = x.to(dtype)
+        return op(x, _dims(dim), bool(keepdim), ex)
+
+    f.__name__ = name
+    f.__doc__ = doc
+    return f
 
 
-def mean(*args, dim=None, keepdim=False, dtype=None, **kw):
-    """torch.mean(input, dim, keepdim, dtype) of a floating tensor."""
-    fn = "hologram_torch.functional.mean"
-    ex, (x, *rest) = _split(fn, args, kw, 1)
-    if rest:
-        dim = rest[0]
-    if len(rest) > 1:
-        keepdim = rest[1]
-    B.check_tensor(x, "input", fn)
-    if dtype is not None:
-        x = x.to(dtype)
-    return A.mean(x, _dims(dim), bool(keepdim), ex)
+sum = _reduction("sum", A.sum_, "torch.sum(input, dim, keepdim, dtype): integers and bool sum "   # noqa: A001
+                 "to int64, as torch.")
+mean = _reduction("mean", A.mean, "torch.mean(input, dim, keepdim, dtype) of a floating tensor.")
 
 
 def mse_loss(*args, reduction="mean", **kw):

@@ -86,6 +86,40 @@ SM_YMM static void rows8x(const float* x, float* y, int64_t rows, int64_t L, int
     memcpy(y, py, (size_t)((rows - r) * L) * sizeof(float));
 }
 
+// The last `tail` (1..7) elements of a row of L >= 8 without masked loads or stores: loaded
+// as the row's last 8 with lanes moved down by 8 - tail (the rest -inf), stored as the row's
+// last 8 from the lanes of the last full vector and the tail moved up (vmaskmovps, or a local
+// block in between, cost more here).
+typedef struct tail8 {
+    __m256i down, up;
+    __m256 intail, fromtail;
+} tail8;
+
+SM_YMM static inline tail8 tail8_of(int64_t tail) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    tail8 t;
+    t.down = _mm256_add_epi32(lane, _mm256_set1_epi32((int)(8 - tail)));
+    t.intail = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail), lane));
+    t.up = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32((int)tail)),
+                            _mm256_set1_epi32(7));
+    t.fromtail = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)(7 - tail))));
+    return t;
+}
+
+// The tail of the row ending at end (end - 8 .. end - 1 readable) in lanes 0..tail-1.
+SM_YMM static inline __m256 tail8_load(const float* end, tail8 t) {
+    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY),
+                            _mm256_permutevar8x32_ps(_mm256_loadu_ps(end - 8), t.down), t.intail);
+}
+
+// Stores tail lanes 0..tail-1 at end - tail, rewriting the lanes before them from last (the
+// row's last full vector, already stored with the same values).
+SM_YMM static inline void tail8_store(float* end, __m256 last, __m256 tailv, tail8 t) {
+    _mm256_storeu_ps(end - 8, _mm256_blendv_ps(_mm256_permutevar8x32_ps(last, t.up),
+                                               _mm256_permutevar8x32_ps(tailv, t.up),
+                                               t.fromtail));
+}
+
 // Rows of 8..16 (L), one after another, each in two registers: the first 8 elements and the
 // last 8 moved down by 16 - L (lanes past the row -inf): rows8x's sum tree is then one add of
 // the halves, one of their 128-bit halves and (0 + 2) + (1 + 3), the same bits; log_softmax's
@@ -95,13 +129,7 @@ SM_YMM static inline __attribute__((always_inline)) void rows16_body(const float
                                                                     int take_log) {
     const int64_t tail = L - 8;
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i down = _mm256_add_epi32(lane, _mm256_set1_epi32((int)(8 - tail)));
-    const __m256 intail = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail), lane));
-    const __m256i up = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32((int)tail)),
-                                        _mm256_set1_epi32(7));
-    const __m256 fromtail = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)(7 - tail))));
+    const tail8 tp = tail8_of(tail);
     double sums[16];
     int ns = 0;
     // Two rows per step, phase by phase: one row is a chain of dependent steps (max, exp, sum,
@@ -112,11 +140,7 @@ SM_YMM static inline __attribute__((always_inline)) void rows16_body(const float
         float sum[2];
         for (int i = 0; i < k; i++) {
             lo[i] = _mm256_loadu_ps(x + i * L);
-            hi[i] = tail ? _mm256_blendv_ps(ninf,
-                                            _mm256_permutevar8x32_ps(
-                                                _mm256_loadu_ps(x + i * L + L - 8), down),
-                                            intail)
-                         : ninf;
+            hi[i] = tail ? tail8_load(x + i * L + L, tp) : ninf;
         }
         for (int i = 0; i < k; i++) {
             __m256 mv = _mm256_set1_ps(hmax8(_mm256_max_ps(lo[i], hi[i])));
@@ -142,10 +166,7 @@ SM_YMM static inline __attribute__((always_inline)) void rows16_body(const float
                 ehi[i] = _mm256_mul_ps(ehi[i], f);
             }
             _mm256_storeu_ps(y + i * L, elo[i]);
-            if (tail)
-                _mm256_storeu_ps(y + i * L + L - 8,
-                                 _mm256_blendv_ps(_mm256_permutevar8x32_ps(elo[i], up),
-                                                  _mm256_permutevar8x32_ps(ehi[i], up), fromtail));
+            if (tail) tail8_store(y + i * L + L, elo[i], ehi[i], tp);
         }
         if (ns == 16 || (ns && r + k == rows)) {
             hg_sm_log_rows(y + (k - ns) * L, L, sums, ns);
@@ -154,34 +175,22 @@ SM_YMM static inline __attribute__((always_inline)) void rows16_body(const float
     }
 }
 
-// Rows of 17..64 (L), one after another, each in at most eight registers from load to store;
-// log_softmax's logs 16 rows at a time. The tail: the row's last 8 elements loaded, lanes moved
-// down by 8 - tail, the rest -inf; on the way out lanes of the last full vector and the tail
-// moved up into the row's last 8 (vmaskmovps, or a local block in between, cost more).
+// Rows of 17..64 (L), one after another, each in at most eight registers from load to store
+// (the tail by tail8); log_softmax's logs 16 rows at a time.
 SM_YMM static inline __attribute__((always_inline)) void rows64_body(const float* x, float* y,
                                                                     int64_t rows, int64_t L,
                                                                     int take_log) {
     const int nfull = (int)(L / 8), nv = (int)((L + 7) / 8);
     const int64_t tail = L - 8 * (int64_t)nfull;
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i down = _mm256_add_epi32(lane, _mm256_set1_epi32((int)(8 - tail)));
-    const __m256 intail = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail), lane));
-    const __m256i up = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32((int)tail)),
-                                        _mm256_set1_epi32(7));
-    const __m256 fromtail = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)(7 - tail))));
+    const tail8 tp = tail8_of(tail);
     double sums[16];
     int ns = 0;
     for (int64_t r = 0; r < rows; r++, x += L, y += L) {
         __m256 v[8], e[8];
         __m256 mx = ninf, un = _mm256_setzero_ps();
         for (int q = 0; q < nv; q++) {
-            v[q] = q < nfull ? _mm256_loadu_ps(x + 8 * q)
-                             : _mm256_blendv_ps(ninf,
-                                                _mm256_permutevar8x32_ps(
-                                                    _mm256_loadu_ps(x + L - 8), down),
-                                                intail);
+            v[q] = q < nfull ? _mm256_loadu_ps(x + 8 * q) : tail8_load(x + L, tp);
             mx = _mm256_max_ps(mx, v[q]);
             un = _mm256_or_ps(un, _mm256_cmp_ps(v[q], v[q], _CMP_UNORD_Q));
         }
@@ -201,10 +210,7 @@ SM_YMM static inline __attribute__((always_inline)) void rows64_body(const float
             for (int q = 0; q < nv; q++) e[q] = _mm256_mul_ps(e[q], f);
         }
         for (int q = 0; q < nfull; q++) _mm256_storeu_ps(y + 8 * q, e[q]);
-        if (tail)
-            _mm256_storeu_ps(y + L - 8,
-                             _mm256_blendv_ps(_mm256_permutevar8x32_ps(e[nfull - 1], up),
-                                              _mm256_permutevar8x32_ps(e[nfull], up), fromtail));
+        if (tail) tail8_store(y + L, e[nfull - 1], e[nfull], tp);
         if (ns == 16 || (ns && r + 1 == rows)) {
             hg_sm_log_rows(y - (ns - 1) * L, L, sums, ns);
             ns = 0;
