@@ -339,3 +339,104 @@ def cross_entropy(logits, target, ignore_index=-100, reduction="mean", ex=0):
                                       "probability targets); detach the target")
         return _CrossEntropy.apply(logits, target, ignore_index, reduction, ex)
     return O.cross_entropy(logits, target, ignore_index, reduction, ex)
+
+
+# ---- data ------------------------------------------------------------------------------------
+class _Cat(Function):
+    """cat / stack: each input's gradient is its slice of g (a view)."""
+
+    @staticmethod
+    def forward(ctx, dim, stack, ex, *tensors):
+        ctx.dim, ctx.stack = dim, stack
+        ctx.sizes = [t.shape[dim] if not stack else 1 for t in tensors]
+        ctx.dtypes = [t.dtype for t in tensors]
+        return (O.stack if stack else O.cat)(list(tensors), dim, ex)
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.dim % g.dim()
+        grads, off = [], 0
+        for n, dt in zip(ctx.sizes, ctx.dtypes):
+            part = g.select(d, off) if ctx.stack else g.narrow(d, off, n)
+            grads.append(part.to(dt) if dt.is_floating_point else None)
+            off += n
+        return (None, None, None, *grads)
+
+
+def cat(tensors, dim=0, ex=0, stack=False):
+    tensors = list(tensors)
+    if _needs_grad(*tensors):
+        return _Cat.apply(dim, stack, ex, *tensors)
+    return (O.stack if stack else O.cat)(tensors, dim, ex)
+
+
+class _Where(Function):
+    @staticmethod
+    def forward(ctx, cond, a, b, ex):
+        ctx.ex = ex
+        ctx.save_for_backward(cond, a, b)
+        return O.where(cond, a, b, ex)
+
+    @staticmethod
+    def backward(ctx, g):
+        cond, a, b = ctx.saved_tensors
+        zero = torch.zeros((), dtype=g.dtype, device=g.device)
+        ga = gb = None
+        if ctx.needs_input_grad[1]:
+            ga = _sum_to(where(cond, g, zero, ctx.ex), a.shape, ctx.ex).to(a.dtype)
+        if ctx.needs_input_grad[2]:
+            gb = _sum_to(where(cond, zero, g, ctx.ex), b.shape, ctx.ex).to(b.dtype)
+        return None, ga, gb, None
+
+
+def where(cond, a, b, ex=0):
+    if _needs_grad(a, b):
+        return _Where.apply(cond, a, b, ex)
+    return O.where(cond, a, b, ex)
+
+
+class _Clamp(Function):
+    @staticmethod
+    def forward(ctx, x, lo, hi, ex):
+        ctx.lo, ctx.hi, ctx.ex = lo, hi, ex
+        ctx.save_for_backward(x)
+        return O.clamp(x, lo, hi, ex)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return G.clamp_backward(g.contiguous(), x, ctx.lo, ctx.hi, ctx.ex), None, None, None
+
+
+def clamp(x, lo=None, hi=None, ex=0):
+    lo = None if lo is None else float(lo)
+    hi = None if hi is None else float(hi)
+    if _needs_grad(x):
+        return _Clamp.apply(x, lo, hi, ex)
+    return O.clamp(x, lo, hi, ex)
+
+
+class _BCEWithLogits(Function):
+    @staticmethod
+    def forward(ctx, x, t, w, pw, reduction, ex):
+        ctx.red, ctx.ex = reduction, ex
+        ctx.save_for_backward(x, t, w, pw)
+        return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        x, t, w, pw = ctx.saved_tensors
+        gx = G.bce_with_logits_backward(g.contiguous(), x, t, w, pw, ctx.red, ctx.ex)
+        return gx, None, None, None, None, None
+
+
+def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex=0):
+    if _needs_grad(x):
+        if _needs_grad(t, w, pw):
+            raise NotImplementedError("hologram_torch.binary_cross_entropy_with_logits: "
+                                      "gradients with respect to target, weight or pos_weight "
+                                      "are not computed; detach them")
+        return _BCEWithLogits.apply(x, t, w, pw, reduction, ex)
+    return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)

@@ -195,3 +195,52 @@ def _ce_bw_impl(g, logits, target, ignore_index, reduction, ex=0):
 cross_entropy_backward = _define("cross_entropy_backward(Tensor g, Tensor logits, Tensor target, "
                                  "int ignore_index, str reduction, int ex=0) -> Tensor",
                                  _ce_bw_impl, _ce_bw_fake)
+
+
+def _clamp_bw_fake(g, x, min=None, max=None, ex=0):   # noqa: A002
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _clamp_bw_impl(g, x, min=None, max=None, ex=0):   # noqa: A002
+    """g where min <= x <= max (torch's clamp passes the gradient at the bounds), else 0."""
+    e, dev, (hg_g, hx) = _hg_args("hologram_torch.clamp_backward", ex, g, x)
+    keep = None
+    if min is not None:
+        keep = hg.greater_equal(hx, min)
+    if max is not None:
+        le = hg.less_equal(hx, max)
+        keep = le if keep is None else hg.logical_and(keep, le)
+    return B.to_torch(hg.where(keep, hg_g, 0))
+
+
+clamp_backward = _define("clamp_backward(Tensor g, Tensor x, float? min=None, float? max=None, "
+                         "int ex=0) -> Tensor", _clamp_bw_impl, _clamp_bw_fake)
+
+
+def _bcel_bw_fake(g, x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _bcel_bw_impl(g, x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
+    """d/dx of w (-(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x)))) =
+    w ((p t + 1 - t) sigmoid(x) - p t), times g ('mean': / numel)."""
+    e, dev, (hg_g, hx, ht, hw, hp) = _hg_args("hologram_torch.bce_with_logits_backward", ex,
+                                             g, x, t, weight, pos_weight)
+    s = hg.sigmoid(hx)
+    if hp is None:
+        r = hg.subtract(s, ht)
+    else:
+        pt = hg.multiply(hp, ht)
+        r = hg.subtract(hg.multiply(hg.add(hg.subtract(pt, ht), 1), s), pt)
+    if hw is not None:
+        r = hg.multiply(r, hw)
+    scale = hg_g
+    if reduction == "mean":
+        scale = hg.divide(hg_g, max(x.numel(), 1))
+    return B.to_torch(hg.multiply(r, scale))
+
+
+bce_with_logits_backward = _define(
+    "bce_with_logits_backward(Tensor g, Tensor x, Tensor t, Tensor? weight=None, "
+    "Tensor? pos_weight=None, str reduction='mean', int ex=0) -> Tensor", _bcel_bw_impl,
+    _bcel_bw_fake)

@@ -382,3 +382,92 @@ def _ce_impl(logits, target, ignore_index=-100, reduction="mean", ex=0):
 
 cross_entropy = _define("cross_entropy(Tensor input, Tensor target, int ignore_index=-100, "
                         "str reduction='mean', int ex=0) -> Tensor", _ce_impl, _ce_fake)
+
+
+# ---- data: cat, stack, where, clamp ----------------------------------------------------------
+def _cat_like(name, hg_fn, torch_fn):
+    def fake(tensors, dim=0, ex=0):
+        return torch_fn(list(tensors), dim)
+
+    def impl(tensors, dim=0, ex=0):
+        fn = f"hologram_torch.{name}"
+        if not tensors:
+            raise ValueError(f"{fn}: expected a non-empty list of tensors")
+        for i, t in enumerate(tensors):
+            B.check_tensor(t, f"tensors[{i}]", fn)
+        rdt = tensors[0].dtype
+        for t in tensors[1:]:
+            rdt = torch.promote_types(rdt, t.dtype)
+        e, dev, hs = _hg_args(fn, ex, *tensors)
+        nd = tensors[0].dim() + (1 if name == "stack" else 0)
+        d = _dim(fn, dim, nd)
+        return B.to_torch(hg_fn([_cast(h, rdt) for h in hs], axis=d))
+
+    return _define(f"{name}(Tensor[] tensors, int dim=0, int ex=0) -> Tensor", impl, fake)
+
+
+cat = _cat_like("cat", hg.concatenate, torch.cat)
+stack = _cat_like("stack", hg.stack, torch.stack)
+
+
+def _where_fake(cond, a, b, ex=0):
+    shape = torch.broadcast_shapes(cond.shape, a.shape, b.shape)
+    return a.new_empty(shape, dtype=torch.result_type(a, b))
+
+
+def _where_impl(cond, a, b, ex=0):
+    fn = "hologram_torch.where"
+    if cond.dtype != torch.bool:
+        raise TypeError(f"{fn}: condition must be a bool tensor, got {cond.dtype}")
+    B.check_tensor(a, "input", fn)
+    B.check_tensor(b, "other", fn)
+    torch.broadcast_shapes(cond.shape, a.shape, b.shape)   # torch's error first
+    rdt = torch.result_type(a, b)
+    e, dev, (hc, ha, hb) = _hg_args(fn, ex, cond, a, b)
+    return B.to_torch(hg.where(hc, _cast(ha, rdt), _cast(hb, rdt)))
+
+
+where = _define("where(Tensor condition, Tensor input, Tensor other, int ex=0) -> Tensor",
+                _where_impl, _where_fake)
+
+
+def _clamp_fake(x, min=None, max=None, ex=0):   # noqa: A002 (torch's names)
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _clamp_impl(x, min=None, max=None, ex=0):   # noqa: A002
+    fn = "hologram_torch.clamp"
+    B.check_tensor(x, "input", fn)
+    if min is None and max is None:
+        raise ValueError(f"{fn}: at least one of min and max must be given")
+    e, dev, (hx,) = _hg_args(fn, ex, x)
+    return B.to_torch(hg.clip(hx, min, max))
+
+
+clamp = _define("clamp(Tensor x, float? min=None, float? max=None, int ex=0) -> Tensor",
+                _clamp_impl, _clamp_fake)
+
+
+def _bcel_fake(x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
+    return x.new_empty(x.shape if reduction == "none" else ())
+
+
+def _bcel_impl(x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
+    fn = "hologram_torch.binary_cross_entropy_with_logits"
+    B.check_tensor(x, "input", fn, floats_only=True)
+    B.check_tensor(t, "target", fn, floats_only=True)
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    if t.shape != x.shape:
+        raise ValueError(f"{fn}: target of shape {list(t.shape)} must have the input's shape "
+                         f"{list(x.shape)}")
+    e, dev, (hx, ht, hw, hp) = _hg_args(fn, ex, x, t, weight, pos_weight)
+    dt = x.dtype
+    return B.to_torch(hg.ops.binary_cross_entropy_with_logits(
+        hx, _cast(ht, dt), None if hw is None else _cast(hw, dt),
+        None if hp is None else _cast(hp, dt), reduction=reduction))
+
+
+binary_cross_entropy_with_logits = _define(
+    "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, "
+    "Tensor? pos_weight=None, str reduction='mean', int ex=0) -> Tensor", _bcel_impl, _bcel_fake)

@@ -18,7 +18,8 @@ from . import _bridge as B
 
 __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid",
            "tanh", "gelu", "silu", "softplus", "softmax", "log_softmax", "layer_norm", "rms_norm",
-           "linear", "matmul", "sum", "mean", "mse_loss", "cross_entropy"]
+           "linear", "matmul", "sum", "mean", "mse_loss", "cross_entropy", "cat", "stack", "where",
+           "clamp", "clip", "binary_cross_entropy_with_logits"]
 
 
 def _split(fn, args, kw, n):
@@ -247,3 +248,59 @@ def cross_entropy(*args, ignore_index=-100, reduction="mean", label_smoothing=0.
     B.check_tensor(x, "input", fn, floats_only=True)
     B.check_tensor(t, "target", fn)
     return A.cross_entropy(x, t, int(ignore_index), reduction, ex)
+
+
+def cat(*args, dim=0, **kw):
+    """torch.cat(tensors, dim) (torch's promotion across the tensors)."""
+    fn = "hologram_torch.functional.cat"
+    ex, (tensors, *rest) = _split(fn, args, kw, 1)
+    return A.cat(list(tensors), int(rest[0] if rest else dim), ex)
+
+
+def stack(*args, dim=0, **kw):
+    """torch.stack(tensors, dim)."""
+    fn = "hologram_torch.functional.stack"
+    ex, (tensors, *rest) = _split(fn, args, kw, 1)
+    return A.cat(list(tensors), int(rest[0] if rest else dim), ex, stack=True)
+
+
+def where(*args, **kw):
+    """torch.where(condition, input, other): broadcasting, torch's promotion; Python numbers
+    for input/other."""
+    fn = "hologram_torch.functional.where"
+    ex, (cond, a, b) = _split(fn, args, kw, 3)
+    B.check_tensor(cond, "condition", fn)
+    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+        raise TypeError(f"{fn}: input or other must be a tensor")
+    ref = a if isinstance(a, torch.Tensor) else b
+    a, b = _tensor_pair(fn, a if isinstance(a, torch.Tensor) else
+                        torch.tensor(a, dtype=torch.result_type(ref, a), device=ref.device), b)
+    return A.where(cond, a, b, ex)
+
+
+def clamp(*args, min=None, max=None, **kw):   # noqa: A002 (torch's names)
+    """torch.clamp(input, min, max) with number bounds (at least one)."""
+    fn = "hologram_torch.functional.clamp"
+    ex, (x, *rest) = _split(fn, args, kw, 1)
+    if rest:
+        min = rest[0]
+    if len(rest) > 1:
+        max = rest[1]
+    if isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor):
+        raise TypeError(f"{fn}: tensor bounds are not supported; give numbers")
+    B.check_tensor(x, "input", fn)
+    return A.clamp(x, min, max, ex)
+
+
+clip = clamp
+
+
+def binary_cross_entropy_with_logits(*args, weight=None, reduction="mean", pos_weight=None,
+                                     **kw):
+    """torch.nn.functional.binary_cross_entropy_with_logits(input, target, weight, reduction,
+    pos_weight): the stable form max(x, 0) - x t + log(1 + e^-|x|)."""
+    fn = "hologram_torch.functional.binary_cross_entropy_with_logits"
+    ex, (x, t) = _split(fn, args, kw, 2)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+    return A.binary_cross_entropy_with_logits(x, t, weight, pos_weight, reduction, ex)

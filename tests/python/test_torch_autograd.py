@@ -63,6 +63,14 @@ CASES = {
                           lambda: (rand(2, 3, 2),), False),
     "cross_entropy_none": (lambda x: F.cross_entropy(x, torch.tensor([2, 0]), reduction="none"),
                            lambda: (rand(2, 3),), False),
+    "cat": (lambda a, b: F.cat([a, b], 1), lambda: (rand(2, 3), rand(2, 4, seed=1)), True),
+    "stack": (lambda a, b: F.stack([a, b], 0), lambda: (rand(2, 3), rand(2, 3, seed=1)), True),
+    "where": (lambda a, b: F.where(torch.tensor([[True, False, True]]), a, b),
+              lambda: (rand(2, 3), rand(3, seed=1)), True),
+    "clamp": (lambda x: F.clamp(x, -0.7, 0.4), lambda: (rand(4, 5),), False),
+    "bce_with_logits": (lambda x: F.binary_cross_entropy_with_logits(
+        x, torch.rand(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1)),
+        pos_weight=torch.full((4,), 1.5, dtype=torch.float64)), lambda: (rand(3, 4),), False),
     "cross_entropy_probs": (lambda x: F.cross_entropy(
         x, torch.softmax(torch.arange(6.0, dtype=torch.float64).reshape(2, 3), 1)),
         lambda: (rand(2, 3),), False),
@@ -145,6 +153,12 @@ def _opcheck_cases():
         (ops.norm_backward.default, (y, x, [4], y[0], 1e-5, False)),
         (ops.cross_entropy_backward.default, (torch.tensor(1.0, dtype=torch.float64), x,
                                               torch.tensor([0, 3, 1]), -100, "mean")),
+        (ops.cat.default, ([x, y], 1)), (ops.stack.default, ([x, y], 0)),
+        (ops.where.default, (x > 0, x, y)), (ops.clamp.default, (x, -0.5, 0.5)),
+        (ops.binary_cross_entropy_with_logits.default, (x, y.sigmoid(), None, None, "mean")),
+        (ops.clamp_backward.default, (y, x, -0.5, None)),
+        (ops.bce_with_logits_backward.default, (torch.tensor(1.0, dtype=torch.float64), x,
+                                                y.sigmoid(), None, None, "mean")),
     ]
 
 

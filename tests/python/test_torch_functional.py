@@ -252,3 +252,33 @@ def test_metal_executor_raises_like_executor():
         pytest.skip("this machine has Metal")
     with pytest.raises(hg.BackendUnavailableError, match="metal"):
         ht.nn.Linear(512, 256, backend="metal")
+
+
+def test_cat_stack_where_clamp_bce():
+    a, b = rand(2, 3), rand(4, 3, seed=1)
+    i = torch.arange(3, dtype=torch.int32).reshape(1, 3)
+    close(F.cat([a, b]), torch.cat([a, b]))
+    close(F.cat([a.t(), b.t()], dim=1), torch.cat([a.t(), b.t()], dim=1))
+    close(F.cat([a, i]), torch.cat([a, i]))                 # promotion across the list
+    close(F.stack([a, a * 2], 1), torch.stack([a, a * 2], 1))
+    cond = rand(4, 3, seed=2) > 0
+    close(F.where(cond, b, rand(3, seed=3)), torch.where(cond, b, rand(3, seed=3)))
+    close(F.where(cond, b, 0.5), torch.where(cond, b, 0.5))
+    close(F.where(cond, 2, b.double()), torch.where(cond, 2, b.double()))
+    x = rand(5, 6, special=True)
+    close(F.clamp(x, -1.0, 2.0), torch.clamp(x, -1.0, 2.0))
+    close(F.clamp(x, min=0.5), torch.clamp(x, min=0.5))
+    close(F.clip(x, max=0.0), torch.clip(x, max=0.0))
+    t = torch.rand(5, 6)
+    w, pw = torch.rand(5, 6), torch.rand(6) + 0.5
+    for red in ("none", "mean", "sum"):
+        close(F.binary_cross_entropy_with_logits(x.nan_to_num(0, 50, -50), t, weight=w,
+                                                 pos_weight=pw, reduction=red),
+              TF.binary_cross_entropy_with_logits(x.nan_to_num(0, 50, -50), t, weight=w,
+                                                  pos_weight=pw, reduction=red))
+    with pytest.raises(TypeError, match="bool"):
+        F.where(b, b, b)
+    with pytest.raises(ValueError, match="at least one"):
+        F.clamp(x)
+    with pytest.raises(ValueError, match="non-empty"):
+        F.cat([])
