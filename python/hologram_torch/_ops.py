@@ -41,7 +41,7 @@ def _define(schema, impl, fake):
     def call(*args):
         if _eager():
             for a in args:   # tensor subclasses (FakeTensor, ...) take the dispatcher
-                if isinstance(a, Tensor) and type(a) is not Tensor:
+                if type(a) is not Tensor and isinstance(a, Tensor):
                     return overload(*args)
             return impl(*args)
         return overload(*args)
@@ -78,11 +78,19 @@ def _binary(name, hg_fn):
         fn = f"hologram_torch.{name}"
         B.check_tensor(a, "a", fn)
         B.check_tensor(b, "b", fn)
-        B.broadcast_shape(fn, a.shape, b.shape)   # torch's message before anything runs
-        rdt = rtype(a, b)
-        e, dev, (ha, hb) = _hg_args(fn, ex, a, b)
+        if a.shape != b.shape:
+            B.broadcast_shape(fn, a.shape, b.shape)   # torch's message before anything runs
+        da, db = a.dtype, b.dtype
+        rdt = da if da == db and (name != "div" or da.is_floating_point) else rtype(a, b)
+        dev = a.device
+        e = B.executor_of(ex, dev if b.device == dev else B.same_device(fn, a, b), fn)
+        ha, hb = B.to_hg(a, e), B.to_hg(b, e)
         # Operands in torch's result dtype: hologram's result is then that dtype too.
-        return B.to_torch(hg_fn(_cast(ha, rdt), _cast(hb, rdt)))
+        if da != rdt:
+            ha = _cast(ha, rdt)
+        if db != rdt:
+            hb = _cast(hb, rdt)
+        return B.to_torch(hg_fn(ha, hb))
 
     return _define(f"{name}(Tensor a, Tensor b, int ex=0) -> Tensor", impl, fake)
 

@@ -16,6 +16,8 @@ import hologram as hg
 from . import _autograd as A
 from . import _bridge as B
 
+_Tensor = torch.Tensor
+
 __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid",
            "tanh", "gelu", "silu", "softplus", "softmax", "log_softmax", "layer_norm", "rms_norm",
            "linear", "matmul", "sum", "mean", "mse_loss", "cross_entropy", "cat", "stack", "where",
@@ -47,6 +49,8 @@ def _tensor_pair(fn, a, b):
 
 def _binary(name, op):
     def f(*args, **kw):
+        if not kw and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
+            return op(args[0], args[1], 0)   # the common call, checked by the op itself
         fn = f"hologram_torch.functional.{name}"
         alpha = kw.pop("alpha", None) if name in ("add", "sub") else None
         ex, (a, b) = _split(fn, args, kw, 2)
