@@ -67,6 +67,12 @@ def test_seed001_hologram_torch_example():
         expect_backend_error_at("seed001_2.py", "metal")
     src = (HERE / "seed001_2.py").read_text().replace("backend='metal'", "backend='cpu'")
     ns = {"__name__": "__seed__"}
+    if hg.Executor(backend="auto").backend != "cpu":
+        # Its model takes an Executor('auto'), a device one here, and CPU tensors: a clear
+        # error, nothing copied across devices (HG_TEST_BACKEND=cuda runs this).
+        with pytest.raises(ValueError, match="nothing is copied across devices"):
+            exec(compile(src, "seed001_2_cpu.py", "exec"), ns)   # noqa: S102
+        return
     exec(compile(src, "seed001_2_cpu.py", "exec"), ns)   # noqa: S102 - the example itself
     torch.testing.assert_close(ns["z"], ns["x"] + ns["y"])
     model = ns["model"]
