@@ -132,6 +132,28 @@ def square_shape(n):
     return (r, n // r)
 
 
+def fam_binary_layout(n, ex):
+    """x op y where y is not laid out like x: a row broadcast along the columns ((rows, 1):
+    x - mean), a column vector broadcast along the rows ((cols,): x * weight), and a transposed
+    operand (x + y.T); new results on every side."""
+    if n < 16:
+        return
+    shape = square_shape(n)
+    r, c = shape
+    x, col, row, yt = f32(n, 1).reshape(shape), f32(r, 2).reshape(r, 1), f32(c, 3), \
+        f32(n, 4).reshape(c, r)
+    (hx, hcol, hrow, hyt), (tx, tcol, trow, tyt) = on_all(ex, x, col, row, yt)
+    yield "x - y[:, None] (row broadcast)", shape, {
+        "hologram": lambda: hx - hcol, "numpy": lambda: x - col,
+        "torch": (lambda: tx - tcol) if torch else None}
+    yield "x * w (column vector)", shape, {
+        "hologram": lambda: hx * hrow, "numpy": lambda: x * row,
+        "torch": (lambda: tx * trow) if torch else None}
+    yield "x + y.T (transposed)", shape, {
+        "hologram": lambda: hx + hyt.T, "numpy": lambda: x + yt.T,
+        "torch": (lambda: tx + tyt.T) if torch else None}
+
+
 def fam_sum(n, ex):
     x = f32(n, 1)
     (hx,), (tx,) = on_all(ex, x)
@@ -224,7 +246,8 @@ def fam_matmul_shapes(n, ex):
 
 
 FAMILIES = {
-    "binary_out": fam_binary_out, "binary_new": fam_binary_new, "unary": fam_unary,
+    "binary_out": fam_binary_out, "binary_new": fam_binary_new,
+    "binary_layout": fam_binary_layout, "unary": fam_unary,
     "fused_chain": fam_fused, "reduce": fam_sum, "rows": fam_rows, "matmul": fam_matmul,
     "matmul_shapes": fam_matmul_shapes,
 }
