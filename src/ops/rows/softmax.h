@@ -4,7 +4,7 @@
 //     s = hg_softmax_into(&c, x, axis, /*log=*/0, out);
 //
 // Each slice along the axis is max-shifted: y = exp(x - max) / sum, log form (x - max) - log(sum),
-// computed in f32 for f16/bf16/f32 (sum accumulated in f64) and in f64 for f64.
+// computed in f32 for f16/bf16/f32 (sums and log as softmax_f32.h states) and in f64 for f64.
 #ifndef HG_OPS_SOFTMAX_H
 #define HG_OPS_SOFTMAX_H
 #include <stdint.h>
@@ -18,8 +18,8 @@
 hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int log,
                           const hg_tensor* out);
 
-// exp for the kernels: Cephes polynomial, within 1 ulp of exp for x in [-87.3, 88.3]; NaN stays
-// NaN, -inf gives 0, results below 2^-126 (x < -87.34) are flushed to 0.
+// exp for the kernels (hg_sm_expf, softmax_f32.h): vmath.h's f32 exp (<= 2 ULP); NaN stays NaN,
+// -inf gives 0, results below 2^-126 (x < -87.34) are flushed to 0.
 float hg_softmax_expf(float x);
 
 #endif
