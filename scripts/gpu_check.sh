@@ -11,7 +11,8 @@
 #   c         the whole C suite (ctest), the CUDA tests on the GPU
 #   python    the package installed into the build folder (pip --target, no build isolation),
 #             then the Python suite twice: as CI runs it (where Executor('auto') picks the GPU)
-#             and against a CUDA executor (HG_TEST_BACKEND=cuda, tests/python/conftest.py)
+#             and against a CUDA executor (HG_TEST_BACKEND=cuda, tests/python/conftest.py);
+#             its parts are also steps of their own: python-install, python-cpu, python-cuda
 #   sanitize  compute-sanitizer memcheck on the device tests (device ops, examples, parity) and
 #             racecheck on the block-cooperative kernels (reductions, softmax, norms, losses)
 #   bench     bench/cuda_bench.py: OUTDIR/cuda_bench.json and OUTDIR/cuda_bench.md
@@ -24,6 +25,8 @@
 # OUTDIR/logs.tar.gz (the device tool returns at most 8 files). HG_JOBS sets the parallelism,
 # HG_PYTHON the interpreter (default: build/venv/bin/python if present, else python3),
 # HG_GPU_BUILD the build folder (default build/gpu, or build/gpu-emu with --emulate).
+# HG_CTEST_ARGS and HG_PYTEST_ARGS add arguments to ctest and pytest (a short lease: ctest
+# "-R _cuda" runs only the CUDA tests; pytest "-n 8" where pytest-xdist is installed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -45,8 +48,9 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$out" ] || { echo "gpu_check.sh: OUTDIR missing" >&2; usage 2; }
 for s in ${steps//,/ }; do
-  case "$s" in env|build|c|python|sanitize|bench) ;;
-    *) echo "gpu_check.sh: unknown step '$s' (env, build, c, python, sanitize, bench)" >&2; exit 2 ;;
+  case "$s" in env|build|c|python|python-install|python-cpu|python-cuda|sanitize|bench) ;;
+    *) echo "gpu_check.sh: unknown step '$s' (env, build, c, python[-install|-cpu|-cuda]," \
+            "sanitize, bench)" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out/logs" || exit 2
@@ -135,12 +139,13 @@ fi
 if want c; then
   if [ -x "$build/hologram" ]; then
     run_step c "C suite (ctest -j$jobs), CUDA tests on the $([ $emulate = 1 ] && echo emulation || echo GPU)" \
-      ctest --test-dir "$build" --output-on-failure -j"$jobs"
+      ctest --test-dir "$build" --output-on-failure -j"$jobs" ${HG_CTEST_ARGS:-}
   else skip_step c "C suite" "no build in $build (run the build step)"; fi
 fi
 
-if want python; then
-  site=$scratch/site
+want python && steps="$steps,python-install,python-cpu,python-cuda"
+site=$scratch/site
+if want python-install; then
   install_pkg() {
     # The device machine has no network: build with the interpreter's own scikit-build-core;
     # elsewhere pip may fetch it for an isolated build.
@@ -148,13 +153,16 @@ if want python; then
       "$py" -m pip install -q --no-deps --target "$site" .; }
   }
   run_step python-install "pip install --target (no build isolation: no network there)" install_pkg
-  if [ -d "$site/hologram" ]; then
-    run_step python-cpu "Python suite as CI runs it (Executor('auto') may pick the GPU)" \
-      env PYTHONPATH="$site" "$py" -m pytest -q -p no:cacheprovider -rs tests/python
-    run_step python-cuda "Python suite against a CUDA executor (HG_TEST_BACKEND=cuda)" \
-      env PYTHONPATH="$site" HG_TEST_BACKEND=cuda "$py" -m pytest -q -p no:cacheprovider -rs tests/python
-  else skip_step python "Python suites" "the package did not install"; fi
 fi
+for mode in cpu cuda; do
+  want python-$mode || continue
+  if [ $mode = cpu ]; then what="Python suite as CI runs it (Executor('auto') may pick the GPU)"
+  else what="Python suite against a CUDA executor (HG_TEST_BACKEND=cuda)"; fi
+  if [ -d "$site/hologram" ]; then
+    run_step python-$mode "$what" env PYTHONPATH="$site" $([ $mode = cuda ] && echo HG_TEST_BACKEND=cuda) \
+      "$py" -m pytest -q -p no:cacheprovider -rs ${HG_PYTEST_ARGS:-} tests/python
+  else skip_step python-$mode "$what" "the package is not installed (python-install step)"; fi
+done
 
 if want sanitize; then
   if [ ! -x "$build/tests/test_device_ops" ]; then
@@ -197,7 +205,6 @@ if want sanitize; then
 fi
 
 if want bench; then
-  site=$scratch/site
   if [ -d "$site/hologram" ]; then
     bench() {
       PYTHONPATH="$site" "$py" bench/cuda_bench.py --json "$out/cuda_bench.json" \

@@ -100,3 +100,17 @@ def random_array(np_dtype, n, rng):
         info = np.iinfo(np_dtype)
         return rng.integers(info.min, info.max, n, dtype=np_dtype, endpoint=True)
     return rng.standard_normal(n).astype(np_dtype)
+
+
+def import_hologram_torch():
+    """hologram_torch, or a skip of the calling module where torch is missing or older than the
+    package supports (the GPU machine's image carries its own torch); any other import failure
+    is an error."""
+    pytest.importorskip("torch")
+    try:
+        import hologram_torch
+    except ImportError as e:
+        if "hologram_torch needs PyTorch >=" not in str(e):
+            raise
+        pytest.skip(str(e), allow_module_level=True)
+    return hologram_torch

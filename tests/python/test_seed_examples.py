@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import hologram as hg
+from conftest import import_hologram_torch
 
 HERE = pathlib.Path(__file__).parent / "seed_examples"
 
@@ -62,7 +63,7 @@ def test_seed001_hologram_torch_example():
     'metal' read as 'cpu' it runs to the end: the functional add and the nn.Module give torch's
     values."""
     torch = pytest.importorskip("torch")
-    pytest.importorskip("hologram_torch")
+    import_hologram_torch()
     if not hg.is_metal_available():
         expect_backend_error_at("seed001_2.py", "metal")
     src = (HERE / "seed001_2.py").read_text().replace("backend='metal'", "backend='cpu'")

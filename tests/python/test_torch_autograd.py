@@ -4,7 +4,9 @@ torch.library.opcheck on every registered op (schema, fake implementation, dispa
 import pytest
 
 torch = pytest.importorskip("torch")
-import hologram_torch as ht  # noqa: E402
+from conftest import import_hologram_torch  # noqa: E402
+
+ht = import_hologram_torch()
 
 F = ht.functional
 TF = torch.nn.functional

@@ -6,7 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import hologram as hg  # noqa: E402
-import hologram_torch as ht  # noqa: E402
+from conftest import import_hologram_torch  # noqa: E402
+
+ht = import_hologram_torch()
 
 N = ht.nn
 
