@@ -308,7 +308,7 @@ static void emit_math(gen* g, const hg_instr* in) {
     case HG_OP_SQRT: fn = f64 ? "sqrt" : "sqrtf"; break;
     case HG_OP_RSQRT: fn = f64 ? "hg_rsqrtd" : "hg_rsqrtf"; break;
     case HG_OP_EXP: fn = f64 ? "exp" : "expf"; break;
-    case HG_OP_EXP2: fn = f64 ? "exp2" : "exp2f"; break;
+    case HG_OP_EXP2: fn = f64 ? "exp2" : "hg_exp2f"; break;
     case HG_OP_LOG: fn = f64 ? "log" : "logf"; break;
     case HG_OP_LOG2: fn = f64 ? "log2" : "log2f"; break;
     case HG_OP_SIN: fn = f64 ? "sin" : "sinf"; break;
