@@ -101,6 +101,16 @@ static hg_status copy_views(const hg_tensor* dst, const hg_tensor* src, const in
                             int64_t n) {
     hg_buffer_obj* db = hg_handle_get(dst->buffer.handle, HG_HANDLE_BUFFER);
     if (!db) return hg_error(HG_ERR_INVALID_HANDLE, "hg_tensor_copy: dst buffer vanished");
+    // Both sides one dense block in the same order: the backend's memory copy (the kernel, with
+    // its per-lane 64-bit divisions, moved 0.53 of the copy bandwidth on an H200).
+    int same = hg_tensor_is_c_contiguous(dst, n);
+    for (int32_t d = 0; same && d < dst->ndim; d++)
+        same = dst->shape[d] == 1 || sstr[d] == dst->strides[d];
+    if (same) {
+        hg_status cs = hg_buffer_copy(dst->buffer, (size_t)dst->offset, src->buffer,
+                                      (size_t)src->offset, (size_t)n);
+        return cs ? hg_error_prefix(cs, "hg_tensor_copy") : HG_OK;
+    }
     int32_t nd = dst->ndim ? dst->ndim : 1;
     int64_t one = 1, zero = 0;
     const int64_t* shape = dst->ndim ? dst->shape : &one;

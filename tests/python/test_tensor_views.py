@@ -282,3 +282,30 @@ def test_ops_from_several_threads():
     for th in ts:
         th.join()
     assert not errors, errors
+
+
+def test_ops_copy_into_views(ex):
+    """hg.ops.copy(x, out=view): dense blocks at offsets (on a device: the backend's memory
+    copy), an overlapping shift within one buffer, a broadcast column, a transposed source."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(1000).astype(np.float32)
+    t = hg.asarray(a.copy(), executor=ex)   # a copy: on the CPU, asarray shares a's memory
+    o = hg.empty((1000,), "float32", executor=ex)
+    hg.ops.copy(t, out=o)
+    assert np.array_equal(o.numpy(copy=True), a)
+    hg.ops.copy(t[3:503], out=o[100:600])
+    want = a.copy()
+    want[100:600] = a[3:503]
+    assert np.array_equal(o.numpy(copy=True), want)
+    hg.ops.copy(t[0:900], out=t[50:950])
+    want = a.copy()
+    want[50:950] = a[0:900]
+    assert np.array_equal(t.numpy(copy=True), want)
+    m = rng.standard_normal((10, 100)).astype(np.float32)
+    tm = hg.asarray(m, executor=ex)
+    mo = hg.empty((10, 100), "float32", executor=ex)
+    hg.ops.copy(tm[:, :1], out=mo)
+    assert np.array_equal(mo.numpy(copy=True), np.broadcast_to(m[:, :1], (10, 100)))
+    sq = hg.empty((100, 10), "float32", executor=ex)
+    hg.ops.copy(tm.T, out=sq)
+    assert np.array_equal(sq.numpy(copy=True), m.T)
