@@ -619,15 +619,20 @@ static void test_composite_accuracy(void) {
 }
 
 // Random views: permuted, sliced with random (negative) steps, broadcast, into strided outs.
-static void test_random_views(void) {
-    for (int iter = 0; iter < 300; iter++) {
-        int32_t nd = 1 + (int32_t)(hg_test_rand(&rng) % 4);
+// Random views of random shapes added into random outs. rows: the last dim 32..95 long and
+// stepped by +1 in every view (or broadcast in b), the outer dims any way: the layouts that run
+// as one launch per row on host memory (odometer over up to 3 outer dims, negative and permuted
+// outer strides, a column broadcast as one value per row).
+static void random_views(int iters, int rows) {
+    for (int iter = 0; iter < iters; iter++) {
+        int32_t nd = (rows ? 2 : 1) + (int32_t)(hg_test_rand(&rng) % (rows ? 3 : 4));
         int64_t shape[4];
         for (int32_t d = 0; d < nd; d++) shape[d] = 1 + (int64_t)(hg_test_rand(&rng) % 6);
+        if (rows) shape[nd - 1] = 32 + (int64_t)(hg_test_rand(&rng) % 64);
         // a: a view with the result shape taken from a bigger buffer (step +-1 or +-2, permuted)
         int64_t big[4], steps[4];
         int32_t perm[4] = {0, 1, 2, 3};
-        for (int32_t d = nd - 1; d > 0; d--) {
+        for (int32_t d = nd - 1 - rows; d > 0; d--) {   // rows: the last dim stays last
             int32_t j = (int32_t)(hg_test_rand(&rng) % (uint64_t)(d + 1)), tmp = perm[d];
             perm[d] = perm[j];
             perm[j] = tmp;
@@ -635,6 +640,7 @@ static void test_random_views(void) {
         int64_t total = 1;
         for (int32_t d = 0; d < nd; d++) {
             steps[d] = (int64_t)(hg_test_rand(&rng) % 2 + 1) * (hg_test_rand(&rng) % 2 ? -1 : 1);
+            if (rows && d == nd - 1) steps[d] = 1;
             big[d] = shape[perm[d]] * (steps[d] < 0 ? -steps[d] : steps[d]);
             total *= big[d];
         }
@@ -657,7 +663,10 @@ static void test_random_views(void) {
         hg_buffer bb = make_buf(D_F32, bn, val_b);
         hg_tensor b;
         hg_tensor_from_buffer(bb, bnd, bshape, &b);
-        if (hg_test_rand(&rng) % 2) hg_tensor_slice(&b, bnd - 1, HG_SLICE_NONE, HG_SLICE_NONE, -1, &b);
+        if (!rows && hg_test_rand(&rng) % 2)
+            hg_tensor_slice(&b, bnd - 1, HG_SLICE_NONE, HG_SLICE_NONE, -1, &b);
+        if (rows && bnd > 1 && hg_test_rand(&rng) % 2)   // outer dim of b reversed
+            hg_tensor_slice(&b, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &b);
         // out: f32 or f64, contiguous or reversed in its first dim
         hg_dtype odt = hg_test_rand(&rng) % 2 ? D_F32 : D_F64;
         int64_t on = 1;
@@ -670,7 +679,7 @@ static void test_random_views(void) {
         CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &b, &o));
         unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL);
         char what[64];
-        snprintf(what, sizeof what, "random views #%d", iter);
+        snprintf(what, sizeof what, "random %sviews #%d", rows ? "row " : "", iter);
         check_add(what, &a, &b, &o, ha, hb, 1.0);
         free(ha);
         free(hb);
@@ -678,6 +687,11 @@ static void test_random_views(void) {
         hg_buffer_destroy(bb);
         hg_buffer_destroy(bo);
     }
+}
+
+static void test_random_views(void) {
+    random_views(300, 0);
+    random_views(300, 1);
     // Non-power-of-two sizes with millions of lanes (the reciprocal estimate of the index math).
     int64_t rows = 2999, cols = 1003;
     hg_buffer ba = make_buf(D_F32, rows * cols, val_a), bb = make_buf(D_F32, cols, val_b);
