@@ -706,6 +706,12 @@ static void test_random_views(void) {
     hg_tensor_unsqueeze(&b, 1, &bcol);
     CHECK_OK(hg_binary(HG_BINARY_ADD, &at, &bcol, &ct));
     check_add("(1003,2999)^T + (1003,1)", &at, &bcol, &ct, ha, hb, 1.0);
+    // A column of one value per row over many rows: the row launches split across threads.
+    hg_tensor col, cc = {0};
+    CHECK_OK(hg_tensor_view(ba, 2, (int64_t[]){rows, 1}, (int64_t[]){cols, 1}, 5, &col));
+    CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &col, &cc));
+    check_add("(2999,1003) + (2999,1) column of a", &a, &col, &cc, ha, ha, 1.0);
+    hg_buffer_destroy(cc.buffer);
     free(ha);
     free(hb);
     hg_buffer_destroy(c.buffer);

@@ -30,7 +30,7 @@ extern "C" {
 // Encoded as major*10000 + minor*100 + patch.
 #define HG_VERSION_NUMBER (HG_VERSION_MAJOR * 10000 + HG_VERSION_MINOR * 100 + HG_VERSION_PATCH)
 // Version of the backend vtable ABI (backends built against another value are refused).
-#define HG_BACKEND_API_VERSION 4
+#define HG_BACKEND_API_VERSION 5
 // Version of the Atlas ISA binary format written by hg_program_save.
 #define HG_ISA_VERSION 1
 

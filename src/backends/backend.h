@@ -51,6 +51,15 @@ typedef struct hg_backend_vtable {
     void (*kernel_destroy)(void* state, void* kernel);
     hg_status (*kernel_launch)(void* state, void* kernel, const hg_launch_config* cfg,
                                const hg_bound_arg* args, size_t nargs);
+    // Optional (host-visible backends; NULL elsewhere, and the op layer then does not use it):
+    // `rows` launches of one 1-D config that differ only in their arguments, in any order and
+    // on any of the backend's threads. In row r, buffer argument a is args[a] with its base
+    // r * row_step[a] bytes further; scalar argument a with row_value[a] != NULL takes the
+    // element (of the parameter's dtype) at row_value[a] + r * row_step[a] bytes. The caller
+    // bound every row's ranges from checked tensors. Returns after all rows ran.
+    hg_status (*kernel_launch_rows)(void* state, void* kernel, const hg_launch_config* cfg,
+                                    const hg_bound_arg* args, size_t nargs, uint64_t rows,
+                                    const int64_t* row_step, const void* const* row_value);
 
     // Library calls for the op layer (src/ops). Both optional (NULL: the op layer uses ISA
     // kernels or refuses with HG_ERR_UNSUPPORTED).

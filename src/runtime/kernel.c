@@ -275,6 +275,27 @@ hg_status hg_kernel_dispatch_traced(hg_executor_obj* ex, const hg_kernel_obj* k,
     return s;
 }
 
+hg_status hg_kernel_run_rows(hg_executor_obj* ex, const hg_kernel_obj* k,
+                             const hg_launch_config* cfg, const hg_bound_arg* bound, size_t nargs,
+                             uint64_t rows, const int64_t* row_step, const void* const* row_value) {
+    if (!hg_trace_on())
+        return ex->vt->kernel_launch_rows(ex->state, k->compiled, cfg, bound, nargs, rows,
+                                          row_step, row_value);
+    hg_trace_span sp;
+    hg_trace_span_begin(&sp);
+    hg_status s = ex->vt->kernel_launch_rows(ex->state, k->compiled, cfg, bound, nargs, rows,
+                                             row_step, row_value);
+    hg_trace_event e;
+    hg_trace_event_init(&e, "launch", k->prog->name);
+    e.executor = hg_backend_name(ex->kind);
+    e.executor_id = ex->handle;
+    snprintf(e.detail, sizeof e.detail, "%llu rows of grid %u block %u (%llu lanes)%s",
+             (unsigned long long)rows, cfg->grid.x, cfg->block.x,
+             (unsigned long long)(rows * cfg->grid.x * cfg->block.x), s ? " failed" : "");
+    hg_trace_span_end(&sp, &e);
+    return s;
+}
+
 hg_status hg_kernel_launch(hg_kernel h, const hg_launch_config* cfg, const hg_arg* args,
                            size_t nargs) {
     hg_kernel_obj* k = hg_handle_resolve(h.handle, HG_HANDLE_KERNEL, "hg_kernel_launch");

@@ -37,4 +37,11 @@ static inline hg_status hg_kernel_run_bound(hg_executor_obj* ex, const hg_kernel
     return ex->vt->kernel_launch(ex->state, k->compiled, cfg, bound, nargs);
 }
 
+// `rows` launches of k differing in their arguments (the backend's kernel_launch_rows, which
+// must exist: host-visible backends), with a "launch" span when tracing. Caller holds
+// ex->launch_lock.
+hg_status hg_kernel_run_rows(hg_executor_obj* ex, const hg_kernel_obj* k,
+                             const hg_launch_config* cfg, const hg_bound_arg* bound, size_t nargs,
+                             uint64_t rows, const int64_t* row_step, const void* const* row_value);
+
 #endif

@@ -179,3 +179,26 @@ def test_round_with_decimals_is_traced():
         got2, got_1 = r(hg.asarray(x))
     np.testing.assert_array_equal(got2.numpy(), np.round(x, 2))
     np.testing.assert_array_equal(got_1.numpy(), np.round(x, -1))
+
+
+@pytest.mark.parametrize("shape", [(7, 40), (300, 257), (2, 3, 4, 33), (600, 1024)])
+def test_fused_chain_over_broadcast_rows(shape):
+    """(x - mu) * w + b with mu one value per row and w, b one value per column: on the CPU the
+    fused kernel runs once per row (rows over a thread's share split across threads)."""
+    @hg.jit
+    def norm_affine(x, mu, w, b):
+        return (x - mu) * w + b
+
+    x = RNG.standard_normal(shape).astype(np.float32)
+    mu = x.mean(-1, keepdims=True)
+    w, b = (RNG.standard_normal(shape[-1]).astype(np.float32) for _ in range(2))
+    got = norm_affine(*(hg.asarray(a) for a in (x, mu, w, b))).numpy()
+    want = (x.astype(np.float64) - mu) * w + b
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    # A transposed x (rows strided) into the same plan's other layout.
+    xt = np.ascontiguousarray(RNG.standard_normal(shape[::-1]).astype(np.float32))
+    xv = hg.asarray(xt).transpose() if len(shape) == 2 else None
+    if xv is not None:
+        got = norm_affine(xv, hg.asarray(mu), hg.asarray(w), hg.asarray(b)).numpy()
+        np.testing.assert_allclose(got, (xt.T.astype(np.float64) - mu) * w + b, rtol=1e-6,
+                                   atol=1e-6)

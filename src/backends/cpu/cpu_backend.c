@@ -140,10 +140,7 @@ static void cpu_kernel_destroy(void* state, void* kernel) {
     hg_cpu_plan_free(kernel);
 }
 
-static hg_status cpu_kernel_launch(void* state, void* kernel, const hg_launch_config* cfg,
-                                   const hg_bound_arg* args, size_t nargs) {
-    cpu_state* st = state;
-    const cpu_plan* p = kernel;
+static hg_status check_config(const cpu_plan* p, const hg_launch_config* cfg) {
     if ((uint64_t)cfg->block.x * cfg->block.y * cfg->block.z > HG_MAX_BLOCK_LANES)
         return hg_error(HG_ERR_LAUNCH_CONFIG, "block (%u,%u,%u) has more than %u lanes",
                         cfg->block.x, cfg->block.y, cfg->block.z, HG_MAX_BLOCK_LANES);
@@ -152,8 +149,29 @@ static hg_status cpu_kernel_launch(void* state, void* kernel, const hg_launch_co
                         "of dynamic shared memory, the CPU backend allows %u per block",
                         p->prog->name, p->shared_static_bytes, cfg->shared_bytes,
                         HG_CPU_MAX_SHARED_BYTES);
+    return HG_OK;
+}
+
+static hg_status cpu_kernel_launch(void* state, void* kernel, const hg_launch_config* cfg,
+                                   const hg_bound_arg* args, size_t nargs) {
+    cpu_state* st = state;
+    const cpu_plan* p = kernel;
+    hg_status c = check_config(p, cfg);
+    if (c) return c;
     pthread_mutex_lock(&st->lock);
     hg_status s = hg_cpu_launch(st, p, cfg, args, nargs);
+    pthread_mutex_unlock(&st->lock);
+    return s;
+}
+
+static hg_status cpu_kernel_launch_rows(void* state, void* kernel, const hg_launch_config* cfg,
+                                        const hg_bound_arg* args, size_t nargs, uint64_t rows,
+                                        const int64_t* row_step, const void* const* row_value) {
+    cpu_state* st = state;
+    hg_status c = check_config(kernel, cfg);
+    if (c) return c;
+    pthread_mutex_lock(&st->lock);
+    hg_status s = hg_cpu_launch_rows(st, kernel, cfg, args, nargs, rows, row_step, row_value);
     pthread_mutex_unlock(&st->lock);
     return s;
 }
@@ -223,6 +241,7 @@ const hg_backend_vtable hg_cpu_backend = {
     .kernel_compile = cpu_kernel_compile,
     .kernel_destroy = cpu_kernel_destroy,
     .kernel_launch = cpu_kernel_launch,
+    .kernel_launch_rows = cpu_kernel_launch_rows,
     .host_parallel = cpu_host_parallel,
     .sgemm = cpu_sgemm,
     .dgemm_strided = cpu_dgemm_strided,

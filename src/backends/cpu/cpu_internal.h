@@ -265,6 +265,10 @@ void hg_cpu_plan_free(cpu_plan* p);
 // cpu_exec.c
 hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                         const hg_bound_arg* args, size_t nargs);
+// cpu_rows.c: the backend's kernel_launch_rows (backend.h).
+hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
+                             const hg_bound_arg* args, size_t nargs, uint64_t rows,
+                             const int64_t* row_step, const void* const* row_value);
 // Records the launch's first error (later ones are dropped) and stops other workers.
 void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));

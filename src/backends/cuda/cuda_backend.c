@@ -328,6 +328,7 @@ const hg_backend_vtable hg_cuda_backend = {
     .kernel_compile = cuda_kernel_compile,
     .kernel_destroy = cuda_kernel_destroy,
     .kernel_launch = cuda_kernel_launch,
+    .kernel_launch_rows = NULL,   // device memory: the op layer's row layouts are host paths
     .host_parallel = NULL,   // device memory: the op layer's host paths do not apply
     .sgemm = cuda_sgemm,
     .gemm_ex = cuda_gemm_ex,

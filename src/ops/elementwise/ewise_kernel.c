@@ -539,17 +539,21 @@ static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* 
     return 1;
 }
 
+// Rows of the innermost outer dim in one kernel_launch_rows call; the dims outside it (rare
+// after collapsing) one call per coordinate.
 static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
                           const ew_layout* L, const ew_layout* R) {
     ew_variant* v = NULL;
     hg_status s = variant_for(k, R, &v);
     if (s) return s;
     const hg_ew_expr* e = &k->e;
-    int32_t nin = e->ninputs, nops = k->nops, outer = L->ndim - 1;
+    int32_t nin = e->ninputs, nops = k->nops, rd = L->ndim - 2;   // rd: the rows' dim
     uint64_t cols = (uint64_t)R->numel;
     hg_bound_arg bound[EW_MAX_OPERANDS + 1];
     memset(bound, 0, sizeof(hg_bound_arg) * (size_t)(nops + 1));
-    unsigned char* row[EW_MAX_OPERANDS] = {0};   // operand's element of the current row
+    unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
+    const void* value[EW_MAX_OPERANDS + 1] = {0};
+    int64_t step[EW_MAX_OPERANDS + 1] = {0};
     size_t es[EW_MAX_OPERANDS] = {0};
     for (int32_t o = 0; o < nops; o++) {
         const hg_ew_arg* a = o < nin ? &in[o] : &out[o - nin];
@@ -558,23 +562,26 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
             continue;
         }
         es[o] = hg_dtype_size(a->t->dtype);
-        row[o] = (unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
+        first[o] = (unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
+        step[o] = L->stride[o][rd] * (int64_t)es[o];
         bound[o].count = cols;
     }
     bound[nops].bits = cols;
     hg_launch_config cfg = hg_launch_1d(cols, cols <= HG_MAX_BLOCK_LANES ? (uint32_t)cols : EW_BLOCK);
     int64_t coord[HG_MAX_DIMS] = {0};
-    for (int64_t r = 0, rows = L->numel / R->numel; r < rows; r++) {
+    for (int64_t b = 0, blocks = L->numel / (R->numel * L->size[rd]); b < blocks; b++) {
         for (int32_t o = 0; o < nops; o++) {
-            if (R->cls[o] == CL_LINEAR) bound[o].base = row[o];
-            else if (L->cls[o] != CL_SCALAR) bound[o].bits = element_bits(row[o], e->inputs[o].dtype);
+            if (R->cls[o] == CL_LINEAR) bound[o].base = first[o];
+            else if (L->cls[o] != CL_SCALAR) value[o] = first[o];
         }
-        if ((s = hg_kernel_run_bound(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1))) return s;
-        for (int32_t d = outer - 1; d >= 0; d--) {   // the next row's coordinates and addresses
+        s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
+                               (uint64_t)L->size[rd], step, value);
+        if (s) return s;
+        for (int32_t d = rd - 1; d >= 0; d--) {   // the next block's coordinates and addresses
             int wrap = ++coord[d] == L->size[d];
-            int64_t step = wrap ? -(L->size[d] - 1) : 1;
+            int64_t by = wrap ? -(L->size[d] - 1) : 1;
             for (int32_t o = 0; o < nops; o++)
-                if (row[o]) row[o] += (ptrdiff_t)(step * L->stride[o][d]) * (ptrdiff_t)es[o];
+                if (first[o]) first[o] += (ptrdiff_t)(by * L->stride[o][d]) * (ptrdiff_t)es[o];
             if (!wrap) break;
             coord[d] = 0;
         }
@@ -587,7 +594,7 @@ hg_status hg_ew_kernel_run_locked(hg_ew_kernel* k, const hg_ew_arg* in, const hg
     ew_layout L, R;
     compute_layout(k, in, out, &L);
     if (L.numel == 0) return HG_OK;
-    if (hg_op_host_memory_of(k->ex) && row_layout(&L, e->ninputs, k->nops, &R))
+    if (k->ex->vt->kernel_launch_rows && row_layout(&L, e->ninputs, k->nops, &R))
         return run_rows(k, in, out, &L, &R);
     ew_variant* v = NULL;
     hg_status s = variant_for(k, &L, &v);
