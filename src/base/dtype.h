@@ -2,6 +2,8 @@
 #ifndef HG_CORE_DTYPE_H
 #define HG_CORE_DTYPE_H
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 #include "hologram.h"
 
 static inline bool hg_dtype_valid(int t) { return t >= 0 && t < HG_DTYPE_COUNT; }
@@ -16,6 +18,19 @@ static inline bool hg_dtype_is_unsigned_int(int t) {
 }
 static inline bool hg_dtype_is_int(int t) { return hg_dtype_is_signed_int(t) || hg_dtype_is_unsigned_int(t); }
 static inline unsigned hg_dtype_bits(int t) { return (unsigned)hg_dtype_size((hg_dtype)t) * 8u; }
+// The raw bits of the element of dtype t at p, zero-extended (a bool reads as 0 or 1). Loads of
+// the element's own width: a memcpy into a wider variable stalls store forwarding.
+static inline uint64_t hg_dtype_load_bits(int t, const void* p) {
+    switch (t) {
+    case HG_DTYPE_BOOL: return *(const uint8_t*)p != 0;
+    case HG_DTYPE_I8: case HG_DTYPE_U8: return *(const uint8_t*)p;
+    case HG_DTYPE_I16: case HG_DTYPE_U16: case HG_DTYPE_F16: case HG_DTYPE_BF16: {
+        uint16_t v; memcpy(&v, p, 2); return v;
+    }
+    case HG_DTYPE_I32: case HG_DTYPE_U32: case HG_DTYPE_F32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
 // Bit set of dtypes (1u << dtype) used by the opcode table.
 #define HG_TS(t) (1u << (t))
 #define HG_TS_BOOL HG_TS(HG_DTYPE_BOOL)

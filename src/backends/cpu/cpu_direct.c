@@ -71,58 +71,87 @@ void hg_cpu_find_direct(cpu_plan* p) {
     D->ok = 1;
 }
 
-static uint64_t const_bits(const cpu_launch* L, uint32_t index) {
-    const cpu_const* c = &L->plan->consts[index];
-    return c->is_param ? L->args[c->param].bits : c->bits;
+static uint64_t const_bits(const cpu_plan* p, const hg_bound_arg* args, uint32_t index) {
+    const cpu_const* c = &p->consts[index];
+    return c->is_param ? args[c->param].bits : c->bits;
 }
 
-int hg_cpu_run_direct(const cpu_launch* L) {
-    const cpu_plan* p = L->plan;
-    const cpu_direct* D = &p->direct;
-    uint64_t bound = (uint32_t)const_bits(L, D->bound);
-    uint64_t n = L->total_lanes < bound ? L->total_lanes : bound;
-    const cpu_op* st = &p->ops[D->st];
-    const hg_bound_arg* out = &L->args[st->mem];
-    size_t es_out = hg_dtype_size((hg_dtype)st->type);
-    uint8_t* dst = out->base;
-    if (n > out->count) return 0;   // the general path reports the access
-    _Alignas(64) uint8_t lanes[3][DIRECT_BLOCK * 8];
+// A direct launch's operands, resolved from its arguments once.
+typedef struct direct_call {
+    hg_cpu_kfn fn;
+    uint64_t n;
+    uint8_t* dst;
+    size_t es_out;
+    uint32_t out_arg;
     const uint8_t* src[3];
-    size_t step[3];
-    int consts = 0;
+    size_t step[3];        // element size of a loaded source (0: lanes on the stack)
+    uint32_t arg[3];       // the argument of a loaded source or of a parameter const
+    uint8_t param[3];      // the source is a scalar parameter's lanes
+    int consts;
+    _Alignas(64) uint8_t lanes[3][DIRECT_BLOCK * 8];
+} direct_call;
+
+// Whether a loaded source at base (es bytes per element) may run against the output: the same
+// elements (in place) are read before they are written; any other overlap takes the general
+// path, which copies the loads first.
+static int disjoint_or_same(const direct_call* C, const uint8_t* base, size_t es) {
+    const uint8_t* dst = C->dst;
+    return !C->n || base == dst || base >= dst + C->n * C->es_out || dst >= base + C->n * es;
+}
+
+// Resolves the call for `args` and `total` lanes; 0 when the general path must run it (it
+// reports out-of-range accesses; overlaps).
+static int direct_bind(const cpu_plan* p, const hg_bound_arg* args, uint64_t total,
+                       direct_call* C) {
+    const cpu_direct* D = &p->direct;
+    uint64_t bound = (uint32_t)const_bits(p, args, D->bound);
+    uint64_t n = total < bound ? total : bound;
+    const cpu_op* st = &p->ops[D->st];
+    const hg_bound_arg* out = &args[st->mem];
+    if (n > out->count) return 0;
+    C->fn = p->ops[D->alu].fn;
+    C->n = n;
+    C->out_arg = st->mem;
+    C->es_out = hg_dtype_size((hg_dtype)st->type);
+    C->dst = out->base;
+    C->consts = 0;
     for (int k = 0; k < 3; k++) {
-        step[k] = 0;
+        C->step[k] = 0;
+        C->param[k] = 0;
         switch (D->src_kind[k]) {
         case CPU_DIRECT_LOAD: {
             const cpu_op* ld = &p->ops[D->src_ref[k]];
-            const hg_bound_arg* a = &L->args[ld->mem];
+            const hg_bound_arg* a = &args[ld->mem];
             size_t es = hg_dtype_size((hg_dtype)ld->type);
-            if (n > a->count) return 0;
-            const uint8_t* base = a->base;
-            // The same elements as the output (in-place) are read before they are written;
-            // any other overlap takes the general path, which copies the loads first.
-            if (n && base != dst && base < dst + n * es_out && dst < base + n * es) return 0;
-            src[k] = base;
-            step[k] = es;
+            if (n > a->count || !disjoint_or_same(C, a->base, es)) return 0;
+            C->src[k] = a->base;
+            C->step[k] = es;
+            C->arg[k] = ld->mem;
             break;
         }
         case CPU_DIRECT_CONST: {
             const cpu_const* c = &p->consts[D->src_ref[k]];
             uint32_t m = n < DIRECT_BLOCK ? (uint32_t)n : DIRECT_BLOCK;
-            hg_cpu_fill_lanes(lanes[k], hg_cpu_storage_bits(c->type, const_bits(L, D->src_ref[k])),
+            hg_cpu_fill_lanes(C->lanes[k], hg_cpu_storage_bits(c->type, const_bits(p, args, D->src_ref[k])),
                               hg_cpu_storage_size(c->type), m);
-            src[k] = lanes[k];
-            consts = 1;
+            C->src[k] = C->lanes[k];
+            C->param[k] = c->is_param;
+            C->arg[k] = c->param;
+            C->consts = 1;
             break;
         }
         default:
-            src[k] = lanes[k];   // never read
+            C->src[k] = C->lanes[k];   // never read
             break;
         }
     }
-    if (hg_trace_on()) hg_trace_note_threads(1);
-    hg_cpu_kfn fn = p->ops[D->alu].fn;
-    uint64_t block = consts ? DIRECT_BLOCK : n;
+    return 1;
+}
+
+static void direct_exec(const direct_call* C) {
+    uint64_t n = C->n, block = C->consts ? DIRECT_BLOCK : n;
+    size_t es_out = C->es_out;
+    uint8_t* dst = C->dst;
     // The first few lanes alone, so that the rest stores whole 64-byte lines: memory from
     // numpy is 16-byte aligned, and a 64-byte store across two lines cost a 65,536-element
     // add or exp 15-25% in L2.
@@ -130,12 +159,54 @@ int hg_cpu_run_direct(const cpu_launch* L) {
     uintptr_t mis = (uintptr_t)dst & 63;
     if (n >= 256 && mis && mis % es_out == 0) head = (64 - mis) / es_out;
     if (head) {
-        fn(dst, src[0], src[1], src[2], (size_t)head);
+        C->fn(dst, C->src[0], C->src[1], C->src[2], (size_t)head);
         i = head;
     }
     for (; i < n; i += block) {
         size_t m = (size_t)(n - i < block ? n - i : block);
-        fn(dst + i * es_out, src[0] + i * step[0], src[1] + i * step[1], src[2] + i * step[2], m);
+        C->fn(dst + i * es_out, C->src[0] + i * C->step[0], C->src[1] + i * C->step[1],
+              C->src[2] + i * C->step[2], m);
     }
+}
+
+int hg_cpu_run_direct(const cpu_launch* L) {
+    direct_call C;
+    if (!direct_bind(L->plan, L->args, L->total_lanes, &C)) return 0;
+    if (hg_trace_on()) hg_trace_note_threads(1);
+    direct_exec(&C);
     return 1;
+}
+
+uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uint64_t lanes,
+                                uint64_t r0, uint64_t r1, const int64_t* row_step,
+                                const void* const* row_value) {
+    if (r0 >= r1) return r1;
+    direct_call C;
+    hg_bound_arg a[3 + 1 + 1 + 1];   // direct plans: up to 3 inputs, the output, n
+    uint32_t nargs = p->prog->nparams;
+    if (nargs > sizeof a / sizeof *a) return r0;
+    for (uint32_t i = 0; i < nargs; i++) {   // row r0's arguments
+        a[i] = args[i];
+        if (row_value[i]) a[i].bits = hg_dtype_load_bits(p->prog->params[i].dtype,
+                                                       (const uint8_t*)row_value[i] + (int64_t)r0 * row_step[i]);
+        else if (a[i].base) a[i].base = (uint8_t*)a[i].base + (int64_t)r0 * row_step[i];
+    }
+    if (!direct_bind(p, a, lanes, &C)) return r0;
+    for (uint64_t r = r0;;) {
+        direct_exec(&C);
+        if (++r == r1) return r1;
+        C.dst += row_step[C.out_arg];
+        for (int k = 0; k < 3; k++) {
+            if (C.step[k]) {
+                C.src[k] += row_step[C.arg[k]];
+                if (!disjoint_or_same(&C, C.src[k], C.step[k])) return r;
+            } else if (C.param[k] && row_value[C.arg[k]]) {
+                uint8_t t = p->consts[p->direct.src_ref[k]].type;
+                uint64_t bits = hg_dtype_load_bits(p->prog->params[C.arg[k]].dtype,
+                                                 (const uint8_t*)row_value[C.arg[k]] + (int64_t)r * row_step[C.arg[k]]);
+                hg_cpu_fill_lanes(C.lanes[k], hg_cpu_storage_bits(t, bits), hg_cpu_storage_size(t),
+                                  C.n < DIRECT_BLOCK ? (uint32_t)C.n : DIRECT_BLOCK);
+            }
+        }
+    }
 }

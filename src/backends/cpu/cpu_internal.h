@@ -254,6 +254,11 @@ void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi);
 // 0 when the launch must take the general path: out-of-bounds or overlapping operands).
 void hg_cpu_find_direct(cpu_plan* p);
 int hg_cpu_run_direct(const cpu_launch* L);
+// Rows r0 .. r1-1 of a row launch (kernel_launch_rows) of a direct plan on the calling thread;
+// returns the first row it left to the general path (r1 when none).
+uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uint64_t lanes,
+                                uint64_t r0, uint64_t r1, const int64_t* row_step,
+                                const void* const* row_value);
 // cpu_exec.c: n lanes of `bits` of `size` bytes; a constant's bits in register storage.
 void hg_cpu_fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n);
 uint64_t hg_cpu_storage_bits(uint8_t type, uint64_t bits);

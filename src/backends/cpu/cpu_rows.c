@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "base/trace.h"
 
-#define ROWS_MAX_ARGS 16   // direct-shaped kernels have at most 3 inputs, 1 output and n
+#define ROWS_MAX_ARGS 16   // arguments of a row bound on the stack (more: allocated)
 
 typedef struct rows_job {
     cpu_state* st;
@@ -19,7 +19,7 @@ typedef struct rows_job {
     const hg_launch_config* cfg;
     const hg_bound_arg* args;
     size_t nargs;
-    uint64_t rows, per_part;
+    uint64_t rows, per_part, lanes;
     const int64_t* step;
     const void* const* value;
     uint64_t* left;    // per part: the first row the direct path declined (else the part's end)
@@ -30,16 +30,8 @@ static void bind_row(const rows_job* j, uint64_t r, hg_bound_arg* a) {
         a[i] = j->args[i];
         int64_t off = (int64_t)r * j->step[i];
         if (j->value[i]) {
-            const uint8_t* p = (const uint8_t*)j->value[i] + off;
-            uint64_t v = 0;
-            switch (hg_dtype_size((hg_dtype)j->plan->prog->params[i].dtype)) {
-            case 1: v = *p; break;
-            case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
-            case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
-            default: memcpy(&v, p, 8); break;
-            }
-            if (j->plan->prog->params[i].dtype == HG_DTYPE_BOOL) v = v != 0;
-            a[i].bits = v;
+            a[i].bits = hg_dtype_load_bits(j->plan->prog->params[i].dtype,
+                                           (const uint8_t*)j->value[i] + off);
         } else if (a[i].base) {
             a[i].base = (uint8_t*)a[i].base + off;
         }
@@ -50,34 +42,18 @@ static void rows_part(void* ctx, int part) {
     rows_job* j = ctx;
     uint64_t r0 = (uint64_t)part * j->per_part;
     uint64_t r1 = r0 + j->per_part < j->rows ? r0 + j->per_part : j->rows;
-    hg_bound_arg a[ROWS_MAX_ARGS];
-    cpu_launch L;
-    memset(&L, 0, offsetof(cpu_launch, msg));
-    L.plan = j->plan;
-    L.k = hg_cpu_kernels_get();
-    L.cfg = *j->cfg;
-    L.st = j->st;
-    L.args = a;
-    L.total_lanes = (uint64_t)j->cfg->grid.x * j->cfg->block.x;
-    for (uint64_t r = r0; r < r1; r++) {
-        bind_row(j, r, a);
-        if (!hg_cpu_run_direct(&L)) {
-            j->left[part] = r;
-            return;
-        }
-    }
-    j->left[part] = r1;
+    j->left[part] = hg_cpu_run_direct_rows(j->plan, j->args, j->lanes, r0, r1, j->step, j->value);
 }
 
 hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                              const hg_bound_arg* args, size_t nargs, uint64_t rows,
                              const int64_t* row_step, const void* const* row_value) {
-    rows_job j = {st, plan, cfg, args, nargs, rows, rows, row_step, row_value, NULL};
     uint64_t lanes = (uint64_t)cfg->grid.x * cfg->block.x;
+    rows_job j = {st, plan, cfg, args, nargs, rows, rows, lanes, row_step, row_value, NULL};
     uint64_t left_one = 0;
     uint64_t* left = &left_one;
     int parts = 1;
-    int direct = plan->direct.ok && nargs <= ROWS_MAX_ARGS && lanes <= HG_CPU_DIRECT_MAX_LANES &&
+    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES &&
                  cfg->grid.y == 1 && cfg->grid.z == 1 && cfg->block.y == 1 && cfg->block.z == 1;
     if (direct) {
         // Threads as for one launch of all the lanes (cpu_exec.c): one per HG_CPU_PARALLEL_LANES.

@@ -485,20 +485,9 @@ void hg_ew_kernel_destroy(hg_ew_kernel* k) {
 // Running
 // ---------------------------------------------------------------------------------------------
 
-// The bits of the element at p (loads of the element's own width: a memcpy into a wider
-// variable stalls store forwarding).
-static uint64_t element_bits(const unsigned char* p, hg_dtype t) {
-    switch (hg_dtype_size(t)) {
-    case 1: { uint8_t v; memcpy(&v, p, 1); return t == HG_DTYPE_BOOL ? v != 0 : v; }
-    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
-    }
-}
-
 static uint64_t scalar_bits_of(const hg_ew_arg* a, hg_dtype t) {
     if (!a->t) return a->bits;
-    return element_bits((const unsigned char*)a->buf->mem + a->t->offset * (int64_t)hg_dtype_size(t), t);
+    return hg_dtype_load_bits(t, (const unsigned char*)a->buf->mem + a->t->offset * (int64_t)hg_dtype_size(t));
 }
 
 // The cached variant for layout L (the previous run's first), compiled on a miss.
@@ -518,10 +507,11 @@ static hg_status variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** o
 
 // Rows: on host memory, a layout whose innermost collapsed dim every operand steps through by 1
 // (an input also by 0: one value per row, e.g. x - mean(x, keepdims)) runs the linear variant
-// once per row, with the row's addresses and values bound: no per-lane index arithmetic or
-// gathers (the strided path took 1.2 ns per f32 element for x[256,1024] - m[256,1], the rows
-// ~0.1). Shorter rows keep the strided path: there a launch costs more than the indices.
-#define EW_ROW_MIN 32
+// over each row, with the row's addresses and values bound (the backend's kernel_launch_rows):
+// no per-lane index arithmetic or gathers. 1 thread, f32, Zen 4: x[256,1024] - m[256,1] 303 ->
+// 23 us, x[128,128] * w[128] 5.7 -> 3.0 us, x[256,8] * w[8] 7.5 -> 2.3 us; rows of 2 to 4
+// were as fast or faster on the strided path (x[65536,2] * w: 296 us against 492).
+#define EW_ROW_MIN 8
 
 // The one-row layout of L in R, or 0 when L does not run as rows.
 static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* R) {
