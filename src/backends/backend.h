@@ -16,6 +16,17 @@ typedef struct hg_bound_arg {
     uint64_t bits;       // SCALAR: raw value bits
 } hg_bound_arg;
 
+// How the arguments of a row launch (kernel_launch_rows) change from row to row, one entry per
+// argument. In row r, buffer argument a is args[a] with its base r * row_step[a] bytes further
+// and, when lane_step[a] != 0, its element i (< args[a].count) lane_step[a] * i bytes from that
+// base (an input read with a stride: the backend gathers it); scalar argument a with value[a] != NULL takes
+// the element (of the parameter's dtype) at value[a] + r * row_step[a] bytes.
+typedef struct hg_row_args {
+    const int64_t* row_step;
+    const int64_t* lane_step;
+    const void* const* value;
+} hg_row_args;
+
 typedef struct hg_backend_vtable {
     uint32_t api_version;            // must be HG_BACKEND_API_VERSION
     hg_backend_kind kind;
@@ -52,14 +63,12 @@ typedef struct hg_backend_vtable {
     hg_status (*kernel_launch)(void* state, void* kernel, const hg_launch_config* cfg,
                                const hg_bound_arg* args, size_t nargs);
     // Optional (host-visible backends; NULL elsewhere, and the op layer then does not use it):
-    // `rows` launches of one 1-D config that differ only in their arguments, in any order and
-    // on any of the backend's threads. In row r, buffer argument a is args[a] with its base
-    // r * row_step[a] bytes further; scalar argument a with row_value[a] != NULL takes the
-    // element (of the parameter's dtype) at row_value[a] + r * row_step[a] bytes. The caller
-    // bound every row's ranges from checked tensors. Returns after all rows ran.
+    // `rows` launches of one 1-D config that differ only in their arguments (hg_row_args), in
+    // any order and on any of the backend's threads. The caller bound every row's ranges from
+    // checked tensors. Returns after all rows ran.
     hg_status (*kernel_launch_rows)(void* state, void* kernel, const hg_launch_config* cfg,
                                     const hg_bound_arg* args, size_t nargs, uint64_t rows,
-                                    const int64_t* row_step, const void* const* row_value);
+                                    const hg_row_args* ra);
 
     // Library calls for the op layer (src/ops). Both optional (NULL: the op layer uses ISA
     // kernels or refuses with HG_ERR_UNSUPPORTED).

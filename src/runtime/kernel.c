@@ -277,14 +277,12 @@ hg_status hg_kernel_dispatch_traced(hg_executor_obj* ex, const hg_kernel_obj* k,
 
 hg_status hg_kernel_run_rows(hg_executor_obj* ex, const hg_kernel_obj* k,
                              const hg_launch_config* cfg, const hg_bound_arg* bound, size_t nargs,
-                             uint64_t rows, const int64_t* row_step, const void* const* row_value) {
+                             uint64_t rows, const hg_row_args* ra) {
     if (!hg_trace_on())
-        return ex->vt->kernel_launch_rows(ex->state, k->compiled, cfg, bound, nargs, rows,
-                                          row_step, row_value);
+        return ex->vt->kernel_launch_rows(ex->state, k->compiled, cfg, bound, nargs, rows, ra);
     hg_trace_span sp;
     hg_trace_span_begin(&sp);
-    hg_status s = ex->vt->kernel_launch_rows(ex->state, k->compiled, cfg, bound, nargs, rows,
-                                             row_step, row_value);
+    hg_status s = ex->vt->kernel_launch_rows(ex->state, k->compiled, cfg, bound, nargs, rows, ra);
     hg_trace_event e;
     hg_trace_event_init(&e, "launch", k->prog->name);
     e.executor = hg_backend_name(ex->kind);

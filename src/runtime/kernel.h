@@ -42,6 +42,6 @@ static inline hg_status hg_kernel_run_bound(hg_executor_obj* ex, const hg_kernel
 // ex->launch_lock.
 hg_status hg_kernel_run_rows(hg_executor_obj* ex, const hg_kernel_obj* k,
                              const hg_launch_config* cfg, const hg_bound_arg* bound, size_t nargs,
-                             uint64_t rows, const int64_t* row_step, const void* const* row_value);
+                             uint64_t rows, const hg_row_args* ra);
 
 #endif

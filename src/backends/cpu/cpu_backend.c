@@ -166,12 +166,12 @@ static hg_status cpu_kernel_launch(void* state, void* kernel, const hg_launch_co
 
 static hg_status cpu_kernel_launch_rows(void* state, void* kernel, const hg_launch_config* cfg,
                                         const hg_bound_arg* args, size_t nargs, uint64_t rows,
-                                        const int64_t* row_step, const void* const* row_value) {
+                                        const hg_row_args* ra) {
     cpu_state* st = state;
     hg_status c = check_config(kernel, cfg);
     if (c) return c;
     pthread_mutex_lock(&st->lock);
-    hg_status s = hg_cpu_launch_rows(st, kernel, cfg, args, nargs, rows, row_step, row_value);
+    hg_status s = hg_cpu_launch_rows(st, kernel, cfg, args, nargs, rows, ra);
     pthread_mutex_unlock(&st->lock);
     return s;
 }

@@ -178,32 +178,48 @@ int hg_cpu_run_direct(const cpu_launch* L) {
 }
 
 uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uint64_t lanes,
-                                uint64_t r0, uint64_t r1, const int64_t* row_step,
-                                const void* const* row_value) {
+                                uint64_t r0, uint64_t r1, const hg_row_args* ra,
+                                uint8_t* const* scratch) {
     if (r0 >= r1) return r1;
     direct_call C;
     hg_bound_arg a[3 + 1 + 1 + 1];   // direct plans: up to 3 inputs, the output, n
     uint32_t nargs = p->prog->nparams;
     if (nargs > sizeof a / sizeof *a) return r0;
-    for (uint32_t i = 0; i < nargs; i++) {   // row r0's arguments
+    const int64_t* step = ra->row_step;
+    // Row r0's arguments: moved, per-row values loaded, strided inputs gathered.
+    for (uint32_t i = 0; i < nargs; i++) {
         a[i] = args[i];
-        if (row_value[i]) a[i].bits = hg_dtype_load_bits(p->prog->params[i].dtype,
-                                                       (const uint8_t*)row_value[i] + (int64_t)r0 * row_step[i]);
-        else if (a[i].base) a[i].base = (uint8_t*)a[i].base + (int64_t)r0 * row_step[i];
+        int64_t off = (int64_t)r0 * step[i];
+        const hg_param_decl* d = &p->prog->params[i];
+        if (ra->value[i]) {
+            a[i].bits = hg_dtype_load_bits(d->dtype, (const uint8_t*)ra->value[i] + off);
+        } else if (a[i].base && ra->lane_step[i]) {
+            hg_cpu_gather_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
+                                ra->lane_step[i], hg_dtype_size((hg_dtype)d->dtype));
+            a[i].base = scratch[i];
+        } else if (a[i].base) {
+            a[i].base = (uint8_t*)a[i].base + off;
+        }
     }
     if (!direct_bind(p, a, lanes, &C)) return r0;
     for (uint64_t r = r0;;) {
         direct_exec(&C);
         if (++r == r1) return r1;
-        C.dst += row_step[C.out_arg];
+        C.dst += step[C.out_arg];
+        for (uint32_t i = 0; i < nargs; i++)   // the next row of each gathered input
+            if (ra->lane_step[i] && !ra->value[i] && args[i].base)
+                hg_cpu_gather_lanes(scratch[i], (const uint8_t*)args[i].base + (int64_t)r * step[i],
+                                    args[i].count, ra->lane_step[i],
+                                    hg_dtype_size((hg_dtype)p->prog->params[i].dtype));
         for (int k = 0; k < 3; k++) {
-            if (C.step[k]) {
-                C.src[k] += row_step[C.arg[k]];
+            if (C.step[k] && !ra->lane_step[C.arg[k]]) {
+                C.src[k] += step[C.arg[k]];
                 if (!disjoint_or_same(&C, C.src[k], C.step[k])) return r;
-            } else if (C.param[k] && row_value[C.arg[k]]) {
+            } else if (C.param[k] && ra->value[C.arg[k]]) {
                 uint8_t t = p->consts[p->direct.src_ref[k]].type;
                 uint64_t bits = hg_dtype_load_bits(p->prog->params[C.arg[k]].dtype,
-                                                 (const uint8_t*)row_value[C.arg[k]] + (int64_t)r * row_step[C.arg[k]]);
+                                                   (const uint8_t*)ra->value[C.arg[k]] +
+                                                       (int64_t)r * step[C.arg[k]]);
                 hg_cpu_fill_lanes(C.lanes[k], hg_cpu_storage_bits(t, bits), hg_cpu_storage_size(t),
                                   C.n < DIRECT_BLOCK ? (uint32_t)C.n : DIRECT_BLOCK);
             }

@@ -254,11 +254,12 @@ void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi);
 // 0 when the launch must take the general path: out-of-bounds or overlapping operands).
 void hg_cpu_find_direct(cpu_plan* p);
 int hg_cpu_run_direct(const cpu_launch* L);
-// Rows r0 .. r1-1 of a row launch (kernel_launch_rows) of a direct plan on the calling thread;
-// returns the first row it left to the general path (r1 when none).
+// Rows r0 .. r1-1 of a row launch (kernel_launch_rows) of a direct plan on the calling thread,
+// gathered arguments through `scratch` (lanes elements per argument with a lane step); returns
+// the first row it left to the general path (r1 when none).
 uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uint64_t lanes,
-                                uint64_t r0, uint64_t r1, const int64_t* row_step,
-                                const void* const* row_value);
+                                uint64_t r0, uint64_t r1, const hg_row_args* ra,
+                                uint8_t* const* scratch);
 // cpu_exec.c: n lanes of `bits` of `size` bytes; a constant's bits in register storage.
 void hg_cpu_fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n);
 uint64_t hg_cpu_storage_bits(uint8_t type, uint64_t bits);
@@ -273,7 +274,9 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
 // cpu_rows.c: the backend's kernel_launch_rows (backend.h).
 hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                              const hg_bound_arg* args, size_t nargs, uint64_t rows,
-                             const int64_t* row_step, const void* const* row_value);
+                             const hg_row_args* ra);
+// cpu_rows.c: n elements of es bytes, step bytes apart at s, to d adjacent.
+void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step, size_t es);
 // Records the launch's first error (later ones are dropped) and stops other workers.
 void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1,9 +1,11 @@
-// Row launches (the backend's kernel_launch_rows): elementwise layouts whose rows are contiguous
-// or hold one value per row (x - mean(x, keepdims), x * weight) run the linear kernel per row,
-// with no per-lane index arithmetic or gathers. A direct-shaped kernel (cpu_direct.c) runs its
-// rows on the pool's threads, a contiguous share of rows per thread, each row one call of the
-// op's kernel function; any other kernel, and the rows from the first one the direct path
-// declines, launch one after another (each launch may use the threads itself).
+// Row launches (the backend's kernel_launch_rows): elementwise layouts whose rows are contiguous,
+// hold one value per row (x - mean(x, keepdims), x * weight) or read an input with a stride
+// (x + y.T) run the linear kernel per row, with no per-lane index arithmetic. A direct-shaped
+// kernel (cpu_direct.c) runs its rows on the pool's threads, a contiguous share of rows per
+// thread, each row one call of the op's kernel function; any other kernel, and the rows from
+// the first one the direct path declines, launch one after another (each launch may use the
+// threads itself). A strided input is gathered per row into a scratch row: consecutive rows
+// read neighbouring elements of the same lines (a transposed operand), which stay in cache.
 #include <stddef.h>
 #include <stdlib.h>
 #include "backends/cpu/cpu_internal.h"
@@ -14,24 +16,45 @@
 #define ROWS_MAX_ARGS 16   // arguments of a row bound on the stack (more: allocated)
 
 typedef struct rows_job {
-    cpu_state* st;
     const cpu_plan* plan;
-    const hg_launch_config* cfg;
     const hg_bound_arg* args;
     size_t nargs;
     uint64_t rows, per_part, lanes;
-    const int64_t* step;
-    const void* const* value;
-    uint64_t* left;    // per part: the first row the direct path declined (else the part's end)
+    const hg_row_args* ra;
+    uint8_t** scratch;   // per part, nargs row buffers (NULL where the argument is not gathered)
+    uint64_t* left;      // per part: the first row the direct path declined (else the part's end)
 } rows_job;
 
-static void bind_row(const rows_job* j, uint64_t r, hg_bound_arg* a) {
+#define GATHER(T)                                                                  \
+    {                                                                              \
+        T* o = (T*)(void*)d;                                                       \
+        for (uint64_t i = 0; i < n; i++) memcpy(&o[i], s + (int64_t)i * step, sizeof(T)); \
+        return;                                                                    \
+    }
+void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step, size_t es) {
+    switch (es) {   // constant element sizes: plain loads and stores
+    case 1: GATHER(uint8_t)
+    case 2: GATHER(uint16_t)
+    case 4: GATHER(uint32_t)
+    case 8: GATHER(uint64_t)
+    default:
+        for (uint64_t i = 0; i < n; i++) memcpy(d + i * es, s + (int64_t)i * step, es);
+    }
+}
+#undef GATHER
+
+static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_bound_arg* a) {
+    const hg_row_args* ra = j->ra;
     for (size_t i = 0; i < j->nargs; i++) {
         a[i] = j->args[i];
-        int64_t off = (int64_t)r * j->step[i];
-        if (j->value[i]) {
-            a[i].bits = hg_dtype_load_bits(j->plan->prog->params[i].dtype,
-                                           (const uint8_t*)j->value[i] + off);
+        int64_t off = (int64_t)r * ra->row_step[i];
+        hg_dtype t = (hg_dtype)j->plan->prog->params[i].dtype;
+        if (ra->value[i]) {
+            a[i].bits = hg_dtype_load_bits(t, (const uint8_t*)ra->value[i] + off);
+        } else if (a[i].base && ra->lane_step[i]) {
+            hg_cpu_gather_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
+                                ra->lane_step[i], hg_dtype_size(t));
+            a[i].base = scratch[i];
         } else if (a[i].base) {
             a[i].base = (uint8_t*)a[i].base + off;
         }
@@ -42,29 +65,47 @@ static void rows_part(void* ctx, int part) {
     rows_job* j = ctx;
     uint64_t r0 = (uint64_t)part * j->per_part;
     uint64_t r1 = r0 + j->per_part < j->rows ? r0 + j->per_part : j->rows;
-    j->left[part] = hg_cpu_run_direct_rows(j->plan, j->args, j->lanes, r0, r1, j->step, j->value);
+    j->left[part] = hg_cpu_run_direct_rows(j->plan, j->args, j->lanes, r0, r1, j->ra,
+                                           j->scratch + (size_t)part * j->nargs);
 }
 
 hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                              const hg_bound_arg* args, size_t nargs, uint64_t rows,
-                             const int64_t* row_step, const void* const* row_value) {
+                             const hg_row_args* ra) {
     uint64_t lanes = (uint64_t)cfg->grid.x * cfg->block.x;
-    rows_job j = {st, plan, cfg, args, nargs, rows, rows, lanes, row_step, row_value, NULL};
-    uint64_t left_one = 0;
-    uint64_t* left = &left_one;
+    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES && cfg->grid.y == 1 &&
+                 cfg->grid.z == 1 && cfg->block.y == 1 && cfg->block.z == 1;
     int parts = 1;
-    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES &&
-                 cfg->grid.y == 1 && cfg->grid.z == 1 && cfg->block.y == 1 && cfg->block.z == 1;
     if (direct) {
         // Threads as for one launch of all the lanes (cpu_exec.c): one per HG_CPU_PARALLEL_LANES.
         uint64_t units = rows * lanes / HG_CPU_PARALLEL_LANES;
         parts = st->nthreads;
         if ((uint64_t)parts > units) parts = units > 1 ? (int)units : 1;
         if ((uint64_t)parts > rows) parts = (int)rows;
-        if (parts > 1 && !(left = malloc(sizeof *left * (size_t)parts)))
-            return hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory for a row launch");
-        j.per_part = (rows + (uint64_t)parts - 1) / (uint64_t)parts;
-        j.left = left;
+    }
+    // One allocation: per part the left row, the scratch row pointers and the rows themselves.
+    size_t row_bytes = 0;
+    for (size_t i = 0; i < nargs; i++)
+        if (ra->lane_step[i] && !ra->value[i] && args[i].base)
+            row_bytes += ((size_t)args[i].count * hg_dtype_size((hg_dtype)plan->prog->params[i].dtype) + 63) & ~(size_t)63;
+    size_t head = ((sizeof(uint64_t) + nargs * sizeof(uint8_t*)) * (size_t)parts + 63) & ~(size_t)63;
+    _Alignas(64) uint8_t local[4096];   // what most launches need: no allocation
+    size_t need = head + row_bytes * (size_t)parts;
+    uint8_t* mem = need <= sizeof local ? local : aligned_alloc(64, need + 64);
+    if (!mem) return hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory for a row launch");
+    rows_job j = {plan, args, nargs, rows, (rows + (uint64_t)parts - 1) / (uint64_t)parts, lanes,
+                  ra, (uint8_t**)(void*)(mem + sizeof(uint64_t) * (size_t)parts), (uint64_t*)(void*)mem};
+    uint8_t* row = mem + head;
+    for (int p = 0; p < parts; p++)
+        for (size_t i = 0; i < nargs; i++) {
+            uint8_t** sp = &j.scratch[(size_t)p * nargs + i];
+            *sp = NULL;
+            if (ra->lane_step[i] && !ra->value[i] && args[i].base) {
+                *sp = row;
+                row += ((size_t)args[i].count * hg_dtype_size((hg_dtype)plan->prog->params[i].dtype) + 63) & ~(size_t)63;
+            }
+        }
+    if (direct) {
         if (parts > 1) hg_pool_run(st->pool, parts, rows_part, &j);
         else rows_part(&j, 0);
         if (hg_trace_on()) hg_trace_note_threads(parts);
@@ -72,18 +113,18 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
     // What the direct path left (all of it for other kernels), row after row.
     hg_status s = HG_OK;
     hg_bound_arg a[ROWS_MAX_ARGS];
-    hg_bound_arg* ra = nargs <= ROWS_MAX_ARGS ? a : malloc(sizeof *ra * nargs);
-    if (!ra) s = hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory for a row launch");
+    hg_bound_arg* ba = nargs <= ROWS_MAX_ARGS ? a : malloc(sizeof *ba * nargs);
+    if (!ba) s = hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory for a row launch");
     for (int p = 0; p < parts && !s; p++) {
-        uint64_t r = direct ? left[p] : 0;
+        uint64_t r = direct ? j.left[p] : 0;
         uint64_t end = direct ? (uint64_t)(p + 1) * j.per_part : rows;
         if (end > rows) end = rows;
         for (; r < end && !s; r++) {
-            bind_row(&j, r, ra);
-            s = hg_cpu_launch(st, plan, cfg, ra, nargs);
+            bind_row(&j, j.scratch, r, ba);
+            s = hg_cpu_launch(st, plan, cfg, ba, nargs);
         }
     }
-    if (ra != a) free(ra);
-    if (left != &left_one) free(left);
+    if (ba != a) free(ba);
+    if (mem != local) free(mem);
     return s;
 }

@@ -522,8 +522,8 @@ static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* 
     for (int32_t o = 0; o < nops; o++) {
         int64_t st = L->stride[o][L->ndim - 1];
         if (L->cls[o] == CL_SCALAR) R->cls[o] = CL_SCALAR;
-        else if (st == 1) R->cls[o] = CL_LINEAR;
         else if (st == 0 && o < nin) R->cls[o] = CL_SCALAR;
+        else if (st == 1 || o < nin) R->cls[o] = CL_LINEAR;   // inputs: gathered when st != 1
         else return 0;
     }
     return 1;
@@ -543,7 +543,8 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
     memset(bound, 0, sizeof(hg_bound_arg) * (size_t)(nops + 1));
     unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
     const void* value[EW_MAX_OPERANDS + 1] = {0};
-    int64_t step[EW_MAX_OPERANDS + 1] = {0};
+    int64_t step[EW_MAX_OPERANDS + 1] = {0}, lane[EW_MAX_OPERANDS + 1] = {0};
+    hg_row_args ra = {step, lane, value};
     size_t es[EW_MAX_OPERANDS] = {0};
     for (int32_t o = 0; o < nops; o++) {
         const hg_ew_arg* a = o < nin ? &in[o] : &out[o - nin];
@@ -554,6 +555,8 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
         es[o] = hg_dtype_size(a->t->dtype);
         first[o] = (unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
         step[o] = L->stride[o][rd] * (int64_t)es[o];
+        if (R->cls[o] == CL_LINEAR && L->stride[o][rd + 1] != 1)
+            lane[o] = L->stride[o][rd + 1] * (int64_t)es[o];
         bound[o].count = cols;
     }
     bound[nops].bits = cols;
@@ -565,7 +568,7 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
             else if (L->cls[o] != CL_SCALAR) value[o] = first[o];
         }
         s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
-                               (uint64_t)L->size[rd], step, value);
+                               (uint64_t)L->size[rd], &ra);
         if (s) return s;
         for (int32_t d = rd - 1; d >= 0; d--) {   // the next block's coordinates and addresses
             int wrap = ++coord[d] == L->size[d];
