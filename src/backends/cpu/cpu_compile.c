@@ -369,6 +369,8 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
         if (op->kind == CPU_K_BAR) p->block_mode = 1;
         if (op->kind == CPU_K_ALU) {
             op->fn = alu_kernel(k, in);
+            op->b_once = op->fn && in->op != HG_OP_CMP && in->op != HG_OP_CVT &&
+                         op->fn == k->opk[in->op][in->type];
             if (!op->fn)
                 s = hg_error(HG_ERR_UNSUPPORTED, "cpu: no kernel for instruction %u of kernel '%s' "
                              "(%s.%s)", i, g->name, info->name, hg_dtype_name((hg_dtype)in->type));

@@ -87,7 +87,8 @@ typedef struct direct_call {
     size_t step[3];        // element size of a loaded source (0: lanes on the stack)
     uint32_t arg[3];       // the argument of a loaded source or of a parameter const
     uint8_t param[3];      // the source is a scalar parameter's lanes
-    int consts;
+    uint32_t fill[3];      // lanes a constant source fills (1: the kernel reads lane 0 only)
+    int consts;            // a constant source is read as a lane array
     _Alignas(64) uint8_t lanes[3][DIRECT_BLOCK * 8];
 } direct_call;
 
@@ -118,6 +119,7 @@ static int direct_bind(const cpu_plan* p, const hg_bound_arg* args, uint64_t tot
     for (int k = 0; k < 3; k++) {
         C->step[k] = 0;
         C->param[k] = 0;
+        C->fill[k] = 0;
         switch (D->src_kind[k]) {
         case CPU_DIRECT_LOAD: {
             const cpu_op* ld = &p->ops[D->src_ref[k]];
@@ -131,13 +133,13 @@ static int direct_bind(const cpu_plan* p, const hg_bound_arg* args, uint64_t tot
         }
         case CPU_DIRECT_CONST: {
             const cpu_const* c = &p->consts[D->src_ref[k]];
-            uint32_t m = n < DIRECT_BLOCK ? (uint32_t)n : DIRECT_BLOCK;
+            C->fill[k] = k == 1 && p->ops[D->alu].b_once ? 1 : n < DIRECT_BLOCK ? (uint32_t)n : DIRECT_BLOCK;
             hg_cpu_fill_lanes(C->lanes[k], hg_cpu_storage_bits(c->type, const_bits(p, args, D->src_ref[k])),
-                              hg_cpu_storage_size(c->type), m);
+                              hg_cpu_storage_size(c->type), C->fill[k]);
             C->src[k] = C->lanes[k];
             C->param[k] = c->is_param;
             C->arg[k] = c->param;
-            C->consts = 1;
+            if (C->fill[k] > 1) C->consts = 1;   // lane arrays: the call goes in blocks
             break;
         }
         default:
@@ -221,7 +223,7 @@ uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uin
                                                    (const uint8_t*)ra->value[C.arg[k]] +
                                                        (int64_t)r * step[C.arg[k]]);
                 hg_cpu_fill_lanes(C.lanes[k], hg_cpu_storage_bits(t, bits), hg_cpu_storage_size(t),
-                                  C.n < DIRECT_BLOCK ? (uint32_t)C.n : DIRECT_BLOCK);
+                                  C.fill[k]);
             }
         }
     }

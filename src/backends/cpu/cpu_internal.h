@@ -69,6 +69,7 @@ typedef struct cpu_op {
     uint8_t pair;          // in a strip-mined run: this f32 op and the next run as one pass of
                            // pair_f32 (1 + (op1 * 5 + op2) * 4 + variant; 0: not paired)
     uint32_t strip_end;    // first op of a strip-mined run: the op after it (0: none)
+    uint8_t b_once;        // ALU: the kernel reads lane 0 of source b only (a constant: K2K)
     uint8_t strip_whole;   // first op of such a run: every ALU result goes straight to a store,
                            // no register holds an intermediate: one pass over the chunk
 } cpu_op;
