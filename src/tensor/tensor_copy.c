@@ -13,7 +13,7 @@
 
 // Elements per side of a transpose tile: 8 beat 16..64 on a 4096x4096 f32 transpose (taller
 // tiles with power-of-two strides collide in the same cache sets).
-enum { TILE = 8 };
+enum { TILE = 16 };
 
 typedef struct copy_plan {
     int32_t n;
@@ -106,10 +106,32 @@ static void copy_row(unsigned char* d, const unsigned char* s, int64_t n, int64_
     }
 }
 
-// rows x cols block where dst's columns are adjacent and src's rows are (a transpose):
-// square tiles keep the lines of both sides in cache.
+// rows x cols block where dst's columns are adjacent and src's rows are (a transpose): square
+// tiles keep the lines of both sides in cache. Typed loops for the common sizes (one function
+// call per 8-element tile row took 0.35 ns per f32 element, numpy's transpose copy 0.12).
+#define TILED_LOOP(T)                                                                          \
+    for (int64_t rb = 0; rb < rows; rb += TILE) {                                              \
+        int64_t re = rb + TILE < rows ? rb + TILE : rows;                                      \
+        for (int64_t cb = 0; cb < cols; cb += TILE) {                                          \
+            int64_t ce = cb + TILE < cols ? cb + TILE : cols;                                  \
+            for (int64_t r = rb; r < re; r++) {                                                \
+                T* dr_ = (T*)(void*)(d + r * dr);                                              \
+                const unsigned char* sr_ = s + r * sr;                                         \
+                for (int64_t c = cb; c < ce; c++) memcpy(&dr_[c], sr_ + c * sc, sizeof(T));    \
+            }                                                                                  \
+        }                                                                                      \
+    }
 static void copy_tiled(unsigned char* d, const unsigned char* s, int64_t rows, int64_t cols,
                        int64_t dr, int64_t dc, int64_t sr, int64_t sc, size_t es) {
+    if (dc == (int64_t)es) {
+        switch (es) {
+        case 1: TILED_LOOP(uint8_t) return;
+        case 2: TILED_LOOP(uint16_t) return;
+        case 4: TILED_LOOP(uint32_t) return;
+        case 8: TILED_LOOP(uint64_t) return;
+        default: break;
+        }
+    }
     for (int64_t rb = 0; rb < rows; rb += TILE) {
         int64_t re = rb + TILE < rows ? rb + TILE : rows;
         for (int64_t cb = 0; cb < cols; cb += TILE) {
@@ -119,6 +141,7 @@ static void copy_tiled(unsigned char* d, const unsigned char* s, int64_t rows, i
         }
     }
 }
+#undef TILED_LOOP
 
 static void run_plan(const copy_plan* p) {
     int32_t n = p->n;

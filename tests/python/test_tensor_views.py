@@ -172,6 +172,24 @@ def test_astype_copy_contiguous():
     assert cc.is_contiguous and cc.tolist() == nc.tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64, np.bool_])
+def test_copy_and_same_dtype_astype_of_views(dtype):
+    """copy() / astype(own dtype) of transposed, reversed, stepped and broadcast views (the
+    tensor copy path) give numpy's values in a new C-contiguous tensor, the source intact."""
+    rng = np.random.default_rng(3)
+    base = (rng.standard_normal((37, 53)) * 50).astype(dtype)
+    views = [lambda a: a.T, lambda a: a[::-1, ::2], lambda a: a[3:30:3, ::-5].T,
+             lambda a: a[:, 7], lambda a: a[:1]]
+    for view in views:
+        t, want = view(hg.asarray(base.copy())), view(base)
+        if want.shape == (1, 53):   # a broadcast view
+            t, want = t.expand(5, 53), np.broadcast_to(want, (5, 53))
+        for got in (t.copy(), t.astype(dtype)):
+            assert got.is_contiguous and got.shape == want.shape
+            np.testing.assert_array_equal(got.numpy(copy=True), want)
+        np.testing.assert_array_equal(t.numpy(copy=True), want)
+
+
 def test_bf16_tensors():
     t = hg.tensor([1.0, 2.5, -3.0], dtype="bf16")
     assert t.dtype_name == "bf16" and t.numpy().dtype == np.uint16

@@ -472,5 +472,11 @@ hg_status hg_cast(const hg_tensor* x, hg_dtype dtype, hg_tensor* out) {
     k.result = dtype;
     k.ndim = x->ndim;
     memcpy(k.shape, x->shape, sizeof k.shape);
+    if (dtype == x->dtype && out && out->buffer.handle == 0) {
+        // A new copy: the tensor copy's tiled transposes and dense memcpy (device: the driver's
+        // copy) beat a load/store kernel per row (x.T.copy() of 1000x1000 f32, 1 thread: 876 -> 344 us, numpy 698).
+        if ((s = hg_op_output(&k.c, out, dtype, k.ndim, k.shape, 0))) return s;
+        return hg_op_finish(&k.c, out, hg_tensor_copy(out, x));
+    }
     return run_call(&k, out, 0);
 }
