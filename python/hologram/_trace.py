@@ -101,7 +101,14 @@ def trace_dispatch(kind, *args):
         return _binary(tr, code, a, b)
     if kind == "where":
         c, a, b = args
-        return tr.wrap(g.where(tr.node(c), tr.node(a), tr.node(b)))
+        from .ops import weak_scalar_dtype
+
+        def side(v, other):   # a number beside an operand: a constant of numpy's weak dtype
+            if _is_number(v) and not _is_number(other):
+                dt = g.node_info(tr.node(other))[0]
+                return g.constant(weak_scalar_dtype(v, dt), v)
+            return tr.node(v)
+        return tr.wrap(g.where(tr.node(c), side(a, b), side(b, a)))
     if kind == "fma":
         a, b, c = args
         return tr.wrap(g.fma(tr.node(a), tr.node(b), tr.node(c)))

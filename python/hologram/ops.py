@@ -200,10 +200,34 @@ def gelu(*args, approximate="tanh", **kw):
     raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
 
 
+def _is_number(x):
+    return isinstance(x, (bool, numbers.Integral, numbers.Real)) and not hasattr(x, "shape")
+
+
+def weak_scalar_dtype(value, dtype_name):
+    """The dtype of a Python scalar beside an operand of dtype_name, as numpy (NEP 50): the
+    operand's, unless the scalar's kind is higher (a float beside integers or bools: f64; an
+    int beside bools: i64)."""
+    if isinstance(value, bool):
+        return dtype_name
+    kind = "b" if dtype_name == "bool" else "f" if dtype_name in ("f16", "bf16", "f32", "f64") \
+        else "i"
+    if isinstance(value, numbers.Integral):
+        return dtype_name if kind != "b" else "i64"
+    return dtype_name if kind == "f" else "f64"
+
+
 def where(cond, a, b, out=None):
-    """cond ? a : b with broadcasting (cond: any dtype, nonzero = true)."""
+    """cond ? a : b with broadcasting (cond: any dtype, nonzero = true); a Python number beside
+    a tensor takes numpy's weak dtype (where(c, f32_tensor, 0.5) is f32)."""
     if traced(cond) or traced(a) or traced(b):
         return trace_dispatch("where", cond, a, b)
+    from .tensor import Tensor
+    from ._interop import full
+    if _is_number(b) and isinstance(a, Tensor):
+        b = full((), b, weak_scalar_dtype(b, a.dtype_name), executor=a.executor)
+    elif _is_number(a) and isinstance(b, Tensor):
+        a = full((), a, weak_scalar_dtype(a, b.dtype_name), executor=b.executor)
     return _C.where(cond, a, b, out)
 
 

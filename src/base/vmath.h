@@ -274,7 +274,7 @@ static inline double hg_vm_sigmoid_f64(double x) {
 // erf, evaluated in double and rounded once: |x| < 1 by its Taylor series (12 terms, error
 // < 1e-10); 1 <= |x| < 4 as 1 - e^Q(|x|) with Q a degree-12 fit of log(erfc) (error < 1e-10);
 // beyond 4 erf rounds to +-1 in f32.
-static inline float hg_vm_erf_f32(float x) {
+static inline __attribute__((always_inline)) float hg_vm_erf_f32(float x) {
     double a = fabs((double)x);
     double z = a * a;
     double s = -1.2290555301717928e-09;

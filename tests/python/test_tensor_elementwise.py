@@ -388,3 +388,19 @@ def test_array_operands_join_the_executor_of_the_tensor_operand():
         other = hg.asarray(np.ones(2, np.float32))          # a Tensor on another executor
         with pytest.raises(hg.InvalidArgumentError, match="another executor"):
             hg.ops.add(other, t)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.float32, np.float16, np.float64, np.bool_])
+@pytest.mark.parametrize("value", [0.5, 3, True, -2.0])
+def test_where_python_scalar_takes_numpy_weak_dtype(ex, dtype, value):
+    """where(c, tensor, number) and where(c, number, tensor): numpy's dtype (NEP 50) and values,
+    eager and under @hg.jit."""
+    rng = np.random.default_rng(2)
+    c = rng.random(17) < 0.5
+    a = (rng.standard_normal(17) * 4).astype(dtype)
+    hc, ha = hg.asarray(c, executor=ex), hg.asarray(a, executor=ex)
+    jitted = hg.jit(lambda c, a: (hg.where(c, a, value), hg.where(c, value, a)))
+    for got1, got2 in ((hg.where(hc, ha, value), hg.where(hc, value, ha)), jitted(hc, ha)):
+        for got, want in ((got1, np.where(c, a, value)), (got2, np.where(c, value, a))):
+            assert got.numpy(copy=True).dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(copy=True), want)
