@@ -179,6 +179,24 @@ int hg_cpu_run_direct(const cpu_launch* L) {
     return 1;
 }
 
+// The elements of gathered input i in row r (r0 <= r < r1), in scratch: a tiled input reads
+// HG_CPU_ROW_TILE rows at a time at tile starts, others one row.
+static const uint8_t* gathered(const cpu_plan* p, const hg_bound_arg* args, const hg_row_args* ra,
+                               uint8_t* scratch, uint32_t i, uint64_t r, uint64_t r0, uint64_t r1) {
+    size_t es = hg_dtype_size((hg_dtype)p->prog->params[i].dtype);
+    uint64_t n = args[i].count;
+    const uint8_t* row = (const uint8_t*)args[i].base + (int64_t)r * ra->row_step[i];
+    if (!hg_cpu_rows_tiled(ra, i, es)) {
+        hg_cpu_gather_lanes(scratch, row, n, ra->lane_step[i], es);
+        return scratch;
+    }
+    uint64_t t = (r - r0) % HG_CPU_ROW_TILE;
+    if (t == 0)
+        hg_cpu_gather_tile(scratch, row, n, r1 - r < HG_CPU_ROW_TILE ? r1 - r : HG_CPU_ROW_TILE,
+                           ra->lane_step[i], es);
+    return scratch + t * n * es;
+}
+
 uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uint64_t lanes,
                                 uint64_t r0, uint64_t r1, const hg_row_args* ra,
                                 uint8_t* const* scratch) {
@@ -188,33 +206,31 @@ uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uin
     uint32_t nargs = p->prog->nparams;
     if (nargs > sizeof a / sizeof *a) return r0;
     const int64_t* step = ra->row_step;
+    int gath[sizeof a / sizeof *a];
     // Row r0's arguments: moved, per-row values loaded, strided inputs gathered.
     for (uint32_t i = 0; i < nargs; i++) {
         a[i] = args[i];
         int64_t off = (int64_t)r0 * step[i];
-        const hg_param_decl* d = &p->prog->params[i];
-        if (ra->value[i]) {
-            a[i].bits = hg_dtype_load_bits(d->dtype, (const uint8_t*)ra->value[i] + off);
-        } else if (a[i].base && ra->lane_step[i]) {
-            hg_cpu_gather_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
-                                ra->lane_step[i], hg_dtype_size((hg_dtype)d->dtype));
-            a[i].base = scratch[i];
-        } else if (a[i].base) {
+        gath[i] = a[i].base && ra->lane_step[i] && !ra->value[i];
+        if (ra->value[i])
+            a[i].bits = hg_dtype_load_bits(p->prog->params[i].dtype, (const uint8_t*)ra->value[i] + off);
+        else if (gath[i])
+            a[i].base = (void*)gathered(p, args, ra, scratch[i], i, r0, r0, r1);
+        else if (a[i].base)
             a[i].base = (uint8_t*)a[i].base + off;
-        }
     }
     if (!direct_bind(p, a, lanes, &C)) return r0;
     for (uint64_t r = r0;;) {
         direct_exec(&C);
         if (++r == r1) return r1;
         C.dst += step[C.out_arg];
+        const uint8_t* g[sizeof a / sizeof *a];
         for (uint32_t i = 0; i < nargs; i++)   // the next row of each gathered input
-            if (ra->lane_step[i] && !ra->value[i] && args[i].base)
-                hg_cpu_gather_lanes(scratch[i], (const uint8_t*)args[i].base + (int64_t)r * step[i],
-                                    args[i].count, ra->lane_step[i],
-                                    hg_dtype_size((hg_dtype)p->prog->params[i].dtype));
+            if (gath[i]) g[i] = gathered(p, args, ra, scratch[i], i, r, r0, r1);
         for (int k = 0; k < 3; k++) {
-            if (C.step[k] && !ra->lane_step[C.arg[k]]) {
+            if (C.step[k] && gath[C.arg[k]]) {
+                C.src[k] = g[C.arg[k]];
+            } else if (C.step[k]) {
                 C.src[k] += step[C.arg[k]];
                 if (!disjoint_or_same(&C, C.src[k], C.step[k])) return r;
             } else if (C.param[k] && ra->value[C.arg[k]]) {

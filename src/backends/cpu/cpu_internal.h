@@ -278,6 +278,15 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
                              const hg_row_args* ra);
 // cpu_rows.c: n elements of es bytes, step bytes apart at s, to d adjacent.
 void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step, size_t es);
+// Row launches gather an input whose consecutive rows are adjacent elements (a transposed
+// operand) HG_CPU_ROW_TILE rows at a time: each line read once for all of them.
+#define HG_CPU_ROW_TILE 16u
+static inline int hg_cpu_rows_tiled(const hg_row_args* ra, uint32_t i, size_t es) {
+    return ra->row_step[i] == (int64_t)es;
+}
+// cpu_rows.c: rows t < nr of such an input: d[t * n + i] = the element at s + i * step + t * es.
+void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, int64_t step,
+                        size_t es);
 // Records the launch's first error (later ones are dropped) and stops other workers.
 void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -43,6 +43,28 @@ void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step,
 }
 #undef GATHER
 
+#define GATHER_TILE(T)                                                                    \
+    {                                                                                     \
+        T* o = (T*)(void*)d;                                                              \
+        for (uint64_t i = 0; i < n; i++) {                                                \
+            const uint8_t* src = s + (int64_t)i * step;                                   \
+            for (uint64_t t = 0; t < nr; t++) memcpy(&o[t * n + i], src + t * sizeof(T), sizeof(T)); \
+        }                                                                                 \
+        return;                                                                           \
+    }
+void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, int64_t step,
+                        size_t es) {
+    switch (es) {
+    case 1: GATHER_TILE(uint8_t)
+    case 2: GATHER_TILE(uint16_t)
+    case 4: GATHER_TILE(uint32_t)
+    case 8: GATHER_TILE(uint64_t)
+    default:
+        for (uint64_t t = 0; t < nr; t++) hg_cpu_gather_lanes(d + t * n * es, s + t * es, n, step, es);
+    }
+}
+#undef GATHER_TILE
+
 static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_bound_arg* a) {
     const hg_row_args* ra = j->ra;
     for (size_t i = 0; i < j->nargs; i++) {
@@ -69,6 +91,14 @@ static void rows_part(void* ctx, int part) {
                                            j->scratch + (size_t)part * j->nargs);
 }
 
+// Scratch of gathered input i: one row, or a tile of rows (64-byte multiples).
+static size_t scratch_bytes(const cpu_plan* plan, const hg_bound_arg* args, const hg_row_args* ra,
+                            size_t i) {
+    size_t es = hg_dtype_size((hg_dtype)plan->prog->params[i].dtype);
+    size_t rows = hg_cpu_rows_tiled(ra, (uint32_t)i, es) ? HG_CPU_ROW_TILE : 1;
+    return ((size_t)args[i].count * es * rows + 63) & ~(size_t)63;
+}
+
 hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                              const hg_bound_arg* args, size_t nargs, uint64_t rows,
                              const hg_row_args* ra) {
@@ -87,7 +117,7 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
     size_t row_bytes = 0;
     for (size_t i = 0; i < nargs; i++)
         if (ra->lane_step[i] && !ra->value[i] && args[i].base)
-            row_bytes += ((size_t)args[i].count * hg_dtype_size((hg_dtype)plan->prog->params[i].dtype) + 63) & ~(size_t)63;
+            row_bytes += scratch_bytes(plan, args, ra, i);
     size_t head = ((sizeof(uint64_t) + nargs * sizeof(uint8_t*)) * (size_t)parts + 63) & ~(size_t)63;
     _Alignas(64) uint8_t local[4096];   // what most launches need: no allocation
     size_t need = head + row_bytes * (size_t)parts;
@@ -102,7 +132,7 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
             *sp = NULL;
             if (ra->lane_step[i] && !ra->value[i] && args[i].base) {
                 *sp = row;
-                row += ((size_t)args[i].count * hg_dtype_size((hg_dtype)plan->prog->params[i].dtype) + 63) & ~(size_t)63;
+                row += scratch_bytes(plan, args, ra, i);
             }
         }
     if (direct) {
