@@ -491,7 +491,8 @@ ELEMENTWISE = tuple(n for n, *_ in UNARY_OPS + BINARY_OPS if not n.startswith("_
     "sigmoid", "tanh", "gelu", "round", "rint")
 TOP_LEVEL = ELEMENTWISE + (
     "where", "clip", "fma", "cast", "sum", "mean",
-    "prod", "amin", "amax", "argmin", "argmax", "var", "std", "logsumexp", "softmax",
+    "prod", "amin", "amax", "min", "max", "abs", "argmin", "argmax", "var", "std", "logsumexp",
+    "softmax",
     "log_softmax", "layer_norm", "rms_norm", "matmul", "concatenate", "stack", "take",
     "index_select", "gather", "take_along_axis",
 )

@@ -399,7 +399,8 @@ hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
     HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     uint32_t mask;
-    hg_status s = hg_op_axes_mask(&c, xn->ndim, naxes, axes, &mask);
+    int ufunc = op != HG_REDUCE_MEAN && op != HG_REDUCE_VAR && op != HG_REDUCE_STD;
+    hg_status s = hg_op_reduce_axes_mask(&c, xn->ndim, naxes, axes, ufunc, &mask);
     if (s) return s;
     hg_dtype rt;
     if ((s = hg_reduce_dtype(op, xn->dtype, &rt))) return hg_error_prefix(s, "%s", fn);

@@ -298,3 +298,33 @@ def test_softmax_short_rows_against_float64(threads, length):
     np.testing.assert_allclose(got_log, want_log, rtol=4e-6, atol=4e-6)
     for r in (3, 5, 7):
         assert np.isnan(got[r]).all() and np.isnan(got_log[r]).all()
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "amin", "amax", "min", "max", "argmin", "argmax",
+                                  "mean", "var", "std"])
+@pytest.mark.parametrize("axis", [0, -1, 1, (0, -1)])
+def test_zero_d_reductions_take_numpy_axes(ex, name, axis):
+    """A 0-d tensor: where numpy reduces along axis 0 or -1 (its ufunc reductions) hologram
+    gives its value, eagerly and traced; where numpy raises (mean/var/std, other axes) hologram
+    raises too."""
+    a = np.array(np.float32(2.5))
+    t = hg.asarray(a, executor=ex)
+    try:
+        want = getattr(np, name)(a, axis=axis)
+    except (ValueError, IndexError, TypeError):   # numpy's AxisError is both
+        for f in (getattr(hg, name), hg.jit(lambda x: getattr(hg, name)(x, axis=axis))):
+            with pytest.raises(hg.HologramError):
+                f(t, axis=axis) if f is getattr(hg, name) else f(t)
+        return
+    for got in (getattr(hg, name)(t, axis=axis), hg.jit(lambda x: getattr(hg, name)(x, axis=axis))(t)):
+        np.testing.assert_allclose(np.asarray(got.numpy(copy=True)), want)
+
+
+def test_numpy_top_level_names():
+    """hg.abs, hg.min and hg.max exist at the top level, as numpy's np.abs/np.min/np.max."""
+    x = np.array([[-1.5, 2.0, -0.0], [3.0, -4.0, 7.5]], np.float32)
+    t = hg.asarray(x)
+    np.testing.assert_array_equal(hg.abs(t).numpy(), np.abs(x))
+    assert hg.min(t).item() == np.min(x) and hg.max(t).item() == np.max(x)
+    np.testing.assert_array_equal(hg.max(t, axis=1).numpy(), np.max(x, axis=1))
+    np.testing.assert_array_equal(hg.min(t, axis=0).numpy(), np.min(x, axis=0))

@@ -192,6 +192,20 @@ hg_status hg_op_axis(hg_op_ctx* c, int32_t ndim, int32_t axis, int32_t* out) {
     return HG_OK;
 }
 
+hg_status hg_op_reduce_axes_mask(hg_op_ctx* c, int32_t ndim, int32_t naxes, const int32_t* axes,
+                                 int allow_0d, uint32_t* out_mask) {
+    int zero_d = allow_0d && ndim == 0 && axes && naxes > 0 && naxes <= HG_MAX_DIMS;
+    for (int32_t i = 0; zero_d && i < naxes; i++) zero_d = axes[i] == 0 || axes[i] == -1;
+    if (zero_d && naxes > 1)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: axis %d is repeated in the axis list (a 0-d "
+                        "tensor has one axis to reduce, 0 or -1)", c->fn, (int)axes[1]);
+    if (zero_d) {
+        *out_mask = 0;
+        return HG_OK;
+    }
+    return hg_op_axes_mask(c, ndim, naxes, axes, out_mask);
+}
+
 hg_status hg_op_axes_mask(hg_op_ctx* c, int32_t ndim, int32_t naxes, const int32_t* axes,
                           uint32_t* out_mask) {
     if (!axes) {

@@ -106,6 +106,11 @@ hg_status hg_op_raw_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* out);
 // HG_ERR_INVALID_ARGUMENT naming the axis.
 hg_status hg_op_axes_mask(hg_op_ctx* c, int32_t ndim, int32_t naxes, const int32_t* axes,
                           uint32_t* out_mask);
+// hg_op_axes_mask for reductions: with allow_0d, a 0-d tensor also takes axis 0 or -1, which
+// marks no dim (numpy's ufunc reductions, sum/prod/min/max/argmin/argmax/any/all, reduce a 0-d
+// array along it; its mean/var/std do not).
+hg_status hg_op_reduce_axes_mask(hg_op_ctx* c, int32_t ndim, int32_t naxes, const int32_t* axes,
+                                 int allow_0d, uint32_t* out_mask);
 // One axis in [-ndim, ndim) -> [0, ndim).
 hg_status hg_op_axis(hg_op_ctx* c, int32_t ndim, int32_t axis, int32_t* out);
 

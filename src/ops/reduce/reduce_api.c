@@ -29,7 +29,8 @@ static hg_status reduce_call(const char* fn, hg_reduce_op op, const hg_tensor* x
     hg_status s = hg_op_input(&c, x, "x", NULL, NULL);
     if (s) return s;
     uint32_t mask = 0;
-    if ((s = hg_op_axes_mask(&c, x->ndim, naxes, axes, &mask))) return s;
+    int ufunc = op != HG_REDUCE_MEAN && op != HG_REDUCE_VAR && op != HG_REDUCE_STD;
+    if ((s = hg_op_reduce_axes_mask(&c, x->ndim, naxes, axes, ufunc, &mask))) return s;
     hg_dtype rdt;
     if ((s = hg_reduce_dtype(op, x->dtype, &rdt))) return hg_error_prefix(s, "%s", fn);
     int64_t shape[HG_MAX_DIMS], nred = 1, nout = 1;
