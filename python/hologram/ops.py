@@ -24,7 +24,7 @@ import numbers
 import operator
 
 from . import _C
-from ._trace import TraceError, Traced, traced, trace_dispatch
+from ._trace import TraceError, Traced, _is_number, traced, trace_dispatch
 
 _flat = _C.ops
 _U = _C.unary_ops
@@ -200,10 +200,6 @@ def gelu(*args, approximate="tanh", **kw):
     raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
 
 
-def _is_number(x):
-    return isinstance(x, (bool, numbers.Integral, numbers.Real)) and not hasattr(x, "shape")
-
-
 def weak_scalar_dtype(value, dtype_name):
     """The dtype of a Python scalar beside an operand of dtype_name, as numpy (NEP 50): the
     operand's, unless the scalar's kind is higher (a float beside integers or bools: f64; an
@@ -222,12 +218,14 @@ def where(cond, a, b, out=None):
     a tensor takes numpy's weak dtype (where(c, f32_tensor, 0.5) is f32)."""
     if traced(cond) or traced(a) or traced(b):
         return trace_dispatch("where", cond, a, b)
-    from .tensor import Tensor
-    from ._interop import full
-    if _is_number(b) and isinstance(a, Tensor):
-        b = full((), b, weak_scalar_dtype(b, a.dtype_name), executor=a.executor)
-    elif _is_number(a) and isinstance(b, Tensor):
-        a = full((), a, weak_scalar_dtype(a, b.dtype_name), executor=b.executor)
+    na, nb = _is_number(a), _is_number(b)
+    if na != nb:   # one number beside an operand (imports here: tensor.py imports this module)
+        from .tensor import Tensor
+        from ._interop import full
+        t, v = (b, a) if na else (a, b)
+        if isinstance(t, Tensor):
+            v = full((), v, weak_scalar_dtype(v, t.dtype_name), executor=t.executor)
+            a, b = (v, t) if na else (t, v)
     return _C.where(cond, a, b, out)
 
 

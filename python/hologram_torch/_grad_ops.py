@@ -13,7 +13,6 @@ from . import _bridge as B
 from ._ops import _define, _hg_args
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
