@@ -12,7 +12,9 @@
 //             collapsed sizes and strides as immediates (zero and negative strides allowed;
 //             the buffer is bound from its lowest reachable element).
 // A variant is specialized on the class of every operand (and, for strided ones, on the sizes
-// and strides) and cached in the kernel.
+// and strides) and cached in the kernel. On backends with kernel_launch_rows (the CPU), a strided
+// layout whose innermost dim the outputs step by 1 runs instead as rows: the linear/scalar
+// variant of one row, launched per row (row_layout, run_rows below).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
