@@ -27,7 +27,8 @@ static void destroy_memory(HgBuffer* b) {
     // GIL: errors.c queues their log messages), so small CPU buffers keep the GIL; device
     // memory may wait for the device, and big mappings for the kernel: those release it.
     // State above is final before it is released.
-    if (!b->owner->destroyed) {
+    if (!b->owner->destroyed &&
+        !(b->op_result && hgpy_executor_park(b->owner, b->buf, b->dtype, b->count))) {
         size_t es = hg_dtype_size(b->dtype);
         if (b->owner->backend == HG_BACKEND_CPU && b->count * es <= ((size_t)1 << 20)) {
             hg_buffer_destroy(b->buf);
@@ -89,7 +90,7 @@ HgBuffer* hgpy_buffer_new_known(HgExecutor* owner, hg_buffer h, hg_dtype dt, siz
     b->owner = owner;
     b->dtype = dt;
     b->count = count;
-    b->freed = b->destroyed = b->readonly = b->pinned = 0;
+    b->freed = b->destroyed = b->readonly = b->pinned = b->op_result = 0;
     b->users = 0;
     b->has_view = 0;
     b->dl_managed = NULL;

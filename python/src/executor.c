@@ -55,9 +55,32 @@ static int executor_check(HgExecutor* self) {
     return 0;
 }
 
+int hgpy_executor_park(HgExecutor* e, hg_buffer buf, hg_dtype dtype, size_t count) {
+    if (e->closed || e->destroyed || e->backend != HG_BACKEND_CPU || e->nspare == HGPY_SPARES ||
+        count == 0 || count * hg_dtype_size(dtype) > HGPY_SPARE_BYTES)
+        return 0;
+    e->spare[e->nspare++] = (hgpy_spare){buf, dtype, count};
+    return 1;
+}
+
+int hgpy_executor_take_spare(HgExecutor* e, hg_dtype dtype, size_t count, hg_buffer* out) {
+    for (int i = e->nspare - 1; i >= 0; i--) {
+        if (e->spare[i].dtype != dtype || e->spare[i].count != count) continue;
+        *out = e->spare[i].buf;
+        e->spare[i] = e->spare[--e->nspare];
+        return 1;
+    }
+    return 0;
+}
+
+static void drop_spares(HgExecutor* e) {
+    while (e->nspare > 0) hg_buffer_destroy(e->spare[--e->nspare].buf);
+}
+
 static PyObject* Executor_close(HgExecutor* self, PyObject* unused) {
     if (!self->ex.handle || self->closed) Py_RETURN_NONE;
     self->closed = 1;
+    drop_spares(self);
     // Free every buffer; memory still viewed elsewhere goes when its last view does, and the
     // executor itself when its last buffer memory does.
     for (HgBuffer* b = self->buffers; b;) {
@@ -73,6 +96,7 @@ static void Executor_dealloc(HgExecutor* self) {
     if (self->weakreflist) PyObject_ClearWeakRefs((PyObject*)self);
     // Buffers hold references to their executor: none is left here.
     if (self->ex.handle && !self->destroyed) {
+        drop_spares(self);
         self->destroyed = 1;
         Py_BEGIN_ALLOW_THREADS
         hg_executor_destroy(self->ex);   // joins the worker threads: never with the GIL held

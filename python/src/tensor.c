@@ -25,6 +25,7 @@ PyObject* hgpy_tensor_from_result(HgExecutor* owner, const hg_tensor* t) {
     for (int32_t d = 0; d < t->ndim; d++) count *= (size_t)t->shape[d];
     HgBuffer* b = hgpy_buffer_new_known(owner, t->buffer, t->dtype, count);   // destroys h on failure
     if (!b) return NULL;
+    b->op_result = 1;
     PyObject* r = hgpy_tensor_new(b, t);
     Py_DECREF(b);
     return r;

@@ -9,6 +9,35 @@
 #include "op_call.h"
 
 // --- operators ----------------------------------------------------------------------------------
+// The result of `x op y` for an arithmetic op on floats of one dtype, or of a float tensor and
+// a Python float: that dtype, C-contiguous in the tensor's shape, in a spare buffer of the
+// executor when there is one (see hgpy_spare). 0: the library allocates the result.
+static int spare_result(HgExecutor* ex, hg_binary_op op, const hg_tensor* t, hg_tensor* out) {
+    const hg_dtype dt = t->dtype;
+    if (op > HG_BINARY_MAXIMUM || !(dt == HG_DTYPE_F32 || dt == HG_DTYPE_F64 ||
+                                    dt == HG_DTYPE_F16 || dt == HG_DTYPE_BF16))
+        return 0;
+    size_t count = hgpy_numel(t);
+    if (!ex->nspare || !hgpy_executor_take_spare(ex, dt, count, &out->buffer)) return 0;
+    out->dtype = dt;
+    out->ndim = t->ndim;
+    out->offset = 0;
+    int64_t step = 1;
+    for (int32_t d = t->ndim - 1; d >= 0; d--) {
+        out->shape[d] = t->shape[d];
+        out->strides[d] = step;
+        step *= t->shape[d];
+    }
+    return 1;
+}
+
+static int same_shape(const hg_tensor* a, const hg_tensor* b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
 // `x op y` of two hologram.Tensors, or of one and a Python float, small enough to keep the GIL:
 // straight to the library with the operands' own views (the general path below copies them
 // into the call's operand table first). NULL with no exception: take the general path.
@@ -17,21 +46,30 @@ static PyObject* binary_operator_fast(hg_binary_op op, PyObject* a, PyObject* b)
     HgTensor* tb = Py_TYPE(b) == hgpy_tensor_type ? (HgTensor*)b : NULL;
     HgTensor* t = ta ? ta : tb;
     if (!t || !t->base || t->base->freed) return NULL;
+    HgExecutor* ex = t->base->owner;
     hg_tensor out;
     out.buffer.handle = 0;
+    int spare = 0;
     hg_status s;
     if (ta && tb) {
         if (!tb->base || tb->base->freed ||
             hgpy_numel(&ta->t) + hgpy_numel(&tb->t) >= HGPY_GIL_ELEMS)
             return NULL;
+        spare = tb->t.dtype == ta->t.dtype && tb->base->owner == ex &&
+                same_shape(&ta->t, &tb->t) && spare_result(ex, op, &ta->t, &out);
         s = hg_binary(op, &ta->t, &tb->t, &out);
     } else {
         PyObject* other = ta ? b : a;
         if (!PyFloat_CheckExact(other) || hgpy_numel(&t->t) >= HGPY_GIL_ELEMS) return NULL;
+        spare = spare_result(ex, op, &t->t, &out);
         s = hg_binary_scalar(op, &t->t, hg_scalar_f(PyFloat_AS_DOUBLE(other)), ta == NULL, &out);
     }
-    if (s != HG_OK) return hgpy_raise_status(s, NULL);
-    return hgpy_tensor_from_result(t->base->owner, &out);
+    if (s != HG_OK) {
+        if (spare && !hgpy_executor_park(ex, out.buffer, out.dtype, hgpy_numel(&out)))
+            hg_buffer_destroy(out.buffer);
+        return hgpy_raise_status(s, NULL);
+    }
+    return hgpy_tensor_from_result(ex, &out);
 }
 
 PyObject* hgpy_binary_operator(hg_binary_op op, PyObject* a, PyObject* b, int inplace) {

@@ -63,3 +63,59 @@ def test_errors_as_before():
         x + y
     with pytest.raises(hg.HologramError, match="free"):
         y * 0.5
+
+
+# Results of small ops leave their library buffer to the executor when freed, and the next
+# `x op y` of that dtype and size computes into it (hgpy_spare): every value must still be the
+# op's own, whatever buffer came back, and a buffer someone still views is never reused.
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+def test_reused_result_buffers_hold_each_calls_values(dt):
+    ex = hg.Executor("cpu", num_threads=1)
+    a = [data((3, 5), dt) for _ in range(6)]
+    h = [hg.asarray(x, executor=ex) for x in a]
+    prev = None
+    for i in range(40):
+        j, k = i % 6, (i * 5 + 1) % 6
+        op = OPS[i % 4]
+        with np.errstate(all="ignore"):
+            got = op(h[j], h[k]) if i % 3 else op(h[j], 1.5)
+            want = op(a[j], a[k]) if i % 3 else op(a[j], dt(1.5))
+        assert got.shape == (3, 5) and got.numpy().dtype == dt
+        np.testing.assert_array_equal(got.numpy(), want)
+        if i % 7 == 0:
+            del prev                                # several results alive, then freed together
+        prev = got
+    ex.close()
+
+
+def test_reused_result_buffers_spare_what_is_still_viewed():
+    ex = hg.Executor("cpu", num_threads=1)
+    x = hg.asarray(np.arange(8, dtype=np.float32), executor=ex)
+    z = x + x
+    view = z.numpy()                                # numpy's view keeps z's memory alive
+    kept = np.from_dlpack(x * 3.0)                  # and numpy's DLPack import of a result
+    del z
+    zs = [x * float(i) for i in range(1, 9)]        # spares come from elsewhere, never z's
+    np.testing.assert_array_equal(view, np.arange(8, dtype=np.float32) * 2)
+    np.testing.assert_array_equal(kept, np.arange(8, dtype=np.float32) * 3)
+    for i, t in enumerate(zs, 1):
+        np.testing.assert_array_equal(t.numpy(), np.arange(8, dtype=np.float32) * i)
+    del zs
+    z2 = x - x                                      # a spare after results died: zeros
+    np.testing.assert_array_equal(z2.numpy(), np.zeros(8, np.float32))
+    ex.close()
+
+
+def test_reused_result_buffers_and_errors_and_close():
+    ex = hg.Executor("cpu", num_threads=1)
+    x = hg.asarray(np.ones(4, np.float32), executor=ex)
+    z = x + x
+    del z                                           # a spare of 4 f32
+    with pytest.raises(hg.HologramError):
+        x + hg.asarray(np.ones(4, np.float32), executor=hg.Executor("cpu", num_threads=1))
+    np.testing.assert_array_equal((x + x).numpy(), np.full(4, 2, np.float32))
+    w = x * 2.0
+    del w
+    ex.close()                                      # spares go with the executor
+    with pytest.raises(hg.HologramError):
+        x + x
