@@ -524,13 +524,15 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
                         cfg->grid.z, cfg->block.x, cfg->block.y, cfg->block.z);
     }
     L->total_lanes = total;
-    // One worker's worth of a one-op elementwise kernel (no more than one grain of lanes, or a
-    // 1-thread executor): no arena, chunks or pool.
+    // A one-op elementwise kernel (cpu_direct) whose output is not streamed: no arena, chunks
+    // or lane arrays; one part per grain of lanes, at most one per thread.
     uint64_t grain = plan->chunk < HG_CPU_PARALLEL_LANES ? plan->chunk : HG_CPU_PARALLEL_LANES;
-    if (plan->direct.ok && total <= HG_CPU_DIRECT_MAX_LANES &&
-        (st->nthreads <= 1 || total < 2 * grain) && cfg->block.y == 1 && cfg->block.z == 1 &&
-        cfg->grid.y == 1 && cfg->grid.z == 1 && hg_cpu_run_direct(L))
-        return HG_OK;
+    if (plan->direct.ok && cfg->block.y == 1 && cfg->block.z == 1 && cfg->grid.y == 1 &&
+        cfg->grid.z == 1) {
+        uint64_t parts = total / grain;
+        if (parts > (uint64_t)st->nthreads) parts = (uint64_t)st->nthreads;
+        if (hg_cpu_run_direct(L, parts < 1 ? 1 : (int)parts)) return HG_OK;
+    }
     L->dyn_shared_count = 0;
     L->shared_bytes = 0;
     L->err = HG_OK;

@@ -251,10 +251,11 @@ static inline void* cpu_wslot(cpu_chunk* c, uint32_t reg, int full) {
 // [lo, hi); all of them when lo == hi == NULL. Called before anything writes memory.
 void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi);
 
-// cpu_direct.c: finds the direct shape in a built plan; runs a launch of it (1 when it ran,
-// 0 when the launch must take the general path: out-of-bounds or overlapping operands).
+// cpu_direct.c: finds the direct shape in a built plan; runs a launch of it split into `parts`
+// on the pool (1: on the caller alone) (1 when it ran, 0 when the launch must take the general
+// path: out-of-bounds or overlapping operands, or an output written with streaming stores).
 void hg_cpu_find_direct(cpu_plan* p);
-int hg_cpu_run_direct(const cpu_launch* L);
+int hg_cpu_run_direct(const cpu_launch* L, int parts);
 // Rows r0 .. r1-1 of a row launch (kernel_launch_rows) of a direct plan on the calling thread,
 // gathered arguments through `scratch` (lanes elements per argument with a lane step); returns
 // the first row it left to the general path (r1 when none).
