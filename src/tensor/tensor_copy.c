@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/transpose.h"
 #include "tensor/tensor_internal.h"
 
 // Elements per side of a transpose tile: 8 beat 16..64 on a 4096x4096 f32 transpose (taller
@@ -123,6 +124,14 @@ static void copy_row(unsigned char* d, const unsigned char* s, int64_t n, int64_
     }
 static void copy_tiled(unsigned char* d, const unsigned char* s, int64_t rows, int64_t cols,
                        int64_t dr, int64_t dc, int64_t sr, int64_t sc, size_t es) {
+    if (es == 4 && dc == 4 && sr == 4) {
+        for (int64_t rb = 0; rb < rows; rb += TILE)
+            for (int64_t cb = 0; cb < cols; cb += TILE)
+                hg_transpose_32(d + rb * dr + cb * 4, dr, s + rb * 4 + cb * sc, sc,
+                                (cb + TILE < cols ? cb + TILE : cols) - cb,
+                                (rb + TILE < rows ? rb + TILE : rows) - rb);
+        return;
+    }
     if (dc == (int64_t)es) {
         switch (es) {
         case 1: TILED_LOOP(uint8_t) return;

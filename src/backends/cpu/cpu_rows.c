@@ -12,6 +12,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/trace.h"
+#include "base/transpose.h"
 
 #define ROWS_MAX_ARGS 16   // arguments of a row bound on the stack (more: allocated)
 
@@ -57,7 +58,7 @@ void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, i
     switch (es) {
     case 1: GATHER_TILE(uint8_t)
     case 2: GATHER_TILE(uint16_t)
-    case 4: GATHER_TILE(uint32_t)
+    case 4: hg_transpose_32(d, (int64_t)(n * 4), s, step, (int64_t)n, (int64_t)nr); return;
     case 8: GATHER_TILE(uint64_t)
     default:
         for (uint64_t t = 0; t < nr; t++) hg_cpu_gather_lanes(d + t * n * es, s + t * es, n, step, es);
