@@ -445,3 +445,88 @@ def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex
                                       "are not computed; detach them")
         return _BCEWithLogits.apply(x, t, w, pw, reduction, ex)
     return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)
+
+
+class _BCE(Function):
+    @staticmethod
+    def forward(ctx, p, t, w, reduction, ex):
+        ctx.red, ctx.ex = reduction, ex
+        ctx.save_for_backward(p, t, w)
+        return O.binary_cross_entropy(p, t, w, reduction, ex)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        p, t, w = ctx.saved_tensors
+        gp = G.binary_cross_entropy_backward(g.contiguous(), p, t, w, ctx.red, ctx.ex)
+        return gp, None, None, None, None
+
+
+def binary_cross_entropy(p, t, w=None, reduction="mean", ex=0):
+    if _needs_grad(p):
+        if _needs_grad(t, w):
+            raise NotImplementedError("hologram_torch.binary_cross_entropy: gradients with "
+                                      "respect to target or weight are not computed; detach "
+                                      "them")
+        return _BCE.apply(p, t, w, reduction, ex)
+    return O.binary_cross_entropy(p, t, w, reduction, ex)
+
+
+class _NLL(Function):
+    @staticmethod
+    def forward(ctx, x, target, w, ignore_index, reduction, ex):
+        ctx.ii, ctx.red, ctx.ex = ignore_index, reduction, ex
+        ctx.save_for_backward(x, target, w)
+        return O.nll_loss(x, target, w, ignore_index, reduction, ex)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        x, target, w = ctx.saved_tensors
+        gx = G.nll_loss_backward(g.contiguous(), x, target, w, ctx.ii, ctx.red, ctx.ex)
+        return gx, None, None, None, None, None
+
+
+def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
+    if _needs_grad(x):
+        if _needs_grad(w):
+            raise NotImplementedError("hologram_torch.nll_loss: gradients with respect to the "
+                                      "class weights are not computed; detach them")
+        return _NLL.apply(x, target, w, ignore_index, reduction, ex)
+    return O.nll_loss(x, target, w, ignore_index, reduction, ex)
+
+
+class _Dropout(Function):
+    @staticmethod
+    def forward(ctx, x, p, seed, ex):
+        ctx.p, ctx.seed, ctx.ex = p, seed, ex
+        return O.dropout(x, p, seed, ex)
+
+    @staticmethod
+    def backward(ctx, g):
+        return dropout_backward_op(g, ctx.p, ctx.seed, ctx.ex), None, None, None
+
+
+class _DropoutBackward(Function):
+    """The backward of dropout is dropout's own mask and scale again: differentiable."""
+
+    @staticmethod
+    def forward(ctx, g, p, seed, ex):
+        ctx.p, ctx.seed, ctx.ex = p, seed, ex
+        return G.dropout_backward(g.contiguous(), p, seed, ex)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return dropout_backward_op(gg, ctx.p, ctx.seed, ctx.ex), None, None, None
+
+
+def dropout_backward_op(g, p, seed, ex=0):
+    if _needs_grad(g):
+        return _DropoutBackward.apply(g, p, seed, ex)
+    return G.dropout_backward(g.contiguous(), p, seed, ex)
+
+
+def dropout(x, p, seed, ex=0):
+    if _needs_grad(x):
+        return _Dropout.apply(x, p, seed, ex)
+    return O.dropout(x, p, seed, ex)

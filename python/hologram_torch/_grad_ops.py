@@ -4,6 +4,7 @@ Each is a short sequence of hologram ops on views of the torch tensors; the form
 usual ones (written next to each). _autograd.py calls them from the autograd.Functions.
 """
 import math
+import struct
 
 import torch
 
@@ -14,6 +15,7 @@ from ._ops import _define, _hg_args
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
 
 def _act_grad(kind, g, x, y):
@@ -255,3 +257,76 @@ bce_with_logits_backward = _define(
     "bce_with_logits_backward(Tensor g, Tensor x, Tensor t, Tensor? weight=None, "
     "Tensor? pos_weight=None, str reduction='mean', int ex=0) -> Tensor", _bcel_bw_impl,
     _bcel_bw_fake)
+
+
+def _bce_bw_fake(g, p, t, weight=None, reduction="mean", ex=0):
+    return torch.empty_like(p, memory_format=torch.contiguous_format)
+
+
+def _bce_bw_impl(g, p, t, weight=None, reduction="mean", ex=0):
+    """d/dp of -w (t log p + (1 - t) log(1 - p)) = w (p - t) / max(p (1 - p), eps), times g
+    ('mean': / numel). eps is torch's: 1e-12 as a float32 (9.9999999600e-13, also for f64 inputs;
+    the exact 1e-12 differs from torch by 4e-9 relative where p is 0 or 1)."""
+    e, dev, (hg_g, hp, ht, hw) = _hg_args("hologram_torch.binary_cross_entropy_backward", ex,
+                                          g, p, t, weight)
+    den = hg.maximum(hg.multiply(hp, hg.subtract(1, hp)), _BCE_EPS)
+    r = hg.divide(hg.subtract(hp, ht), den)
+    if hw is not None:
+        r = hg.multiply(r, hw)
+    scale = hg.divide(hg_g, max(p.numel(), 1)) if reduction == "mean" else hg_g
+    return B.to_torch(hg.ops.cast(hg.multiply(r, scale), B.DTYPES[p.dtype]))
+
+
+binary_cross_entropy_backward = _define(
+    "binary_cross_entropy_backward(Tensor g, Tensor p, Tensor t, Tensor? weight=None, "
+    "str reduction='mean', int ex=0) -> Tensor", _bce_bw_impl, _bce_bw_fake)
+
+
+def _nll_bw_fake(g, x, target, weight=None, ignore_index=-100, reduction="mean", ex=0):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _nll_bw_impl(g, x, target, weight=None, ignore_index=-100, reduction="mean", ex=0):
+    """-w[target] at the target's class, 0 elsewhere and where ignored; times g per sample
+    ('none'), g ('sum') or g / sum of the counted weights ('mean')."""
+    fn = "hologram_torch.nll_loss_backward"
+    e, dev, (hg_g, hx, ht, hw) = _hg_args(fn, ex, g, x, target, weight)
+    from ._ops import nll_picked
+    cdim = 1 if x.dim() >= 2 else 0
+    _, wt = nll_picked(hx, ht, hw, cdim, ignore_index, x.dtype)   # (N, ...) weights, 0 ignored
+    C = x.shape[cdim]
+    cls_shape = [1] * x.dim()
+    cls_shape[cdim] = C
+    cls = hg.arange(C, dtype=ht.dtype_name, executor=e).reshape(tuple(cls_shape))
+    onehot = hg.cast(hg.equal(cls, ht.expand_dims(cdim) if cdim else ht), B.DTYPES[x.dtype])
+    r = hg.negative(hg.multiply(onehot, wt.expand_dims(cdim) if cdim else wt))
+    if reduction == "none":
+        r = hg.multiply(r, hg_g.expand_dims(cdim) if cdim else hg_g)
+    elif reduction == "sum":
+        r = hg.multiply(r, hg_g)
+    else:
+        r = hg.multiply(r, hg.divide(hg_g, hg.sum(wt)))
+    return B.to_torch(hg.ops.cast(r, B.DTYPES[x.dtype]))
+
+
+nll_loss_backward = _define(
+    "nll_loss_backward(Tensor g, Tensor x, Tensor target, Tensor? weight=None, "
+    "int ignore_index=-100, str reduction='mean', int ex=0) -> Tensor", _nll_bw_impl,
+    _nll_bw_fake)
+
+
+def _dropout_bw_fake(g, p, seed, ex=0):
+    return torch.empty_like(g, memory_format=torch.contiguous_format)
+
+
+def _dropout_bw_impl(g, p, seed, ex=0):
+    """g / (1 - p) where the forward kept the element (its mask regenerated from the seed)."""
+    from ._ops import dropout_mask_scale
+    fn = "hologram_torch.dropout_backward"
+    e, dev, (hg_g,) = _hg_args(fn, ex, g)
+    keep, scale = dropout_mask_scale(fn, hg_g, p, seed, e)
+    return B.to_torch(hg.where(keep, hg.multiply(hg_g, scale), 0))
+
+
+dropout_backward = _define("dropout_backward(Tensor g, float p, int seed, int ex=0) -> Tensor",
+                           _dropout_bw_impl, _dropout_bw_fake)

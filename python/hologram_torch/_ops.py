@@ -395,6 +395,121 @@ cross_entropy = _define("cross_entropy(Tensor input, Tensor target, int ignore_i
                         "str reduction='mean', int ex=0) -> Tensor", _ce_impl, _ce_fake)
 
 
+def _bce_fake(p, t, weight=None, reduction="mean", ex=0):
+    return p.new_empty(p.shape if reduction == "none" else ())
+
+
+def _bce_impl(p, t, weight=None, reduction="mean", ex=0):
+    fn = "hologram_torch.binary_cross_entropy"
+    B.check_tensor(p, "input", fn, floats_only=True)
+    B.check_tensor(t, "target", fn, floats_only=True)
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    if t.shape != p.shape:
+        raise ValueError(f"{fn}: target of shape {list(t.shape)} must have the input's shape "
+                         f"{list(p.shape)}")
+    e, dev, (hp, ht, hw) = _hg_args(fn, ex, p, t, weight)
+    out = B.empty(p.shape if reduction == "none" else (), p.dtype, dev)
+    hg.ops.binary_cross_entropy(hp, _cast(ht, p.dtype), None if hw is None else _cast(hw, p.dtype),
+                                reduction=reduction, out=B.to_hg(out, e))
+    return out
+
+
+binary_cross_entropy = _define(
+    "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, "
+    "str reduction='mean', int ex=0) -> Tensor", _bce_impl, _bce_fake)
+
+
+def nll_check(fn, x, target, weight):
+    """The class dim of torch's nll_loss / cross_entropy layouts: input (N, C, d1, ...) with
+    target (N, d1, ...), or input (C,) with a 0-d target."""
+    B.check_tensor(x, "input", fn, floats_only=True)
+    B.check_tensor(target, "target", fn)
+    if target.dtype.is_floating_point or target.dtype == torch.bool:
+        raise TypeError(f"{fn}: target must hold class indices (an integer dtype), got "
+                        f"{target.dtype}")
+    if x.dim() == 0:
+        raise ValueError(f"{fn}: input must have 1 or more dims (C,) or (N, C, ...), got 0-d")
+    cdim = 1 if x.dim() >= 2 else 0
+    want = (x.shape[0],) + tuple(x.shape[2:]) if cdim else ()
+    if tuple(target.shape) != want:
+        raise ValueError(f"{fn}: target of shape {list(target.shape)} does not match input of "
+                         f"shape {list(x.shape)} (expected {list(want)})")
+    if weight is not None:
+        B.check_tensor(weight, "weight", fn, floats_only=True)
+        if tuple(weight.shape) != (x.shape[cdim],):
+            raise ValueError(f"{fn}: weight must have one entry per class ({x.shape[cdim]}), "
+                             f"got shape {list(weight.shape)}")
+    return cdim
+
+
+def nll_picked(hx, ht, hw, cdim, ignore_index, dt):
+    """(-x[target] * w[target] per sample with 0 where ignored, w[target] per sample with 0
+    where ignored) as hologram tensors of target's shape, in dt."""
+    if not cdim:   # (C,) with a 0-d target: as (1, C) with (1,)
+        hx, ht = hx.reshape((1,) + tuple(hx.shape)), ht.reshape((1,))
+    keep = hg.not_equal(ht, ignore_index)
+    safe = hg.where(keep, ht, 0)                  # ignored entries pick class 0, then drop
+    picked = hg.take_along_axis(hx, safe.expand_dims(1), axis=1).squeeze(1)
+    wt = hg.cast(keep, B.DTYPES[dt])
+    if hw is not None:
+        wt = hg.multiply(wt, hg.take(_cast(hw, dt), safe.reshape(-1)).reshape(tuple(safe.shape)))
+    loss = hg.negative(hg.multiply(_cast(picked, dt), wt))
+    if not cdim:
+        loss, wt = loss.reshape(()), wt.reshape(())
+    return loss, wt
+
+
+def _nll_fake(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0):
+    return x.new_empty(_ce_shape(x, reduction))
+
+
+def _nll_impl(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0):
+    fn = "hologram_torch.nll_loss"
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    cdim = nll_check(fn, x, target, weight)
+    e, dev, (hx, ht, hw) = _hg_args(fn, ex, x, target, weight)
+    loss, wt = nll_picked(hx, ht, hw, cdim, ignore_index, x.dtype)
+    if reduction == "sum":
+        loss = hg.sum(loss)
+    elif reduction == "mean":           # torch: the sum over the summed weights (NaN when 0)
+        loss = hg.divide(hg.sum(loss), hg.sum(wt))
+    out = B.empty(_ce_shape(x, reduction), x.dtype, dev)
+    hg.ops.copy(_cast(loss, x.dtype), out=B.to_hg(out, e))
+    return out
+
+
+nll_loss = _define("nll_loss(Tensor input, Tensor target, Tensor? weight=None, "
+                   "int ignore_index=-100, str reduction='mean', int ex=0) -> Tensor",
+                   _nll_impl, _nll_fake)
+
+
+def dropout_mask_scale(fn, hx, p, seed, e):
+    """The kept elements (uniform(seed) >= p, Philox: the same numbers on every call with this
+    seed, so the backward regenerates the forward's mask) and the scale 1 / (1 - p)."""
+    u = hg.empty(tuple(hx.shape), "f32", executor=e)
+    if u.size:
+        hg._C.random(u, False, seed, 0, 0.0, 1.0)
+    return hg.greater_equal(u, p), 1.0 / (1.0 - p)
+
+
+def _dropout_fake(x, p, seed, ex=0):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _dropout_impl(x, p, seed, ex=0):
+    fn = "hologram_torch.dropout"
+    B.check_tensor(x, "input", fn, floats_only=True)
+    e, dev, (hx,) = _hg_args(fn, ex, x)
+    keep, scale = dropout_mask_scale(fn, hx, p, seed, e)
+    return B.to_torch(hg.where(keep, hg.multiply(hx, scale), 0))
+
+
+dropout = _define("dropout(Tensor input, float p, int seed, int ex=0) -> Tensor", _dropout_impl,
+                  _dropout_fake)
+
+
 # ---- data: cat, stack, where, clamp ----------------------------------------------------------
 def _cat_like(name, hg_fn, torch_fn):
     def fake(tensors, dim=0, ex=0):

@@ -21,7 +21,8 @@ _Tensor = torch.Tensor
 __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid",
            "tanh", "gelu", "silu", "softplus", "softmax", "log_softmax", "layer_norm", "rms_norm",
            "linear", "matmul", "sum", "mean", "mse_loss", "cross_entropy", "cat", "stack", "where",
-           "clamp", "clip", "binary_cross_entropy_with_logits"]
+           "clamp", "clip", "binary_cross_entropy_with_logits", "binary_cross_entropy",
+           "nll_loss", "dropout", "bmm", "addmm"]
 
 
 def _split(fn, args, kw, n):
@@ -239,19 +240,71 @@ def mse_loss(*args, reduction="mean", **kw):
 
 def cross_entropy(*args, ignore_index=-100, reduction="mean", label_smoothing=0.0, weight=None,
                   **kw):
-    """torch.nn.functional.cross_entropy(input, target, ignore_index, reduction): input (N, C,
-    ...) or (C,) logits, target class indices (integers) or class probabilities (floats)."""
+    """torch.nn.functional.cross_entropy(input, target, weight, ignore_index, reduction,
+    label_smoothing): input (N, C, ...) or (C,) logits, target class indices (integers) or class
+    probabilities (floats). Without weight and label_smoothing one fused op (softmax and the
+    pick in one pass, the backward fused with the softmax); with them, as torch defines them:
+    log_softmax, then nll_loss with the weights, plus label_smoothing / C times the (weighted)
+    sum of -log-probabilities over the classes."""
     fn = "hologram_torch.functional.cross_entropy"
-    ex, (x, t) = _split(fn, args, kw, 2)
-    if weight is not None or label_smoothing:
-        raise NotImplementedError(f"{fn}: class weights and label_smoothing are not supported "
-                                  f"yet (weight={weight is not None}, "
-                                  f"label_smoothing={label_smoothing})")
+    ex, (x, t, *rest) = _split(fn, args, kw, 2)
+    if rest:
+        weight = rest[0]
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+    if not 0.0 <= float(label_smoothing) <= 1.0:
+        raise ValueError(f"{fn}: label_smoothing must be between 0.0 and 1.0, got "
+                         f"{label_smoothing}")
     B.check_tensor(x, "input", fn, floats_only=True)
     B.check_tensor(t, "target", fn)
-    return A.cross_entropy(x, t, int(ignore_index), reduction, ex)
+    if weight is None and not label_smoothing:
+        return A.cross_entropy(x, t, int(ignore_index), reduction, ex)
+    return _cross_entropy_composed(fn, x, t, weight, int(ignore_index), reduction,
+                                   float(label_smoothing), ex)
+
+
+def _scalar(v, like):
+    return torch.tensor(v, dtype=like.dtype, device=like.device)
+
+
+def _cross_entropy_composed(fn, x, t, weight, ignore_index, reduction, eps, ex):
+    cdim = 1 if x.dim() >= 2 else 0
+    C = x.shape[cdim]
+    if weight is not None:
+        B.check_tensor(weight, "weight", fn, floats_only=True)
+        if tuple(weight.shape) != (C,):
+            raise ValueError(f"{fn}: weight must have one entry per class ({C}), got shape "
+                             f"{list(weight.shape)}")
+    wb = None if weight is None else weight.reshape((C,) + (1,) * (x.dim() - cdim - 1))
+    lp = A.softmax(x, cdim, ex, log=True)
+    if t.dtype.is_floating_point:   # class probabilities: -sum_c w_c t'_c log p_c, t' smoothed
+        if t.shape != x.shape:
+            raise ValueError(f"{fn}: probability target of shape {list(t.shape)} must have the "
+                             f"input's shape {list(x.shape)}")
+        soft = t if not eps else A.add(A.mul(t.to(x.dtype), _scalar(1.0 - eps, x), ex),
+                                       _scalar(eps / C, x), ex)
+        prod = A.mul(lp, soft.to(x.dtype), ex)
+        if wb is not None:
+            prod = A.mul(prod, wb.to(x.dtype), ex)
+        per = A.neg(A.sum_(prod, [cdim], False, ex), ex)
+        if reduction == "none":
+            return per
+        return A.mean(per, None, False, ex) if reduction == "mean" else A.sum_(per, None, False, ex)
+    nll = A.nll_loss(lp, t, weight, ignore_index, reduction, ex)
+    if not eps:
+        return nll
+    smooth = A.neg(A.sum_(lp if wb is None else A.mul(lp, wb.to(x.dtype), ex), [cdim], False,
+                          ex), ex)
+    keep = t != ignore_index                      # index data: no gradient flows through it
+    smooth = A.where(keep, smooth, _scalar(0.0, x), ex)
+    if reduction == "sum":
+        smooth = A.sum_(smooth, None, False, ex)
+    elif reduction == "mean":
+        with torch.no_grad():   # nll_loss's denominator: the counted targets' summed weights
+            den = (weight[t.clamp(0, C - 1)] * keep).sum() if weight is not None else keep.sum()
+        smooth = A.div(A.sum_(smooth, None, False, ex), den.to(x.dtype), ex)
+    return A.add(A.mul(nll, _scalar(1.0 - eps, x), ex), A.mul(smooth, _scalar(eps / C, x), ex),
+                 ex)
 
 
 def cat(*args, dim=0, **kw):
@@ -308,3 +361,94 @@ def binary_cross_entropy_with_logits(*args, weight=None, reduction="mean", pos_w
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
     return A.binary_cross_entropy_with_logits(x, t, weight, pos_weight, reduction, ex)
+
+
+def binary_cross_entropy(*args, weight=None, reduction="mean", **kw):
+    """torch.nn.functional.binary_cross_entropy(input, target, weight, reduction): input
+    probabilities in [0, 1] (outside: an error naming the first bad value); the logs are
+    clamped at -100 as torch does."""
+    fn = "hologram_torch.functional.binary_cross_entropy"
+    ex, (p, t, *rest) = _split(fn, args, kw, 2)
+    if rest:
+        weight = rest[0]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+    return A.binary_cross_entropy(p, t, weight, reduction, ex)
+
+
+def nll_loss(*args, weight=None, ignore_index=-100, reduction="mean", **kw):
+    """torch.nn.functional.nll_loss(input, target, weight, ignore_index, reduction): input
+    log-probabilities (N, C, ...) or (C,), target class indices; 'mean' divides by the summed
+    weights of the counted targets."""
+    fn = "hologram_torch.functional.nll_loss"
+    ex, (x, t, *rest) = _split(fn, args, kw, 2)
+    if rest:
+        weight = rest[0]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+    return A.nll_loss(x, t, weight, int(ignore_index), reduction, ex)
+
+
+def dropout(*args, p=0.5, training=True, inplace=False, generator=None, **kw):
+    """torch.nn.functional.dropout(input, p, training, inplace): each element zeroed with
+    probability p, the rest scaled by 1 / (1 - p). The mask comes from hologram's counter-based
+    generator (Philox) under a seed drawn from torch's generator (``generator=`` or the default
+    one, so ``torch.manual_seed`` makes it repeatable); the backward regenerates it."""
+    fn = "hologram_torch.functional.dropout"
+    ex, (x, *rest) = _split(fn, args, kw, 1)
+    if rest:
+        p = rest[0]
+    if len(rest) > 1:
+        training = rest[1]
+    if len(rest) > 2:
+        inplace = rest[2]
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
+    B.check_tensor(x, "input", fn, floats_only=True)
+    if not training or p == 0:
+        return x
+    if p == 1:
+        out = A.mul(x, torch.zeros((), dtype=x.dtype, device=x.device), ex)
+    else:
+        seed = int(torch.randint(0, 2 ** 62, (1,), generator=generator).item())
+        out = A.dropout(x, float(p), seed, ex)
+    if inplace:
+        return x.copy_(out)
+    return out
+
+
+def bmm(*args, **kw):
+    """torch.bmm(input, mat2): (b, n, m) @ (b, m, p)."""
+    fn = "hologram_torch.functional.bmm"
+    ex, (a, b) = _split(fn, args, kw, 2)
+    B.check_tensor(a, "input", fn)
+    B.check_tensor(b, "mat2", fn)
+    if a.dim() != 3 or b.dim() != 3:
+        raise ValueError(f"{fn}: batch1 and batch2 must be 3-D, got {a.dim()}-D and {b.dim()}-D")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise ValueError(f"{fn}: shapes {list(a.shape)} and {list(b.shape)} cannot be "
+                         f"multiplied (expected (b, n, m) and (b, m, p))")
+    return A.matmul(a, b, ex)
+
+
+def addmm(*args, beta=1, alpha=1, **kw):
+    """torch.addmm(input, mat1, mat2, beta, alpha): beta * input + alpha * (mat1 @ mat2), input
+    broadcast to the product's shape; beta = 0 ignores input (NaN in it included), as torch."""
+    fn = "hologram_torch.functional.addmm"
+    ex, (c, a, b) = _split(fn, args, kw, 3)
+    for t, name in ((c, "input"), (a, "mat1"), (b, "mat2")):
+        B.check_tensor(t, name, fn)
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"{fn}: mat1 and mat2 must be 2-D, got {a.dim()}-D and {b.dim()}-D")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"{fn}: mat1 {list(a.shape)} and mat2 {list(b.shape)} cannot be "
+                         f"multiplied")
+    B.broadcast_shape(fn, c.shape, (a.shape[0], b.shape[1]))
+    out = A.matmul(a, b, ex)
+    if alpha != 1:
+        out = A.mul(out, torch.tensor(alpha, dtype=out.dtype, device=out.device), ex)
+    if beta == 0:
+        return out
+    if beta != 1:
+        c = A.mul(c, torch.tensor(beta, dtype=c.dtype, device=c.device), ex)
+    return A.add(c, out, ex)

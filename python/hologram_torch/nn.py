@@ -13,9 +13,11 @@ import hologram as hg
 
 from . import _autograd as A
 from . import _bridge as B
+from . import functional as F
 
 __all__ = ["Linear", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
-           "LayerNorm", "RMSNorm", "MSELoss", "CrossEntropyLoss"]
+           "LayerNorm", "RMSNorm", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "BCEWithLogitsLoss", "Dropout"]
 
 
 def _take_executor(args, kw):
@@ -134,17 +136,70 @@ class MSELoss(_HgModule, torch.nn.MSELoss):
 
 
 class CrossEntropyLoss(_HgModule, torch.nn.CrossEntropyLoss):
-    """torch.nn.CrossEntropyLoss(ignore_index=-100, reduction='mean') (class weights and
-    label_smoothing are refused: not supported yet)."""
+    """torch.nn.CrossEntropyLoss(weight=None, ignore_index=-100, reduction='mean',
+    label_smoothing=0.0)."""
 
     def __init__(self, *args, **kw):
         ex, args = _take_executor(args, kw)
         super().__init__(*args, **kw)
-        if self.weight is not None or self.label_smoothing:
-            raise NotImplementedError("hologram_torch.nn.CrossEntropyLoss: class weights and "
-                                      "label_smoothing are not supported yet")
         self._set_executor(ex)
 
     def forward(self, input, target):
-        B.check_tensor(input, "input", "hologram_torch.nn.CrossEntropyLoss", floats_only=True)
-        return A.cross_entropy(input, target, self.ignore_index, self.reduction, self._hg_ex)
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing,
+                               executor=self._hg_executor)
+
+
+class NLLLoss(_HgModule, torch.nn.NLLLoss):
+    """torch.nn.NLLLoss(weight=None, ignore_index=-100, reduction='mean')."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction, executor=self._hg_executor)
+
+
+class BCELoss(_HgModule, torch.nn.BCELoss):
+    """torch.nn.BCELoss(weight=None, reduction='mean')."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction, executor=self._hg_executor)
+
+
+class BCEWithLogitsLoss(_HgModule, torch.nn.BCEWithLogitsLoss):
+    """torch.nn.BCEWithLogitsLoss(weight=None, reduction='mean', pos_weight=None)."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight,
+                                                  executor=self._hg_executor)
+
+
+class Dropout(_HgModule, torch.nn.Dropout):
+    """torch.nn.Dropout(p=0.5, inplace=False): zeroes in training mode (hologram's generator,
+    seeded from torch's: hologram_torch.functional.dropout), the identity in eval mode."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, input):
+        return F.dropout(input, p=self.p, training=self.training, inplace=self.inplace,
+                         executor=self._hg_executor)

@@ -201,10 +201,139 @@ def test_losses():
     img = rand(2, 3, 4, 4, seed=5)
     t4 = torch.randint(0, 3, (2, 4, 4), generator=torch.Generator().manual_seed(0))
     close(F.cross_entropy(img, t4), TF.cross_entropy(img, t4))
-    with pytest.raises(NotImplementedError, match="label_smoothing"):
-        F.cross_entropy(logits, tgt, label_smoothing=0.1)
+    with pytest.raises(ValueError, match="label_smoothing"):
+        F.cross_entropy(logits, tgt, label_smoothing=1.5)
     with pytest.raises(ValueError, match="reduction"):
         F.mse_loss(a, b, reduction="avg")
+
+
+# Class weights and label smoothing (composed: log_softmax, nll_loss, the smoothing term),
+# nll_loss and binary_cross_entropy: values and float64 gradients against torch, every
+# reduction, class-index and probability targets, ignored entries, (N, C, d) and (C,) inputs.
+@pytest.mark.parametrize("shape,tshape", [((5, 4), (5,)), ((2, 4, 3), (2, 3)), ((4,), ())])
+def test_cross_entropy_weights_smoothing_and_nll(shape, tshape):
+    g = torch.Generator().manual_seed(sum(shape))
+    x = torch.randn(shape, generator=g, dtype=torch.float64, requires_grad=True)
+    C = shape[1] if len(shape) > 1 else shape[0]
+    t = torch.randint(0, C, tshape, generator=g)
+    if len(tshape) == 1:
+        t[2] = -100
+    probs = torch.rand(shape, generator=g, dtype=torch.float64).softmax(1 if len(shape) > 1 else 0)
+    w = torch.rand(C, generator=g, dtype=torch.float64) + 0.1
+    lp = torch.log_softmax(x.detach(), 1 if len(shape) > 1 else 0).requires_grad_()
+    for red in ("mean", "sum", "none"):
+        for wt in (None, w):
+            for eps in (0.0, 0.2):
+                for target in (t, probs):
+                    kw = dict(weight=wt, reduction=red, label_smoothing=eps)
+                    close(F.cross_entropy(x, target, **kw), TF.cross_entropy(x, target, **kw))
+                    assert torch.autograd.gradcheck(
+                        lambda x, target=target, kw=kw: F.cross_entropy(x, target, **kw), (x,))
+            kw = dict(weight=wt, reduction=red)
+            close(F.nll_loss(lp, t, **kw), TF.nll_loss(lp, t, **kw))
+            assert torch.autograd.gradcheck(lambda lp, kw=kw: F.nll_loss(lp, t, **kw), (lp,))
+    for x32 in (torch.randn(6, 3, generator=g), torch.randn(6, 3, generator=g)[::2]):
+        lp32 = torch.log_softmax(x32, 1).requires_grad_()
+        t32 = torch.tensor([2, 0, 1, 1, 0, 2][:x32.shape[0]])
+        a, b = F.nll_loss(lp32, t32), TF.nll_loss(lp32, t32)
+        close(a, b)
+        close(torch.autograd.grad(a, lp32)[0], torch.autograd.grad(b, lp32)[0])
+
+
+def test_nll_and_bce_errors():
+    lp = torch.log_softmax(torch.randn(3, 4), 1)
+    with pytest.raises(ValueError, match="does not match"):
+        F.nll_loss(lp, torch.tensor([1, 2]))
+    with pytest.raises(TypeError, match="class indices"):
+        F.nll_loss(lp, torch.tensor([1.0, 2.0, 0.0]))
+    with pytest.raises(ValueError, match="one entry per class"):
+        F.nll_loss(lp, torch.tensor([1, 2, 0]), weight=torch.ones(3))
+    with pytest.raises(hg.HologramError, match="out of range"):
+        F.nll_loss(lp, torch.tensor([1, 7, 0]))
+    with pytest.raises(hg.HologramError):
+        F.binary_cross_entropy(torch.tensor([0.5, 1.5]), torch.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="shape"):
+        F.binary_cross_entropy(torch.tensor([0.5, 0.5]), torch.tensor([0.0]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_binary_cross_entropy(dtype):
+    g = torch.Generator().manual_seed(3)
+    p = (torch.rand(4, 5, generator=g, dtype=torch.float64) * 0.9 + 0.05).to(dtype)
+    p[0, 0], p[0, 1] = 0.0, 1.0                     # the logs clamp at -100
+    t = torch.rand(4, 5, generator=g, dtype=torch.float64).to(dtype)
+    w = torch.rand(5, generator=g, dtype=torch.float64).to(dtype)
+    for red in ("mean", "sum", "none"):
+        for wt in (None, w.expand(4, 5)):
+            close(F.binary_cross_entropy(p, t, weight=wt, reduction=red),
+                  TF.binary_cross_entropy(p, t, weight=wt, reduction=red))
+    q = p[1:].clone().to(torch.float64).requires_grad_()
+    assert torch.autograd.gradcheck(lambda q: F.binary_cross_entropy(q, t[1:].double()), (q,))
+    q32 = p.clone().requires_grad_()
+    a, b = F.binary_cross_entropy(q32, t), TF.binary_cross_entropy(q32, t)
+    close(torch.autograd.grad(a, q32)[0], torch.autograd.grad(b, q32)[0])
+
+
+def test_dropout():
+    x = torch.randn(1000, 64)
+    torch.manual_seed(7)
+    y = F.dropout(x, 0.25)
+    torch.manual_seed(7)
+    assert torch.equal(F.dropout(x, 0.25), y)        # torch.manual_seed makes it repeatable
+    kept = y != 0
+    assert abs(kept.float().mean().item() - 0.75) < 0.01
+    torch.testing.assert_close(y[kept], x[kept] / 0.75)
+    assert not torch.equal(F.dropout(x, 0.25), y)    # a new draw
+    gen = torch.Generator().manual_seed(1)
+    z = F.dropout(x, 0.5, generator=gen)
+    assert torch.equal(z, F.dropout(x, 0.5, generator=torch.Generator().manual_seed(1)))
+    assert F.dropout(x, 0.5, training=False) is x and F.dropout(x, 0.0) is x
+    assert torch.equal(F.dropout(x, 1.0), torch.zeros_like(x))
+    xg = x.clone().requires_grad_()
+    out = F.dropout(xg, 0.4, generator=torch.Generator().manual_seed(2))
+    (gx,) = torch.autograd.grad(out.sum(), xg)
+    torch.testing.assert_close(gx, (out != 0).float() / 0.6)   # the forward's own mask
+    xd = torch.randn(30, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda v: F.dropout(v, 0.3, generator=torch.Generator().manual_seed(4)), (xd,))
+    assert torch.autograd.gradgradcheck(
+        lambda v: F.dropout(v, 0.3, generator=torch.Generator().manual_seed(4)), (xd,))
+    w = torch.ones(10)
+    assert F.dropout(w, 0.5, inplace=True, generator=torch.Generator().manual_seed(3)) is w
+    assert set(w.tolist()) <= {0.0, 2.0}
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.dropout(x, 1.5)
+    with pytest.raises(TypeError):
+        F.dropout(torch.ones(3, dtype=torch.int64), 0.5)
+
+
+def test_bmm_addmm():
+    g = torch.Generator().manual_seed(9)
+    a = torch.randn(3, 4, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, 5, 2, generator=g, dtype=torch.float64, requires_grad=True)
+    close(F.bmm(a, b), torch.bmm(a, b))
+    assert torch.autograd.gradcheck(F.bmm, (a, b))
+    close(F.bmm(a.float()[:, ::2], b.float().transpose(1, 2).contiguous().transpose(1, 2)),
+          torch.bmm(a.float()[:, ::2], b.float()))
+    c = torch.randn(4, 2, generator=g, dtype=torch.float64, requires_grad=True)
+    m1 = torch.randn(4, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    m2 = torch.randn(5, 2, generator=g, dtype=torch.float64, requires_grad=True)
+    for beta, alpha in ((1, 1), (0.5, 2.0), (0, 1)):
+        close(F.addmm(c, m1, m2, beta=beta, alpha=alpha), torch.addmm(c, m1, m2, beta=beta,
+                                                                         alpha=alpha))
+        assert torch.autograd.gradcheck(
+            lambda c, m1, m2, be=beta, al=alpha: F.addmm(c, m1, m2, beta=be, alpha=al),
+            (c, m1, m2))
+    bias = torch.randn(2, dtype=torch.float64)
+    close(F.addmm(bias, m1, m2), torch.addmm(bias, m1, m2))       # input broadcast
+    nan = torch.full((4, 2), math.nan, dtype=torch.float64)
+    close(F.addmm(nan, m1, m2, beta=0), torch.addmm(nan, m1, m2, beta=0))
+    with pytest.raises(ValueError, match="3-D"):
+        F.bmm(a[0], b[0])
+    with pytest.raises(ValueError, match="cannot be multiplied"):
+        F.bmm(a, a)
+    with pytest.raises(ValueError, match="cannot be multiplied"):
+        F.addmm(c, m1, m1)
 
 
 def test_executor_forms_and_results_share_nothing_with_inputs():

@@ -96,8 +96,41 @@ def test_losses_match_torch():
         ga, = torch.autograd.grad(a, x)
         gb, = torch.autograd.grad(b, x)
         torch.testing.assert_close(ga, gb)
-    with pytest.raises(NotImplementedError, match="label_smoothing"):
-        N.CrossEntropyLoss(label_smoothing=0.1)
+    w = torch.rand(4) + 0.1
+    y01 = torch.rand(6, 4)
+    p = torch.sigmoid(torch.randn(6, 4))
+    for ours, theirs, inp, target in (
+            (N.CrossEntropyLoss(weight=w, label_smoothing=0.1),
+             torch.nn.CrossEntropyLoss(weight=w, label_smoothing=0.1), x, t),
+            (N.NLLLoss(weight=w, reduction="sum"), torch.nn.NLLLoss(weight=w, reduction="sum"),
+             torch.log_softmax(x, 1), t),
+            (N.BCELoss(), torch.nn.BCELoss(), p.clone().requires_grad_(), y01),
+            (N.BCEWithLogitsLoss(pos_weight=w), torch.nn.BCEWithLogitsLoss(pos_weight=w),
+             x, y01)):
+        leaf = inp if inp.is_leaf else x
+        a, b = ours(inp, target), theirs(inp, target)
+        torch.testing.assert_close(a, b)
+        torch.testing.assert_close(torch.autograd.grad(a, leaf, retain_graph=True)[0],
+                                   torch.autograd.grad(b, leaf)[0])
+        assert ours.state_dict().keys() == theirs.state_dict().keys()
+
+
+def test_dropout_module():
+    d = N.Dropout(0.3)
+    assert isinstance(d, torch.nn.Dropout) and d.p == 0.3
+    x = torch.randn(200, 50)
+    torch.manual_seed(11)
+    y = d(x)
+    torch.manual_seed(11)
+    assert torch.equal(d(x), y)
+    kept = y != 0
+    assert 0.6 < kept.float().mean().item() < 0.8
+    torch.testing.assert_close(y[kept], x[kept] / 0.7)
+    d.eval()
+    assert torch.equal(d(x), x)
+    model = torch.nn.Sequential(N.Linear(50, 8), N.Dropout(0.5), N.ReLU())
+    model(x).sum().backward()
+    assert model[0].weight.grad is not None
 
 
 def test_linear_regression_trains():
