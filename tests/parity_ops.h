@@ -536,6 +536,10 @@ static void build_entries(void) {
     add("index_select", "hg_index_select", ALLDT, 0, 0, NULL, setup_index, run_index_select,
         ref_index_select);
     add("gather", "hg_gather", ALLDT, 0, 0, NULL, setup_gather, run_gather, ref_gather);
+    add("index_add", "hg_index_add", ATOMIC_DT, 0, 0, NULL, setup_index_add, run_index_add,
+        ref_index_add);
+    add("scatter_add", "hg_scatter_add", ATOMIC_DT, 0, 0, NULL, setup_scatter_add,
+        run_scatter_add, ref_scatter_add);
 }
 
 // Public functions of the Ops section that are deliberately not parity entries.

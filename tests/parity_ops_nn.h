@@ -413,4 +413,65 @@ static void ref_gather(pcase* c) {
     }
 }
 
+// index_add / scatter_add: out starts as input 0 (copied by hg_concat of one tensor, which
+// allocates it), then accumulates input 2 at input 1's indices. The dtypes with an atomic add
+// on devices (ATOMIC_DT), so every backend runs them.
+static int setup_index_add(pcase* c) {
+    shp x;
+    if (c->ss == SS_SPECIAL || c->ss == SS_BROADCAST || c->ss == SS_SCALAR || !std_shape(c, &x))
+        return 0;
+    gen_input(c, 0, c->dt, x, -50, 50);
+    int64_t size = x.d[0];
+    shp src = x;
+    src.d[0] = size ? 11 : 0;
+    gen_input(c, 1, HG_DTYPE_I64, mkshape(1, src.d[0], 0, 0), (double)-size, (double)size);
+    gen_input(c, 2, c->dt, src, -50, 50);
+    return 1;
+}
+static hg_status run_index_add(pcase* c, hg_tensor* out) {
+    hg_status s = hg_concat(1, &c->tin[0], 0, out);
+    return s ? s : hg_index_add(out, 0, &c->tin[1], &c->tin[2]);
+}
+static void ref_index_add(pcase* c) {
+    shp x = c->in[0].s;
+    int64_t row = x.d[0] ? numel(&x) / x.d[0] : 0, ni = c->in[1].s.d[0];
+    c->os = x;
+    c->odt = c->dt;
+    alloc_ref(c);
+    memcpy(c->ref, c->in[0].v, (size_t)numel(&x) * sizeof(double));
+    for (int64_t i = 0; i < ni; i++) {
+        int64_t r = (int64_t)c->in[1].v[i];
+        if (r < 0) r += x.d[0];
+        for (int64_t j = 0; j < row; j++) c->ref[r * row + j] += c->in[2].v[i * row + j];
+    }
+}
+
+static int setup_scatter_add(pcase* c) {
+    shp x;
+    if (c->ss == SS_SPECIAL || c->ss == SS_BROADCAST || c->ss == SS_SCALAR || !std_shape(c, &x))
+        return 0;
+    gen_input(c, 0, c->dt, x, -50, 50);
+    int64_t size = x.d[x.ndim - 1];
+    gen_input(c, 1, HG_DTYPE_I64, x, (double)-size, (double)size);
+    gen_input(c, 2, c->dt, x, -50, 50);
+    return 1;
+}
+static hg_status run_scatter_add(pcase* c, hg_tensor* out) {
+    hg_status s = hg_concat(1, &c->tin[0], 0, out);
+    return s ? s : hg_scatter_add(out, -1, &c->tin[1], &c->tin[2]);
+}
+static void ref_scatter_add(pcase* c) {
+    shp x = c->in[0].s;
+    int64_t n = numel(&x), last = x.d[x.ndim - 1];
+    c->os = x;
+    c->odt = c->dt;
+    alloc_ref(c);
+    memcpy(c->ref, c->in[0].v, (size_t)n * sizeof(double));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = (int64_t)c->in[1].v[i];
+        if (k < 0) k += last;
+        c->ref[i - i % last + k] += c->in[2].v[i];
+    }
+}
+
 #endif

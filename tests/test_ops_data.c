@@ -1,4 +1,5 @@
-// Data ops: hg_fill, hg_arange, hg_concat, hg_index_select, hg_gather on every dtype and on
+// Data ops: hg_fill, hg_arange, hg_concat, hg_index_select, hg_gather (hg_index_add and
+// hg_scatter_add: test_index_add) on every dtype and on
 // random strided views (negative strides, permuted dims, broadcast inputs), against an
 // independent reference that walks each view through the definition offset + sum(idx*stride).
 // Buffers start with random bytes; after each call the whole buffer is compared with the
@@ -703,6 +704,74 @@ static void test_threads_equal(hg_executor e1, hg_executor e2) {
     }
 }
 
+// hg_index_add / hg_scatter_add: accumulation with repeated and negative indices against a
+// plain loop (f32: each add rounded in f32; i32 wraps), along both axes; bad input leaves out
+// untouched.
+static void test_index_add(hg_executor ex) {
+    enum { R = 5, C = 4, N = 7 };
+    float out[R * C], src[N * C], want[R * C], got[R * C];
+    int64_t idx[N];
+    for (int i = 0; i < R * C; i++) out[i] = (float)rnd(-50, 50) / 8.0f;
+    for (int i = 0; i < N * C; i++) src[i] = (float)rnd(-50, 50) / 3.0f;
+    for (int i = 0; i < N; i++) idx[i] = rnd(-R, R - 1);
+    idx[1] = idx[4] = 2;   // repeats
+    hg_buffer bo, bs, bi;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, R * C, &bo));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N * C, &bs));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_I64, N, &bi));
+    CHECK_OK(hg_buffer_write(bo, 0, out, R * C));
+    CHECK_OK(hg_buffer_write(bs, 0, src, N * C));
+    CHECK_OK(hg_buffer_write(bi, 0, idx, N));
+    hg_tensor to, ts, ti;
+    const int64_t so[2] = {R, C}, ss[2] = {N, C}, si[1] = {N};
+    CHECK_OK(hg_tensor_from_buffer(bo, 2, so, &to));
+    CHECK_OK(hg_tensor_from_buffer(bs, 2, ss, &ts));
+    CHECK_OK(hg_tensor_from_buffer(bi, 1, si, &ti));
+    CHECK_OK(hg_index_add(&to, 0, &ti, &ts));
+    memcpy(want, out, sizeof want);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < C; j++) {
+            int64_t r = idx[i] < 0 ? idx[i] + R : idx[i];
+            want[r * C + j] = want[r * C + j] + src[i * C + j];
+        }
+    CHECK_OK(hg_buffer_read(bo, 0, got, R * C));
+    CHECK(memcmp(got, want, sizeof got) == 0);
+    // scatter_add along axis 1: index (N, C) of columns, src (N, C) into a (N, C) out.
+    float acc[N * C], want2[N * C], got2[N * C];
+    int64_t cols[N * C];
+    for (int i = 0; i < N * C; i++) { acc[i] = (float)i; cols[i] = rnd(0, C - 1); }
+    hg_buffer ba, bc;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N * C, &ba));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_I64, N * C, &bc));
+    CHECK_OK(hg_buffer_write(ba, 0, acc, N * C));
+    CHECK_OK(hg_buffer_write(bc, 0, cols, N * C));
+    hg_tensor ta, tc;
+    CHECK_OK(hg_tensor_from_buffer(ba, 2, ss, &ta));
+    CHECK_OK(hg_tensor_from_buffer(bc, 2, ss, &tc));
+    CHECK_OK(hg_scatter_add(&ta, 1, &tc, &ts));
+    memcpy(want2, acc, sizeof want2);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < C; j++) want2[i * C + cols[i * C + j]] += src[i * C + j];
+    CHECK_OK(hg_buffer_read(ba, 0, got2, N * C));
+    CHECK(memcmp(got2, want2, sizeof got2) == 0);
+    // Errors: nothing added.
+    idx[N - 1] = R;
+    CHECK_OK(hg_buffer_write(bi, 0, idx, N));
+    CHECK_STATUS(hg_index_add(&to, 0, &ti, &ts), HG_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(hg_index_add(&to, 1, &ti, &ts), HG_ERR_SIZE_MISMATCH);
+    CHECK_STATUS(hg_index_add(&to, 0, &ti, &tc), HG_ERR_DTYPE_MISMATCH);
+    CHECK_STATUS(hg_index_add(&to, 0, NULL, &ts), HG_ERR_NULL_POINTER);
+    CHECK_STATUS(hg_scatter_add(&to, 0, &ti, &ts), HG_ERR_SIZE_MISMATCH);
+    CHECK_STATUS(hg_index_add(&ts, 0, &ti, &ts), HG_ERR_INVALID_ARGUMENT);   // out is src
+    CHECK_OK(hg_buffer_read(bo, 0, got, R * C));
+    CHECK(memcmp(got, want, sizeof got) == 0);
+    hg_buffer_destroy(bo);
+    hg_buffer_destroy(bs);
+    hg_buffer_destroy(bi);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bc);
+}
+
 int main(void) {
     hg_executor e1, e2;
     hg_executor_options o1 = {HG_BACKEND_CPU, 0, 1}, o2 = {HG_BACKEND_CPU, 0, 2};
@@ -721,6 +790,7 @@ int main(void) {
         test_index_in_place(&s);
         test_index_errors(&s);
         test_large_fill_arange(exs[k]);
+        test_index_add(exs[k]);
         bufset_fini(&s);
     }
     test_threads_equal(e1, e2);

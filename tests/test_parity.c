@@ -35,6 +35,9 @@ enum { GUARD = 61, SENTINEL = 0xA5, MAXIN = 4 };
 #define SINTS (DT(HG_DTYPE_I8) | DT(HG_DTYPE_I16) | DT(HG_DTYPE_I32) | DT(HG_DTYPE_I64))
 #define UINTS (DT(HG_DTYPE_U8) | DT(HG_DTYPE_U16) | DT(HG_DTYPE_U32) | DT(HG_DTYPE_U64))
 #define ALLDT (FLOATS | SINTS | UINTS | DT(HG_DTYPE_BOOL))
+// The dtypes every backend adds atomically (hg_index_add / hg_scatter_add on devices).
+#define ATOMIC_DT (DT(HG_DTYPE_F32) | DT(HG_DTYPE_F64) | DT(HG_DTYPE_I32) | DT(HG_DTYPE_U32) | \
+                   DT(HG_DTYPE_I64) | DT(HG_DTYPE_U64))
 
 static int is_float_dt(hg_dtype t) { return t >= HG_DTYPE_F16; }
 

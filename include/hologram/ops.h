@@ -245,6 +245,19 @@ HG_API hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tens
 // has index's shape; negative indices count from the end, as numpy.take_along_axis).
 HG_API hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index,
                            hg_tensor* out);
+// Accumulate in place (the backward of index_select / embedding and of gather), out and src of
+// one dtype (not bool), no overlap; indices as above, range-checked before anything is added.
+// torch.Tensor.index_add_: out[..., index[i], ...] += src[..., i, ...] along axis (index 1-D;
+// src is out's shape with len(index) along axis). Repeated indices add up.
+HG_API hg_status hg_index_add(const hg_tensor* out, int32_t axis, const hg_tensor* index,
+                              const hg_tensor* src);
+// torch.Tensor.scatter_add_: out[index[i][j]][j] += src[i][j] for axis 0 (index, src and out of
+// equal ndim; index no larger than src on any dim, nor than out on any but axis).
+HG_API hg_status hg_scatter_add(const hg_tensor* out, int32_t axis, const hg_tensor* index,
+                                const hg_tensor* src);
+// On a device (CUDA) the adds are atomic, so float sums may differ from the CPU's in the last
+// bits and between runs; dtypes there: f32, f64, i32, u32, i64, u64 (others: HG_ERR_UNSUPPORTED).
+
 
 // The flat forms of the product documents: contiguous buffers, n elements from the start
 // (buffers must hold at least n; outputs may alias inputs exactly). Same dtype for all buffers.

@@ -478,6 +478,18 @@ def take_along_axis(x, index, axis, out=None):
     return _C.gather(x, axis, index, out)
 
 
+def index_add(out, axis, index, src):
+    """torch.Tensor.index_add_ (numpy.add.at along one axis): out[..., index[i], ...] +=
+    src[..., i, ...] in place, repeated indices adding up; returns out."""
+    return _C.index_add(out, axis, index, src)
+
+
+def scatter_add(out, axis, index, src):
+    """torch.Tensor.scatter_add_: out[index[i][j]][j] += src[i][j] (axis 0) in place;
+    returns out."""
+    return _C.scatter_add(out, axis, index, src)
+
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("traced", "trace_dispatch")]
 
 
@@ -492,7 +504,7 @@ TOP_LEVEL = ELEMENTWISE + (
     "prod", "amin", "amax", "min", "max", "abs", "argmin", "argmax", "var", "std", "logsumexp",
     "softmax",
     "log_softmax", "layer_norm", "rms_norm", "matmul", "concatenate", "stack", "take",
-    "index_select", "gather", "take_along_axis",
+    "index_select", "gather", "take_along_axis", "index_add", "scatter_add",
 )
 
 

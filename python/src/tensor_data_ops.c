@@ -122,6 +122,27 @@ static PyObject* f_gather(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     return index_op(args, nargs, kwnames, 1);
 }
 
+// index_add(out, axis, index, src) / scatter_add(...): accumulate into out in place; returns out.
+static PyObject* add_op(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, int scatter) {
+    static const char* const names[] = {"out", "axis", "index", "src"};
+    PARSE(scatter ? "scatter_add" : "index_add", names, 4);
+    long long axis = 0;
+    FAIL_IF(hgpy_get_int(&c, a_[1], "axis", 0, &axis) || need_out(&c, a_[0]) ||
+            hgpy_call_arg(&c, a_[2], 0, "index") < 0 || hgpy_call_arg(&c, a_[3], 0, "src") < 0);
+    hg_status s;
+    if (scatter) CALL_RUN(&c, s, s = hg_scatter_add(&c.out, (int32_t)axis, T(&c, 0), T(&c, 1)));
+    else CALL_RUN(&c, s, s = hg_index_add(&c.out, (int32_t)axis, T(&c, 0), T(&c, 1)));
+    return hgpy_call_result(&c, s);
+}
+static PyObject* f_index_add(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                             PyObject* kwnames) {
+    return add_op(args, nargs, kwnames, 0);
+}
+static PyObject* f_scatter_add(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                               PyObject* kwnames) {
+    return add_op(args, nargs, kwnames, 1);
+}
+
 // copy_(dst, src): dst[...] = src (src broadcast to dst's shape, converted to dst's dtype).
 static PyObject* f_copy(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     static const char* const names[] = {"dst", "src"};
@@ -225,6 +246,8 @@ PyMethodDef hgpy_tensor_data_methods[] = {
     HGPY_FASTCALL("concat", f_concat, "concat(tensors, axis=0, out=None)"),
     HGPY_FASTCALL("index_select", f_index_select, "index_select(x, axis, index, out=None)"),
     HGPY_FASTCALL("gather", f_gather, "gather(x, axis, index, out=None)"),
+    HGPY_FASTCALL("index_add", f_index_add, "index_add(out, axis, index, src)"),
+    HGPY_FASTCALL("scatter_add", f_scatter_add, "scatter_add(out, axis, index, src)"),
     HGPY_FASTCALL("copy", f_copy, "copy(dst, src): dst[...] = src"),
     HGPY_FASTCALL("empty", f_empty, "empty(executor, shape, dtype=float32, zero=False)"),
     

@@ -142,6 +142,16 @@ void hg_kb_st(hg_kb* b, hg_space sp, hg_dtype t, uint32_t slot, hg_operand idx, 
     emit(b, &in);
 }
 
+void hg_kb_atom(hg_kb* b, hg_space sp, hg_atomic_op op, hg_dtype t, uint32_t slot, hg_operand idx,
+                hg_operand v) {
+    hg_instr in = instr(HG_OP_ATOM, t, hg_atom_aux((unsigned)op, (unsigned)sp));
+    in.mem = slot;
+    in.dst = hg_none();
+    in.src[0] = idx;
+    in.src[1] = v;
+    emit(b, &in);
+}
+
 static hg_operand emit_new(hg_kb* b, hg_opcode op, hg_dtype t, hg_dtype dt, uint8_t aux,
                            hg_operand a, hg_operand x, hg_operand c) {
     uint32_t d = hg_kb_new_reg(b, dt);

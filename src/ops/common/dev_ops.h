@@ -49,6 +49,11 @@ hg_status hg_dev_copy_cast(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* 
 // via_temp: out is x itself.
 hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int64_t* idx,
                        int64_t nidx, int gather, const hg_tensor* out, int via_temp);
+// acc[..., idx, ...] += src[...] with atomic adds (index_add: idx per position along axis of
+// src; scatter_add: one per element of src, C order); equal dtypes with an atomic add (f32, f64,
+// i32, u32, i64, u64), indices range-checked and >= 0, no overlap.
+hg_status hg_dev_index_add(hg_op_ctx* c, const hg_tensor* acc, int32_t axis, const int64_t* idx,
+                           int64_t nidx, int scatter, const hg_tensor* src);
 
 // dst (bool, src's shape) = !(0 <= src <= 1), NaN included.
 hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* src);

@@ -107,11 +107,11 @@ typedef struct ix_k {
     uint32_t in, ov, xv;
 } ix_k;
 
-static void ix_declare(ix_k* k, hg_dtype odt, hg_dtype xdt, int32_t nd) {
+static void ix_declare(ix_k* k, hg_dtype odt, hg_dtype xdt, int32_t nd, int add) {
     hg_kb* b = &k->b;
     const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
-    k->o = hg_kb_buffer(b, "o", odt, 0);
-    k->x = hg_kb_buffer(b, "x", xdt, 1);
+    k->o = hg_kb_buffer(b, "o", odt, add);
+    k->x = hg_kb_buffer(b, "x", xdt, !add);
     k->ix = hg_kb_buffer(b, "ix", I, 1);
     k->n = hg_kb_scalar(b, "n", U);
     k->first = hg_kb_scalar(b, "first", U);
@@ -149,14 +149,16 @@ static void ix_add_term(ix_k* k, uint32_t off, hg_operand stride) {
 
 // The lane's element of out (offset oo), its coordinate along axis (cax), and x's offset xo
 // of every other coordinate plus idx[i] (gather) or idx[cax] (index_select) along axis.
+// add: the accumulating form (index_add / scatter_add): the lane's element of o is read and
+// added atomically to x's indexed element (o: the source, x: the accumulator; equal dtypes).
 static hg_status ix_build(hg_dtype odt, hg_dtype xdt, int32_t nd, int32_t axis, int gather,
-                          const char* fn, hg_prog** out) {
+                          int add, const char* fn, hg_prog** out) {
     ix_k k;
     memset(&k, 0, sizeof k);
-    k.b = hg_kb_new("hg_dev_index");
+    k.b = hg_kb_new(add ? "hg_dev_index_add" : "hg_dev_index");
     hg_kb* b = &k.b;
     const hg_dtype U = HG_DTYPE_U64, I = HG_DTYPE_I64;
-    ix_declare(&k, odt, xdt, nd);
+    ix_declare(&k, odt, xdt, nd, add);
     hg_kb_set_cvt(b, U, HG_DTYPE_U32, k.i, hg_sreg(HG_SREG_GID_X));
     hg_kb_set(b, HG_OP_ADD, U, k.i, hg_reg(k.i), k.first, hg_none());
     hg_kb_set_cmp(b, HG_CMP_LT, U, k.in, hg_reg(k.i), k.n);
@@ -176,9 +178,14 @@ static hg_status ix_build(hg_dtype odt, hg_dtype xdt, int32_t nd, int32_t axis, 
     hg_kb_ld(b, HG_SPACE_GLOBAL, I, k.pos, k.ix, hg_reg(gather ? k.i : k.cax));
     hg_kb_set(b, HG_OP_MUL, I, k.t, hg_reg(k.pos), k.xsax, hg_none());
     hg_kb_set(b, HG_OP_ADD, I, k.xo, hg_reg(k.xo), hg_reg(k.t), hg_none());
-    hg_kb_ld(b, HG_SPACE_GLOBAL, xdt, k.xv, k.x, hg_reg(k.xo));
-    hg_kb_set_cvt(b, odt, xdt, k.ov, hg_reg(k.xv));
-    hg_kb_st(b, HG_SPACE_GLOBAL, odt, k.o, hg_reg(k.oo), hg_reg(k.ov));
+    if (add) {
+        hg_kb_ld(b, HG_SPACE_GLOBAL, odt, k.ov, k.o, hg_reg(k.oo));
+        hg_kb_atom(b, HG_SPACE_GLOBAL, HG_ATOMIC_ADD, xdt, k.x, hg_reg(k.xo), hg_reg(k.ov));
+    } else {
+        hg_kb_ld(b, HG_SPACE_GLOBAL, xdt, k.xv, k.x, hg_reg(k.xo));
+        hg_kb_set_cvt(b, odt, xdt, k.ov, hg_reg(k.xv));
+        hg_kb_st(b, HG_SPACE_GLOBAL, odt, k.o, hg_reg(k.oo), hg_reg(k.ov));
+    }
     hg_kb_endif(b);
     return hg_dk_finish(b, fn, out);
 }
@@ -187,12 +194,12 @@ static hg_status ix_build(hg_dtype odt, hg_dtype xdt, int32_t nd, int32_t axis, 
 // idx[its coordinate along axis] (index_select). Dims are not merged: the axis coordinate is
 // needed on its own.
 static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg_buffer idx,
-                              int gather, const hg_tensor* out) {
+                              int gather, int add, const hg_tensor* out) {
     uint64_t n = (uint64_t)hg_dk_numel(out);
     if (n == 0) return HG_OK;
     int32_t nd = out->ndim;
     hg_prog* prog = NULL;
-    hg_status s = ix_build(out->dtype, x->dtype, nd, axis, gather, c->fn, &prog);
+    hg_status s = ix_build(out->dtype, x->dtype, nd, axis, gather, add, c->fn, &prog);
     if (s) return s;
     hg_arg args[16 + 3 * HG_MAX_DIMS];
     for (uint64_t first = 0; first < n && !s; first += HG_DD_LAUNCH_MAX) {
@@ -227,16 +234,30 @@ hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int
                                       HG_BUFFER_UNINITIALIZED, &ib);
     if (s) return hg_error_prefix(s, "%s (indices on the device)", c->fn);
     if (nidx) s = hg_buffer_write(ib, 0, idx, (size_t)nidx);
-    if (!s && !via_temp) s = index_kernel(c, x, axis, ib, gather, out);
+    if (!s && !via_temp) s = index_kernel(c, x, axis, ib, gather, 0, out);
     if (!s && via_temp) {   // out is x: compute into a temporary, then copy
         hg_tensor t;
         memset(&t, 0, sizeof t);
         if (!(s = hg_op_output(c, &t, out->dtype, out->ndim, out->shape, 0))) {
-            s = index_kernel(c, x, axis, ib, gather, &t);
+            s = index_kernel(c, x, axis, ib, gather, 0, &t);
             if (!s) s = hg_tensor_copy(out, &t);
             hg_buffer_destroy(t.buffer);
         }
     }
+    hg_buffer_destroy(ib);
+    return s;
+}
+
+hg_status hg_dev_index_add(hg_op_ctx* c, const hg_tensor* acc, int32_t axis, const int64_t* idx,
+                           int64_t nidx, int scatter, const hg_tensor* src) {
+    if (hg_dk_numel(src) == 0) return HG_OK;
+    hg_executor exh = {c->ex->handle};
+    hg_buffer ib;
+    hg_status s = hg_buffer_create_ex(exh, HG_DTYPE_I64, (size_t)(nidx ? nidx : 1),
+                                      HG_BUFFER_UNINITIALIZED, &ib);
+    if (s) return hg_error_prefix(s, "%s (indices on the device)", c->fn);
+    if (nidx) s = hg_buffer_write(ib, 0, idx, (size_t)nidx);
+    if (!s) s = index_kernel(c, acc, axis, ib, scatter, 1, src);
     hg_buffer_destroy(ib);
     return s;
 }

@@ -240,3 +240,167 @@ hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index, hg
     free(idx);
     return hg_op_finish(&c, out, s);
 }
+
+// ---- index_add / scatter_add ------------------------------------------------------------------
+// acc[..., idx, ...] += src[...] along axis, element after element in src's C order (so each
+// sum is rounded as torch's CPU loop rounds it: f16 and bf16 through f32, one rounding per add;
+// integers wrap). The adds into one element are not independent, so the host loop is serial.
+#define ADD_AS(T)                                                                     \
+    {                                                                                 \
+        T a, b;                                                                       \
+        memcpy(&a, o, sizeof a);                                                      \
+        memcpy(&b, s, sizeof b);                                                      \
+        a = (T)(a + b);                                                               \
+        memcpy(o, &a, sizeof a);                                                      \
+        return;                                                                       \
+    }
+#define ADD_WRAP(T, U)   /* T: the storage, U: unsigned arithmetic (wraps, no promotion) */ \
+    {                                                                                 \
+        T a, b;                                                                       \
+        memcpy(&a, o, sizeof a);                                                      \
+        memcpy(&b, s, sizeof b);                                                      \
+        a = (T)((U)a + (U)b);                                                         \
+        memcpy(o, &a, sizeof a);                                                      \
+        return;                                                                       \
+    }
+static void add_elem(hg_dtype t, unsigned char* o, const unsigned char* s) {
+    switch (t) {
+    case HG_DTYPE_F32: ADD_AS(float)
+    case HG_DTYPE_F64: ADD_AS(double)
+    case HG_DTYPE_I8: case HG_DTYPE_U8: ADD_WRAP(uint8_t, uint8_t)
+    case HG_DTYPE_I16: case HG_DTYPE_U16: ADD_WRAP(uint16_t, unsigned)
+    case HG_DTYPE_I32: case HG_DTYPE_U32: ADD_WRAP(uint32_t, uint32_t)
+    case HG_DTYPE_I64: case HG_DTYPE_U64: ADD_WRAP(uint64_t, uint64_t)
+    default: {   // f16, bf16: in f32, rounded back once
+        float a, b;
+        hg_convert_elem(HG_DTYPE_F32, &a, t, o);
+        hg_convert_elem(HG_DTYPE_F32, &b, t, s);
+        a += b;
+        hg_convert_elem(t, o, HG_DTYPE_F32, &a);
+    }
+    }
+}
+#undef ADD_AS
+#undef ADD_WRAP
+
+static void run_add(const hg_host_view* acc, const hg_host_view* src, const int64_t* shape,
+                    int32_t nd, int32_t ax, const int64_t* idx, int scatter) {
+    int64_t n = 1, co[HG_MAX_DIMS] = {0};
+    for (int32_t d = 0; d < nd; d++) n *= shape[d];
+    size_t es = hg_dtype_size(acc->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t pos = scatter ? idx[i] : idx[co[ax]], so = 0, ao = 0;
+        for (int32_t d = 0; d < nd; d++) {
+            so += co[d] * src->strides[d];
+            ao += (d == ax ? pos : co[d]) * acc->strides[d];
+        }
+        add_elem(acc->dtype, acc->data + ao * (int64_t)es, src->data + so * (int64_t)es);
+        for (int32_t d = nd - 1; d >= 0; d--) {
+            if (++co[d] < shape[d]) break;
+            co[d] = 0;
+        }
+    }
+}
+
+// The checks both share: acc, index and src valid, acc writable and apart from both, equal
+// dtypes (bool refused), axis in range; *ax the resolved axis.
+static hg_status add_setup(hg_op_ctx* c, const hg_tensor* acc, int32_t axis,
+                           const hg_tensor* index, const hg_tensor* src, int32_t* ax) {
+    hg_status s;
+    if ((s = hg_op_input(c, acc, "out", NULL, NULL))) return s;
+    if ((s = hg_op_input(c, index, "index", NULL, NULL))) return s;
+    if ((s = hg_op_input(c, src, "src", NULL, NULL))) return s;
+    if (src->dtype != acc->dtype)
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: 'src' has dtype %s, 'out' has %s (they must "
+                        "be equal)", c->fn, hg_dtype_name(src->dtype), hg_dtype_name(acc->dtype));
+    if (acc->dtype == HG_DTYPE_BOOL)
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: bool tensors cannot be added into", c->fn);
+    if (acc->ndim == 0)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: 'out' is 0-d; it needs an axis to index",
+                        c->fn);
+    if ((s = hg_op_axis(c, acc->ndim, axis, ax))) return s;
+    // Not even exactly: adding a tensor into itself at indexed places reads values already added.
+    if (hg_op_overlaps(acc, src) || hg_op_overlaps(acc, index))
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: 'out' shares memory with '%s'; the "
+                        "accumulator must be apart from its inputs", c->fn,
+                        hg_op_overlaps(acc, src) ? "src" : "index");
+    return HG_OK;
+}
+
+// Runs the add on acc's backend: atomics on devices (their dtypes), the serial loop on hosts.
+static hg_status add_run(hg_op_ctx* c, const hg_tensor* acc, const hg_tensor* src,
+                         const int64_t* shape, int32_t ax, const int64_t* idx, int64_t nidx,
+                         int scatter) {
+    hg_tensor it = *src;   // src over the iterated shape (scatter_add: index's)
+    for (int32_t d = 0; d < src->ndim; d++) it.shape[d] = shape[d];
+    if (hg_op_route_of(c, HG_OPF_DATA, acc->dtype) == HG_ROUTE_DEVICE) {
+        hg_dtype t = acc->dtype;
+        if (t != HG_DTYPE_F32 && t != HG_DTYPE_F64 && t != HG_DTYPE_I32 && t != HG_DTYPE_U32 &&
+            t != HG_DTYPE_I64 && t != HG_DTYPE_U64)
+            return hg_error(HG_ERR_UNSUPPORTED, "%s: dtype %s has no atomic add on this device "
+                            "(f32, f64, i32, u32, i64 and u64 do); cast to one of them first",
+                            c->fn, hg_dtype_name(t));
+        return hg_dev_index_add(c, acc, ax, idx, nidx, scatter, &it);
+    }
+    hg_host_view a, v;
+    hg_status s;
+    if ((s = hg_op_host_view(c, acc, &a)) || (s = hg_op_host_view(c, &it, &v))) return s;
+    run_add(&a, &v, shape, src->ndim, ax, idx, scatter);
+    return HG_OK;
+}
+
+hg_status hg_index_add(const hg_tensor* out, int32_t axis, const hg_tensor* index,
+                       const hg_tensor* src) {
+    HG_OP_CTX(c);
+    hg_op_begin(&c, "hg_index_add");
+    if (!out || !index || !src)
+        return hg_error(HG_ERR_NULL_POINTER, "hg_index_add: argument '%s' is NULL",
+                        !out ? "out" : !index ? "index" : "src");
+    int32_t ax = 0;
+    hg_status s = add_setup(&c, out, axis, index, src, &ax);
+    if (s) return s;
+    char sb[HG_DIMS_TEXT], ob[HG_DIMS_TEXT];
+    if (index->ndim != 1)
+        return hg_error(HG_ERR_INVALID_ARGUMENT,
+                        "hg_index_add: 'index' has %d dims; it must be 1-D", (int)index->ndim);
+    int ok = src->ndim == out->ndim && src->shape[ax] == index->shape[0];
+    for (int32_t d = 0; ok && d < out->ndim; d++) ok = d == ax || src->shape[d] == out->shape[d];
+    if (!ok)
+        return hg_error(HG_ERR_SIZE_MISMATCH, "hg_index_add: 'src' has shape %s, 'out' %s with %lld "
+                        "indices along axis %d: src must be out's shape with %lld there",
+                        hg_op_dims(sb, src->ndim, src->shape), hg_op_dims(ob, out->ndim, out->shape),
+                        (long long)index->shape[0], (int)ax, (long long)index->shape[0]);
+    int64_t* idx = NULL;
+    if ((s = resolve_indices(&c, index, ax, out->shape[ax], &idx))) return s;
+    s = add_run(&c, out, src, src->shape, ax, idx, index->shape[0], 0);
+    free(idx);
+    return s;
+}
+
+hg_status hg_scatter_add(const hg_tensor* out, int32_t axis, const hg_tensor* index,
+                         const hg_tensor* src) {
+    HG_OP_CTX(c);
+    hg_op_begin(&c, "hg_scatter_add");
+    if (!out || !index || !src)
+        return hg_error(HG_ERR_NULL_POINTER, "hg_scatter_add: argument '%s' is NULL",
+                        !out ? "out" : !index ? "index" : "src");
+    int32_t ax = 0;
+    hg_status s = add_setup(&c, out, axis, index, src, &ax);
+    if (s) return s;
+    char ib[HG_DIMS_TEXT], sb[HG_DIMS_TEXT], ob[HG_DIMS_TEXT];
+    int ok = index->ndim == out->ndim && src->ndim == out->ndim;
+    for (int32_t d = 0; ok && d < out->ndim; d++)
+        ok = index->shape[d] <= src->shape[d] && (d == ax || index->shape[d] <= out->shape[d]);
+    if (!ok)
+        return hg_error(HG_ERR_SIZE_MISMATCH, "hg_scatter_add: 'index' has shape %s, 'src' %s, "
+                        "'out' %s: all must have the same number of dims, index no larger than "
+                        "src on any dim nor than out on any but axis %d",
+                        hg_op_dims(ib, index->ndim, index->shape),
+                        hg_op_dims(sb, src->ndim, src->shape),
+                        hg_op_dims(ob, out->ndim, out->shape), (int)ax);
+    int64_t* idx = NULL;
+    if ((s = resolve_indices(&c, index, ax, out->shape[ax], &idx))) return s;
+    s = add_run(&c, out, src, index->shape, ax, idx, hg_dk_numel(index), 1);
+    free(idx);
+    return s;
+}
