@@ -530,3 +530,80 @@ def dropout(x, p, seed, ex=0):
     if _needs_grad(x):
         return _Dropout.apply(x, p, seed, ex)
     return O.dropout(x, p, seed, ex)
+
+
+class _IndexSelect(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, ex):
+        ctx.dim, ctx.shape, ctx.ex = dim % max(x.dim(), 1), tuple(x.shape), ex
+        ctx.save_for_backward(index)
+        return O.index_select(x, dim, index, ex)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        if not ctx.shape:   # a 0-d input: its one element got every selected gradient
+            return sum_(g, None, False, ctx.ex), None, None, None
+        g = g.contiguous().reshape(
+            ctx.shape[:ctx.dim] + (index.numel(),) + ctx.shape[ctx.dim + 1:])
+        return O.index_add_zeros(g, ctx.dim, index, list(ctx.shape), False, ctx.ex), None, None, None
+
+
+def index_select(x, dim, index, ex=0):
+    if _needs_grad(x):
+        return _IndexSelect.apply(x, dim, index, ex)
+    return O.index_select(x, dim, index, ex)
+
+
+class _Gather(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, ex):
+        ctx.dim, ctx.shape, ctx.ex = dim % max(x.dim(), 1), tuple(x.shape), ex
+        ctx.save_for_backward(index)
+        return O.gather(x, dim, index, ex)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        if not ctx.shape:
+            return g.clone(), None, None, None
+        return (O.index_add_zeros(g.contiguous(), ctx.dim, index, list(ctx.shape), True, ctx.ex),
+                None, None, None)
+
+
+def gather(x, dim, index, ex=0):
+    if _needs_grad(x):
+        return _Gather.apply(x, dim, index, ex)
+    return O.gather(x, dim, index, ex)
+
+
+class _Embedding(Function):
+    """weight rows at input's indices; the weight gradient sums g's rows per index (index_add),
+    the padding_idx row gets none."""
+
+    @staticmethod
+    def forward(ctx, input, weight, padding_idx, ex):
+        ctx.pad, ctx.shape, ctx.ex = padding_idx, tuple(weight.shape), ex
+        flat = input.reshape(-1)
+        ctx.save_for_backward(flat)
+        rows = O.index_select(weight, 0, flat, ex)
+        return rows.reshape(tuple(input.shape) + (weight.shape[1],))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (flat,) = ctx.saved_tensors
+        g = g.contiguous().reshape(flat.numel(), ctx.shape[1])
+        gw = O.index_add_zeros(g, 0, flat, list(ctx.shape), False, ctx.ex)
+        if ctx.pad is not None:
+            gw[ctx.pad] = 0
+        return None, gw, None, None
+
+
+def embedding(input, weight, padding_idx=None, ex=0):
+    if _needs_grad(weight):
+        return _Embedding.apply(input, weight, padding_idx, ex)
+    rows = O.index_select(weight, 0, input.reshape(-1), ex)
+    return rows.reshape(tuple(input.shape) + (weight.shape[1],))

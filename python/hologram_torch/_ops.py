@@ -510,6 +510,78 @@ dropout = _define("dropout(Tensor input, float p, int seed, int ex=0) -> Tensor"
                   _dropout_fake)
 
 
+# ---- indexing: index_select / gather and their backward (index_add / scatter_add) --------------
+def _check_index(fn, index, what="index"):
+    B.check_tensor(index, what, fn)
+    if index.dtype.is_floating_point or index.dtype == torch.bool:
+        raise TypeError(f"{fn}: {what} must have an integer dtype (int64 or int32), got "
+                        f"{index.dtype}")
+
+
+def _index_select_fake(x, dim, index, ex=0):
+    shape = list(x.shape)
+    if shape:
+        shape[dim % len(shape)] = index.numel()
+    return x.new_empty(shape)
+
+
+def _index_select_impl(x, dim, index, ex=0):
+    fn = "hologram_torch.index_select"
+    B.check_tensor(x, "input", fn)
+    _check_index(fn, index)
+    if index.dim() > 1:
+        raise ValueError(f"{fn}: index must be 0-d or 1-D, got {index.dim()}-D")
+    if x.dim() == 0 and index.numel() != 1:
+        raise ValueError(f"{fn}: an index into a 0-d input can have only 1 value, got "
+                         f"{index.numel()}")
+    d = _dim(fn, dim, x.dim())
+    e, dev, (hx, hi) = _hg_args(fn, ex, x, index.reshape(-1))
+    if x.dim() == 0:
+        hx = hx.reshape((1,))
+    return B.to_torch(hg.index_select(hx, d, hi)).reshape(_index_select_fake(x, dim, index).shape)
+
+
+index_select = _define("index_select(Tensor input, int dim, Tensor index, int ex=0) -> Tensor",
+                       _index_select_impl, _index_select_fake)
+
+
+def _gather_fake(x, dim, index, ex=0):
+    return x.new_empty(index.shape)
+
+
+def _gather_impl(x, dim, index, ex=0):
+    fn = "hologram_torch.gather"
+    B.check_tensor(x, "input", fn)
+    _check_index(fn, index)
+    d = _dim(fn, dim, x.dim())
+    e, dev, (hx, hi) = _hg_args(fn, ex, x, index)
+    return B.to_torch(hg.gather(hx, d, hi))
+
+
+gather = _define("gather(Tensor input, int dim, Tensor index, int ex=0) -> Tensor", _gather_impl,
+                 _gather_fake)
+
+
+def _add_back_fake(g, dim, index, shape, scatter, ex=0):
+    return g.new_empty(shape)
+
+
+def _add_back_impl(g, dim, index, shape, scatter, ex=0):
+    """Zeros of `shape` with g added at index along dim: index_add (scatter=False, index 1-D:
+    the backward of index_select / embedding) or scatter_add (the backward of gather)."""
+    fn = "hologram_torch.index_add_zeros"
+    out = torch.zeros(shape, dtype=g.dtype, device=g.device)
+    if not g.numel():
+        return out
+    e, dev, (hg_g, hi, ho) = _hg_args(fn, ex, g, index.reshape(-1) if not scatter else index, out)
+    (hg.scatter_add if scatter else hg.index_add)(ho, dim, hi, hg_g)
+    return out
+
+
+index_add_zeros = _define("index_add_zeros(Tensor g, int dim, Tensor index, SymInt[] shape, "
+                          "bool scatter, int ex=0) -> Tensor", _add_back_impl, _add_back_fake)
+
+
 # ---- data: cat, stack, where, clamp ----------------------------------------------------------
 def _cat_like(name, hg_fn, torch_fn):
     def fake(tensors, dim=0, ex=0):

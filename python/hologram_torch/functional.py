@@ -15,6 +15,7 @@ import hologram as hg
 
 from . import _autograd as A
 from . import _bridge as B
+from . import _ops as O
 
 _Tensor = torch.Tensor
 
@@ -22,7 +23,7 @@ __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu
            "tanh", "gelu", "silu", "softplus", "softmax", "log_softmax", "layer_norm", "rms_norm",
            "linear", "matmul", "sum", "mean", "mse_loss", "cross_entropy", "cat", "stack", "where",
            "clamp", "clip", "binary_cross_entropy_with_logits", "binary_cross_entropy",
-           "nll_loss", "dropout", "bmm", "addmm"]
+           "nll_loss", "dropout", "bmm", "addmm", "embedding", "index_select", "gather"]
 
 
 def _split(fn, args, kw, n):
@@ -452,3 +453,47 @@ def addmm(*args, beta=1, alpha=1, **kw):
     if beta != 1:
         c = A.mul(c, torch.tensor(beta, dtype=c.dtype, device=c.device), ex)
     return A.add(c, out, ex)
+
+
+def index_select(*args, **kw):
+    """torch.index_select(input, dim, index): index 0-d or 1-D, int64 or int32."""
+    fn = "hologram_torch.functional.index_select"
+    ex, (x, dim, index) = _split(fn, args, kw, 3)
+    return A.index_select(x, int(dim), index, ex)
+
+
+def gather(*args, sparse_grad=False, **kw):
+    """torch.gather(input, dim, index): index of input's ndim, at most input's size on every
+    dim but dim. Negative indices count from the end (torch refuses them)."""
+    fn = "hologram_torch.functional.gather"
+    ex, (x, dim, index) = _split(fn, args, kw, 3)
+    if sparse_grad:
+        raise NotImplementedError(f"{fn}: sparse_grad=True (a sparse gradient) is not supported")
+    return A.gather(x, int(dim), index, ex)
+
+
+def embedding(*args, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False, **kw):
+    """torch.nn.functional.embedding(input, weight, padding_idx): weight's rows at the integer
+    indices of input (any shape); the weight gradient adds the rows' gradients per index and
+    leaves the padding_idx row at 0."""
+    fn = "hologram_torch.functional.embedding"
+    ex, (idx, weight, *rest) = _split(fn, args, kw, 2)
+    if rest:
+        padding_idx = rest[0]
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError(f"{fn}: max_norm, scale_grad_by_freq and sparse are not "
+                                  f"supported (max_norm={max_norm}, scale_grad_by_freq="
+                                  f"{scale_grad_by_freq}, sparse={sparse})")
+    B.check_tensor(weight, "weight", fn, floats_only=True)
+    O._check_index(fn, idx, "input")
+    if weight.dim() != 2:
+        raise ValueError(f"{fn}: weight must be 2-D (num_embeddings, embedding_dim), got "
+                         f"{list(weight.shape)}")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if not -n <= padding_idx < n:
+            raise ValueError(f"{fn}: padding_idx {padding_idx} must be within num_embeddings "
+                             f"({n})")
+        padding_idx %= n
+    return A.embedding(idx, weight, padding_idx, ex)

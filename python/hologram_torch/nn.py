@@ -17,7 +17,7 @@ from . import functional as F
 
 __all__ = ["Linear", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "LayerNorm", "RMSNorm", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "Dropout"]
+           "BCEWithLogitsLoss", "Dropout", "Embedding"]
 
 
 def _take_executor(args, kw):
@@ -203,3 +203,18 @@ class Dropout(_HgModule, torch.nn.Dropout):
     def forward(self, input):
         return F.dropout(input, p=self.p, training=self.training, inplace=self.inplace,
                          executor=self._hg_executor)
+
+
+class Embedding(_HgModule, torch.nn.Embedding):
+    """torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None) (max_norm,
+    scale_grad_by_freq and sparse are refused: hologram_torch.functional.embedding)."""
+
+    def __init__(self, *args, **kw):
+        ex, args = _take_executor(args, kw)
+        super().__init__(*args, **kw)
+        self._set_executor(ex)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, padding_idx=self.padding_idx,
+                           max_norm=self.max_norm, scale_grad_by_freq=self.scale_grad_by_freq,
+                           sparse=self.sparse, executor=self._hg_executor)

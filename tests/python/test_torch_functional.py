@@ -275,7 +275,7 @@ def test_binary_cross_entropy(dtype):
 
 
 def test_dropout():
-    x = torch.randn(1000, 64)
+    x = torch.randn(1000, 64, generator=torch.Generator().manual_seed(0))
     torch.manual_seed(7)
     y = F.dropout(x, 0.25)
     torch.manual_seed(7)
@@ -413,3 +413,49 @@ def test_cat_stack_where_clamp_bce():
         F.clamp(x)
     with pytest.raises(ValueError, match="non-empty"):
         F.cat([])
+
+
+# embedding / index_select / gather: values against torch, float64 gradients (gradcheck; their
+# backward is hologram's index_add / scatter_add), repeated indices, strided inputs, padding_idx,
+# int32 indices, 0-d inputs, and errors.
+def test_embedding_index_select_gather():
+    g = torch.Generator().manual_seed(12)
+    w = torch.randn(10, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    idx = torch.tensor([[1, 3, 1], [9, 0, 3]])
+    close(F.embedding(idx, w), TF.embedding(idx, w))
+    assert torch.autograd.gradcheck(lambda w: F.embedding(idx, w), (w,))
+    gout = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
+    for pad in (3, -1, None):
+        a, = torch.autograd.grad(F.embedding(idx, w, padding_idx=pad), w, gout)
+        b, = torch.autograd.grad(TF.embedding(idx, w, padding_idx=pad), w, gout)
+        close(a, b)
+    w32 = w.detach().float()[:, ::2].requires_grad_()      # a strided weight, int32 indices
+    i32 = idx.to(torch.int32)
+    a = F.embedding(i32, w32)
+    b = TF.embedding(i32, w32)
+    close(a, b)
+    close(torch.autograd.grad(a.sum(), w32)[0], torch.autograd.grad(b.sum(), w32)[0])
+    x = torch.randn(4, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    for dim, ix in ((1, torch.tensor([4, 0, 4])), (0, torch.tensor([3, 3])), (-1, torch.tensor(2))):
+        close(F.index_select(x, dim, ix), torch.index_select(x, dim, ix))
+        assert torch.autograd.gradcheck(lambda x, d=dim, i=ix: F.index_select(x, d, i), (x,))
+    gi = torch.tensor([[0, 1, 1, 2, 0], [3, 3, 2, 0, 1]])
+    for dim, ix in ((0, gi), (1, gi[:, :3])):
+        close(F.gather(x, dim, ix), torch.gather(x, dim, ix))
+        assert torch.autograd.gradcheck(lambda x, d=dim, i=ix: F.gather(x, d, i), (x,))
+    s = torch.tensor(5.0, dtype=torch.float64, requires_grad=True)
+    close(F.index_select(s, 0, torch.tensor([0])), torch.index_select(s, 0, torch.tensor([0])))
+    with pytest.raises(hg.HologramError, match="out of range"):
+        F.embedding(torch.tensor([10]), w)
+    with pytest.raises(TypeError, match="integer"):
+        F.index_select(x, 0, torch.tensor([0.0]))
+    with pytest.raises(ValueError, match="0-d or 1-D"):
+        F.index_select(x, 0, gi)
+    with pytest.raises(IndexError, match="out of range"):
+        F.gather(x, 2, gi)
+    with pytest.raises(ValueError, match="padding_idx"):
+        F.embedding(idx, w, padding_idx=10)
+    with pytest.raises(NotImplementedError, match="max_norm"):
+        F.embedding(idx, w, max_norm=1.0)
+    with pytest.raises(ValueError, match="2-D"):
+        F.embedding(idx, w[0])

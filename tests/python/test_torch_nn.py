@@ -207,3 +207,20 @@ def test_checkpoint_through_modules():
     x.grad = None
     block(x).sum().backward()
     torch.testing.assert_close(g1, x.grad)
+
+
+def test_embedding_module():
+    ours = N.Embedding(12, 5, padding_idx=2)
+    theirs = torch.nn.Embedding(12, 5, padding_idx=2)
+    theirs.load_state_dict(ours.state_dict())
+    assert isinstance(ours, torch.nn.Embedding) and ours.state_dict().keys() == \
+        theirs.state_dict().keys()
+    assert torch.equal(ours.weight[2], torch.zeros(5))        # torch's own init zeroes the row
+    idx = torch.tensor([[2, 7, 7, 11], [0, 2, 5, 7]])
+    a, b = ours(idx), theirs(idx)
+    torch.testing.assert_close(a, b)
+    g = torch.randn(2, 4, 5)
+    torch.testing.assert_close(torch.autograd.grad(a, ours.weight, g)[0],
+                               torch.autograd.grad(b, theirs.weight, g)[0])
+    with pytest.raises(NotImplementedError, match="max_norm"):
+        N.Embedding(4, 2, max_norm=1.0)(torch.tensor([1]))
