@@ -17,7 +17,7 @@ from . import functional as F
 
 __all__ = ["Linear", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "LayerNorm", "RMSNorm", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "Dropout", "Embedding"]
+           "BCEWithLogitsLoss", "Dropout", "Embedding", "convert"]
 
 
 def _take_executor(args, kw):
@@ -218,3 +218,58 @@ class Embedding(_HgModule, torch.nn.Embedding):
         return F.embedding(input, self.weight, padding_idx=self.padding_idx,
                            max_norm=self.max_norm, scale_grad_by_freq=self.scale_grad_by_freq,
                            sparse=self.sparse, executor=self._hg_executor)
+
+
+_COUNTERPARTS = {torch.nn.Linear: Linear, torch.nn.ReLU: ReLU, torch.nn.GELU: GELU,
+                 torch.nn.SiLU: SiLU, torch.nn.Sigmoid: Sigmoid, torch.nn.Tanh: Tanh,
+                 torch.nn.Softmax: Softmax, torch.nn.LogSoftmax: LogSoftmax,
+                 torch.nn.LayerNorm: LayerNorm, torch.nn.RMSNorm: RMSNorm,
+                 torch.nn.Dropout: Dropout, torch.nn.Embedding: Embedding,
+                 torch.nn.MSELoss: MSELoss, torch.nn.CrossEntropyLoss: CrossEntropyLoss,
+                 torch.nn.NLLLoss: NLLLoss, torch.nn.BCELoss: BCELoss,
+                 torch.nn.BCEWithLogitsLoss: BCEWithLogitsLoss}
+
+
+def _refusal(m):
+    """Why layer m keeps torch's forward (None: it can be converted)."""
+    if getattr(m, "inplace", False) and not isinstance(m, torch.nn.Dropout):
+        return "inplace=True is not supported"
+    if isinstance(m, (torch.nn.Softmax, torch.nn.LogSoftmax)) and m.dim is None:
+        return "dim=None is not supported"
+    if isinstance(m, torch.nn.Embedding) and (m.max_norm is not None or m.scale_grad_by_freq
+                                              or m.sparse):
+        return "max_norm, scale_grad_by_freq and sparse are not supported"
+    return None
+
+
+def convert(model, executor=None, *, backend=None):
+    """Replaces, in place, the torch.nn layers of model that hologram_torch.nn has (Linear,
+    activations, norms, Dropout, Embedding, losses) by hologram's: each layer keeps its
+    parameters, buffers, hooks and mode (the very same Parameter objects, so an optimizer made
+    before still updates them); only forward changes. Returns model. Layers it cannot replace
+    (no hologram counterpart, or an option hologram refuses) keep torch's forward and are named
+    in one UserWarning, with the reason."""
+    ex, _ = _take_executor((), {"executor": executor, "backend": backend})
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"hologram_torch.nn.convert: expected a torch.nn.Module, got "
+                        f"{type(model).__name__}")
+    kept = []
+    for name, m in model.named_modules():
+        if isinstance(m, _HgModule):
+            continue
+        target = _COUNTERPARTS.get(type(m))
+        if target is None:
+            if not any(True for _ in m.children()) and type(m) is not torch.nn.Identity:
+                kept.append(f"{name or '<model>'} ({type(m).__name__}): no hologram counterpart")
+            continue
+        why = _refusal(m)
+        if why:
+            kept.append(f"{name or '<model>'} ({type(m).__name__}): {why}")
+            continue
+        m.__class__ = target   # a subclass holding the same state: the layer converts in place
+        m._set_executor(ex)
+    if kept:
+        import warnings
+        warnings.warn("hologram_torch.nn.convert: kept torch's forward for " + "; ".join(kept),
+                      UserWarning, stacklevel=2)
+    return model

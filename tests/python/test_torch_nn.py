@@ -224,3 +224,32 @@ def test_embedding_module():
                                torch.autograd.grad(b, theirs.weight, g)[0])
     with pytest.raises(NotImplementedError, match="max_norm"):
         N.Embedding(4, 2, max_norm=1.0)(torch.tensor([1]))
+
+
+def test_convert_replaces_layers_in_place_and_names_the_rest():
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(
+        torch.nn.Embedding(20, 8), torch.nn.Linear(8, 16), torch.nn.GELU(),
+        torch.nn.LayerNorm(16), torch.nn.Dropout(0.0), torch.nn.ReLU(inplace=True),
+        torch.nn.Conv1d(3, 3, 1), torch.nn.Linear(16, 4))
+    idx = torch.randint(0, 20, (6,))
+    head = torch.nn.Sequential(*list(model)[:6], model[7])
+    want = head(idx)
+    params = list(model.parameters())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)   # made before the conversion
+    with pytest.warns(UserWarning) as rec:
+        assert N.convert(model) is model
+    msg = str(rec[0].message)
+    assert "5 (ReLU): inplace=True" in msg and "6 (Conv1d): no hologram counterpart" in msg
+    kinds = [type(m) for m in model]
+    assert kinds[:5] == [N.Embedding, N.Linear, N.GELU, N.LayerNorm, N.Dropout]
+    assert kinds[5] is torch.nn.ReLU and kinds[6] is torch.nn.Conv1d and kinds[7] is N.Linear
+    assert list(model.parameters()) == params                 # the same Parameter objects
+    got = head(idx)
+    torch.testing.assert_close(got, want)
+    before = [p.detach().clone() for p in model[1].parameters()]
+    got.sum().backward()
+    opt.step()
+    assert all(not torch.equal(a, b) for a, b in zip(before, model[1].parameters()))
+    with pytest.raises(TypeError, match="torch.nn.Module"):
+        N.convert(object())
