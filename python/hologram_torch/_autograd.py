@@ -26,6 +26,28 @@ def _needs_grad(*ts):
     return False
 
 
+# ---- torch.autocast: the dtypes its op lists give (CPU, torch 2.13: matmul-like ops run in the
+# autocast dtype, losses in float32, the rest as their inputs); float64 is never cast -------------
+_LOWER = (torch.float16, torch.bfloat16)
+
+
+def autocast_lower(t, *ts):
+    """ts cast to the autocast dtype where autocast is on for t's device (f32 and lower floats)."""
+    dev = t.device.type
+    if not torch.is_autocast_enabled(dev):
+        return ts
+    dt = torch.get_autocast_dtype(dev)
+    return tuple(u.to(dt) if u is not None and u.is_floating_point() and u.dtype != torch.float64
+                 else u for u in ts)
+
+
+def autocast_fp32(t, *ts):
+    """ts with float16 / bfloat16 cast to float32 where autocast is on for t's device."""
+    if not torch.is_autocast_enabled(t.device.type):
+        return ts
+    return tuple(u.float() if u is not None and u.dtype in _LOWER else u for u in ts)
+
+
 def _sum_to(g, shape, ex):
     """g summed over the dims it was broadcast along, to shape (a view where nothing is)."""
     shape = tuple(shape)
@@ -230,6 +252,7 @@ class _Matmul(Function):
 
 
 def matmul(a, b, ex=0):
+    a, b = autocast_lower(a, a, b)
     if _needs_grad(a, b):
         return _Matmul.apply(a, b, ex)
     return O.matmul(a, b, ex)
@@ -260,6 +283,7 @@ class _Linear(Function):
 
 
 def linear(x, w, b=None, ex=0):
+    x, w, b = autocast_lower(x, x, w, b)
     if _needs_grad(x, w, b):
         return _Linear.apply(x, w, b, ex)
     return O.linear(x, w, b, ex)
@@ -312,6 +336,7 @@ def mean(x, dims=None, keepdim=False, ex=0):
 
 # ---- losses ----------------------------------------------------------------------------------
 def mse_loss(a, b, reduction="mean", ex=0):
+    a, b = autocast_fp32(a, a, b)
     if not _needs_grad(a, b):
         return O.mse_loss(a, b, reduction, ex)
     d = sub(a, b, ex)          # differentiable composition: double backward works
@@ -337,6 +362,7 @@ class _CrossEntropy(Function):
 
 
 def cross_entropy(logits, target, ignore_index=-100, reduction="mean", ex=0):
+    logits, target = autocast_fp32(logits, logits, target)
     if _needs_grad(logits):
         if target.requires_grad:
             raise NotImplementedError("hologram_torch.cross_entropy: gradients with respect to "
@@ -438,6 +464,7 @@ class _BCEWithLogits(Function):
 
 
 def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex=0):
+    x, t, w, pw = autocast_fp32(x, x, t, w, pw)
     if _needs_grad(x):
         if _needs_grad(t, w, pw):
             raise NotImplementedError("hologram_torch.binary_cross_entropy_with_logits: "
@@ -463,6 +490,7 @@ class _BCE(Function):
 
 
 def binary_cross_entropy(p, t, w=None, reduction="mean", ex=0):
+    p, t, w = autocast_fp32(p, p, t, w)
     if _needs_grad(p):
         if _needs_grad(t, w):
             raise NotImplementedError("hologram_torch.binary_cross_entropy: gradients with "
@@ -488,6 +516,7 @@ class _NLL(Function):
 
 
 def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
+    x, w = autocast_fp32(x, x, w)
     if _needs_grad(x):
         if _needs_grad(w):
             raise NotImplementedError("hologram_torch.nll_loss: gradients with respect to the "

@@ -269,6 +269,7 @@ def _scalar(v, like):
 
 
 def _cross_entropy_composed(fn, x, t, weight, ignore_index, reduction, eps, ex):
+    x, t, weight = A.autocast_fp32(x, x, t, weight)   # torch.autocast runs the loss in f32
     cdim = 1 if x.dim() >= 2 else 0
     C = x.shape[cdim]
     if weight is not None:
@@ -445,6 +446,7 @@ def addmm(*args, beta=1, alpha=1, **kw):
         raise ValueError(f"{fn}: mat1 {list(a.shape)} and mat2 {list(b.shape)} cannot be "
                          f"multiplied")
     B.broadcast_shape(fn, c.shape, (a.shape[0], b.shape[1]))
+    (c,) = A.autocast_lower(a, c)
     out = A.matmul(a, b, ex)
     if alpha != 1:
         out = A.mul(out, torch.tensor(alpha, dtype=out.dtype, device=out.device), ex)

@@ -253,3 +253,32 @@ def test_convert_replaces_layers_in_place_and_names_the_rest():
     assert all(not torch.equal(a, b) for a, b in zip(before, model[1].parameters()))
     with pytest.raises(TypeError, match="torch.nn.Module"):
         N.convert(object())
+
+
+def test_autocast_bfloat16_through_the_modules():
+    """torch.autocast('cpu', bfloat16): matmul-like layers run in bfloat16, losses in float32,
+    the rest as their inputs (torch's CPU op lists); the same dtypes as torch.nn's model, values
+    within bfloat16 rounding, gradients into the float32 parameters."""
+    def model(nn):
+        torch.manual_seed(1)
+        return torch.nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32),
+                                   nn.Linear(32, 5))
+    ours, theirs = model(N), model(torch.nn)
+    x, t = torch.randn(8, 16), torch.randint(0, 5, (8,))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ya, yb = ours(x), theirs(x)
+        assert ya.dtype == yb.dtype == torch.bfloat16
+        torch.testing.assert_close(ya.float(), yb.float(), rtol=2e-2, atol=2e-2)
+        la = N.CrossEntropyLoss(label_smoothing=0.1)(ya, t)
+        lb = torch.nn.CrossEntropyLoss(label_smoothing=0.1)(yb, t)
+        assert la.dtype == lb.dtype == torch.float32
+        torch.testing.assert_close(la, lb, rtol=2e-2, atol=2e-2)
+        m = N.MSELoss()(ya, yb.detach())
+        assert m.dtype == torch.nn.MSELoss()(yb, yb.detach()).dtype == torch.float32
+        f64 = N.Linear(4, 2).double()
+        assert f64(torch.randn(3, 4, dtype=torch.float64)).dtype == torch.float64
+    la.backward()
+    lb.backward()
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        assert p.grad.dtype == torch.float32
+        torch.testing.assert_close(p.grad, q.grad, rtol=5e-2, atol=1e-2)
