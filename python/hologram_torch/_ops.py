@@ -399,15 +399,20 @@ def _bce_fake(p, t, weight=None, reduction="mean", ex=0):
     return p.new_empty(p.shape if reduction == "none" else ())
 
 
-def _bce_impl(p, t, weight=None, reduction="mean", ex=0):
-    fn = "hologram_torch.binary_cross_entropy"
-    B.check_tensor(p, "input", fn, floats_only=True)
+def _check_elementwise_loss(fn, x, t, reduction):
+    """A loss of one value per input element: float input and target of one shape."""
+    B.check_tensor(x, "input", fn, floats_only=True)
     B.check_tensor(t, "target", fn, floats_only=True)
     if reduction not in REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
-    if t.shape != p.shape:
+    if t.shape != x.shape:
         raise ValueError(f"{fn}: target of shape {list(t.shape)} must have the input's shape "
-                         f"{list(p.shape)}")
+                         f"{list(x.shape)}")
+
+
+def _bce_impl(p, t, weight=None, reduction="mean", ex=0):
+    fn = "hologram_torch.binary_cross_entropy"
+    _check_elementwise_loss(fn, p, t, reduction)
     e, dev, (hp, ht, hw) = _hg_args(fn, ex, p, t, weight)
     out = B.empty(p.shape if reduction == "none" else (), p.dtype, dev)
     hg.ops.binary_cross_entropy(hp, _cast(ht, p.dtype), None if hw is None else _cast(hw, p.dtype),
@@ -652,13 +657,7 @@ def _bcel_fake(x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
 
 def _bcel_impl(x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
     fn = "hologram_torch.binary_cross_entropy_with_logits"
-    B.check_tensor(x, "input", fn, floats_only=True)
-    B.check_tensor(t, "target", fn, floats_only=True)
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
-    if t.shape != x.shape:
-        raise ValueError(f"{fn}: target of shape {list(t.shape)} must have the input's shape "
-                         f"{list(x.shape)}")
+    _check_elementwise_loss(fn, x, t, reduction)
     e, dev, (hx, ht, hw, hp) = _hg_args(fn, ex, x, t, weight, pos_weight)
     dt = x.dtype
     return B.to_torch(hg.ops.binary_cross_entropy_with_logits(

@@ -225,16 +225,26 @@ static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg
     return s;
 }
 
+// The resolved indices in a new device buffer (*ib; destroyed by the caller when HG_OK).
+static hg_status upload_indices(hg_op_ctx* c, const int64_t* idx, int64_t nidx, hg_buffer* ib) {
+    hg_executor exh = {c->ex->handle};
+    hg_status s = hg_buffer_create_ex(exh, HG_DTYPE_I64, (size_t)(nidx ? nidx : 1),
+                                      HG_BUFFER_UNINITIALIZED, ib);
+    if (s) return hg_error_prefix(s, "%s (indices on the device)", c->fn);
+    if (nidx && (s = hg_buffer_write(*ib, 0, idx, (size_t)nidx))) {
+        hg_buffer_destroy(*ib);
+        return s;
+    }
+    return HG_OK;
+}
+
 hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int64_t* idx,
                        int64_t nidx, int gather, const hg_tensor* out, int via_temp) {
     if (hg_dk_numel(out) == 0) return HG_OK;
-    hg_executor exh = {c->ex->handle};
     hg_buffer ib;
-    hg_status s = hg_buffer_create_ex(exh, HG_DTYPE_I64, (size_t)(nidx ? nidx : 1),
-                                      HG_BUFFER_UNINITIALIZED, &ib);
-    if (s) return hg_error_prefix(s, "%s (indices on the device)", c->fn);
-    if (nidx) s = hg_buffer_write(ib, 0, idx, (size_t)nidx);
-    if (!s && !via_temp) s = index_kernel(c, x, axis, ib, gather, 0, out);
+    hg_status s = upload_indices(c, idx, nidx, &ib);
+    if (s) return s;
+    if (!via_temp) s = index_kernel(c, x, axis, ib, gather, 0, out);
     if (!s && via_temp) {   // out is x: compute into a temporary, then copy
         hg_tensor t;
         memset(&t, 0, sizeof t);
@@ -251,13 +261,10 @@ hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int
 hg_status hg_dev_index_add(hg_op_ctx* c, const hg_tensor* acc, int32_t axis, const int64_t* idx,
                            int64_t nidx, int scatter, const hg_tensor* src) {
     if (hg_dk_numel(src) == 0) return HG_OK;
-    hg_executor exh = {c->ex->handle};
     hg_buffer ib;
-    hg_status s = hg_buffer_create_ex(exh, HG_DTYPE_I64, (size_t)(nidx ? nidx : 1),
-                                      HG_BUFFER_UNINITIALIZED, &ib);
-    if (s) return hg_error_prefix(s, "%s (indices on the device)", c->fn);
-    if (nidx) s = hg_buffer_write(ib, 0, idx, (size_t)nidx);
-    if (!s) s = index_kernel(c, acc, axis, ib, scatter, 1, src);
+    hg_status s = upload_indices(c, idx, nidx, &ib);
+    if (s) return s;
+    s = index_kernel(c, acc, axis, ib, scatter, 1, src);
     hg_buffer_destroy(ib);
     return s;
 }
