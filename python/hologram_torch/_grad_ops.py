@@ -11,7 +11,7 @@ import torch
 import hologram as hg
 
 from . import _bridge as B
-from ._ops import _define, _hg_args
+from ._ops import _define, _hg_args, dropout_mask_scale, nll_picked
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -291,7 +291,6 @@ def _nll_bw_impl(g, x, target, weight=None, ignore_index=-100, reduction="mean",
     ('none'), g ('sum') or g / sum of the counted weights ('mean')."""
     fn = "hologram_torch.nll_loss_backward"
     e, dev, (hg_g, hx, ht, hw) = _hg_args(fn, ex, g, x, target, weight)
-    from ._ops import nll_picked
     cdim = 1 if x.dim() >= 2 else 0
     _, wt = nll_picked(hx, ht, hw, cdim, ignore_index, x.dtype)   # (N, ...) weights, 0 ignored
     C = x.shape[cdim]
@@ -321,10 +320,9 @@ def _dropout_bw_fake(g, p, seed, ex=0):
 
 def _dropout_bw_impl(g, p, seed, ex=0):
     """g / (1 - p) where the forward kept the element (its mask regenerated from the seed)."""
-    from ._ops import dropout_mask_scale
     fn = "hologram_torch.dropout_backward"
     e, dev, (hg_g,) = _hg_args(fn, ex, g)
-    keep, scale = dropout_mask_scale(fn, hg_g, p, seed, e)
+    keep, scale = dropout_mask_scale(hg_g, p, seed, e)
     return B.to_torch(hg.where(keep, hg.multiply(hg_g, scale), 0))
 
 

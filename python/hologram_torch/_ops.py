@@ -490,7 +490,7 @@ nll_loss = _define("nll_loss(Tensor input, Tensor target, Tensor? weight=None, "
                    _nll_impl, _nll_fake)
 
 
-def dropout_mask_scale(fn, hx, p, seed, e):
+def dropout_mask_scale(hx, p, seed, e):
     """The kept elements (uniform(seed) >= p, Philox: the same numbers on every call with this
     seed, so the backward regenerates the forward's mask) and the scale 1 / (1 - p)."""
     u = hg.empty(tuple(hx.shape), "f32", executor=e)
@@ -507,7 +507,7 @@ def _dropout_impl(x, p, seed, ex=0):
     fn = "hologram_torch.dropout"
     B.check_tensor(x, "input", fn, floats_only=True)
     e, dev, (hx,) = _hg_args(fn, ex, x)
-    keep, scale = dropout_mask_scale(fn, hx, p, seed, e)
+    keep, scale = dropout_mask_scale(hx, p, seed, e)
     return B.to_torch(hg.where(keep, hg.multiply(hx, scale), 0))
 
 
