@@ -28,8 +28,10 @@
 // 3.38 us, 64K 6.67 us; per 16,384: 2.81 and 5.10 us; per 8,192: 16K got slower, 1.72 ->
 // 2.21 us). Heavier kernels gain from threads at smaller sizes still: never a loss for them.
 #define HG_CPU_PARALLEL_LANES 16384u
-// Launches of a direct-shaped plan (cpu_direct) up to this many lanes on one worker skip the
-// chunk machinery (~750 instructions of a 1-element add).
+// Launches of a direct-shaped plan (cpu_direct) skip the chunk machinery (~750 instructions of
+// a 1-element add) at any size, except those of more than this many lanes whose output is
+// written with streaming stores (the strip path does those); row launches take the direct path
+// for rows of up to this many lanes.
 #define HG_CPU_DIRECT_MAX_LANES 65536u
 #define HG_CPU_STRIP 512u           // lanes per strip of a strip-mined run (cpu_strip.c); a
                                     // chunk of at most this many lanes runs op by op
