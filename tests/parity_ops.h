@@ -465,6 +465,7 @@ static void ref_var1(pcase* c) { ref_reduce_ddof(c, HG_REDUCE_VAR, 1); }
 static void ref_std1(pcase* c) { ref_reduce_ddof(c, HG_REDUCE_STD, 1); }
 
 #include "parity_ops_nn.h"
+#include "parity_ops_grad.h"
 
 // ---------------------------------------------------------------------------------------------
 // The table
@@ -540,6 +541,24 @@ static void build_entries(void) {
         ref_index_add);
     add("scatter_add", "hg_scatter_add", ATOMIC_DT, 0, 0, NULL, setup_scatter_add,
         run_scatter_add, ref_scatter_add);
+    for (int k = 0; k < (int)(sizeof k_act_ops / sizeof k_act_ops[0]); k++) {
+        snprintf(k_names[k_nentries], sizeof k_names[0], "activation_backward.%s",
+                 hg_unary_op_name(k_act_ops[k]));
+        add(k_names[k_nentries], "hg_activation_backward", FLOATS, k, 0, NULL, setup_act_grad,
+            run_act_grad, ref_act_grad);
+    }
+    add("softmax_backward", "hg_softmax_backward", FLOATS, 0, 0, NULL, setup_softmax_grad,
+        run_softmax_grad, ref_softmax_grad);
+    add("log_softmax_backward", "hg_log_softmax_backward", FLOATS, 1, 0, NULL,
+        setup_softmax_grad, run_softmax_grad, ref_softmax_grad);
+    add("layer_norm_backward", "hg_layer_norm_backward", FLOATS, 0, 0, NULL, setup_norm_grad,
+        run_norm_grad, ref_norm_grad);
+    add("rms_norm_backward", "hg_rms_norm_backward", FLOATS, 1, 0, NULL, setup_norm_grad,
+        run_norm_grad, ref_norm_grad);
+    add("layer_norm_backward.weight", "hg_layer_norm_backward", FLOATS, 2, 0, NULL,
+        setup_norm_grad, run_norm_grad, ref_norm_grad);
+    add("cross_entropy_backward", "hg_cross_entropy_backward", FLOATS, 0, 0, NULL, setup_ce_grad,
+        run_ce_grad, ref_ce_grad);
 }
 
 // Public functions of the Ops section that are deliberately not parity entries.

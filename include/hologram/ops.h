@@ -221,6 +221,43 @@ HG_API hg_status hg_binary_cross_entropy_with_logits(const hg_tensor* logits,
                                                      const hg_tensor* pos_weight,
                                                      hg_reduction reduction, hg_tensor* out);
 
+// Gradients: the backward passes of the ops above (hologram_torch's autograd runs on these).
+// grad is dL/d(result); every result has the dtype of the forward's input (f16/bf16 computed in
+// f32, rounded once) and follows the out rules above. Float dtypes only; the tensors of one
+// call share one dtype and the shapes below (HG_ERR_DTYPE_MISMATCH / HG_ERR_SIZE_MISMATCH).
+//
+// dL/dx of y = op(x) (elementwise, one fused kernel). x is the forward's input, y its result;
+// each op reads what its formula needs and the other may be NULL: x for abs, square, log,
+// log1p, log2, sin, cos, relu (0 at x = 0), erf, softplus, silu, gelu; y for sqrt, rsqrt,
+// reciprocal, exp, expm1, exp2, tanh, sigmoid; both for gelu_erf (Phi(x) = y / x); neither for
+// neg and the rounding ops (zero gradient). Other ops: HG_ERR_INVALID_ARGUMENT.
+HG_API hg_status hg_activation_backward(hg_unary_op op, const hg_tensor* grad,
+                                        const hg_tensor* x, const hg_tensor* y, hg_tensor* out);
+// From y = softmax(x, axis): out = y * (grad - sum(grad * y, axis)); from y = log_softmax(x,
+// axis): out = grad - exp(y) * sum(grad, axis). grad and y of one shape.
+HG_API hg_status hg_softmax_backward(const hg_tensor* grad, const hg_tensor* y, int32_t axis,
+                                     hg_tensor* out);
+HG_API hg_status hg_log_softmax_backward(const hg_tensor* grad, const hg_tensor* y, int32_t axis,
+                                         hg_tensor* out);
+// Gradients of hg_layer_norm / hg_rms_norm (same x, nnorm, weight and eps as the forward; the
+// statistics are recomputed from x in f32, f64 for f64). grad_x: x's shape; grad_weight and
+// grad_bias: the normalized dims (sum over the other dims of grad * xhat and of grad), each
+// NULL when not wanted (grad_weight is computed even when weight is NULL).
+HG_API hg_status hg_layer_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
+                                        const hg_tensor* weight, double eps, hg_tensor* grad_x,
+                                        hg_tensor* grad_weight, hg_tensor* grad_bias);
+HG_API hg_status hg_rms_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
+                                      const hg_tensor* weight, double eps, hg_tensor* grad_x,
+                                      hg_tensor* grad_weight);
+// Gradient of hg_cross_entropy wrt the logits, the softmax fused in: (softmax(logits) -
+// onehot(target)) along the class dim, times grad (a 0-d grad for MEAN/SUM, the per-sample
+// loss's shape for NONE); rows whose target is ignore_index get 0 and MEAN divides by the
+// rows counted. Targets as hg_cross_entropy (class indices, or probabilities: softmax *
+// sum(target along the class dim) - target).
+HG_API hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logits,
+                                           const hg_tensor* target, int64_t ignore_index,
+                                           hg_reduction reduction, hg_tensor* out);
+
 // Data. These write into an existing out (no allocation: they have no input to take an
 // executor from).
 // An integer value must fit an integer dtype exactly (HG_ERR_OUT_OF_RANGE); a float value into

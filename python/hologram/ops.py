@@ -493,6 +493,62 @@ def scatter_add(out, axis, index, src):
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("traced", "trace_dispatch")]
 
 
+# --- gradients (the backward ops of the C library) -----------------------------------------------
+def activation_backward(op, grad, x=None, y=None, out=None):
+    """dL/dx of ``y = op(x)`` from ``grad`` = dL/dy, one fused kernel. ``op`` is the unary op's
+    name ("tanh", "gelu" (tanh form), "gelu_erf", "relu", "sigmoid", "silu", ...); x is the
+    forward's input and y its result: each op reads what its formula needs (ops.h lists which),
+    the other may be None."""
+    code = _U.get(op) if isinstance(op, str) else None
+    if code is None:
+        raise ValueError(f"activation_backward: unknown op {op!r} (a unary op's name, such as "
+                         f"'tanh', 'gelu_erf', 'relu')")
+    return _C.activation_backward(code, grad, x, y, out)
+
+
+def softmax_backward(grad, y, axis=-1, out=None):
+    """dL/dx of ``y = softmax(x, axis)``: y * (grad - sum(grad * y, axis))."""
+    return _C.softmax_backward(grad, y, axis, False, out)
+
+
+def log_softmax_backward(grad, y, axis=-1, out=None):
+    """dL/dx of ``y = log_softmax(x, axis)``: grad - exp(y) * sum(grad, axis)."""
+    return _C.softmax_backward(grad, y, axis, True, out)
+
+
+def _norm_backward(rms, grad, x, normalized_shape, weight, eps, outputs):
+    nn = _nnorm(x, normalized_shape)
+    pshape = tuple(x.shape[x.ndim - nn:])
+    pdt = (weight if weight is not None else x).dtype_name
+    from ._interop import empty
+    made = [empty(x.shape, x.dtype_name, executor=x.executor) if outputs[0] else None,
+            empty(pshape, pdt, executor=x.executor) if outputs[1] else None]
+    if not rms:
+        made.append(empty(pshape, pdt, executor=x.executor) if outputs[2] else None)
+    _C.norm_backward(grad, x, nn, weight, eps, rms, *made)
+    return tuple(made)
+
+
+def layer_norm_backward(grad, x, normalized_shape=None, weight=None, eps=1e-5,
+                        outputs=(True, True, True)):
+    """Gradients of ``layer_norm(x, normalized_shape, weight, bias, eps)``: (grad_x,
+    grad_weight, grad_bias); ``outputs`` says which to compute (None in their place otherwise).
+    The statistics are recomputed from x."""
+    return _norm_backward(False, grad, x, normalized_shape, weight, eps, outputs)
+
+
+def rms_norm_backward(grad, x, normalized_shape=None, weight=None, eps=1e-6,
+                      outputs=(True, True)):
+    """Gradients of ``rms_norm(x, normalized_shape, weight, eps)``: (grad_x, grad_weight)."""
+    return _norm_backward(True, grad, x, normalized_shape, weight, eps, outputs)
+
+
+def cross_entropy_backward(grad, logits, target, ignore_index=-100, reduction="mean", out=None):
+    """dL/dlogits of ``cross_entropy(logits, target, ignore_index, reduction)`` with the softmax
+    fused in; grad is 0-d for 'mean'/'sum', the per-sample loss's shape for 'none'."""
+    return _C.cross_entropy_backward(grad, logits, target, ignore_index, reduction, out)
+
+
 # --- names for the package -----------------------------------------------------------------------
 #: The elementwise ops by their public names (the table's, and the wrapped ones), and the ops
 #: hologram's top level re-exports (hologram.exp(x), hologram.matmul(a, b), ...): those and the

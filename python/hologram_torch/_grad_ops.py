@@ -1,71 +1,30 @@
 """Backward ops, registered in torch's dispatcher like the forward ones (_ops.py) and computed by
-hologram: activation, softmax / log_softmax, layer_norm / rms_norm and cross-entropy gradients.
-Each is a short sequence of hologram ops on views of the torch tensors; the formulas are the
-usual ones (written next to each). _autograd.py calls them from the autograd.Functions.
+hologram. The activation, softmax / log_softmax, layer_norm / rms_norm and cross-entropy
+gradients are the C library's backward ops (hg_activation_backward, ... in ops.h: one fused
+kernel or row kernel each, on any backend); the loss, clamp and dropout gradients here are short
+sequences of hologram ops on views of the torch tensors (formulas next to each).
+_autograd.py calls them from the autograd.Functions.
 """
-import math
 import struct
 
 import torch
 
 import hologram as hg
+from hologram import _C
 
 from . import _bridge as B
+
+_U = _C.unary_ops
 from ._ops import _define, _hg_args, dropout_mask_scale, nll_picked
 
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
 
-def _act_grad(kind, g, x, y):
-    """dL/dx for y = act(x), from g = dL/dy (hologram Tensors)."""
-    if kind == "relu":
-        return hg.where(hg.greater(x, 0), g, 0)
-    if kind == "sigmoid":                       # y (1 - y)
-        return hg.multiply(g, hg.multiply(y, hg.subtract(1, y)))
-    if kind == "tanh":                          # 1 - y^2
-        return hg.multiply(g, hg.subtract(1, hg.multiply(y, y)))
-    if kind == "exp":
-        return hg.multiply(g, y)
-    if kind == "log":
-        return hg.divide(g, x)
-    if kind == "sqrt":                          # 1 / (2 y)
-        return hg.divide(g, hg.multiply(y, 2))
-    if kind == "neg":
-        return hg.negative(g)
-    if kind == "abs":
-        return hg.multiply(g, hg.sign(x))
-    if kind == "softplus":                      # sigmoid(x)
-        return hg.multiply(g, hg.sigmoid(x))
-    if kind == "silu":                          # s (1 + x (1 - s)), s = sigmoid(x)
-        s = hg.sigmoid(x)
-        return hg.multiply(g, hg.multiply(s, hg.add(1, hg.multiply(x, hg.subtract(1, s)))))
-    if kind == "gelu_none":                     # Phi(x) + x phi(x), Phi(x) = y / x (no erf)
-        cdf = hg.where(hg.equal(x, 0), 0.5, hg.divide(y, x))
-        pdf = hg.multiply(hg.exp(hg.multiply(hg.multiply(x, x), -0.5)), _INV_SQRT_2PI)
-        return hg.multiply(g, hg.add(cdf, hg.multiply(x, pdf)))
-    if kind == "gelu_tanh":   # 0.5 (1 + t) + 0.5 x (1 - t^2) u', u = c (x + 0.044715 x^3)
-        x2 = hg.multiply(x, x)
-        t = hg.tanh(hg.multiply(hg.multiply(x, hg.add(1, hg.multiply(x2, 0.044715))),
-                                _SQRT_2_PI))
-        du = hg.multiply(hg.add(1, hg.multiply(x2, 3 * 0.044715)), _SQRT_2_PI)
-        a = hg.multiply(hg.add(1, t), 0.5)
-        b = hg.multiply(hg.multiply(hg.multiply(x, 0.5), hg.subtract(1, hg.multiply(t, t))), du)
-        return hg.multiply(g, hg.add(a, b))
-    raise ValueError(f"activation_backward: unknown kind {kind!r}")
-
-
-_ACT_GRAD_FUSED = {}
-
-
-def _act_grad_fused(kind):
-    """_act_grad(kind) as one fused kernel (@hg.jit): a single pass over g, x and y instead of
-    one per op (gelu's 12 ops on 256 x 1024 f32: 592 -> 368 us)."""
-    f = _ACT_GRAD_FUSED.get(kind)
-    if f is None:
-        f = _ACT_GRAD_FUSED[kind] = hg.jit(lambda g, x, y: _act_grad(kind, g, x, y))
-    return f
+# The autograd kinds -> the C library's unary op (hg_activation_backward reads x and/or y as its
+# formula needs; GELU's erf form takes Phi(x) = y / x from the saved output, so no erf).
+_ACT_OP = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp", "log": "log",
+           "sqrt": "sqrt", "neg": "neg", "abs": "abs", "softplus": "softplus", "silu": "silu",
+           "gelu_none": "gelu_erf", "gelu_tanh": "gelu"}
 
 
 def _act_fake(g, x, y, kind, ex=0):
@@ -74,11 +33,13 @@ def _act_fake(g, x, y, kind, ex=0):
 
 def _act_impl(g, x, y, kind, ex=0):
     fn = "hologram_torch.activation_backward"
+    op = _ACT_OP.get(kind)
+    if op is None:
+        raise ValueError(f"{fn}: unknown kind {kind!r}")
     e, dev, (hg_g, hx, hy) = _hg_args(fn, ex, g, x, y)
     out = B.empty(x.shape, x.dtype, dev)
     if out.numel():
-        r = _act_grad_fused(kind)(hg_g, hx, hy)
-        hg.ops.copy(r, out=B.to_hg(out, e))
+        _C.activation_backward(_U[op], hg_g, hx, hy, B.to_hg(out, e))
     return out
 
 
@@ -91,18 +52,13 @@ def _softmax_bw_fake(g, y, dim, log, ex=0):
 
 
 def _softmax_bw_impl(g, y, dim, log, ex=0):
-    """softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g), sums along dim."""
+    """softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g), sums along dim (the C
+    library's hg_softmax_backward / hg_log_softmax_backward)."""
     fn = "hologram_torch.softmax_backward"
     e, dev, (hg_g, hy) = _hg_args(fn, ex, g, y)
     out = B.empty(y.shape, y.dtype, dev)
     if out.numel():
-        d = dim % max(y.dim(), 1)
-        if log:
-            r = hg.subtract(hg_g, hg.multiply(hg.exp(hy), hg.sum(hg_g, axis=d, keepdims=True)))
-        else:
-            s = hg.sum(hg.multiply(hg_g, hy), axis=d, keepdims=True)
-            r = hg.multiply(hy, hg.subtract(hg_g, s))
-        hg.ops.copy(r, out=B.to_hg(out, e))
+        _C.softmax_backward(hg_g, hy, dim % max(y.dim(), 1), log, B.to_hg(out, e))
     return out
 
 
@@ -117,43 +73,17 @@ def _norm_bw_fake(g, x, normalized_shape, weight, eps, rms, ex=0):
 
 
 def _norm_bw_impl(g, x, normalized_shape, weight, eps, rms, ex=0):
-    """xhat = (x - mean) rstd (rms: x rstd); gxhat = g w; gx = rstd (gxhat - mean(gxhat) -
-    xhat mean(gxhat xhat)) (rms: no mean(gxhat) term); gw = sum(g xhat), gb = sum(g) over the
-    leading dims. Statistics in f32 for f32/f16/bf16 (f64 for f64), as the forward."""
+    """grad_x, grad_weight, grad_bias of layer_norm / rms_norm (the C library's
+    hg_layer_norm_backward / hg_rms_norm_backward; rms_norm's grad_bias is zeros)."""
     fn = "hologram_torch.norm_backward"
     e, dev, (hg_g, hx, hw) = _hg_args(fn, ex, g, x, weight)
-    nd = len(normalized_shape)
-    axes = tuple(range(x.dim() - nd, x.dim()))
-    lead = tuple(range(x.dim() - nd))
-    cdt = "f64" if x.dtype == torch.float64 else "f32"
-    xf = hg.cast(hx, cdt)
-    gf = hg.cast(hg_g, cdt)
-    if rms:
-        ms = hg.mean(hg.multiply(xf, xf), axis=axes, keepdims=True)
-        rstd = hg.rsqrt(hg.add(ms, eps))
-        xhat = hg.multiply(xf, rstd)
-    else:
-        mu = hg.mean(xf, axis=axes, keepdims=True)
-        xc = hg.subtract(xf, mu)
-        var = hg.mean(hg.multiply(xc, xc), axis=axes, keepdims=True)
-        rstd = hg.rsqrt(hg.add(var, eps))
-        xhat = hg.multiply(xc, rstd)
-    gxh = hg.multiply(gf, hg.cast(hw, cdt)) if hw is not None else gf
-    t = hg.multiply(xhat, hg.mean(hg.multiply(gxh, xhat), axis=axes, keepdims=True))
-    inner = hg.subtract(gxh, t) if rms else hg.subtract(
-        hg.subtract(gxh, hg.mean(gxh, axis=axes, keepdims=True)), t)
     gx = B.empty(x.shape, x.dtype, dev)
-    gw = B.empty(tuple(normalized_shape), x.dtype if weight is None else weight.dtype, dev)
-    gb = B.empty(tuple(normalized_shape), gw.dtype, dev)
-    if gx.numel():
-        hg.ops.copy(hg.multiply(inner, rstd), out=B.to_hg(gx, e))
-    if gw.numel():
-        if lead:
-            hg.sum(hg.multiply(gf, xhat), axis=lead, out=B.to_hg(gw, e))
-            hg.sum(gf, axis=lead, out=B.to_hg(gb, e))
-        else:
-            hg.ops.copy(hg.multiply(gf, xhat), out=B.to_hg(gw, e))
-            hg.ops.copy(gf, out=B.to_hg(gb, e))
+    pdt = x.dtype if weight is None else weight.dtype
+    gw = B.empty(tuple(normalized_shape), pdt, dev)
+    gb = torch.zeros(tuple(normalized_shape), dtype=pdt, device=dev) if rms else \
+        B.empty(tuple(normalized_shape), pdt, dev)
+    _C.norm_backward(hg_g, hx, len(normalized_shape), hw, eps, rms, B.to_hg(gx, e),
+                     B.to_hg(gw, e), None if rms else B.to_hg(gb, e))
     return gx, gw, gb
 
 
@@ -168,40 +98,13 @@ def _ce_bw_fake(g, logits, target, ignore_index, reduction, ex=0):
 
 def _ce_bw_impl(g, logits, target, ignore_index, reduction, ex=0):
     """(softmax(logits) - onehot(target)) along the class dim, times g; rows whose target is
-    ignore_index get 0; 'mean' divides by the number of rows counted."""
+    ignore_index get 0; 'mean' divides by the number of rows counted (the C library's
+    hg_cross_entropy_backward, the softmax fused in)."""
     fn = "hologram_torch.cross_entropy_backward"
     e, dev, (hg_g, hl, ht) = _hg_args(fn, ex, g, logits, target)
     out = B.empty(logits.shape, logits.dtype, dev)
-    if not out.numel():
-        return out
-    cdim = 1 if logits.dim() >= 2 else 0
-    p = hg.softmax(hl, axis=cdim)
-    if target.dtype.is_floating_point:           # class probabilities
-        r = hg.subtract(p, ht)
-        scale = hg_g
-        if reduction == "mean":
-            n = logits.numel() // logits.shape[cdim]
-            scale = hg.divide(hg_g, n)
-        hg.ops.copy(hg.multiply(r, scale.expand_dims(cdim) if reduction == "none"
-                                else scale), out=B.to_hg(out, e))
-        return out
-    tgt = ht.expand_dims(cdim)               # (N, 1, ...) class indices
-    C = logits.shape[cdim]
-    cls_shape = [1] * logits.dim()
-    cls_shape[cdim] = C
-    cls = hg.arange(C, dtype=ht.dtype_name, executor=e).reshape(tuple(cls_shape))
-    onehot = hg.cast(hg.equal(cls, tgt), p.dtype_name)
-    keep = hg.cast(hg.not_equal(tgt, ignore_index), p.dtype_name)
-    r = hg.multiply(hg.subtract(p, onehot), keep)
-    if reduction == "none":
-        r = hg.multiply(r, hg_g.expand_dims(cdim))
-    else:
-        scale = hg_g
-        if reduction == "mean":
-            count = float(hg.sum(keep).item())
-            scale = hg.divide(hg_g, count) if count else hg.multiply(hg_g, float("nan"))
-        r = hg.multiply(r, scale)
-    hg.ops.copy(r, out=B.to_hg(out, e))
+    if out.numel():
+        _C.cross_entropy_backward(hg_g, hl, ht, ignore_index, reduction, B.to_hg(out, e))
     return out
 
 

@@ -351,6 +351,108 @@ static PyObject* f_rms_norm(PyObject* m, PyObject* const* args, Py_ssize_t nargs
     return hgpy_call_result(&c, s);
 }
 
+// --- gradients (the backward ops) -----------------------------------------------------------------
+static PyObject* f_activation_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                                       PyObject* kwnames) {
+    static const char* const names[] = {"op", "grad", "x", "y", "out"};
+    PARSE("activation_backward", names, 2);
+    long long op = 0;
+    FAIL_IF(hgpy_get_int(&c, a_[0], "op", 0, &op));
+    if (op < 0 || op >= HG_UNARY_COUNT) {
+        call_end(&c);
+        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT,
+                              "activation_backward: op code %lld out of range", op);
+    }
+    FAIL_IF(hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[1], 0, "grad") < 0);
+    int ix = -1, iy = -1;
+    if (a_[2] && a_[2] != Py_None) FAIL_IF((ix = hgpy_call_arg(&c, a_[2], 0, "x")) < 0);
+    if (a_[3] && a_[3] != Py_None) FAIL_IF((iy = hgpy_call_arg(&c, a_[3], 0, "y")) < 0);
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_activation_backward((hg_unary_op)op, T(&c, 0),
+                                               ix >= 0 ? T(&c, ix) : NULL,
+                                               iy >= 0 ? T(&c, iy) : NULL, &c.out));
+    return hgpy_call_result(&c, s);
+}
+
+static PyObject* f_softmax_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                                    PyObject* kwnames) {
+    static const char* const names[] = {"grad", "y", "axis", "log", "out"};
+    PARSE("softmax_backward", names, 2);
+    long long axis = -1;
+    int lg = a_[3] ? PyObject_IsTrue(a_[3]) : 0;
+    if (lg) c.fn = "log_softmax_backward";
+    FAIL_IF(lg < 0 || hgpy_get_int(&c, a_[2], "axis", -1, &axis));
+    FAIL_IF(hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[0], 0, "grad") < 0 ||
+            hgpy_call_arg(&c, a_[1], 0, "y") < 0);
+    hg_status s;
+    if (lg) CALL_RUN(&c, s, s = hg_log_softmax_backward(T(&c, 0), T(&c, 1), (int32_t)axis, &c.out));
+    else CALL_RUN(&c, s, s = hg_softmax_backward(T(&c, 0), T(&c, 1), (int32_t)axis, &c.out));
+    return hgpy_call_result(&c, s);
+}
+
+// norm_backward(grad, x, nnorm, weight, eps, rms, grad_x, grad_weight, grad_bias): the outputs
+// are existing Tensors (or None: not computed); returns None.
+static PyObject* f_norm_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                                 PyObject* kwnames) {
+    static const char* const names[] = {"grad", "x", "nnorm", "weight", "eps", "rms",
+                                        "grad_x", "grad_weight", "grad_bias"};
+    PARSE("norm_backward", names, 3);
+    long long nn = 1;
+    double eps = 0.0;
+    int rms = a_[5] ? PyObject_IsTrue(a_[5]) : 0;
+    if (rms) c.fn = "rms_norm_backward";
+    FAIL_IF(rms < 0 || hgpy_get_int(&c, a_[2], "nnorm", 1, &nn) ||
+            hgpy_get_dbl(&c, a_[4], "eps", 1e-5, &eps));
+    FAIL_IF(hgpy_call_arg(&c, a_[0], 0, "grad") < 0 || hgpy_call_arg(&c, a_[1], 0, "x") < 0);
+    int iw = -1, io[3] = {-1, -1, -1};
+    static const char* const onames[3] = {"grad_x", "grad_weight", "grad_bias"};
+    if (a_[3] && a_[3] != Py_None) FAIL_IF((iw = hgpy_call_arg(&c, a_[3], 0, "weight")) < 0);
+    for (int k = 0; k < 3; k++)
+        if (a_[6 + k] && a_[6 + k] != Py_None) {
+            if (!hgpy_is_tensor(a_[6 + k])) {
+                call_end(&c);
+                PyErr_Format(PyExc_TypeError, "%s: %s must be a Tensor or None", c.fn, onames[k]);
+                return NULL;
+            }
+            FAIL_IF((io[k] = hgpy_call_arg(&c, a_[6 + k], 0, onames[k])) < 0);
+        }
+    if (rms && io[2] >= 0) {
+        call_end(&c);
+        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "rms_norm_backward: rms_norm has no bias "
+                              "(grad_bias must be None)");
+    }
+    hg_tensor outs[3];
+    for (int k = 0; k < 3; k++)
+        if (io[k] >= 0) outs[k] = *T(&c, io[k]);
+    hg_tensor* o[3];
+    for (int k = 0; k < 3; k++) o[k] = io[k] >= 0 ? &outs[k] : NULL;
+    const hg_tensor* w = iw >= 0 ? T(&c, iw) : NULL;
+    hg_status s;
+    if (rms) CALL_RUN(&c, s, s = hg_rms_norm_backward(T(&c, 0), T(&c, 1), (int32_t)nn, w, eps,
+                                                      o[0], o[1]));
+    else CALL_RUN(&c, s, s = hg_layer_norm_backward(T(&c, 0), T(&c, 1), (int32_t)nn, w, eps, o[0],
+                                                    o[1], o[2]));
+    call_end(&c);
+    if (s) return hgpy_raise_status(s, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject* f_cross_entropy_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                                          PyObject* kwnames) {
+    static const char* const names[] = {"grad", "logits", "target", "ignore_index", "reduction",
+                                        "out"};
+    PARSE("cross_entropy_backward", names, 3);
+    hg_reduction red = HG_REDUCTION_MEAN;
+    long long ii = -100;
+    FAIL_IF(hgpy_get_int(&c, a_[3], "ignore_index", -100, &ii) ||
+            hgpy_get_reduction(&c, a_[4], &red) || hgpy_call_out(&c, a_[5]) ||
+            hgpy_call_arg(&c, a_[0], 0, "grad") < 0 || hgpy_call_arg(&c, a_[1], 0, "logits") < 0 ||
+            hgpy_call_arg(&c, a_[2], 0, "target") < 0);
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_cross_entropy_backward(T(&c, 0), T(&c, 1), T(&c, 2), ii, red, &c.out));
+    return hgpy_call_result(&c, s);
+}
+
 // --- linear algebra -----------------------------------------------------------------------------
 static PyObject* f_matmul(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     static const char* const names[] = {"a", "b", "out"};
@@ -478,6 +580,16 @@ PyMethodDef hgpy_tensor_op_methods[] = {
     HGPY_FASTCALL("matvec", f_matvec, "matvec(a, x, out=None)"),
     HGPY_FASTCALL("gemm", f_gemm, "gemm(a, b, c, alpha=1, beta=0, trans_a=False, trans_b=False)"),
     HGPY_FASTCALL("mse_loss", f_mse_loss, "mse_loss(pred, target, reduction='mean', out=None)"),
+    HGPY_FASTCALL("activation_backward", f_activation_backward,
+                  "activation_backward(op, grad, x=None, y=None, out=None)"),
+    HGPY_FASTCALL("softmax_backward", f_softmax_backward,
+                  "softmax_backward(grad, y, axis=-1, log=False, out=None)"),
+    HGPY_FASTCALL("norm_backward", f_norm_backward,
+                  "norm_backward(grad, x, nnorm, weight=None, eps=1e-5, rms=False, grad_x=None, "
+                  "grad_weight=None, grad_bias=None)"),
+    HGPY_FASTCALL("cross_entropy_backward", f_cross_entropy_backward,
+                  "cross_entropy_backward(grad, logits, target, ignore_index=-100, "
+                  "reduction='mean', out=None)"),
     HGPY_FASTCALL("cross_entropy", f_cross_entropy,
                   "cross_entropy(logits, target, ignore_index=-100, reduction='mean', out=None)"),
     HGPY_FASTCALL("binary_cross_entropy", f_bce,

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/handles.h"
 #include "ops/elementwise/ewise.h"
+#include "ops/elementwise/ewise_grad.h"
 #include "ops/elementwise/ewise_internal.h"
 #include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"
@@ -90,7 +91,7 @@ static hg_status cache_insert(ew_cache* c, uint64_t key, hg_ew_kernel* k) {
 // One call
 // ---------------------------------------------------------------------------------------------
 
-enum { K_UNARY = 1, K_BINARY, K_WHERE, K_CLIP, K_FMA, K_CAST };
+enum { K_UNARY = 1, K_BINARY, K_WHERE, K_CLIP, K_FMA, K_CAST, K_ACT_GRAD };
 #define NO_DTYPE 15u
 
 typedef struct ew_call {
@@ -201,6 +202,17 @@ static hg_status build_expr(const ew_call* k, hg_ew_expr* e) {
     case K_WHERE: y = hg_ew_where(e, in[0], in[1], in[2]); break;
     case K_FMA: y = hg_ew_fma(e, in[0], in[1], in[2]); break;
     case K_CAST: y = hg_ew_cast(e, in[0], k->result); break;
+    case K_ACT_GRAD: {   // inputs g, then x and y where flags has HG_EW_GRAD_X / _Y
+        hg_dtype t = hg_ew_compute_dtype(k->result);
+        int32_t v[3] = {-1, -1, -1};
+        for (int i = 0; i < k->nin; i++)
+            v[i] = k->dt[i] == t ? in[i] : hg_ew_cast(e, in[i], t);
+        int32_t x = (k->flags & HG_EW_GRAD_X) ? v[1] : -1;
+        int32_t yv = (k->flags & HG_EW_GRAD_Y) ? v[(k->flags & HG_EW_GRAD_X) ? 2 : 1] : -1;
+        y = hg_ew_act_grad(e, (hg_unary_op)k->op, t, v[0], x, yv);
+        if (y >= 0 && t != k->result) y = hg_ew_cast(e, y, k->result);
+        break;
+    }
     case K_CLIP: {
         int i = 1;
         y = in[0];
@@ -393,6 +405,50 @@ hg_status hg_where(const hg_tensor* cond, const hg_tensor* a, const hg_tensor* b
         return s;
     k.result = hg_ew_promote(a->dtype, b->dtype);
     if ((s = broadcast_all(&k))) return s;
+    return run_call(&k, out, 1);
+}
+
+hg_status hg_activation_backward(hg_unary_op op, const hg_tensor* grad, const hg_tensor* x,
+                                 const hg_tensor* y, hg_tensor* out) {
+    EW_CALL(k);
+    call_begin(&k, "hg_activation_backward", K_ACT_GRAD, (int32_t)op, 1);
+    hg_status s;
+    int need = (unsigned)op < HG_UNARY_COUNT ? hg_ew_act_grad_needs(op) : -1;
+    if (need < 0)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "hg_activation_backward: op %d (%s) has no "
+                        "gradient here (valid: the float functions, relu, abs, neg and the "
+                        "rounding ops)", (int)op,
+                        (unsigned)op < HG_UNARY_COUNT ? hg_unary_op_name(op) : "unknown");
+    if ((s = check_input(&k, 0, grad, "grad"))) return s;
+    if (!hg_dtype_is_float((int)grad->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "hg_activation_backward: grad has dtype %s; "
+                        "expected a float dtype (f16, bf16, f32, f64)", hg_dtype_name(grad->dtype));
+    const hg_tensor* more[2] = {x, y};
+    const char* names[2] = {"x", "y"};
+    for (int i = 0; i < 2; i++) {
+        if (!(need & (1 << i))) continue;
+        const hg_tensor* t = more[i];
+        if (!t)
+            return hg_error(HG_ERR_NULL_POINTER, "hg_activation_backward: the gradient of %s "
+                            "needs '%s' (the forward's %s), got NULL", hg_unary_op_name(op),
+                            names[i], i ? "result" : "input");
+        if ((s = check_input(&k, k.nin, t, names[i]))) return s;
+        k.nin++;
+        k.flags |= 1 << i;
+        int same = t->dtype == grad->dtype && t->ndim == grad->ndim;
+        for (int32_t d = 0; same && d < t->ndim; d++) same = t->shape[d] == grad->shape[d];
+        if (!same) {
+            char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+            return hg_error(t->dtype != grad->dtype ? HG_ERR_DTYPE_MISMATCH : HG_ERR_SIZE_MISMATCH,
+                            "hg_activation_backward: '%s' is %s %s; expected grad's dtype and "
+                            "shape, %s %s", names[i], hg_dtype_name(t->dtype),
+                            hg_op_dims(a, t->ndim, t->shape), hg_dtype_name(grad->dtype),
+                            hg_op_dims(b, grad->ndim, grad->shape));
+        }
+    }
+    k.result = grad->dtype;
+    k.ndim = grad->ndim;
+    memcpy(k.shape, grad->shape, sizeof k.shape);
     return run_call(&k, out, 1);
 }
 
