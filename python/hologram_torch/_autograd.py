@@ -64,15 +64,22 @@ class _Binary(Function):
     @staticmethod
     def forward(ctx, a, b, ex, kind):
         ctx.ex, ctx.kind = ex, kind
-        ctx.save_for_backward(a, b)
+        if kind in ("add", "sub"):   # their gradients need only the shapes and dtypes
+            ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
+        else:
+            ctx.save_for_backward(a, b)
         return _BINARY_OPS[kind](a, b, ex)
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
         ex, kind = ctx.ex, ctx.kind
         na, nb = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         ga = gb = None
+        if kind in ("add", "sub"):
+            a_shape, a_dtype, b_shape, b_dtype = ctx.meta
+        else:
+            a, b = ctx.saved_tensors
+            a_shape, a_dtype, b_shape, b_dtype = a.shape, a.dtype, b.shape, b.dtype
         if kind == "add":
             ga, gb = g, g
         elif kind == "sub":
@@ -83,8 +90,8 @@ class _Binary(Function):
         elif kind == "div":
             ga = div(g, b, ex) if na else None
             gb = neg(div(mul(g, a, ex), mul(b, b, ex), ex), ex) if nb else None
-        ga = _sum_to(ga, a.shape, ex).to(a.dtype) if na else None
-        gb = _sum_to(gb, b.shape, ex).to(b.dtype) if nb else None
+        ga = _sum_to(ga, a_shape, ex).to(a_dtype) if na else None
+        gb = _sum_to(gb, b_shape, ex).to(b_dtype) if nb else None
         return ga, gb, None, None
 
 
@@ -94,8 +101,10 @@ _BINARY_OPS = {"add": O.add, "sub": O.sub, "mul": O.mul, "div": O.div}
 def _binary(kind):
     op = _BINARY_OPS[kind]
 
+    grad_enabled = torch.is_grad_enabled
+
     def f(a, b, ex=0):
-        if _needs_grad(a, b):
+        if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
             return _Binary.apply(a, b, ex, kind)
         return op(a, b, ex)
 

@@ -17,6 +17,8 @@ LIB = torch.library.Library("hologram", "DEF")
 # The bridge's conversions, bound here for the binary ops' per-call path (B.to_hg / B.to_torch
 # are these calls; a Python call less each costs ~0.1 us of a 1-element add).
 _to_dlpack, _from_dlpack, _from_capsule = torch._C._to_dlpack, torch._C._from_dlpack, hg._C._from_capsule
+_capsule_binary = hg._C._capsule_binary
+_C_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide"}   # torch name -> hologram's
 
 
 def _eager():
@@ -67,6 +69,8 @@ def _cast(h, dtype):
 
 # ---- elementwise, binary: torch's type promotion and broadcasting ----------------------------
 def _binary(name, hg_fn):
+    code = hg._C.binary_ops[_C_NAMES.get(name, name)]
+
     def rtype(a, b):
         rdt = torch.result_type(a, b)
         if name == "div" and not rdt.is_floating_point:
@@ -87,6 +91,8 @@ def _binary(name, hg_fn):
         rdt = da if da == db and (name != "div" or da.is_floating_point) else rtype(a, b)
         dev = a.device
         e = B.executor_of(ex, dev if b.device == dev else B.same_device(fn, a, b), fn)
+        if da == db and da == rdt:   # one dtype: the whole op in one C call
+            return _from_dlpack(_capsule_binary(code, _to_dlpack(a), _to_dlpack(b), e))
         ha, hb = _from_capsule(_to_dlpack(a), e), _from_capsule(_to_dlpack(b), e)   # B.to_hg
         # Operands in torch's result dtype: hologram's result is then that dtype too.
         if da != rdt:
@@ -95,7 +101,32 @@ def _binary(name, hg_fn):
             hb = _cast(hb, rdt)
         return _from_dlpack(hg_fn(ha, hb).__dlpack__())   # B.to_torch
 
-    return _define(f"{name}(Tensor a, Tensor b, int ex=0) -> Tensor", impl, fake)
+    slow = _define(f"{name}(Tensor a, Tensor b, int ex=0) -> Tensor", impl, fake)
+    Tensor, strided = torch.Tensor, torch.strided
+    floats_only = name == "div"   # integer division promotes: the general path
+    fast_dt = frozenset(B.FLOATS if floats_only else B.DTYPES)
+    is_compiling = torch.compiler.is_compiling
+    dispatch_depth = torch._C._len_torch_dispatch_stack
+    function_mode = torch._C._is_torch_function_mode_enabled
+    functorch = torch._C._are_functorch_transforms_active
+    cpu = B._cpu
+
+    def call(a, b, ex=0):
+        """The common call (plain CPU tensors of one dtype, the default executor, plain eager
+        mode) in one C call: 1-element add 4.8 -> ~3 us. Anything else: slow (the dispatcher
+        when traced or transformed, else impl)."""
+        if (not ex and type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and
+                a.dtype in fast_dt and a.is_cpu and b.is_cpu and a.layout is strided and
+                b.layout is strided and (a.shape == b.shape or not a.dim() or not b.dim())):
+            e = cpu[0]
+            if (e is not None and not e.closed and not is_compiling() and not dispatch_depth()
+                    and not function_mode() and not functorch()):
+                return _from_dlpack(_capsule_binary(code, _to_dlpack(a), _to_dlpack(b), e))
+        return slow(a, b, ex)
+
+    call.overload = slow.overload
+    call.__name__ = name
+    return call
 
 
 add = _binary("add", hg.add)

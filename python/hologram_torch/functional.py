@@ -50,9 +50,16 @@ def _tensor_pair(fn, a, b):
 
 
 def _binary(name, op):
+    plain = getattr(O, name)   # the op without autograd
+    grad_enabled = torch.is_grad_enabled
+
     def f(*args, **kw):
-        if not kw and len(args) == 2 and type(args[0]) is _Tensor and type(args[1]) is _Tensor:
-            return op(args[0], args[1], 0)   # the common call, checked by the op itself
+        if not kw and len(args) == 2:   # the common call, checked by the op itself
+            a, b = args
+            if type(a) is _Tensor and type(b) is _Tensor:
+                if grad_enabled() and (a.requires_grad or b.requires_grad):
+                    return op(a, b, 0)
+                return plain(a, b, 0)
         fn = f"hologram_torch.functional.{name}"
         alpha = kw.pop("alpha", None) if name in ("add", "sub") else None
         ex, (a, b) = _split(fn, args, kw, 2)

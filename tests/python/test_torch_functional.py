@@ -459,3 +459,30 @@ def test_embedding_index_select_gather():
         F.embedding(idx, w, max_norm=1.0)
     with pytest.raises(ValueError, match="2-D"):
         F.embedding(idx, w[0])
+
+
+def test_binary_fast_path_and_capsule_errors():
+    """The one-C-call path of plain same-dtype CPU tensors (hologram._C._capsule_binary):
+    results as torch's for floats, integers and 0-d operands; bad input raises, nothing written."""
+    import hologram as hg
+    import hologram_torch as ht
+    F = ht.functional
+    for dt in (torch.float32, torch.float64, torch.int32, torch.int64, torch.float16):
+        a = (torch.arange(12) - 5).to(dt).reshape(3, 4)
+        b = (torch.arange(12) % 5 + 1).to(dt).reshape(3, 4)
+        for f, t in ((F.add, torch.add), (F.sub, torch.sub), (F.mul, torch.mul)):
+            assert torch.equal(f(a, b), t(a, b))
+            assert torch.equal(f(a, b[0, 0]), t(a, b[0, 0]))   # 0-d operand
+    assert torch.equal(F.div(torch.ones(3), torch.full((3,), 4.0)), torch.full((3,), 0.25))
+    td = torch._C._to_dlpack
+    e = hg.default_cpu_executor()
+    x = torch.ones(3)
+    with pytest.raises(hg.InvalidArgumentError, match="out of range"):
+        hg._C._capsule_binary(99, td(x), td(x), e)
+    with pytest.raises(TypeError, match="DLPack capsule"):
+        hg._C._capsule_binary(0, x, td(x), e)
+    with pytest.raises(hg.SizeMismatchError):
+        hg._C._capsule_binary(0, td(x), td(torch.ones(2)), e)
+    assert torch.equal(x, torch.ones(3))
+    r = torch._C._from_dlpack(hg._C._capsule_binary(2, td(x), td(torch.full((3,), 2.0)), e))
+    assert torch.equal(r, torch.full((3,), 2.0))
