@@ -37,9 +37,9 @@ def _act_impl(g, x, y, kind, ex=0):
     if op is None:
         raise ValueError(f"{fn}: unknown kind {kind!r}")
     e, dev, (hg_g, hx, hy) = _hg_args(fn, ex, g, x, y)
-    out = B.empty(x.shape, x.dtype, dev)
+    out, out_h = B.empty_pair(x.shape, x.dtype, e)
     if out.numel():
-        _C.activation_backward(_U[op], hg_g, hx, hy, B.to_hg(out, e))
+        _C.activation_backward(_U[op], hg_g, hx, hy, out_h)
     return out
 
 
@@ -56,9 +56,9 @@ def _softmax_bw_impl(g, y, dim, log, ex=0):
     library's hg_softmax_backward / hg_log_softmax_backward)."""
     fn = "hologram_torch.softmax_backward"
     e, dev, (hg_g, hy) = _hg_args(fn, ex, g, y)
-    out = B.empty(y.shape, y.dtype, dev)
+    out, out_h = B.empty_pair(y.shape, y.dtype, e)
     if out.numel():
-        _C.softmax_backward(hg_g, hy, dim % max(y.dim(), 1), log, B.to_hg(out, e))
+        _C.softmax_backward(hg_g, hy, dim % max(y.dim(), 1), log, out_h)
     return out
 
 
@@ -77,13 +77,14 @@ def _norm_bw_impl(g, x, normalized_shape, weight, eps, rms, ex=0):
     hg_layer_norm_backward / hg_rms_norm_backward; rms_norm's grad_bias is zeros)."""
     fn = "hologram_torch.norm_backward"
     e, dev, (hg_g, hx, hw) = _hg_args(fn, ex, g, x, weight)
-    gx = B.empty(x.shape, x.dtype, dev)
+    gx, gx_h = B.empty_pair(x.shape, x.dtype, e)
     pdt = x.dtype if weight is None else weight.dtype
-    gw = B.empty(tuple(normalized_shape), pdt, dev)
-    gb = torch.zeros(tuple(normalized_shape), dtype=pdt, device=dev) if rms else \
-        B.empty(tuple(normalized_shape), pdt, dev)
-    _C.norm_backward(hg_g, hx, len(normalized_shape), hw, eps, rms, B.to_hg(gx, e),
-                     B.to_hg(gw, e), None if rms else B.to_hg(gb, e))
+    gw, gw_h = B.empty_pair(tuple(normalized_shape), pdt, e)
+    if rms:
+        gb, gb_h = torch.zeros(tuple(normalized_shape), dtype=pdt, device=dev), None
+    else:
+        gb, gb_h = B.empty_pair(tuple(normalized_shape), pdt, e)
+    _C.norm_backward(hg_g, hx, len(normalized_shape), hw, eps, rms, gx_h, gw_h, gb_h)
     return gx, gw, gb
 
 
@@ -102,9 +103,9 @@ def _ce_bw_impl(g, logits, target, ignore_index, reduction, ex=0):
     hg_cross_entropy_backward, the softmax fused in)."""
     fn = "hologram_torch.cross_entropy_backward"
     e, dev, (hg_g, hl, ht) = _hg_args(fn, ex, g, logits, target)
-    out = B.empty(logits.shape, logits.dtype, dev)
+    out, out_h = B.empty_pair(logits.shape, logits.dtype, e)
     if out.numel():
-        _C.cross_entropy_backward(hg_g, hl, ht, ignore_index, reduction, B.to_hg(out, e))
+        _C.cross_entropy_backward(hg_g, hl, ht, ignore_index, reduction, out_h)
     return out
 
 

@@ -171,9 +171,9 @@ def _gelu_impl(x, approximate="none", ex=0):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"{fn}: approximate must be 'none' or 'tanh', got {approximate!r}")
     e, dev, (hx,) = _hg_args(fn, ex, x)
-    out = B.empty(x.shape, x.dtype, dev)
+    out, out_h = B.empty_pair(x.shape, x.dtype, e)
     if out.numel():
-        hg.gelu(hx, approximate=approximate, out=B.to_hg(out, e))
+        hg.gelu(hx, approximate=approximate, out=out_h)
     return out
 
 
@@ -199,9 +199,9 @@ def _softmax_op(name, hg_fn):
         B.check_tensor(x, "x", fn, floats_only=True)
         d = _dim(fn, dim, x.dim())
         e, dev, (hx,) = _hg_args(fn, ex, x)
-        out = B.empty(x.shape, x.dtype, dev)
+        out, out_h = B.empty_pair(x.shape, x.dtype, e)
         if out.numel():
-            hg_fn(hx, axis=d, out=B.to_hg(out, e))
+            hg_fn(hx, axis=d, out=out_h)
         return out
 
     return _define(f"{name}(Tensor x, int dim, int ex=0) -> Tensor", impl, fake)
@@ -234,9 +234,9 @@ def _layer_norm_impl(x, normalized_shape, weight=None, bias=None, eps=1e-5, ex=0
     fn = "hologram_torch.layer_norm"
     shape = _norm_check(fn, x, normalized_shape, weight, bias)
     e, dev, (hx, hw, hb) = _hg_args(fn, ex, x, weight, bias)
-    out = B.empty(x.shape, x.dtype, dev)
+    out, out_h = B.empty_pair(x.shape, x.dtype, e)
     if out.numel():
-        hg.layer_norm(hx, shape, hw, hb, eps=eps, out=B.to_hg(out, e))
+        hg.layer_norm(hx, shape, hw, hb, eps=eps, out=out_h)
     return out
 
 
@@ -255,9 +255,9 @@ def _rms_norm_impl(x, normalized_shape, weight=None, eps=None, ex=0):
     if eps is None:
         eps = torch.finfo(x.dtype).eps   # torch's default
     e, dev, (hx, hw) = _hg_args(fn, ex, x, weight)
-    out = B.empty(x.shape, x.dtype, dev)
+    out, out_h = B.empty_pair(x.shape, x.dtype, e)
     if out.numel():
-        hg.rms_norm(hx, shape, hw, eps=eps, out=B.to_hg(out, e))
+        hg.rms_norm(hx, shape, hw, eps=eps, out=out_h)
     return out
 
 
@@ -301,9 +301,9 @@ def _matmul_impl(a, b, ex=0):
     fn = "hologram_torch.matmul"
     _mm_check(fn, a, b)
     e, dev, (ha, hb) = _hg_args(fn, ex, a, b)
-    out = B.empty(_matmul_shape(fn, a, b), a.dtype, dev)
+    out, out_h = B.empty_pair(_matmul_shape(fn, a, b), a.dtype, e)
     if out.numel():
-        hg.matmul(ha, hb, out=B.to_hg(out, e))
+        hg.matmul(ha, hb, out=out_h)
     return out
 
 
@@ -328,9 +328,9 @@ def _linear_impl(x, weight, bias=None, ex=0):
     if bias is not None:
         B.check_tensor(bias, "bias", fn, floats_only=True)
     e, dev, (hx, hw, hb) = _hg_args(fn, ex, x, weight, bias)
-    out = B.empty(_linear_shape(x, weight), x.dtype, dev)
+    out, out_h = B.empty_pair(_linear_shape(x, weight), x.dtype, e)
     if out.numel():
-        ho = B.to_hg(out, e)
+        ho = out_h
         hg.matmul(hx, hw.T if weight.dim() == 2 else hw, out=ho)   # the transposed view
         if hb is not None:
             hg.add(ho, _cast(hb, x.dtype), out=ho)
@@ -361,8 +361,8 @@ def _reduction(name, hg_fn):
         dims = None if dim is None or len(dim) == 0 else tuple(_dim(fn, d, x.dim()) for d in dim)
         e, dev, (hx,) = _hg_args(fn, ex, x)
         rdt = x.dtype if x.dtype.is_floating_point else torch.int64
-        out = B.empty(_red_shape(x, dim, keepdim), rdt, dev)
-        hg_fn(hx, axis=dims, keepdims=keepdim, out=B.to_hg(out, e))
+        out, out_h = B.empty_pair(_red_shape(x, dim, keepdim), rdt, e)
+        hg_fn(hx, axis=dims, keepdims=keepdim, out=out_h)
         return out
 
     return _define(f"{name}(Tensor x, int[]? dim=None, bool keepdim=False, int ex=0) -> Tensor",
@@ -390,8 +390,8 @@ def _mse_impl(a, b, reduction="mean", ex=0):
         raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     e, dev, (ha, hb) = _hg_args(fn, ex, a, b)
     shape = torch.broadcast_shapes(a.shape, b.shape)
-    out = B.empty(shape if reduction == "none" else (), a.dtype, dev)
-    hg.ops.mse_loss(ha, _cast(hb, a.dtype), reduction=reduction, out=B.to_hg(out, e))
+    out, out_h = B.empty_pair(shape if reduction == "none" else (), a.dtype, e)
+    hg.ops.mse_loss(ha, _cast(hb, a.dtype), reduction=reduction, out=out_h)
     return out
 
 
@@ -416,9 +416,9 @@ def _ce_impl(logits, target, ignore_index=-100, reduction="mean", ex=0):
     if reduction not in REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     e, dev, (hl, ht) = _hg_args(fn, ex, logits, target)
-    out = B.empty(_ce_shape(logits, reduction), logits.dtype, dev)
+    out, out_h = B.empty_pair(_ce_shape(logits, reduction), logits.dtype, e)
     hg.ops.cross_entropy(hl, ht, ignore_index=ignore_index, reduction=reduction,
-                         out=B.to_hg(out, e))
+                         out=out_h)
     return out
 
 
@@ -445,9 +445,9 @@ def _bce_impl(p, t, weight=None, reduction="mean", ex=0):
     fn = "hologram_torch.binary_cross_entropy"
     _check_elementwise_loss(fn, p, t, reduction)
     e, dev, (hp, ht, hw) = _hg_args(fn, ex, p, t, weight)
-    out = B.empty(p.shape if reduction == "none" else (), p.dtype, dev)
+    out, out_h = B.empty_pair(p.shape if reduction == "none" else (), p.dtype, e)
     hg.ops.binary_cross_entropy(hp, _cast(ht, p.dtype), None if hw is None else _cast(hw, p.dtype),
-                                reduction=reduction, out=B.to_hg(out, e))
+                                reduction=reduction, out=out_h)
     return out
 
 
@@ -511,8 +511,8 @@ def _nll_impl(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0)
         loss = hg.sum(loss)
     elif reduction == "mean":           # torch: the sum over the summed weights (NaN when 0)
         loss = hg.divide(hg.sum(loss), hg.sum(wt))
-    out = B.empty(_ce_shape(x, reduction), x.dtype, dev)
-    hg.ops.copy(_cast(loss, x.dtype), out=B.to_hg(out, e))
+    out, out_h = B.empty_pair(_ce_shape(x, reduction), x.dtype, e)
+    hg.ops.copy(_cast(loss, x.dtype), out=out_h)
     return out
 
 
