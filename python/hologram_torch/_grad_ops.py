@@ -15,7 +15,7 @@ from hologram import _C
 from . import _bridge as B
 
 _U = _C.unary_ops
-from ._ops import _define, _hg_args, dropout_mask_scale, nll_picked
+from ._ops import _define, _hg_args, _vmap_elementwise, dropout_mask_scale, nll_picked
 
 _BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
@@ -45,6 +45,7 @@ def _act_impl(g, x, y, kind, ex=0):
 
 activation_backward = _define("activation_backward(Tensor g, Tensor x, Tensor y, str kind, "
                               "int ex=0) -> Tensor", _act_impl, _act_fake)
+_vmap_elementwise("activation_backward", 3)
 
 
 def _softmax_bw_fake(g, y, dim, log, ex=0):

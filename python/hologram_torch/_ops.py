@@ -56,6 +56,30 @@ def _define(schema, impl, fake):
     return call
 
 
+def _batched_front(ts, dims, size):
+    """vmap: each tensor with its batch dim first and 1s padded up to the largest logical rank,
+    so elementwise ops broadcast the logical shapes as unbatched calls would (None: unbatched)."""
+    nd = max(t.dim() - (d is not None) for t, d in zip(ts, dims))
+    out = []
+    for t, d in zip(ts, dims):
+        if d is None:
+            out.append(t)
+            continue
+        t = t.movedim(d, 0)
+        out.append(t.reshape((size,) + (1,) * (nd - t.dim() + 1) + tuple(t.shape[1:])))
+    return out
+
+
+def _vmap_elementwise(name, ntensors):
+    """A vmap rule for an elementwise op whose first ntensors arguments are tensors: one call on
+    the batched tensors (torch's fallback would loop over the batch)."""
+    def rule(info, in_dims, *args):
+        ts = _batched_front(args[:ntensors], in_dims[:ntensors], info.batch_size)
+        return getattr(torch.ops.hologram, name)(*ts, *args[ntensors:]), 0
+
+    torch.library.register_vmap(f"hologram::{name}", rule, lib=LIB)
+
+
 def _hg_args(fn, ex_id, *ts):
     dev = B.same_device(fn, *ts)
     ex = B.executor_of(ex_id, dev, fn)
@@ -102,6 +126,7 @@ def _binary(name, hg_fn):
         return _from_dlpack(hg_fn(ha, hb).__dlpack__())   # B.to_torch
 
     slow = _define(f"{name}(Tensor a, Tensor b, int ex=0) -> Tensor", impl, fake)
+    _vmap_elementwise(name, 2)
     Tensor, strided = torch.Tensor, torch.strided
     floats_only = name == "div"   # integer division promotes: the general path
     fast_dt = frozenset(B.FLOATS if floats_only else B.DTYPES)
@@ -146,7 +171,9 @@ def _unary(name, hg_fn, floats_only=True):
         e, dev, (hx,) = _hg_args(fn, ex, x)
         return B.to_torch(hg_fn(hx))
 
-    return _define(f"{name}(Tensor x, int ex=0) -> Tensor", impl, fake)
+    op = _define(f"{name}(Tensor x, int ex=0) -> Tensor", impl, fake)
+    _vmap_elementwise(name, 1)
+    return op
 
 
 relu = _unary("relu", hg.relu, floats_only=False)
@@ -179,6 +206,7 @@ def _gelu_impl(x, approximate="none", ex=0):
 
 gelu = _define("gelu(Tensor x, str approximate='none', int ex=0) -> Tensor", _gelu_impl,
                _gelu_fake)
+_vmap_elementwise("gelu", 1)
 
 
 # ---- rows: softmax, log_softmax, layer_norm, rms_norm ----------------------------------------

@@ -224,3 +224,43 @@ def test_fake_tensor_mode_uses_the_fake_implementations():
         m = F.matmul(torch.empty(2, 3, 4), torch.empty(4, 7))
     assert r.shape == (3, 5) and r.dtype == torch.float64
     assert m.shape == (2, 3, 7)
+
+
+# ---- torch.func: grad / jacrev / vmap through the Functions (setup_context form) and the
+# elementwise ops' vmap rules -----------------------------------------------------------------
+def _func_cases():
+    TF = torch.nn.functional
+    F = ht.functional
+    w = torch.randn(5, 3, dtype=torch.float64)
+    return [
+        ("tanh", lambda x: F.tanh(x).sum(), lambda x: torch.tanh(x).sum()),
+        ("gelu", lambda x: F.gelu(x).sum(), lambda x: TF.gelu(x).sum()),
+        ("mul", lambda x: F.mul(x, x).sum(), lambda x: (x * x).sum()),
+        ("softmax", lambda x: (F.softmax(x, -1) ** 2).sum(), lambda x: (torch.softmax(x, -1) ** 2).sum()),
+        ("layer_norm", lambda x: (F.layer_norm(x, (3,)) ** 3).sum(),
+         lambda x: (TF.layer_norm(x, (3,)) ** 3).sum()),
+        ("linear", lambda x: (F.linear(x, w) ** 2).sum(), lambda x: (TF.linear(x, w) ** 2).sum()),
+        ("sum", lambda x: F.sum(F.exp(x)), lambda x: torch.exp(x).sum()),
+    ]
+
+
+@pytest.mark.parametrize("name,ours,theirs", _func_cases(), ids=[c[0] for c in _func_cases()])
+def test_torch_func_grad_and_vmap(name, ours, theirs):
+    x = torch.randn(4, 3, dtype=torch.float64)
+    torch.testing.assert_close(torch.func.grad(ours)(x), torch.func.grad(theirs)(x))
+    torch.testing.assert_close(torch.func.vmap(torch.func.grad(ours))(x),
+                               torch.func.vmap(torch.func.grad(theirs))(x))
+
+
+def test_torch_func_jacrev_and_vmap_broadcasting():
+    F = ht.functional
+    x = torch.randn(3, dtype=torch.float64)
+    torch.testing.assert_close(torch.func.jacrev(lambda v: F.softmax(v, -1))(x),
+                               torch.func.jacrev(lambda v: torch.softmax(v, -1))(x))
+    a = torch.randn(5, 2, 3, dtype=torch.float64)
+    b = torch.randn(2, 1, dtype=torch.float64)
+    torch.testing.assert_close(torch.func.vmap(F.sub, in_dims=(0, None))(a, b), a - b)
+    c = torch.randn(2, 3, 5, dtype=torch.float64)
+    d = torch.randn(5, 3, dtype=torch.float64)
+    torch.testing.assert_close(torch.func.vmap(F.mul, in_dims=(2, 0))(c, d),
+                               c.movedim(2, 0) * d[:, None, :])
