@@ -386,6 +386,18 @@ def mse_loss(a, b, reduction="mean", ex=0):
     return mean(sq, None, False, ex) if reduction == "mean" else sum_(sq, None, False, ex)
 
 
+def _loss_scale(g, reduction, n, ex):
+    """The factor every element's loss gradient takes: g itself ('none': per element, 'sum'),
+    g / n ('mean')."""
+    if reduction == "mean":
+        return O.div(g, torch.tensor(float(max(n, 1)), dtype=g.dtype, device=g.device), ex)
+    return g
+
+
+def _one(t):
+    return torch.ones((), dtype=t.dtype, device=t.device)
+
+
 class _CrossEntropy(_Fn):
     @staticmethod
     def forward(logits, target, ignore_index, reduction, ex):
@@ -401,17 +413,23 @@ class _CrossEntropy(_Fn):
     @once_differentiable
     def backward(ctx, g):
         logits, target = ctx.saved_tensors
-        gl = G.cross_entropy_backward(g.contiguous(), logits, target, ctx.ii, ctx.red, ctx.ex)
-        return gl, None, None, None, None
+        gl = gt = None
+        if ctx.needs_input_grad[0]:
+            gl = G.cross_entropy_backward(g.contiguous(), logits, target, ctx.ii, ctx.red, ctx.ex)
+        if ctx.needs_input_grad[1]:   # probabilities: d/dt_c = -log_softmax(logits)_c * scale
+            cdim = 1 if logits.dim() >= 2 else 0
+            n = logits.numel() // max(logits.shape[cdim], 1)
+            sc = _loss_scale(g.contiguous(), ctx.red, n, ctx.ex)
+            if ctx.red == "none":
+                sc = sc.unsqueeze(cdim)
+            gt = O.neg(O.mul(O.log_softmax(logits, cdim, ctx.ex), sc, ctx.ex), ctx.ex)
+            gt = gt.to(target.dtype)
+        return gl, gt, None, None, None
 
 
 def cross_entropy(logits, target, ignore_index=-100, reduction="mean", ex=0):
     logits, target = autocast_fp32(logits, logits, target)
-    if _needs_grad(logits):
-        if target.requires_grad:
-            raise NotImplementedError("hologram_torch.cross_entropy: gradients with respect to "
-                                      "the target are not computed (torch computes them for "
-                                      "probability targets); detach the target")
+    if _needs_grad(logits, target):
         return _CrossEntropy.apply(logits, target, ignore_index, reduction, ex)
     return O.cross_entropy(logits, target, ignore_index, reduction, ex)
 
@@ -519,17 +537,28 @@ class _BCEWithLogits(_Fn):
     @once_differentiable
     def backward(ctx, g):
         x, t, w, pw = ctx.saved_tensors
-        gx = G.bce_with_logits_backward(g.contiguous(), x, t, w, pw, ctx.red, ctx.ex)
-        return gx, None, None, None, None, None
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            gx = G.bce_with_logits_backward(g.contiguous(), x, t, w, pw, ctx.red, ctx.ex)
+        if ctx.needs_input_grad[1]:   # d/dt = (-x + (pos_weight - 1) softplus(-x)) w * scale
+            ex = ctx.ex
+            gt = O.neg(x, ex)
+            if pw is not None:
+                gt = O.add(gt, O.mul(O.sub(pw, _one(pw), ex), O.softplus(O.neg(x, ex), ex), ex),
+                           ex)
+            if w is not None:
+                gt = O.mul(gt, w, ex)
+            gt = O.mul(gt, _loss_scale(g.contiguous(), ctx.red, x.numel(), ex), ex).to(t.dtype)
+        return gx, gt, None, None, None, None
 
 
 def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex=0):
     x, t, w, pw = autocast_fp32(x, x, t, w, pw)
-    if _needs_grad(x):
-        if _needs_grad(t, w, pw):
+    if _needs_grad(x, t, w, pw):
+        if _needs_grad(w, pw):
             raise NotImplementedError("hologram_torch.binary_cross_entropy_with_logits: "
-                                      "gradients with respect to target, weight or pos_weight "
-                                      "are not computed; detach them")
+                                      "gradients with respect to weight or pos_weight are not "
+                                      "computed (torch's are not either); detach them")
         return _BCEWithLogits.apply(x, t, w, pw, reduction, ex)
     return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)
 
@@ -549,17 +578,27 @@ class _BCE(_Fn):
     @once_differentiable
     def backward(ctx, g):
         p, t, w = ctx.saved_tensors
-        gp = G.binary_cross_entropy_backward(g.contiguous(), p, t, w, ctx.red, ctx.ex)
-        return gp, None, None, None, None
+        gp = gt = None
+        if ctx.needs_input_grad[0]:
+            gp = G.binary_cross_entropy_backward(g.contiguous(), p, t, w, ctx.red, ctx.ex)
+        if ctx.needs_input_grad[1]:   # d/dt = -(log p - log(1 - p)) w * scale, logs >= -100
+            ex = ctx.ex
+            lp = O.clamp(O.log(p, ex), -100.0, None, ex)
+            lq = O.clamp(O.log(O.sub(_one(p), p, ex), ex), -100.0, None, ex)
+            gt = O.neg(O.sub(lp, lq, ex), ex)
+            if w is not None:
+                gt = O.mul(gt, w, ex)
+            gt = O.mul(gt, _loss_scale(g.contiguous(), ctx.red, p.numel(), ex), ex).to(t.dtype)
+        return gp, gt, None, None, None
 
 
 def binary_cross_entropy(p, t, w=None, reduction="mean", ex=0):
     p, t, w = autocast_fp32(p, p, t, w)
-    if _needs_grad(p):
-        if _needs_grad(t, w):
+    if _needs_grad(p, t, w):
+        if _needs_grad(w):
             raise NotImplementedError("hologram_torch.binary_cross_entropy: gradients with "
-                                      "respect to target or weight are not computed; detach "
-                                      "them")
+                                      "respect to weight are not computed (torch's are not "
+                                      "either); detach it")
         return _BCE.apply(p, t, w, reduction, ex)
     return O.binary_cross_entropy(p, t, w, reduction, ex)
 
@@ -585,10 +624,11 @@ class _NLL(_Fn):
 
 def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
     x, w = autocast_fp32(x, x, w)
+    if _needs_grad(w):   # refused whether or not x needs a gradient, as torch refuses it
+        raise NotImplementedError("hologram_torch.nll_loss: gradients with respect to the "
+                                  "class weights are not computed (torch's are not either); "
+                                  "detach them")
     if _needs_grad(x):
-        if _needs_grad(w):
-            raise NotImplementedError("hologram_torch.nll_loss: gradients with respect to the "
-                                      "class weights are not computed; detach them")
         return _NLL.apply(x, target, w, ignore_index, reduction, ex)
     return O.nll_loss(x, target, w, ignore_index, reduction, ex)
 

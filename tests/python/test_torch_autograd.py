@@ -264,3 +264,59 @@ def test_torch_func_jacrev_and_vmap_broadcasting():
     d = torch.randn(5, 3, dtype=torch.float64)
     torch.testing.assert_close(torch.func.vmap(F.mul, in_dims=(2, 0))(c, d),
                                c.movedim(2, 0) * d[:, None, :])
+
+
+# ---- gradients with respect to loss targets (torch computes them for probability targets of
+# cross_entropy, binary_cross_entropy and binary_cross_entropy_with_logits) -----------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_loss_target_gradients_match_torch(reduction):
+    TF = torch.nn.functional
+    torch.manual_seed(5)
+    x = torch.randn(4, 3, 2, dtype=torch.float64)
+    p = torch.rand(4, 3, dtype=torch.float64) * 0.9 + 0.05
+    t = torch.rand(4, 3, 2, dtype=torch.float64)
+    t2 = torch.rand(4, 3, dtype=torch.float64)
+    w = torch.rand(3, dtype=torch.float64)
+    pw = torch.rand(3, dtype=torch.float64) * 2
+    cases = [
+        (lambda a, b: F.cross_entropy(a, b, reduction=reduction),
+         lambda a, b: TF.cross_entropy(a, b, reduction=reduction), x, t.softmax(1)),
+        (lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction),
+         lambda a, b: TF.binary_cross_entropy(a, b, reduction=reduction), p, t2),
+        (lambda a, b: F.binary_cross_entropy(a, b, weight=w, reduction=reduction),
+         lambda a, b: TF.binary_cross_entropy(a, b, weight=w, reduction=reduction), p, t2),
+        (lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=reduction),
+         lambda a, b: TF.binary_cross_entropy_with_logits(a, b, reduction=reduction), x[:, :, 0],
+         t2),
+        (lambda a, b: F.binary_cross_entropy_with_logits(a, b, weight=w, pos_weight=pw,
+                                                         reduction=reduction),
+         lambda a, b: TF.binary_cross_entropy_with_logits(a, b, weight=w, pos_weight=pw,
+                                                          reduction=reduction), x[:, :, 0], t2),
+    ]
+    for ours, theirs, inp, tgt in cases:
+        for wrt_input in (True, False):
+            grads = []
+            for f in (ours, theirs):
+                a = inp.clone().requires_grad_(wrt_input)
+                b = tgt.clone().requires_grad_()
+                out = f(a, b)
+                out.backward(torch.ones_like(out) if reduction == "none" else None)
+                grads.append((a.grad, b.grad))
+            torch.testing.assert_close(grads[0][1], grads[1][1])
+            if wrt_input:
+                torch.testing.assert_close(grads[0][0], grads[1][0])
+        b = tgt.clone().requires_grad_()
+        assert torch.autograd.gradcheck(lambda v, f=ours, a=inp: f(a, v), (b,))
+
+
+def test_loss_weight_gradients_refused_as_torch():
+    w = torch.rand(3, dtype=torch.float64, requires_grad=True)
+    p = torch.rand(4, 3, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="weight"):
+        F.binary_cross_entropy(p, torch.rand(4, 3, dtype=torch.float64), weight=w)
+    with pytest.raises(NotImplementedError, match="weight"):
+        F.binary_cross_entropy_with_logits(p, torch.rand(4, 3, dtype=torch.float64), weight=w)
+    with pytest.raises(NotImplementedError, match="weight"):   # the input needing none too
+        F.nll_loss(torch.rand(4, 3), torch.tensor([0, 1, 2, 0]), weight=w.float())
+    with pytest.raises(NotImplementedError, match="weight"):
+        F.binary_cross_entropy(p.detach(), torch.rand(4, 3, dtype=torch.float64), weight=w)
