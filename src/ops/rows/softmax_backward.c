@@ -9,6 +9,7 @@
 #include "ops/common/op_dispatch.h"
 #include "ops/common/op_temps.h"
 #include "tensor/tensor_internal.h"
+#include "base/cpu_level.h"
 #include "ops/rows/rows_grad.h"
 #include "ops/rows/softmax_f32.h"
 
@@ -18,9 +19,11 @@ typedef struct smb_job {
     int f64, log;
     int64_t L, rows;
     int nw;
+    void (*rows_f32)(const struct smb_job* j, int64_t r0, int64_t r1);
 } smb_job;
 
-static void smb_rows_f32(const smb_job* j, int64_t r0, int64_t r1) {
+static inline __attribute__((always_inline)) void smb_rows_f32_body(const smb_job* j, int64_t r0,
+                                                                    int64_t r1) {
     int64_t L = j->L;
     for (int64_t r = r0; r < r1; r++) {
         const float* g = (const float*)j->g + r * L;
@@ -34,6 +37,31 @@ static void smb_rows_f32(const smb_job* j, int64_t r0, int64_t r1) {
             for (int64_t i = 0; i < L; i++) o[i] = y[i] * (g[i] - s);
         }
     }
+}
+
+// The row kernel built for the baseline, AVX2 and AVX-512, picked once per call (as the norm
+// gradient's: the baseline build splits the 8-lane sums into SSE halves).
+typedef void (*smb_rows_fn)(const smb_job* j, int64_t r0, int64_t r1);
+static void smb_rows_f32_base(const smb_job* j, int64_t r0, int64_t r1) {
+    smb_rows_f32_body(j, r0, r1);
+}
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("avx2,fma"))) static void smb_rows_f32_avx2(const smb_job* j, int64_t r0,
+                                                                   int64_t r1) {
+    smb_rows_f32_body(j, r0, r1);
+}
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+static void smb_rows_f32_avx512(const smb_job* j, int64_t r0, int64_t r1) {
+    smb_rows_f32_body(j, r0, r1);
+}
+#endif
+static smb_rows_fn smb_rows_f32_pick(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    hg_cpu_level lv = hg_cpu_level_get();
+    if (lv >= HG_CPU_AVX512) return smb_rows_f32_avx512;
+    if (lv >= HG_CPU_AVX2) return smb_rows_f32_avx2;
+#endif
+    return smb_rows_f32_base;
 }
 
 static void smb_rows_f64(const smb_job* j, int64_t r0, int64_t r1) {
@@ -54,7 +82,7 @@ static void smb_worker(void* ctx, int w) {
     smb_job* j = ctx;
     int64_t r0 = j->rows * w / j->nw, r1 = j->rows * (w + 1) / j->nw;
     if (j->f64) smb_rows_f64(j, r0, r1);
-    else smb_rows_f32(j, r0, r1);
+    else j->rows_f32(j, r0, r1);
 }
 
 // The composed form, on any backend and layout.
@@ -126,7 +154,8 @@ static hg_status smb_call(const char* fn, int log, const hg_tensor* grad, const 
         (s = hg_op_host_view(&c, out, &ov)))
         return hg_op_finish(&c, out, s);
     if (yv.numel == 0) return hg_op_finish(&c, out, HG_OK);
-    smb_job j = {gv.data, yv.data, ov.data, y->dtype == HG_DTYPE_F64, log, 1, 0, 1};
+    smb_job j = {gv.data, yv.data, ov.data, y->dtype == HG_DTYPE_F64, log, 1, 0, 1,
+                 smb_rows_f32_pick()};
     if (y->ndim) j.L = y->shape[y->ndim - 1];
     j.rows = yv.numel / j.L;
     int nw = yv.numel < 32768 ? 1 : hg_op_num_threads(&c);
