@@ -552,33 +552,6 @@ PyObject* hgpy_wrap_buffer(PyObject* self, PyObject* const* args, Py_ssize_t nar
     return (PyObject*)b;
 }
 
-// _from_capsule(capsule, executor) -> Tensor over the capsule's memory (no copy; the Tensor's
-// Buffer owns the producer's tensor). For producers whose __dlpack__ costs more than the wrap
-// itself: torch._C._to_dlpack(t) takes 0.25 us, t.__dlpack__() 2.3 (hologram_torch).
-PyObject* hgpy_from_capsule(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_from_capsule(capsule, executor)");
-    HgExecutor* e = require_executor(args[1], "from_capsule");
-    if (!e) return NULL;
-    PyObject* cap = args[0];
-    DLTensor* t = NULL;
-    if (PyCapsule_IsValid(cap, "dltensor_versioned"))
-        t = &((DLManagedTensorVersioned*)PyCapsule_GetPointer(cap, "dltensor_versioned"))->dl_tensor;
-    else if (PyCapsule_IsValid(cap, "dltensor"))
-        t = &((DLManagedTensor*)PyCapsule_GetPointer(cap, "dltensor"))->dl_tensor;
-    else
-        return PyErr_Format(PyExc_TypeError, "from_capsule: expected an unused DLPack capsule, "
-                            "got %.100s", Py_TYPE(cap)->tp_name);
-    if (check_device(e, t->device.device_type, t->device.device_id, "from_capsule")) return NULL;
-    Py_INCREF(cap);   // consume_capsule releases one reference
-    hg_tensor view;
-    HgBuffer* b = consume_capsule(cap, e, t->device.device_type, &view, "from_capsule");
-    if (!b) return NULL;
-    PyObject* r = hgpy_tensor_new(b, &view);
-    Py_DECREF(b);
-    return r;
-}
-
 // Imports an unused DLPack capsule as a view (a new reference to its Buffer, or NULL).
 static HgBuffer* capsule_view(PyObject* cap, HgExecutor* e, hg_tensor* view, const char* fn) {
     DLTensor* t = NULL;
@@ -592,6 +565,22 @@ static HgBuffer* capsule_view(PyObject* cap, HgExecutor* e, hg_tensor* view, con
     if (check_device(e, t->device.device_type, t->device.device_id, fn)) return NULL;
     Py_INCREF(cap);   // consume_capsule releases one reference
     return consume_capsule(cap, e, t->device.device_type, view, fn);
+}
+
+// _from_capsule(capsule, executor) -> Tensor over the capsule's memory (no copy; the Tensor's
+// Buffer owns the producer's tensor). For producers whose __dlpack__ costs more than the wrap
+// itself: torch._C._to_dlpack(t) takes 0.25 us, t.__dlpack__() 2.3 (hologram_torch).
+PyObject* hgpy_from_capsule(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_from_capsule(capsule, executor)");
+    HgExecutor* e = require_executor(args[1], "from_capsule");
+    if (!e) return NULL;
+    hg_tensor view;
+    HgBuffer* b = capsule_view(args[0], e, &view, "from_capsule");
+    if (!b) return NULL;
+    PyObject* r = hgpy_tensor_new(b, &view);
+    Py_DECREF(b);
+    return r;
 }
 
 // _capsule_binary(op, capsule_a, capsule_b, executor) -> a DLPack capsule of hg_binary(op, a, b)

@@ -144,30 +144,15 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
         return hg_error(HG_ERR_DTYPE_MISMATCH, "hg_cross_entropy: 'target' has dtype %s; it must "
                         "hold class indices (an integer dtype) or class probabilities (a float "
                         "dtype)", hg_dtype_name(target->dtype));
-    char sl[HG_DIMS_TEXT], st[HG_DIMS_TEXT], se[HG_DIMS_TEXT];
     if (logits->ndim < 1)
         return hg_error(HG_ERR_SIZE_MISMATCH, "hg_cross_entropy: 'logits' must be (C), (N, C) or "
                         "(N, C, d1, ...), got shape ()");
-    // Sample shape: logits' shape without the class dim (dim 1, or dim 0 for 1-D logits).
-    int32_t cdim = logits->ndim == 1 ? 0 : 1, ns = 0;
+    // Sample shape: logits' shape without the class dim; the target's shape checked against it.
+    int32_t cdim, ns;
     int64_t sshape[HG_MAX_DIMS], xst[HG_MAX_DIMS];
-    for (int32_t d = 0; d < logits->ndim; d++)
-        if (d != cdim) {
-            xst[ns] = logits->strides[d];
-            sshape[ns++] = logits->shape[d];
-        }
-    // Expected target shape: the sample shape (indices) or logits' shape (probabilities).
-    int32_t tnd = probs ? logits->ndim : ns;
-    const int64_t* tshape = probs ? logits->shape : sshape;
-    int same = target->ndim == tnd;
-    for (int32_t d = 0; same && d < tnd; d++) same = target->shape[d] == tshape[d];
-    if (!same)
-        return hg_error(HG_ERR_SIZE_MISMATCH, "hg_cross_entropy: 'target' of shape %s does not "
-                        "fit 'logits' of shape %s: class %s need shape %s",
-                        hg_op_dims(st, target->ndim, target->shape),
-                        hg_op_dims(sl, logits->ndim, logits->shape),
-                        probs ? "probabilities (a float target)" : "indices (an integer target)",
-                        hg_op_dims(se, tnd, tshape));
+    if ((s = hg_ce_shapes(&c, logits, target, probs, &cdim, &ns, sshape))) return s;
+    for (int32_t d = 0, k = 0; d < logits->ndim; d++)
+        if (d != cdim) xst[k++] = logits->strides[d];
     int dev = hg_op_route_of(&c, HG_OPF_LOSS, logits->dtype) == HG_ROUTE_DEVICE;
     void* staged = NULL;   // a device target read back for the index check
     hg_host_view xv, tv;

@@ -98,24 +98,12 @@ hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logi
         return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'logits' must be (C), (N, C) or (N, C, d1, "
                         "...) with at most %d dims, got shape %s", fn, HG_MAX_DIMS - 1,
                         hg_op_dims(a, logits->ndim, logits->shape));
-    int32_t cdim = logits->ndim == 1 ? 0 : 1, ns = 0;
+    int32_t cdim, ns;
     int64_t sshape[HG_MAX_DIMS], nsamples = 1;
-    for (int32_t d = 0; d < logits->ndim; d++)
-        if (d != cdim) {
-            sshape[ns++] = logits->shape[d];
-            nsamples *= logits->shape[d];
-        }
-    int32_t tnd = probs ? logits->ndim : ns;
-    const int64_t* tshape = probs ? logits->shape : sshape;
-    int same = target->ndim == tnd;
-    for (int32_t d = 0; same && d < tnd; d++) same = target->shape[d] == tshape[d];
-    if (!same)
-        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'target' has shape %s; class %s for logits of "
-                        "shape %s need shape %s", fn, hg_op_dims(a, target->ndim, target->shape),
-                        probs ? "probabilities" : "indices",
-                        hg_op_dims(b, logits->ndim, logits->shape), hg_op_dims(a, tnd, tshape));
+    if ((s = hg_ce_shapes(&c, logits, target, probs, &cdim, &ns, sshape))) return s;
+    for (int32_t d = 0; d < ns; d++) nsamples *= sshape[d];
     int gnd = reduction == HG_REDUCTION_NONE ? ns : 0;
-    same = grad->ndim == gnd;
+    int same = grad->ndim == gnd;
     for (int32_t d = 0; same && d < gnd; d++) same = grad->shape[d] == sshape[d];
     if (!same)
         return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'grad' has shape %s; expected the loss's shape "

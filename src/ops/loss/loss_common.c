@@ -206,3 +206,23 @@ void hg_loss_store(hg_dtype rt, hg_dtype od, void* dst, double v) {
     }
     hg_op_store_f64(od, dst, v);
 }
+
+hg_status hg_ce_shapes(hg_op_ctx* c, const hg_tensor* logits, const hg_tensor* target, int probs,
+                       int32_t* cdim, int32_t* ns, int64_t* sshape) {
+    *cdim = logits->ndim == 1 ? 0 : 1;
+    *ns = 0;
+    for (int32_t d = 0; d < logits->ndim; d++)
+        if (d != *cdim) sshape[(*ns)++] = logits->shape[d];
+    int32_t tnd = probs ? logits->ndim : *ns;
+    const int64_t* tshape = probs ? logits->shape : sshape;
+    int same = target->ndim == tnd;
+    for (int32_t d = 0; same && d < tnd; d++) same = target->shape[d] == tshape[d];
+    if (same) return HG_OK;
+    char sl[HG_DIMS_TEXT], st[HG_DIMS_TEXT], se[HG_DIMS_TEXT];
+    return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'target' of shape %s does not fit 'logits' of "
+                    "shape %s: class %s need shape %s", c->fn,
+                    hg_op_dims(st, target->ndim, target->shape),
+                    hg_op_dims(sl, logits->ndim, logits->shape),
+                    probs ? "probabilities (a float target)" : "indices (an integer target)",
+                    hg_op_dims(se, tnd, tshape));
+}

@@ -70,6 +70,13 @@ hg_status hg_loss_run(hg_op_ctx* c, int64_t n, double cost_per_item,
                       void (*chunk)(void* ctx, int64_t e0, int64_t e1, double* sum, double* count),
                       void* ctx, double* sum, double* count);
 
+// cross_entropy's shapes: *cdim = logits' class dim (1, or 0 for 1-D logits), the sample shape
+// (*ns dims into sshape: logits' shape without the class dim), and target's shape checked
+// against it (class indices: the sample shape; probabilities, probs = 1: logits' shape).
+// HG_ERR_SIZE_MISMATCH naming both shapes. logits has >= 1 dim (checked by the caller).
+hg_status hg_ce_shapes(hg_op_ctx* c, const hg_tensor* logits, const hg_tensor* target, int probs,
+                       int32_t* cdim, int32_t* ns, int64_t* sshape);
+
 // Stores v into dst of dtype od after rounding it once to the result dtype rt.
 void hg_loss_store(hg_dtype rt, hg_dtype od, void* dst, double v);
 
