@@ -58,6 +58,7 @@ def main():
     p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--md")
+    p.add_argument("--cases", help="run only the cases whose name contains this text")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     ex = hg.Executor("cpu", num_threads=args.threads)
@@ -142,6 +143,8 @@ def main():
     out = [header, "", "| case | ours best / median | torch best / median | torch ÷ ours "
            "(best) | target |", "|---|---:|---:|---:|---:|"]
     for name, ours, theirs, target in cases:
+        if args.cases and args.cases not in name:
+            continue
         print(f"torch_peers: {name}", file=sys.stderr, flush=True)
         ob, om, tb, tm = compare(ours, theirs, reps)
         unit, k = ("µs", 1e6)
