@@ -486,3 +486,23 @@ def test_binary_fast_path_and_capsule_errors():
     assert torch.equal(x, torch.ones(3))
     r = torch._C._from_dlpack(hg._C._capsule_binary(2, td(x), td(torch.full((3,), 2.0)), e))
     assert torch.equal(r, torch.full((3,), 2.0))
+
+
+def test_cuda_executor_refuses_cpu_tensors():
+    """A CUDA executor (the CUDA backend's emulation in CI's emulated run) with CPU tensors: a
+    clear error before anything runs, nothing copied across devices. (CUDA tensors themselves
+    need a CUDA build of torch: the emulation's buffers are DLPack kCUDA memory.)"""
+    import hologram as hg
+    try:
+        ex = hg.Executor("cuda")
+    except hg.BackendUnavailableError:
+        pytest.skip("no CUDA backend here (HOLOGRAM_CUDA_EMULATE=1 gives the emulation)")
+    F = ht.functional
+    x = torch.randn(3)
+    keep = x.clone()
+    for call in (lambda: F.add(ex, x, x), lambda: F.tanh(x, executor=ex),
+                 lambda: ht.nn.Linear(4, 3, executor=ex)(torch.randn(2, 4)),
+                 lambda: F.softmax(ex, x, 0)):
+        with pytest.raises(ValueError, match="nothing is copied across devices"):
+            call()
+    assert torch.equal(x, keep)
