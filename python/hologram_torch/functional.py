@@ -111,15 +111,27 @@ silu = _unary("silu", A.silu, "input * sigmoid(input) (torch.nn.functional.silu)
 
 
 def softplus(*args, beta=1.0, threshold=20.0, **kw):
-    """log(1 + e^input) (torch.nn.functional.softplus with beta=1; above threshold torch
-    returns the input, which is the same f32 value there)."""
+    """torch.nn.functional.softplus: log(1 + e^(beta input)) / beta, and the input itself where
+    beta * input > threshold (hologram's softplus never overflows; the threshold is torch's
+    switch to the linear part, kept so results and gradients match torch's there)."""
     fn = "hologram_torch.functional.softplus"
-    ex, (x,) = _split(fn, args, kw, 1)
-    if beta != 1.0 or threshold != 20.0:
-        raise ValueError(f"{fn}: only beta=1 and threshold=20 (torch's defaults) are supported, "
-                         f"got beta={beta}, threshold={threshold}")
-    B.check_tensor(x, "input", fn)
-    return A.softplus(x, ex)
+    ex, (x, *rest) = _split(fn, args, kw, 1)
+    if rest:
+        beta = rest[0]
+    if len(rest) > 1:
+        threshold = rest[1]
+    B.check_tensor(x, "input", fn, floats_only=True)
+    beta, threshold = float(beta), float(threshold)
+    if beta == 0.0 or beta != beta:
+        raise ValueError(f"{fn}: beta must be a nonzero number, got {beta}")
+    if beta == 1.0 and threshold >= 20.0 and x.dtype != torch.float64:
+        return A.softplus(x, ex)   # torch's default: the same values above 20 (f16/bf16/f32)
+    b = torch.tensor(beta, dtype=x.dtype, device=x.device)
+    bx = A.mul(x, b, ex) if beta != 1.0 else x
+    y = A.softplus(bx, ex)
+    if beta != 1.0:
+        y = A.div(y, b, ex)
+    return A.where(bx.detach() > threshold, x, y, ex)   # the mask only: no gradient through it
 
 
 def gelu(*args, approximate="none", **kw):

@@ -506,3 +506,20 @@ def test_cuda_executor_refuses_cpu_tensors():
         with pytest.raises(ValueError, match="nothing is copied across devices"):
             call()
     assert torch.equal(x, keep)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("beta,threshold", [(1.0, 20.0), (2.0, 5.0), (0.5, 20.0), (-1.0, 3.0),
+                                            (1.0, 2.0)])
+def test_softplus_beta_threshold(beta, threshold, dtype):
+    x = torch.tensor([-40.0, -3.0, -0.5, 0.0, 0.7, 2.5, 4.0, 12.0, 25.0, 100.0], dtype=dtype)
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ours = ht.functional.softplus(xa, beta=beta, threshold=threshold)
+    theirs = torch.nn.functional.softplus(xb, beta=beta, threshold=threshold)
+    tol = dict(rtol=1e-6, atol=1e-7) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(ours, theirs, **tol)
+    ours.sum().backward()
+    theirs.sum().backward()
+    torch.testing.assert_close(xa.grad, xb.grad, **tol)
+    with pytest.raises(ValueError, match="beta"):
+        ht.functional.softplus(x, beta=0)
