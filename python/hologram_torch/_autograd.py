@@ -553,6 +553,43 @@ def clamp(x, lo=None, hi=None, ex=0):
     return O.clamp(x, lo, hi, ex)
 
 
+def _clamp_t_values(x, lo, hi, ex):
+    y = x if lo is None else O.maximum(x, lo, ex)   # NaN in x or a bound gives NaN, as torch
+    return y if hi is None else O.minimum(y, hi, ex)
+
+
+class _ClampT(_Fn):
+    """clamp with tensor bounds (broadcast against x): min(max(x, lo), hi)."""
+
+    @staticmethod
+    def forward(x, lo, hi, ex):
+        return _clamp_t_values(x, lo, hi, ex)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, lo, hi, ex = inputs
+        ctx.ex = ex
+        ctx.save_for_backward(x, lo, hi)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        x, lo, hi = ctx.saved_tensors
+        gx, glo, ghi = G.clamp_tensor_backward(g.contiguous(), x, lo, hi, ctx.ex)
+        out = []
+        for t, gt, i in ((x, gx, 0), (lo, glo, 1), (hi, ghi, 2)):
+            out.append(_sum_to(gt, t.shape, ctx.ex).to(t.dtype)
+                       if t is not None and ctx.needs_input_grad[i] else None)
+        return out[0], out[1], out[2], None
+
+
+def clamp_tensor(x, lo=None, hi=None, ex=0):
+    """clamp with tensor bounds (lo / hi tensors or None, of x's dtype)."""
+    if _needs_grad(x, lo, hi):
+        return _ClampT.apply(x, lo, hi, ex)
+    return _clamp_t_values(x, lo, hi, ex)
+
+
 class _BCEWithLogits(_Fn):
     @staticmethod
     def forward(x, t, w, pw, reduction, ex):

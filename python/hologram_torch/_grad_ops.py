@@ -135,6 +135,41 @@ clamp_backward = _define("clamp_backward(Tensor g, Tensor x, float? min=None, fl
                          "int ex=0) -> Tensor", _clamp_bw_impl, _clamp_bw_fake)
 
 
+def _clamp_t_bw_fake(g, x, lo=None, hi=None, ex=0):
+    e = g.new_empty(g.shape)
+    return e, g.new_empty(g.shape if lo is not None else (0,)), \
+        g.new_empty(g.shape if hi is not None else (0,))
+
+
+def _clamp_t_bw_impl(g, x, lo=None, hi=None, ex=0):
+    """clamp with tensor bounds, torch's rule: x gets g where lo <= x <= hi; lo where x < lo
+    (unless hi < lo); hi where x > hi or hi < lo. Each at g's (broadcast) shape; the caller sums
+    them to the operands' shapes. An absent bound's gradient is an empty tensor."""
+    e, dev, (hg_g, hx, hl, hh) = _hg_args("hologram_torch.clamp_backward", ex, g, x, lo, hi)
+    keep = take_lo = take_hi = None
+    if hl is not None:
+        keep = hg.greater_equal(hx, hl)
+        take_lo = hg.less(hx, hl)
+    if hh is not None:
+        le = hg.less_equal(hx, hh)
+        keep = le if keep is None else hg.logical_and(keep, le)
+        take_hi = hg.greater(hx, hh)
+        if hl is not None:
+            crossed = hg.less(hh, hl)
+            take_lo = hg.logical_and(take_lo, hg.logical_not(crossed))
+            take_hi = hg.logical_or(take_hi, crossed)
+    empty = torch.empty((0,), dtype=g.dtype, device=dev)
+    out = [B.to_torch(hg.where(keep, hg_g, 0))]
+    for m in (take_lo, take_hi):
+        out.append(empty if m is None else B.to_torch(hg.where(m, hg_g, 0)))
+    return tuple(out)
+
+
+clamp_tensor_backward = _define(
+    "clamp_tensor_backward(Tensor g, Tensor x, Tensor? lo=None, Tensor? hi=None, int ex=0) -> "
+    "(Tensor, Tensor, Tensor)", _clamp_t_bw_impl, _clamp_t_bw_fake)
+
+
 def _bcel_bw_fake(g, x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 

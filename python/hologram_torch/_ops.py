@@ -158,6 +158,8 @@ add = _binary("add", hg.add)
 sub = _binary("sub", hg.subtract)
 mul = _binary("mul", hg.multiply)
 div = _binary("div", hg.divide)
+maximum = _binary("maximum", hg.maximum)   # NaN-propagating, as torch.maximum (clamp's bounds)
+minimum = _binary("minimum", hg.minimum)
 
 
 # ---- elementwise, unary ----------------------------------------------------------------------

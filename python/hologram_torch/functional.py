@@ -357,17 +357,42 @@ def where(*args, **kw):
 
 
 def clamp(*args, min=None, max=None, **kw):   # noqa: A002 (torch's names)
-    """torch.clamp(input, min, max) with number bounds (at least one)."""
+    """torch.clamp(input, min, max): number or tensor bounds (at least one; tensors broadcast
+    against the input; the result dtype is torch's promotion of all three). NaN in the input or
+    a bound gives NaN; min > max gives max, as torch."""
     fn = "hologram_torch.functional.clamp"
     ex, (x, *rest) = _split(fn, args, kw, 1)
     if rest:
         min = rest[0]
     if len(rest) > 1:
         max = rest[1]
-    if isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor):
-        raise TypeError(f"{fn}: tensor bounds are not supported; give numbers")
     B.check_tensor(x, "input", fn)
-    return A.clamp(x, min, max, ex)
+    if not isinstance(min, torch.Tensor) and not isinstance(max, torch.Tensor):
+        return A.clamp(x, min, max, ex)
+    if min is None and max is None:
+        raise ValueError(f"{fn}: at least one of min and max must be given")
+    bounds = [b for b in (min, max) if b is not None]
+    rdt = x.dtype
+    for b in bounds:
+        if isinstance(b, torch.Tensor):
+            B.check_tensor(b, "min" if b is min else "max", fn)
+        rdt = torch.promote_types(rdt, b.dtype if isinstance(b, torch.Tensor)
+                                  else torch.result_type(x, b))
+
+    def as_t(b):
+        if b is None:
+            return None
+        if not isinstance(b, torch.Tensor):
+            return torch.tensor(b, dtype=rdt, device=x.device)
+        return b if b.dtype == rdt else b.to(rdt)
+
+    lo, hi = as_t(min), as_t(max)
+    B.same_device(fn, x, lo, hi)
+    shape = x.shape
+    for b in (lo, hi):
+        if b is not None:
+            shape = B.broadcast_shape(fn, shape, b.shape)
+    return A.clamp_tensor(x if x.dtype == rdt else x.to(rdt), lo, hi, ex)
 
 
 clip = clamp

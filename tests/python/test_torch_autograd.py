@@ -174,7 +174,19 @@ def _opcheck_cases():
         (ops.clamp_backward.default, (y, x, -0.5, None)),
         (ops.bce_with_logits_backward.default, (torch.tensor(1.0, dtype=torch.float64), x,
                                                 y.sigmoid(), None, None, "mean")),
+        (ops.maximum.default, (x, y)), (ops.minimum.default, (x, y[0])),
+        (ops.clamp_tensor_backward.default, (y, x, y[0] - 1, y[:, :1] + 1)),
+        (ops.clamp_tensor_backward.default, (y, x, None, y[:, :1])),
     ]
+
+
+def test_every_registered_op_has_an_opcheck_case():
+    """A new op in torch.ops.hologram without an opcheck case fails here."""
+    names = {str(op).split(".")[1] for op, _ in _opcheck_cases()}
+    registered = {n for n in dir(torch.ops.hologram)
+                  if isinstance(getattr(torch.ops.hologram, n), torch._ops.OpOverloadPacket)}
+    assert registered, "no ops registered"
+    assert registered - names == set()
 
 
 @pytest.mark.parametrize("k", range(len(_opcheck_cases())))

@@ -523,3 +523,36 @@ def test_softplus_beta_threshold(beta, threshold, dtype):
     torch.testing.assert_close(xa.grad, xb.grad, **tol)
     with pytest.raises(ValueError, match="beta"):
         ht.functional.softplus(x, beta=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_clamp_tensor_bounds_match_torch(dtype):
+    torch.manual_seed(3)
+    x = torch.randn(4, 5, dtype=dtype) * 2
+    x[0, 0] = float("nan")
+    lo = torch.randn(5, dtype=dtype) - 1
+    hi = torch.randn(4, 1, dtype=dtype) + 1
+    hi[2, 0] = -3.0              # crossed bounds in row 2: torch gives max there
+    lo2 = lo.clone()
+    lo2[3] = float("nan")        # a NaN bound gives NaN
+    for mn, mx in ((lo, hi), (lo, None), (None, hi), (lo2, hi), (lo, 0.5), (-0.25, hi)):
+        args = [t.clone().requires_grad_() if isinstance(t, torch.Tensor) else t
+                for t in (x, mn, mx)]
+        # torch takes both bounds as numbers or both as tensors; ours also a mix
+        ref = [t.clone().requires_grad_() if isinstance(t, torch.Tensor) else
+               (torch.tensor(t, dtype=dtype) if t is not None else None) for t in (x, mn, mx)]
+        ours = ht.functional.clamp(args[0], min=args[1], max=args[2])
+        theirs = torch.clamp(ref[0], min=ref[1], max=ref[2])
+        torch.testing.assert_close(ours, theirs, equal_nan=True)
+        g = torch.randn(theirs.shape, dtype=dtype)
+        ours.backward(g)
+        theirs.backward(g)
+        for a, b in zip(args, ref):
+            if isinstance(a, torch.Tensor):
+                torch.testing.assert_close(a.grad, b.grad)
+    # integer input with float bounds: torch's promotion
+    xi = torch.arange(-3, 3)
+    torch.testing.assert_close(ht.functional.clamp(xi, min=torch.tensor(-1.5)),
+                               torch.clamp(xi, min=torch.tensor(-1.5)))
+    with pytest.raises(RuntimeError, match="broadcast"):
+        ht.functional.clamp(x, min=torch.zeros(3))
