@@ -230,7 +230,7 @@ HG_API hg_status hg_binary_cross_entropy_with_logits(const hg_tensor* logits,
 // each op reads what its formula needs and the other may be NULL: x for abs, square, log,
 // log1p, log2, sin, cos, relu (0 at x = 0), erf, softplus, silu, gelu; y for sqrt, rsqrt,
 // reciprocal, exp, expm1, exp2, tanh, sigmoid; both for gelu_erf (Phi(x) = y / x); neither for
-// neg and the rounding ops (zero gradient). Other ops: HG_ERR_INVALID_ARGUMENT.
+// neg, sign and the rounding ops (zero gradient). Other ops: HG_ERR_INVALID_ARGUMENT.
 HG_API hg_status hg_activation_backward(hg_unary_op op, const hg_tensor* grad,
                                         const hg_tensor* x, const hg_tensor* y, hg_tensor* out);
 // From y = softmax(x, axis): out = y * (grad - sum(grad * y, axis)); from y = log_softmax(x,
