@@ -234,7 +234,18 @@ def _softmax_op(name, hg_fn):
             hg_fn(hx, axis=d, out=out_h)
         return out
 
-    return _define(f"{name}(Tensor x, int dim, int ex=0) -> Tensor", impl, fake)
+    op = _define(f"{name}(Tensor x, int dim, int ex=0) -> Tensor", impl, fake)
+
+    def vmap_rule(info, in_dims, x, dim, ex=0):
+        """The batch dim first, the softmax dim moved past it: one call for the batch."""
+        if in_dims[0] is None:
+            return getattr(torch.ops.hologram, name)(x, dim, ex), None
+        x = x.movedim(in_dims[0], 0)
+        d = dim % max(x.dim() - 1, 1) + 1
+        return getattr(torch.ops.hologram, name)(x, d, ex), 0
+
+    torch.library.register_vmap(f"hologram::{name}", vmap_rule, lib=LIB)
+    return op
 
 
 softmax = _softmax_op("softmax", hg.softmax)
@@ -275,6 +286,27 @@ layer_norm = _define("layer_norm(Tensor x, int[] normalized_shape, Tensor? weigh
                      _layer_norm_impl, _layer_norm_fake)
 
 
+def _vmap_norm(name):
+    """layer_norm / rms_norm normalize the last dims: with the batch dim first they stay last,
+    one call for the batch. A batched weight or bias (one per batch element) runs per element."""
+    def rule(info, in_dims, x, normalized_shape, *rest):
+        op = getattr(torch.ops.hologram, name)
+        if all(not isinstance(d, int) for d in in_dims[2:]):
+            x = x if in_dims[0] is None else x.movedim(in_dims[0], 0)
+            return op(x, normalized_shape, *rest), (None if in_dims[0] is None else 0)
+        args = (x, normalized_shape) + tuple(rest)
+        outs = []
+        for i in range(info.batch_size):
+            outs.append(op(*(a.select(d, i) if isinstance(d, int) else a
+                             for a, d in zip(args, in_dims))))
+        return torch.stack(outs), 0
+
+    torch.library.register_vmap(f"hologram::{name}", rule, lib=LIB)
+
+
+_vmap_norm("layer_norm")
+
+
 def _rms_norm_fake(x, normalized_shape, weight=None, eps=None, ex=0):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -293,6 +325,7 @@ def _rms_norm_impl(x, normalized_shape, weight=None, eps=None, ex=0):
 
 rms_norm = _define("rms_norm(Tensor x, int[] normalized_shape, Tensor? weight=None, "
                    "float? eps=None, int ex=0) -> Tensor", _rms_norm_impl, _rms_norm_fake)
+_vmap_norm("rms_norm")
 
 
 # ---- matmul, linear -------------------------------------------------------------------------

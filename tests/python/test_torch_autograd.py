@@ -332,3 +332,30 @@ def test_loss_weight_gradients_refused_as_torch():
         F.nll_loss(torch.rand(4, 3), torch.tensor([0, 1, 2, 0]), weight=w.float())
     with pytest.raises(NotImplementedError, match="weight"):
         F.binary_cross_entropy(p.detach(), torch.rand(4, 3, dtype=torch.float64), weight=w)
+
+
+def test_vmap_rules_of_the_row_ops():
+    """softmax / log_softmax along any dim and layer_norm / rms_norm under vmap, the batch dim
+    anywhere (one call for the batch), and a batched weight (per element)."""
+    TF = torch.nn.functional
+    x = torch.randn(3, 5, 4, dtype=torch.float64)
+    for in_dim in (0, 1, 2):
+        for dim in (0, -1, 1):
+            torch.testing.assert_close(
+                torch.func.vmap(lambda v: F.softmax(v, dim), in_dims=in_dim)(x),
+                torch.func.vmap(lambda v: torch.softmax(v, dim), in_dims=in_dim)(x))
+            torch.testing.assert_close(
+                torch.func.vmap(lambda v: F.log_softmax(v, dim), in_dims=in_dim)(x),
+                torch.func.vmap(lambda v: torch.log_softmax(v, dim), in_dims=in_dim)(x))
+        n = x.movedim(in_dim, 0).shape[-1]
+        w = torch.randn(n, dtype=torch.float64)
+        torch.testing.assert_close(
+            torch.func.vmap(lambda v: F.layer_norm(v, (n,), w), in_dims=in_dim)(x),
+            torch.func.vmap(lambda v: TF.layer_norm(v, (n,), w), in_dims=in_dim)(x))
+        torch.testing.assert_close(
+            torch.func.vmap(lambda v: F.rms_norm(v, (n,), w), in_dims=in_dim)(x),
+            torch.func.vmap(lambda v: TF.rms_norm(v, (n,), w), in_dims=in_dim)(x))
+    ws = torch.randn(3, 4, dtype=torch.float64)
+    torch.testing.assert_close(
+        torch.func.vmap(lambda v, wt: F.layer_norm(v, (4,), wt))(x, ws),
+        torch.func.vmap(lambda v, wt: TF.layer_norm(v, (4,), wt))(x, ws))
