@@ -7,7 +7,9 @@ Cases: hologram_torch.functional on 16M f32 (add, exp, tanh, gelu), softmax of 4
 layer_norm of 8192 x 1024 against the torch op; the fused chain relu(a*b+c)*0.5 through
 hologram_torch.jit against torch eager; one training step of an MLP (batch 256, 784 -> 1024 ->
 1024 -> 10, GELU, LayerNorm, cross-entropy, Adam) built from hologram_torch.nn against the same
-model from torch.nn (forward, backward and the whole step); and the per-call cost of a
+model from torch.nn (forward, backward and the whole step with torch.optim.Adam on both sides;
+then the hologram modules with hologram_torch.optim.Adam against torch.nn with torch's default
+Adam and with Adam(fused=True)); and the per-call cost of a
 1-element add without and with grad. Each side runs with the same thread count (torch:
 torch.set_num_threads; hologram: an Executor of that many threads), the sides alternate
 within each round, and best and median are reported; ratio = torch time / ours (> 1: ours is
@@ -92,16 +94,24 @@ def main():
     batch = 64 if args.quick else 256
     x = torch.randn(batch, 784)
     t = torch.randint(0, 10, (batch,))
+    # name -> (model, optimizer, loss): hologram modules with torch's Adam ("ours") or with
+    # hologram_torch.optim.Adam ("ours+hg adam"); torch.nn with torch's default Adam (for-loop on
+    # the CPU) or its fused one.
     models = {}
-    for name, nn in (("ours", ht.nn), ("torch", torch.nn)):
+    variants = (("ours", ht.nn, "torch"), ("ours+hg adam", ht.nn, "hg"),
+                ("torch", torch.nn, "torch"), ("torch fused", torch.nn, "fused"))
+    for name, nn, optk in variants:
         torch.manual_seed(1)
         m = mlp(nn)
-        if name == "ours":
+        if nn is ht.nn:
             for mod in m:
                 if isinstance(mod, ht.nn._HgModule):
                     mod._set_executor(ex)
-        opt = torch.optim.Adam(m.parameters(), lr=1e-3)
-        loss_fn = (ht.nn.CrossEntropyLoss(ex) if name == "ours" else torch.nn.CrossEntropyLoss())
+        if optk == "hg":
+            opt = ht.optim.Adam(m.parameters(), lr=1e-3, executor=ex)
+        else:
+            opt = torch.optim.Adam(m.parameters(), lr=1e-3, fused=optk == "fused" or None)
+        loss_fn = (ht.nn.CrossEntropyLoss(ex) if nn is ht.nn else torch.nn.CrossEntropyLoss())
         models[name] = (m, opt, loss_fn)
 
     def fwd(name):
@@ -129,6 +139,10 @@ def main():
         (f"MLP forward, batch {batch}", fwd("ours"), fwd("torch"), 1.0),
         (f"MLP forward + backward, batch {batch}", fwd_bwd("ours"), fwd_bwd("torch"), 1.0),
         (f"MLP training step (Adam), batch {batch}", step("ours"), step("torch"), 1.0),
+        (f"MLP training step, hologram_torch.optim.Adam vs torch.optim.Adam, batch {batch}",
+         step("ours+hg adam"), step("torch"), 1.0),
+        (f"MLP training step, hologram_torch.optim.Adam vs Adam(fused=True), batch {batch}",
+         step("ours+hg adam"), step("torch fused"), 1.0),
     ]
     one_a, one_b = torch.randn(1), torch.randn(1)
     one_g = torch.randn(1, requires_grad=True)

@@ -466,6 +466,7 @@ static void ref_std1(pcase* c) { ref_reduce_ddof(c, HG_REDUCE_STD, 1); }
 
 #include "parity_ops_nn.h"
 #include "parity_ops_grad.h"
+#include "parity_ops_optim.h"
 
 // ---------------------------------------------------------------------------------------------
 // The table
@@ -559,6 +560,8 @@ static void build_entries(void) {
         setup_norm_grad, run_norm_grad, ref_norm_grad);
     add("cross_entropy_backward", "hg_cross_entropy_backward", FLOATS, 0, 0, NULL, setup_ce_grad,
         run_ce_grad, ref_ce_grad);
+    add("adam_step", "hg_adam_step", FLOATS, 0, 0, NULL, setup_adam, run_adam, ref_adam);
+    add("adam_step.adamw", "hg_adam_step", FLOATS, 1, 0, NULL, setup_adam, run_adam, ref_adam);
 }
 
 // Public functions of the Ops section that are deliberately not parity entries.

@@ -258,6 +258,22 @@ HG_API hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tenso
                                            const hg_tensor* target, int64_t ignore_index,
                                            hg_reduction reduction, hg_tensor* out);
 
+// Optimizers. One update of a parameter, in place, with its state tensors (same dtype and
+// shape as param; grad read only; the written tensors must not share memory).
+typedef struct hg_adam_options {
+    double lr, beta1, beta2, eps, weight_decay;   // torch.optim.Adam's meanings and defaults
+    int64_t step;                 // the step being taken, counted from 1 (bias corrections)
+    int decoupled_weight_decay;   // 1: AdamW (p *= 1 - lr * weight_decay); 0: Adam (L2 in grad)
+    int amsgrad, maximize;
+} hg_adam_options;
+// Adam / AdamW as torch.optim.Adam's per-tensor update computes it (same steps and roundings;
+// docs/ops_gradients.md "The optimizer step"): exp_avg and exp_avg_sq are the moments (zeros before step 1);
+// max_exp_avg_sq is needed with amsgrad only (NULL otherwise). lr, eps, weight_decay >= 0,
+// betas in [0, 1), step >= 1, else HG_ERR_INVALID_ARGUMENT with nothing written.
+HG_API hg_status hg_adam_step(const hg_adam_options* options, const hg_tensor* param,
+                              const hg_tensor* grad, const hg_tensor* exp_avg,
+                              const hg_tensor* exp_avg_sq, const hg_tensor* max_exp_avg_sq);
+
 // Data. These write into an existing out (no allocation: they have no input to take an
 // executor from).
 // An integer value must fit an integer dtype exactly (HG_ERR_OUT_OF_RANGE); a float value into

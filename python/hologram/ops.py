@@ -529,6 +529,22 @@ def _norm_backward(rms, grad, x, normalized_shape, weight, eps, outputs):
     return tuple(made)
 
 
+def adam_step(param, grad, exp_avg, exp_avg_sq, *, step, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+              weight_decay=0.0, decoupled_weight_decay=False, amsgrad=False, maximize=False,
+              max_exp_avg_sq=None):
+    """One Adam (AdamW with ``decoupled_weight_decay=True``) update of ``param``, in place, as
+    ``torch.optim.Adam``'s per-tensor update computes it (same steps and roundings).
+
+    ``exp_avg`` and ``exp_avg_sq`` are the moment Tensors (zeros before the first step), updated
+    in place; ``max_exp_avg_sq`` is needed with ``amsgrad``. ``step`` is the step being taken,
+    counted from 1. All Tensors share param's dtype and shape; ``grad`` is only read.
+    Contiguous f32/f64 on the CPU take one threaded pass; anything else runs as library ops.
+    """
+    b1, b2 = betas
+    _C.adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, b1, b2, eps,
+                 weight_decay, step, decoupled_weight_decay, amsgrad, maximize)
+
+
 def layer_norm_backward(grad, x, normalized_shape=None, weight=None, eps=1e-5,
                         outputs=(True, True, True)):
     """Gradients of ``layer_norm(x, normalized_shape, weight, bias, eps)``: (grad_x,

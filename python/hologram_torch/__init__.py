@@ -6,7 +6,8 @@
     layer = hg_torch.nn.Linear(512, 256)        # a torch.nn.Linear whose forward is hologram's
 
 ``functional`` takes torch tensors and returns torch tensors (no copies in either direction),
-with gradients; ``nn`` holds torch.nn layers computed by hologram. Every op is registered in
+with gradients; ``nn`` holds torch.nn layers computed by hologram; ``optim`` holds Adam and
+AdamW whose update is hologram's. Every op is registered in
 torch's dispatcher as ``torch.ops.hologram.<name>`` with a fake implementation. See
 docs/torch.md.
 """
@@ -34,8 +35,8 @@ if _version_tuple(torch.__version__) < _version_tuple(SUPPORTED_TORCH):
                       f"{torch.__version__}")
 
 from . import _ops, _grad_ops  # noqa: E402,F401  (registers torch.ops.hologram.*)
-from . import functional, nn  # noqa: E402
+from . import functional, nn, optim  # noqa: E402
 from ._bridge import executor_id  # noqa: E402,F401
 from ._jit import jit  # noqa: E402
 
-__all__ = ["functional", "nn", "jit", "SUPPORTED_TORCH"]
+__all__ = ["functional", "nn", "optim", "jit", "SUPPORTED_TORCH"]

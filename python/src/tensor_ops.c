@@ -437,6 +437,53 @@ static PyObject* f_norm_backward(PyObject* m, PyObject* const* args, Py_ssize_t 
     Py_RETURN_NONE;
 }
 
+// --- optimizers -----------------------------------------------------------------------------------
+// adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps,
+// weight_decay, step, decoupled, amsgrad, maximize): hg_adam_step in place; the written tensors
+// must be Tensors (a converted copy would take the update); returns None.
+static PyObject* f_adam_step(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                             PyObject* kwnames) {
+    static const char* const names[] = {"param", "grad", "exp_avg", "exp_avg_sq",
+                                        "max_exp_avg_sq", "lr", "beta1", "beta2", "eps",
+                                        "weight_decay", "step", "decoupled", "amsgrad",
+                                        "maximize"};
+    PARSE("adam_step", names, 11);
+    hg_adam_options o;
+    memset(&o, 0, sizeof o);
+    long long step = 0;
+    int fl[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) FAIL_IF(a_[11 + k] && (fl[k] = PyObject_IsTrue(a_[11 + k])) < 0);
+    FAIL_IF(hgpy_get_dbl(&c, a_[5], "lr", 1e-3, &o.lr) ||
+            hgpy_get_dbl(&c, a_[6], "beta1", 0.9, &o.beta1) ||
+            hgpy_get_dbl(&c, a_[7], "beta2", 0.999, &o.beta2) ||
+            hgpy_get_dbl(&c, a_[8], "eps", 1e-8, &o.eps) ||
+            hgpy_get_dbl(&c, a_[9], "weight_decay", 0.0, &o.weight_decay) ||
+            hgpy_get_int(&c, a_[10], "step", 1, &step));
+    o.step = step;
+    o.decoupled_weight_decay = fl[0];
+    o.amsgrad = fl[1];
+    o.maximize = fl[2];
+    static const char* const tnames[5] = {"param", "grad", "exp_avg", "exp_avg_sq",
+                                          "max_exp_avg_sq"};
+    int idx[5] = {-1, -1, -1, -1, -1};
+    for (int k = 0; k < 5; k++) {
+        if (k == 4 && (!a_[4] || a_[4] == Py_None)) continue;
+        if (k != 1 && !hgpy_is_tensor(a_[k])) {
+            call_end(&c);
+            PyErr_Format(PyExc_TypeError, "adam_step: %s must be a hologram Tensor (it is "
+                         "updated in place), got %s", tnames[k], Py_TYPE(a_[k])->tp_name);
+            return NULL;
+        }
+        FAIL_IF((idx[k] = hgpy_call_arg(&c, a_[k], 0, tnames[k])) < 0);
+    }
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_adam_step(&o, T(&c, idx[0]), T(&c, idx[1]), T(&c, idx[2]),
+                                     T(&c, idx[3]), idx[4] >= 0 ? T(&c, idx[4]) : NULL));
+    call_end(&c);
+    if (s) return hgpy_raise_status(s, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject* f_cross_entropy_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
                                           PyObject* kwnames) {
     static const char* const names[] = {"grad", "logits", "target", "ignore_index", "reduction",
@@ -584,6 +631,9 @@ PyMethodDef hgpy_tensor_op_methods[] = {
                   "activation_backward(op, grad, x=None, y=None, out=None)"),
     HGPY_FASTCALL("softmax_backward", f_softmax_backward,
                   "softmax_backward(grad, y, axis=-1, log=False, out=None)"),
+    HGPY_FASTCALL("adam_step", f_adam_step,
+                  "adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, "
+                  "eps, weight_decay, step, decoupled=False, amsgrad=False, maximize=False)"),
     HGPY_FASTCALL("norm_backward", f_norm_backward,
                   "norm_backward(grad, x, nnorm, weight=None, eps=1e-5, rms=False, grad_x=None, "
                   "grad_weight=None, grad_bias=None)"),

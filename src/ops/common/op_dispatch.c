@@ -8,9 +8,9 @@ enum { MEM_HOST = 0, MEM_DEVICE = 1 };
 // backend's BLAS where it has one for the dtype: library_has below).
 static const hg_op_route g_routes[2][HG_OPF_COUNT] = {
     [MEM_HOST] = {HG_ROUTE_HOST, HG_ROUTE_HOST, HG_ROUTE_HOST, HG_ROUTE_HOST, HG_ROUTE_HOST,
-                  HG_ROUTE_HOST},
+                  HG_ROUTE_HOST, HG_ROUTE_HOST},
     [MEM_DEVICE] = {HG_ROUTE_DEVICE, HG_ROUTE_DEVICE, HG_ROUTE_DEVICE, HG_ROUTE_DEVICE,
-                    HG_ROUTE_DEVICE, HG_ROUTE_DEVICE},
+                    HG_ROUTE_DEVICE, HG_ROUTE_DEVICE, HG_ROUTE_DEVICE},
 };
 
 // The library slots of a backend, by dtype: sgemm (f32, host or device), dgemm_strided (f64 on

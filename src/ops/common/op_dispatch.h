@@ -14,6 +14,7 @@ typedef enum hg_op_family {
     HG_OPF_LOSS,
     HG_OPF_DATA,        // fill, arange, concat, index_select, gather
     HG_OPF_RANDOM,
+    HG_OPF_OPTIM,       // adam_step
     HG_OPF_COUNT
 } hg_op_family;
 
