@@ -1,8 +1,8 @@
 // ISA emission of the unary ops. gelu (tanh form) is the ISA's gelu instruction for every float
 // dtype. The composite functions expm1, log1p, softplus and silu are emitted for f32 (and
 // f16/bf16, computed in f32) as f32 instruction sequences built on the vectorized f32 exp/log
-// (ewise_emit_fast.c). gelu_erf of f32/f16/bf16 is the ISA's gelu_erf instruction (erfc-based,
-// evaluated in double: 1 + erf(x) in f32 cancels in the negative tail); the f64 forms here are
+// (ewise_emit_fast.c). gelu_erf of f32/f16/bf16 is the ISA's gelu_erf instruction (erfc-based:
+// 1 + erf(x) in f32 cancels in the negative tail); the f64 forms here are
 // evaluated in f64 and rounded once.
 #include <math.h>
 #include "base/dtype.h"
