@@ -138,15 +138,21 @@ def _binary(name, hg_fn):
 
     def call(a, b, ex=0):
         """The common call (plain CPU tensors of one dtype, the default executor, plain eager
-        mode) in one C call: 1-element add 4.8 -> ~3 us. Anything else: slow (the dispatcher
+        mode) in one C call: 1-element add 4.8 -> ~2.9 us. Anything else: slow (the dispatcher
         when traced or transformed, else impl)."""
         if (not ex and type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and
                 a.dtype in fast_dt and a.is_cpu and b.is_cpu and a.layout is strided and
-                b.layout is strided and (a.shape == b.shape or not a.dim() or not b.dim())):
+                b.layout is strided):
             e = cpu[0]
             if (e is not None and not e.closed and not is_compiling() and not dispatch_depth()
                     and not function_mode() and not functorch()):
-                return _from_dlpack(_capsule_binary(code, _to_dlpack(a), _to_dlpack(b), e))
+                # hg_binary broadcasts as torch does; shapes that do not broadcast fail here
+                # and take impl, which raises torch's message (comparing the shapes up front
+                # cost 0.34 us of every call)
+                try:
+                    return _from_dlpack(_capsule_binary(code, _to_dlpack(a), _to_dlpack(b), e))
+                except hg.HologramError:
+                    pass
         return slow(a, b, ex)
 
     call.overload = slow.overload

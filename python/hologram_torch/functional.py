@@ -18,6 +18,7 @@ from . import _bridge as B
 from . import _ops as O
 
 _Tensor = torch.Tensor
+_MISSING = object()   # an argument not given
 
 __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid",
            "tanh", "gelu", "silu", "softplus", "softmax", "log_softmax", "layer_norm", "rms_norm",
@@ -52,14 +53,16 @@ def _tensor_pair(fn, a, b):
 def _binary(name, op):
     plain = getattr(O, name)   # the op without autograd
     grad_enabled = torch.is_grad_enabled
+    with_grad = op.with_grad
 
-    def f(*args, **kw):
-        if not kw and len(args) == 2:   # the common call, checked by the op itself
-            a, b = args
-            if type(a) is _Tensor and type(b) is _Tensor:
-                if grad_enabled() and (a.requires_grad or b.requires_grad):
-                    return op(a, b, 0)
-                return plain(a, b, 0)
+    def f(a=_MISSING, b=_MISSING, *rest, **kw):
+        # the common call f(tensor, tensor), checked by the op itself (named parameters: no
+        # argument tuple to build)
+        if type(a) is _Tensor and type(b) is _Tensor and not rest and not kw:
+            if grad_enabled() and (a.requires_grad or b.requires_grad):
+                return with_grad(a, b)
+            return plain(a, b, 0)
+        args = tuple(x for x in (a, b) if x is not _MISSING) + rest
         fn = f"hologram_torch.functional.{name}"
         alpha = kw.pop("alpha", None) if name in ("add", "sub") else None
         ex, (a, b) = _split(fn, args, kw, 2)
