@@ -105,7 +105,8 @@ static void pack_a(const hg_sgemm_kernel* kern, int ta, int64_t mc, int64_t kc, 
 }
 
 // op(B) block depth [0, kc), columns [0, nc) -> micro-panels of NR columns: dst[jr*kc + p*NR + j].
-static void pack_b(int tb, int NR, int64_t kc, int64_t nc, const float* b, int64_t ldb, float* dst) {
+static void pack_b(const hg_sgemm_kernel* kern, int tb, int NR, int64_t kc, int64_t nc,
+                   const float* b, int64_t ldb, float* dst) {
     int64_t nfull = nc / NR * NR;
     if (!tb && nfull > NR) {
         // Row-major B, whole panels: read each source row once, sequentially (walking panel by
@@ -144,6 +145,8 @@ static void pack_b(int tb, int NR, int64_t kc, int64_t nc, const float* b, int64
                 for (int64_t p = 0; p < kc; p++)
                     for (int j = 0; j < NR; j++) d[p * NR + j] = j < nr ? b[p * ldb + jr + j] : 0.0f;
             }
+        } else if (kern->pack_bt_rows) {
+            kern->pack_bt_rows(nr, kc, b + jr * ldb, ldb, d);
         } else {
             // B^T: op(B)(p, j) = b[j*ldb + p]; each of the NR source rows is contiguous along p,
             // so walk them in short runs of p to keep all NR streams in L1.
@@ -239,7 +242,7 @@ static void gemm_serial(const gemm_args* g) {
             int64_t kc = k - pc < kcb ? k - pc : kcb;
             float beta = pc == 0 ? g->beta : 1.0f;  // later depth blocks accumulate
             const float* bsrc = g->tb ? g->b + jc * g->ldb + pc : g->b + pc * g->ldb + jc;
-            if (!fused) pack_b(g->tb, NR, kc, nc, bsrc, g->ldb, pb);
+            if (!fused) pack_b(g->kern, g->tb, NR, kc, nc, bsrc, g->ldb, pb);
             for (int64_t ic = 0; ic < m; ic += mcb) {
                 int64_t mc = m - ic < mcb ? m - ic : mcb;
                 const float* asrc = g->ta ? g->a + pc * g->lda + ic : g->a + ic * g->lda + pc;
@@ -249,7 +252,8 @@ static void gemm_serial(const gemm_args* g) {
                     const float* bp = pb + jr * kc;
                     if (fused && jr % group == 0) {
                         int64_t gw = nc - jr < group ? nc - jr : group;
-                        pack_b(g->tb, NR, kc, gw, g->tb ? bsrc + jr * g->ldb : bsrc + jr, g->ldb,
+                        pack_b(g->kern, g->tb, NR, kc, gw,
+                               g->tb ? bsrc + jr * g->ldb : bsrc + jr, g->ldb,
                                pb + jr * kc);
                     }
                     for (int64_t ir = 0; ir < mc; ir += MR) {
@@ -303,10 +307,11 @@ static void gemm_worker(void* ctx, int w) {
 }
 
 static const hg_sgemm_kernel kernels[] = {
-    {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72, NULL},
+    {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72, NULL, NULL},
 #ifdef HG_GEMM_HAS_AVX2
-    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL},
-    {"avx512", hg_sgemm_ukernel8x32_avx512, 8, 32, 256, 96, hg_sgemm_pack_a8_avx512},
+    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL, NULL},
+    {"avx512", hg_sgemm_ukernel8x32_avx512, 8, 32, 256, 96, hg_sgemm_pack_a8_avx512,
+     hg_sgemm_pack_bt32_avx512},
 #endif
 };
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))

@@ -41,6 +41,10 @@ typedef struct hg_sgemm_kernel {
     // Optional: packs mr <= MR rows of a row-major A (row stride lda) over kc steps into one
     // micro-panel (dst[p*MR + i], rows past mr zero); NULL: the portable pack.
     void (*pack_a_rows)(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
+    // Optional: packs nr <= NR rows of a row-major matrix (row stride ldb; each row is one column
+    // of op(B) = B^T) over kc steps into one B micro-panel (dst[p*NR + j], rows past nr zero);
+    // NULL: the portable pack.
+    void (*pack_bt_rows)(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
 } hg_sgemm_kernel;
 
 void hg_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -135,6 +139,7 @@ void hg_sgemm_ukernel_avx2(int64_t kc, const float* a, const float* b, float* c,
 void hg_sgemm_ukernel8x32_avx512(int64_t kc, const float* a, const float* b, float* c,
                                   int64_t ldc, float alpha, float beta);
 void hg_sgemm_pack_a8_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
+void hg_sgemm_pack_bt32_avx512(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
 void hg_sgemm_narrow_avx512(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,
                             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void hg_sgemm_narrow_avx2(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,

@@ -154,6 +154,50 @@ __attribute__((target("avx512f"))) void hg_sgemm_pack_a8_avx512(int64_t mr, int6
                               _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx, a + p, 4));
 }
 
+// Packs rows [0, nr) (nr <= 32) of a row-major matrix (row stride ldb), each row one column of
+// op(B) = B^T, over kc steps into one 32-wide B micro-panel, dst[p*32 + j]; rows past nr are
+// zero. Whole 16-row halves go 16 steps at a time through an in-register 16 x 16 transpose
+// (64 shuffles per 256 values); the rest element by element. The scalar scatter was ~1 ms of
+// an MLP training step (the forward's x @ W^T packs W^T).
+__attribute__((target("avx512f"))) void hg_sgemm_pack_bt32_avx512(int64_t nr, int64_t kc,
+                                                                  const float* b, int64_t ldb,
+                                                                  float* dst) {
+    for (int h = 0; h < 2; h++) {
+        int64_t j0 = 16 * h, rows = nr - j0;
+        int64_t p = 0;
+        if (rows >= 16) {
+            for (; p + 16 <= kc; p += 16) {
+                __m512 r[16], t[16], u[16];
+                for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(b + (j0 + i) * ldb + p);
+                for (int i = 0; i < 8; i++) {   // per 128-bit lane: row pairs interleaved
+                    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+                    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+                }
+                for (int i = 0; i < 4; i++) {   // u[4i + j], lane L: rows 4i..4i+3 of step 4L+j
+                    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+                    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+                    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+                    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+                }
+                for (int j = 0; j < 4; j++) {   // a 4 x 4 transpose of 128-bit lanes
+                    __m512 a01 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x44);
+                    __m512 a23 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xEE);
+                    __m512 c01 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x44);
+                    __m512 c23 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xEE);
+                    float* d = dst + (p + j) * 32 + j0;
+                    _mm512_storeu_ps(d + 0 * 128, _mm512_shuffle_f32x4(a01, c01, 0x88));
+                    _mm512_storeu_ps(d + 1 * 128, _mm512_shuffle_f32x4(a01, c01, 0xDD));
+                    _mm512_storeu_ps(d + 2 * 128, _mm512_shuffle_f32x4(a23, c23, 0x88));
+                    _mm512_storeu_ps(d + 3 * 128, _mm512_shuffle_f32x4(a23, c23, 0xDD));
+                }
+            }
+        }
+        for (; p < kc; p++)
+            for (int64_t j = 0; j < 16; j++)
+                dst[p * 32 + j0 + j] = j < rows ? b[(j0 + j) * ldb + p] : 0.0f;
+    }
+}
+
 // Narrow C (n <= 16 columns, gemm.h): 8 rows at a time, one accumulator per row. Per k step
 // one masked load of B's row and 8 broadcasts from A's rows feed 8 FMAs; nothing is packed (B's
 // k x n values stay in L1/L2 across the row blocks, each A value is read once).
