@@ -15,7 +15,7 @@ from hologram import _C
 from . import _bridge as B
 
 _U = _C.unary_ops
-from ._ops import _define, _hg_args, _vmap_elementwise, dropout_mask_scale, nll_picked
+from ._ops import LIB, _define, _hg_args, _vmap_elementwise, dropout_mask_scale, nll_picked
 
 _BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
@@ -67,6 +67,22 @@ softmax_backward = _define("softmax_backward(Tensor g, Tensor y, int dim, bool l
                            "-> Tensor", _softmax_bw_impl, _softmax_bw_fake)
 
 
+def _front(t, d, size):
+    """t with the vmap dim first (an unbatched t expanded to the batch, a view)."""
+    return t.movedim(d, 0) if d is not None else t.expand((size,) + tuple(t.shape))
+
+
+def _softmax_bw_vmap(info, in_dims, g, y, dim, log, ex=0):
+    nd = y.dim() - (in_dims[1] is not None)
+    g, y = _front(g, in_dims[0], info.batch_size), _front(y, in_dims[1], info.batch_size)
+    if nd == 0:   # 0-d elements: along an added dim of size 1
+        return softmax_backward(g.unsqueeze(1), y.unsqueeze(1), 1, log, ex).squeeze(1), 0
+    return softmax_backward(g, y, dim % nd + 1, log, ex), 0
+
+
+torch.library.register_vmap("hologram::softmax_backward", _softmax_bw_vmap, lib=LIB)
+
+
 def _norm_bw_fake(g, x, normalized_shape, weight, eps, rms, ex=0):
     gw = x.new_empty(tuple(normalized_shape))
     return torch.empty_like(x, memory_format=torch.contiguous_format), gw, x.new_empty(
@@ -92,6 +108,37 @@ def _norm_bw_impl(g, x, normalized_shape, weight, eps, rms, ex=0):
 norm_backward = _define("norm_backward(Tensor g, Tensor x, int[] normalized_shape, "
                         "Tensor? weight, float eps, bool rms, int ex=0) -> (Tensor, Tensor, Tensor)",
                         _norm_bw_impl, _norm_bw_fake)
+
+
+def _norm_bw_vmap(info, in_dims, g, x, normalized_shape, weight, eps, rms, ex=0):
+    """One call for grad_x with the batch first (the normalized dims stay last); grad_weight and
+    grad_bias per batch element (the C op sums them over every leading dim, the batch's too):
+    sums over each element's rows of g * xhat (xhat from layer_norm / rms_norm without weight)
+    and of g. A batched weight runs per element."""
+    if len(in_dims) > 3 and isinstance(in_dims[3], int):
+        outs = [norm_backward(*(a.select(d, i) if isinstance(d, int) else a for a, d in
+                                zip((g, x, normalized_shape, weight, eps, rms, ex), in_dims)))
+                for i in range(info.batch_size)]
+        return tuple(torch.stack(o) for o in zip(*outs)), (0, 0, 0)
+    size = info.batch_size
+    g, x = _front(g, in_dims[0], size), _front(x, in_dims[1], size)
+    gx, _, _ = norm_backward(g, x, normalized_shape, weight, eps, rms, ex)
+    lead = list(range(1, x.dim() - len(normalized_shape)))
+    norm = torch.ops.hologram.rms_norm if rms else torch.ops.hologram.layer_norm
+    xhat = (norm(x, list(normalized_shape), None, eps, ex) if rms else
+            norm(x, list(normalized_shape), None, None, eps, ex))
+    gw = torch.ops.hologram.mul(g, xhat, ex)
+    gb = g
+    if lead:
+        gw = torch.ops.hologram.sum(gw, lead, False, ex)
+        gb = torch.ops.hologram.sum(g, lead, False, ex)
+    if rms:
+        gb = torch.zeros_like(gw)
+    pdt = x.dtype if weight is None else weight.dtype
+    return (gx, gw.to(pdt), gb.to(pdt)), (0, 0, 0)
+
+
+torch.library.register_vmap("hologram::norm_backward", _norm_bw_vmap, lib=LIB)
 
 
 def _ce_bw_fake(g, logits, target, ignore_index, reduction, ex=0):

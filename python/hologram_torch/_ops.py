@@ -247,8 +247,11 @@ def _softmax_op(name, hg_fn):
         if in_dims[0] is None:
             return getattr(torch.ops.hologram, name)(x, dim, ex), None
         x = x.movedim(in_dims[0], 0)
-        d = dim % max(x.dim() - 1, 1) + 1
-        return getattr(torch.ops.hologram, name)(x, d, ex), 0
+        op = getattr(torch.ops.hologram, name)
+        if x.dim() == 1:   # 0-d elements: along an added dim of size 1
+            _dim(f"hologram_torch.{name}", dim, 0)
+            return op(x.unsqueeze(1), 1, ex).squeeze(1), 0
+        return op(x, dim % (x.dim() - 1) + 1, ex), 0
 
     torch.library.register_vmap(f"hologram::{name}", vmap_rule, lib=LIB)
     return op
@@ -379,6 +382,41 @@ def _matmul_impl(a, b, ex=0):
 matmul = _define("matmul(Tensor a, Tensor b, int ex=0) -> Tensor", _matmul_impl, _matmul_fake)
 
 
+def _vmap_matmul_operands(a, da, b, db):
+    """matmul's operands for one batched call: each batched operand with its batch dim first,
+    1-D operands as matrices (a: a row, b: a column) and the batched ones' own batch dims padded
+    with 1s up to the larger count, so the vmap dim lines up with the vmap dim and the others
+    broadcast as in the unbatched call. Returns (a, b, drop_row, drop_col)."""
+    def prep(t, d, is_a):
+        t = t if d is None else t.movedim(d, 0)
+        one_d = t.dim() - (d is not None) == 1
+        if one_d:
+            t = t.unsqueeze(-2 if is_a else -1)
+        return t, one_d
+
+    (a, a1), (b, b1) = prep(a, da, True), prep(b, db, False)
+    ra, rb = a.dim() - 2 - (da is not None), b.dim() - 2 - (db is not None)
+    r = max(ra, rb)
+    if da is not None and ra < r:
+        a = a.reshape((a.shape[0],) + (1,) * (r - ra) + tuple(a.shape[1:]))
+    if db is not None and rb < r:
+        b = b.reshape((b.shape[0],) + (1,) * (r - rb) + tuple(b.shape[1:]))
+    return a, b, a1, b1
+
+
+def _vmap_matmul(info, in_dims, a, b, ex=0):
+    a, b, a1, b1 = _vmap_matmul_operands(a, in_dims[0], b, in_dims[1])
+    out = torch.ops.hologram.matmul(a, b, ex)
+    if b1:
+        out = out.squeeze(-1)
+    if a1:   # a's row: last once b's column is gone
+        out = out.squeeze(-1 if b1 else -2)
+    return out, 0
+
+
+torch.library.register_vmap("hologram::matmul", _vmap_matmul, lib=LIB)
+
+
 def _linear_shape(x, w):
     return tuple(x.shape[:-1]) + (w.shape[0],) if w.dim() == 2 else tuple(x.shape[:-1])
 
@@ -410,6 +448,28 @@ linear = _define("linear(Tensor x, Tensor weight, Tensor? bias=None, int ex=0) -
                  _linear_impl, _linear_fake)
 
 
+def _vmap_linear(info, in_dims, x, weight, bias=None, ex=0):
+    """Batched input only (per-sample gradients, batched data): one call with the batch dim
+    first, linear's leading dims take it. A batched weight or bias: the batched matmul of x and
+    weight^T, plus the bias with the batch dim first."""
+    dx, dw = in_dims[0], in_dims[1]
+    dbias = in_dims[2] if len(in_dims) > 2 else None   # bias left at its default: no entry
+    if dw is None and dbias is None:
+        return torch.ops.hologram.linear(x.movedim(dx, 0), weight, bias, ex), 0
+    wt = weight.movedim(dw, 0) if dw is not None else weight
+    wt = wt.transpose(-1, -2) if wt.dim() - (dw is not None) == 2 else wt
+    out, _ = _vmap_matmul(info, (dx, 0 if dw is not None else None), x, wt, ex)
+    if bias is not None:
+        bb = bias.movedim(dbias, 0) if dbias is not None else bias
+        if dbias is not None:   # (B, n) against out (B, ..., n): 1s for out's middle dims
+            bb = bb.reshape((bb.shape[0],) + (1,) * (out.dim() - bb.dim()) + tuple(bb.shape[1:]))
+        out = torch.ops.hologram.add(out, bb.to(out.dtype), ex)
+    return out, 0
+
+
+torch.library.register_vmap("hologram::linear", _vmap_linear, lib=LIB)
+
+
 # ---- reductions ------------------------------------------------------------------------------
 def _red_shape(x, dims, keepdim):
     if dims is None or len(dims) == 0:
@@ -434,8 +494,22 @@ def _reduction(name, hg_fn):
         hg_fn(hx, axis=dims, keepdims=keepdim, out=out_h)
         return out
 
-    return _define(f"{name}(Tensor x, int[]? dim=None, bool keepdim=False, int ex=0) -> Tensor",
-                   impl, fake)
+    op = _define(f"{name}(Tensor x, int[]? dim=None, bool keepdim=False, int ex=0) -> Tensor",
+                 impl, fake)
+
+    def vmap_rule(info, in_dims, x, dim=None, keepdim=False, ex=0):
+        """The logical dims shifted past the batch dim (first); a 0-d logical tensor reduces
+        over an added dim of size 1 (the value itself, in the result dtype)."""
+        x = x.movedim(in_dims[0], 0)
+        nd = x.dim() - 1
+        if nd == 0:
+            return getattr(torch.ops.hologram, name)(x.unsqueeze(-1), [1], False, ex), 0
+        dims = range(nd) if dim is None or len(dim) == 0 else [_dim(f"hologram_torch.{name}", d,
+                                                                      nd) for d in dim]
+        return getattr(torch.ops.hologram, name)(x, [d + 1 for d in dims], keepdim, ex), 0
+
+    torch.library.register_vmap(f"hologram::{name}", vmap_rule, lib=LIB)
+    return op
 
 
 sum = _reduction("sum", hg.sum)   # noqa: A001 (torch's name)

@@ -355,7 +355,106 @@ def test_vmap_rules_of_the_row_ops():
         torch.testing.assert_close(
             torch.func.vmap(lambda v: F.rms_norm(v, (n,), w), in_dims=in_dim)(x),
             torch.func.vmap(lambda v: TF.rms_norm(v, (n,), w), in_dims=in_dim)(x))
+    s = torch.randn(5, dtype=torch.float64)   # 0-d elements, and the gradients' rules
+    for fo, ft in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
+        torch.testing.assert_close(torch.func.vmap(lambda v: fo(v, 0))(s),
+                                   torch.func.vmap(lambda v: ft(v, 0))(s))
+        torch.testing.assert_close(
+            torch.func.vmap(torch.func.grad(lambda v: (fo(v, 0) ** 2).sum()))(s),
+            torch.func.vmap(torch.func.grad(lambda v: (ft(v, 0) ** 2).sum()))(s))
+        for dim in (0, 1):
+            torch.testing.assert_close(
+                torch.func.vmap(torch.func.grad(lambda v: (fo(v, dim) ** 2).sum()),
+                                in_dims=1)(x),
+                torch.func.vmap(torch.func.grad(lambda v: (ft(v, dim) ** 2).sum()),
+                                in_dims=1)(x))
     ws = torch.randn(3, 4, dtype=torch.float64)
     torch.testing.assert_close(
         torch.func.vmap(lambda v, wt: F.layer_norm(v, (4,), wt))(x, ws),
         torch.func.vmap(lambda v, wt: TF.layer_norm(v, (4,), wt))(x, ws))
+
+
+def _no_fallback():
+    """torch's batched fallback warns (a loop over the batch): an error here."""
+    import warnings
+    ctx = warnings.catch_warnings()
+    ctx.__enter__()
+    warnings.filterwarnings("error", message=".*batching rule.*")
+    return ctx
+
+
+@pytest.mark.parametrize("sa,sb,dims", [
+    ((5, 3, 4), (4, 2), (0, None)), ((3, 5, 4), (4, 2), (1, None)), ((5, 4), (4, 2), (0, None)),
+    ((5, 4), (5, 4), (0, 0)), ((4,), (5, 4, 2), (None, 0)), ((5, 2, 3, 4), (5, 4, 6), (0, 0)),
+    ((5, 3, 4), (2, 1, 4, 6), (0, None)), ((2, 3, 4), (4, 6, 5), (None, 2)),
+    ((5, 4), (4,), (0, None)), ((4, 5), (4,), (1, None)), ((5, 4), (5, 4, 3), (0, 0))])
+def test_vmap_rule_of_matmul(sa, sb, dims):
+    a = torch.randn(*sa, dtype=torch.float64)
+    b = torch.randn(*sb, dtype=torch.float64)
+    ctx = _no_fallback()
+    try:
+        got = torch.func.vmap(F.matmul, in_dims=dims)(a, b)
+    finally:
+        ctx.__exit__(None, None, None)
+    torch.testing.assert_close(got, torch.func.vmap(torch.matmul, in_dims=dims)(a, b))
+
+
+def test_vmap_rules_of_linear_and_reductions():
+    x = torch.randn(7, 3, 4, dtype=torch.float64)
+    w, b = torch.randn(6, 4, dtype=torch.float64), torch.randn(6, dtype=torch.float64)
+    ws, bs = torch.randn(7, 6, 4, dtype=torch.float64), torch.randn(7, 6, dtype=torch.float64)
+    vm = torch.func.vmap
+    ctx = _no_fallback()
+    try:
+        cases = [((x, w, b), (0, None, None)), ((x, ws, bs), (0, 0, 0)),
+                 ((x, ws, bs), (None, 0, 0)), ((x, ws, b), (0, 0, None)),
+                 ((x.transpose(0, 1), ws, b), (1, 0, None)), ((x, w, bs), (0, None, 0))]
+        for args, dims in cases:
+            torch.testing.assert_close(vm(F.linear, in_dims=dims)(*args),
+                                       vm(TF.linear, in_dims=dims)(*args))
+        xi = torch.randint(-5, 5, (4, 3, 5))
+        for t in (x, xi):
+            for in_dim in (0, 1, 2):
+                for dim, keep in ((None, False), (0, False), (-1, True), ((0, 1), False)):
+                    got = vm(lambda v: F.sum(v, dim=dim, keepdim=keep), in_dims=in_dim)(t)
+                    want = vm(lambda v: torch.sum(v, dim=dim, keepdim=keep), in_dims=in_dim)(t)
+                    assert got.dtype == want.dtype
+                    torch.testing.assert_close(got, want)
+                    if t.is_floating_point():
+                        torch.testing.assert_close(
+                            vm(lambda v: F.mean(v, dim=dim, keepdim=keep), in_dims=in_dim)(t),
+                            vm(lambda v: torch.mean(v, dim=dim, keepdim=keep), in_dims=in_dim)(t))
+        s = torch.randn(5, dtype=torch.float64)   # 0-d per element
+        torch.testing.assert_close(vm(F.sum)(s), s)
+        torch.testing.assert_close(vm(lambda v: F.mean(v, dim=0))(s), s)
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+def test_per_sample_gradients_with_vmap_of_grad():
+    """functorch's per-sample-gradient recipe on a hologram model, one batched call per op
+    (no fallback loop), against the same recipe on torch.nn."""
+    torch.manual_seed(0)
+    ours = torch.nn.Sequential(ht.nn.Linear(4, 8), ht.nn.GELU(), ht.nn.LayerNorm(8),
+                               ht.nn.Linear(8, 3)).double()
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.LayerNorm(8),
+                                 torch.nn.Linear(8, 3)).double()
+    theirs.load_state_dict(ours.state_dict())
+    params = {k: v.detach() for k, v in ours.named_parameters()}
+    xs, ys = torch.randn(10, 4, dtype=torch.float64), torch.randint(0, 3, (10,))
+
+    def loss(model):
+        def f(p, x, y):
+            out = torch.func.functional_call(model, p, (x.unsqueeze(0),))
+            return TF.cross_entropy(out, y.unsqueeze(0))
+        return f
+
+    ctx = _no_fallback()
+    try:
+        g1 = torch.func.vmap(torch.func.grad(loss(ours)), in_dims=(None, 0, 0))(params, xs, ys)
+    finally:
+        ctx.__exit__(None, None, None)
+    g2 = torch.func.vmap(torch.func.grad(loss(theirs)), in_dims=(None, 0, 0))(params, xs, ys)
+    for k in g1:
+        assert g1[k].shape == (10,) + params[k].shape
+        torch.testing.assert_close(g1[k], g2[k])
