@@ -9,7 +9,8 @@ hologram_torch.jit against torch eager; one training step of an MLP (batch 256, 
 1024 -> 10, GELU, LayerNorm, cross-entropy, Adam) built from hologram_torch.nn against the same
 model from torch.nn (forward, backward and the whole step with torch.optim.Adam on both sides;
 then the hologram modules with hologram_torch.optim.Adam against torch.nn with torch's default
-Adam and with Adam(fused=True)); and the per-call cost of a
+Adam and with Adam(fused=True)); the first layer's product and the Adam update alone; and the
+per-call cost of a
 1-element add without and with grad. Each side runs with the same thread count (torch:
 torch.set_num_threads; hologram: an Executor of that many threads), the sides alternate
 within each round, and best and median are reported; ratio = torch time / ours (> 1: ours is
@@ -143,6 +144,24 @@ def main():
          step("ours+hg adam"), step("torch"), 1.0),
         (f"MLP training step, hologram_torch.optim.Adam vs Adam(fused=True), batch {batch}",
          step("ours+hg adam"), step("torch fused"), 1.0),
+    ]
+    # The pieces: the first layer's product (x @ W^T packs W^T) and the Adam update alone.
+    xl, wl, bl = torch.randn(batch, 784), torch.randn(1024, 784), torch.randn(1024)
+    cases.append((f"linear {batch} x 784 -> 1024", lambda: F.linear(ex, xl, wl, bl),
+                  lambda: TF.linear(xl, wl, bl), 1.0))
+    adam_params = {}
+    for name in ("hg", "torch", "fused"):
+        torch.manual_seed(2)
+        ps = [torch.nn.Parameter(p.detach().clone()) for p in mlp(torch.nn).parameters()]
+        for p in ps:
+            p.grad = torch.randn_like(p)
+        adam_params[name] = (ht.optim.Adam(ps, lr=1e-3, executor=ex) if name == "hg" else
+                             torch.optim.Adam(ps, lr=1e-3, fused=name == "fused" or None))
+    cases += [
+        ("Adam update of the MLP's 1.87M parameters, vs torch.optim.Adam",
+         adam_params["hg"].step, adam_params["torch"].step, 1.0),
+        ("Adam update of the MLP's 1.87M parameters, vs Adam(fused=True)",
+         adam_params["hg"].step, adam_params["fused"].step, 1.0),
     ]
     one_a, one_b = torch.randn(1), torch.randn(1)
     one_g = torch.randn(1, requires_grad=True)

@@ -76,10 +76,39 @@ typedef struct adam_job {
         }                                                                                        \
     } while (0)
 
+// The common options (no amsgrad, no maximize, beta1 > 1/2) in one loop, weight decay
+// mode (0 none, 1 L2, 2 decoupled) a constant of each copy: the same operations in the same
+// order as ADAM_BODY, a third of its time (no tile passes through L1).
+#define ADAM_ONE_PASS(T, SQRT, MODE)                                                             \
+    do {                                                                                         \
+        const T wd = (T)k->wd, decay = (T)k->decay, omb1 = (T)k->omb1, b2 = (T)k->b2;          \
+        const T omb2 = (T)k->omb2, ns = (T)k->neg_step, bc2s = (T)k->bc2s, eps = (T)k->eps;    \
+        T* restrict p = p_;                                                                      \
+        const T* restrict g0 = g_;                                                               \
+        T* restrict m = m_;                                                                      \
+        T* restrict v = v_;                                                                      \
+        for (int64_t i = i0; i < i1; i++) {                                                      \
+            T g = g0[i], pi = p[i];                                                              \
+            if (MODE == 1) g = g + wd * pi;                                                      \
+            if (MODE == 2) pi = pi * decay;                                                      \
+            T mi = m[i] + omb1 * (g - m[i]);                                                     \
+            T vi = v[i] * b2 + (omb2 * g) * g;                                                   \
+            m[i] = mi;                                                                           \
+            v[i] = vi;                                                                           \
+            p[i] = pi + (ns * mi) / (SQRT(vi) / bc2s + eps);                                     \
+        }                                                                                        \
+    } while (0)
+
 static inline __attribute__((always_inline)) void adam_f32_body(const adam_coef* k, float* p_,
                                                                 const float* g_, float* m_,
                                                                 float* v_, float* vx_, int64_t i0,
                                                                 int64_t i1) {
+    if (!k->amsgrad && !k->maximize && !k->lerp_hi) {
+        if (k->l2) ADAM_ONE_PASS(float, sqrtf, 1);
+        else if (k->decoupled) ADAM_ONE_PASS(float, sqrtf, 2);
+        else ADAM_ONE_PASS(float, sqrtf, 0);
+        return;
+    }
     ADAM_BODY(float, sqrtf);
 }
 typedef void (*adam_f32_fn)(const adam_coef*, float*, const float*, float*, float*, float*,
@@ -111,6 +140,12 @@ static adam_f32_fn adam_f32_pick(void) {
 
 static void adam_f64(const adam_coef* k, double* p_, const double* g_, double* m_, double* v_,
                      double* vx_, int64_t i0, int64_t i1) {
+    if (!k->amsgrad && !k->maximize && !k->lerp_hi) {
+        if (k->l2) ADAM_ONE_PASS(double, sqrt, 1);
+        else if (k->decoupled) ADAM_ONE_PASS(double, sqrt, 2);
+        else ADAM_ONE_PASS(double, sqrt, 0);
+        return;
+    }
     ADAM_BODY(double, sqrt);
 }
 
