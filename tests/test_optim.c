@@ -312,23 +312,4 @@ static void run_all(int emulated) {
     test_errors();
 }
 
-int main(void) {
-    const char* dev = getenv("HG_TEST_BACKEND");
-    if (dev && dev[0] && strcmp(dev, "cpu") != 0) {
-        hg_status s = hg_executor_create_by_name(dev, &EX);
-        if (s) {
-            printf("test_optim: SKIPPED (backend '%s' unavailable: %s)\n", dev, hg_last_error());
-            return 77;
-        }
-        run_all(1);
-        hg_executor_destroy(EX);
-        return hg_test_finish("test_optim");
-    }
-    for (int k = 0; k < 2; k++) {
-        hg_executor_options o = {HG_BACKEND_CPU, 0, k + 1};
-        CHECK_OK(hg_executor_create_ex(&o, &EX));
-        run_all(0);
-        hg_executor_destroy(EX);
-    }
-    return hg_test_finish("test_optim");
-}
+int main(void) { return hg_test_run_executors("test_optim", &EX, run_all); }

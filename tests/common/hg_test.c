@@ -9,6 +9,26 @@ int hg_test_finish(const char* name) {
     return hg_test_failed ? 1 : 0;
 }
 
+int hg_test_run_executors(const char* name, hg_executor* ex, void (*run)(int on_device)) {
+    const char* dev = getenv("HG_TEST_BACKEND");
+    if (dev && dev[0] && strcmp(dev, "cpu") != 0) {
+        if (hg_executor_create_by_name(dev, ex)) {
+            printf("%s: SKIPPED (backend '%s' unavailable: %s)\n", name, dev, hg_last_error());
+            return 77;
+        }
+        run(1);
+        hg_executor_destroy(*ex);
+        return hg_test_finish(name);
+    }
+    for (int k = 0; k < 2; k++) {
+        hg_executor_options o = {HG_BACKEND_CPU, 0, k + 1};
+        CHECK_OK(hg_executor_create_ex(&o, ex));
+        run(0);
+        hg_executor_destroy(*ex);
+    }
+    return hg_test_finish(name);
+}
+
 const char* hg_test_source_path(const char* rel) {
     static char buf[4096];
     const char* root = getenv("HG_SOURCE_DIR");

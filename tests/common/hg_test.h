@@ -47,6 +47,12 @@ const char* hg_test_source_path(const char* rel);
 // it cannot be read.
 char* hg_test_read_file(const char* path, size_t* len);
 
+// The main of op tests that run on HG_TEST_BACKEND when it names a device backend (once, with
+// on_device = 1; exit code 77, skipped, when that backend is unavailable) and otherwise on CPU
+// executors of 1 and 2 threads (on_device = 0): *ex is the executor of each run. Returns the
+// process exit code (hg_test_finish's).
+int hg_test_run_executors(const char* name, hg_executor* ex, void (*run)(int on_device));
+
 // Deterministic PRNG for tests (splitmix64).
 uint64_t hg_test_rand(uint64_t* state);
 

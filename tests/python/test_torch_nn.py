@@ -167,9 +167,9 @@ def _mlp(nn):
                                nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
-def _train(model, loss_fn, xs, ys, steps):
+def _train(model, loss_fn, xs, ys, steps, optimizer=torch.optim.Adam):
     torch.manual_seed(123)
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    opt = optimizer(model.parameters(), lr=3e-3)
     losses = []
     for step in range(steps):
         idx = torch.randint(0, len(xs), (64,))

@@ -171,30 +171,15 @@ def test_hologram_adam_step_without_torch_objects():
         hg.ops.adam_step(p, hg.tensor(g), m, v, step=0)
 
 
-def _digits_loss_curve(model, loss_fn, opt, xs, ys, steps):
-    torch.manual_seed(123)
-    losses = []
-    for _ in range(steps):
-        idx = torch.randint(0, len(xs), (64,))
-        opt.zero_grad()
-        loss = loss_fn(model(xs[idx]), ys[idx])
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
-
-
 def test_digits_mlp_with_hologram_adam_trains_like_torch():
-    from test_torch_nn import _digits, _mlp
+    from test_torch_nn import _digits, _mlp, _train
     xtr, ytr, xte, yte = _digits()
     torch.manual_seed(7)
     ours = _mlp(ht.nn)
     theirs = _mlp(torch.nn)
     theirs.load_state_dict(ours.state_dict())
-    a = _digits_loss_curve(ours, ht.nn.CrossEntropyLoss(), O.Adam(ours.parameters(), lr=3e-3),
-                           xtr, ytr, 400)
-    b = _digits_loss_curve(theirs, torch.nn.CrossEntropyLoss(),
-                           torch.optim.Adam(theirs.parameters(), lr=3e-3), xtr, ytr, 50)
+    a = _train(ours, ht.nn.CrossEntropyLoss(), xtr, ytr, 400, optimizer=O.Adam)
+    b = _train(theirs, torch.nn.CrossEntropyLoss(), xtr, ytr, 50)
     for step in range(50):
         assert abs(a[step] - b[step]) <= 1e-4 * abs(b[step]) + 1e-6, (step, a[step], b[step])
     with torch.no_grad():

@@ -36,6 +36,22 @@
 #define GELU_C2 0.00093841535f
 #define GELU_C3 1.3549881e-05f
 
+// 2^((1024 - A) / 16) for A = ah + al in [0, ~2500] (double-f32): z = 1024 - A = k + r with k
+// an integer and |r| <= 1/2 (the first steps exact), 2^(z/16) = 2^(k>>4) T[k&15] 2^(r/16), the
+// last factor a cubic. Shared by both GELU forms; the vector forms below follow it operation for
+// operation.
+static inline float gelu_exp_lane(float ah, float al) {
+    float t = GELU_MAGIC - ah;                        // bits: 0x4b400000 + k
+    float r = ((GELU_MAGIC - t) - ah) - al;           // (1024 - k) - ah is exact (Sterbenz)
+    uint32_t q = hg_f2u(t);
+    float tv = hg_vm_exp2_16th[q & 15u];
+    uint32_t eadd = (q << 19) & 0xff800000u;          // (k >> 4) << 23
+    float p = fmaf(r, GELU_C3, GELU_C2);
+    p = fmaf(p, r, GELU_C1);
+    float y = fmaf(tv * r, p, tv);
+    return hg_u2f(hg_f2u(y) + eadd);
+}
+
 // One lane; the reference sequence the vector forms follow operation for operation.
 static inline float gelu_f32_lane(float x) {
     uint32_t wb = hg_f2u(x) & 0x7fffffffu;
@@ -50,15 +66,7 @@ static inline float gelu_f32_lane(float x) {
     pl = pl + (c + ml);                               // alpha + beta w^2 = ph + pl
     float ah = w * ph, al = fmaf(w, ph, -ah);
     al = fmaf(w, pl, al);                             // A = ah + al
-    float t = GELU_MAGIC - ah;                        // bits: 0x4b400000 + k
-    float r = ((GELU_MAGIC - t) - ah) - al;           // (1024 - k) - ah is exact (Sterbenz)
-    uint32_t q = hg_f2u(t);
-    float tv = hg_vm_exp2_16th[q & 15u];
-    uint32_t eadd = (q << 19) & 0xff800000u;          // (k >> 4) << 23
-    float p = fmaf(r, GELU_C3, GELU_C2);
-    p = fmaf(p, r, GELU_C1);
-    float y = fmaf(tv * r, p, tv);
-    float e = hg_u2f(hg_f2u(y) + eadd);               // e^-|u| 2^64
+    float e = gelu_exp_lane(ah, al);                  // e^-|u| 2^64
     float den = fmaf(e, 0x1p-64f, 1.0f);
     int neg = x < 0.0f;
     den = neg ? den * 0x1p64f : den;
@@ -81,6 +89,19 @@ static inline void neg_select(vf x, vf e, vf* den, vf* mm) {
 #endif
 }
 
+static inline vf gelu_exp_vec(vf ah, vf al) {   // gelu_exp_lane
+    vf mg = V(set1_ps)(GELU_MAGIC);
+    vf t = V(sub_ps)(mg, ah);
+    vf r = V(sub_ps)(V(sub_ps)(V(sub_ps)(mg, t), ah), al);
+    vi q = vf_bits(t);
+    vf tv = tab16(hg_vm_exp2_16th, q);
+    vi eadd = vi_and(V(slli_epi32)(q, 19), V(set1_epi32)((int)0xff800000u));
+    vf p = V(fmadd_ps)(r, V(set1_ps)(GELU_C3), V(set1_ps)(GELU_C2));
+    p = V(fmadd_ps)(p, r, V(set1_ps)(GELU_C1));
+    vf y = V(fmadd_ps)(V(mul_ps)(tv, r), p, tv);
+    return vf_from(V(add_epi32)(vf_bits(y), eadd));
+}
+
 static void gelu_f32_block(float* d, const float* a, size_t n) {
     size_t i = 0;
     for (; i + VW <= n; i += VW) {
@@ -98,16 +119,7 @@ static void gelu_f32_block(float* d, const float* a, size_t n) {
         pl = V(add_ps)(pl, V(add_ps)(c, ml));
         vf ah = V(mul_ps)(w, ph), al = V(fmsub_ps)(w, ph, ah);
         al = V(fmadd_ps)(w, pl, al);
-        vf mg = V(set1_ps)(GELU_MAGIC);
-        vf t = V(sub_ps)(mg, ah);
-        vf r = V(sub_ps)(V(sub_ps)(V(sub_ps)(mg, t), ah), al);
-        vi q = vf_bits(t);
-        vf tv = tab16(hg_vm_exp2_16th, q);
-        vi eadd = vi_and(V(slli_epi32)(q, 19), V(set1_epi32)((int)0xff800000u));
-        vf p = V(fmadd_ps)(r, V(set1_ps)(GELU_C3), V(set1_ps)(GELU_C2));
-        p = V(fmadd_ps)(p, r, V(set1_ps)(GELU_C1));
-        vf y = V(fmadd_ps)(V(mul_ps)(tv, r), p, tv);
-        vf e = vf_from(V(add_epi32)(vf_bits(y), eadd));
+        vf e = gelu_exp_vec(ah, al);
         vf den = V(fmadd_ps)(e, V(set1_ps)(0x1p-64f), V(set1_ps)(1.0f)), mm;
         neg_select(x, e, &den, &mm);
         vf xf = V(max_ps)(V(set1_ps)(-16.0f), x);   // NaN: the second operand
@@ -200,15 +212,7 @@ static inline float gelu_erf_f32_lane(float x) {
     dl = fmaf(0.5f, sl, dl);
     float ah = dh * GERF_CH, al = fmaf(dh, GERF_CH, -ah);
     al = fmaf(dh, GERF_CL, fmaf(dl, GERF_CH, al));    // A = ah + al
-    float tq = GELU_MAGIC - ah;                       // bits: 0x4b400000 + k
-    float r = ((GELU_MAGIC - tq) - ah) - al;
-    uint32_t q = hg_f2u(tq);
-    float tv = hg_vm_exp2_16th[q & 15u];
-    uint32_t eadd = (q << 19) & 0xff800000u;
-    float c = fmaf(r, GELU_C3, GELU_C2);
-    c = fmaf(c, r, GELU_C1);
-    float y = fmaf(tv * r, c, tv);
-    float e = hg_u2f(hg_f2u(y) + eadd);               // e^-D 2^64
+    float e = gelu_exp_lane(ah, al);                  // e^-D 2^64
     // h = (t + tl) e / 2 = erfc(a) 2^63 as hh + hl
     float pe = t * e, hl = 0.5f * fmaf(tl, e, fmaf(t, e, -pe)), hh = 0.5f * pe;
     float xf = -16.0f > x ? -16.0f : x;               // -inf -> -16 (result -0); NaN stays
@@ -245,16 +249,7 @@ static void gelu_erf_f32_block(float* d, const float* a, size_t n) {
         vf ch = V(set1_ps)(GERF_CH);
         vf ah = V(mul_ps)(dh, ch), al = V(fmsub_ps)(dh, ch, ah);
         al = V(fmadd_ps)(dh, V(set1_ps)(GERF_CL), V(fmadd_ps)(dl, ch, al));
-        vf mg = V(set1_ps)(GELU_MAGIC);
-        vf tq = V(sub_ps)(mg, ah);
-        vf r = V(sub_ps)(V(sub_ps)(V(sub_ps)(mg, tq), ah), al);
-        vi q = vf_bits(tq);
-        vf tv = tab16(hg_vm_exp2_16th, q);
-        vi eadd = vi_and(V(slli_epi32)(q, 19), V(set1_epi32)((int)0xff800000u));
-        vf c = V(fmadd_ps)(r, V(set1_ps)(GELU_C3), V(set1_ps)(GELU_C2));
-        c = V(fmadd_ps)(c, r, V(set1_ps)(GELU_C1));
-        vf y = V(fmadd_ps)(V(mul_ps)(tv, r), c, tv);
-        vf e = vf_from(V(add_epi32)(vf_bits(y), eadd));
+        vf e = gelu_exp_vec(ah, al);
         vf pe = V(mul_ps)(t, e), hh = V(mul_ps)(half, pe);
         vf hl = V(mul_ps)(half, V(fmadd_ps)(tl, e, V(fmsub_ps)(t, e, pe)));
         vf xf = V(max_ps)(V(set1_ps)(-16.0f), x);   // NaN: the second operand
