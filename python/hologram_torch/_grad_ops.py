@@ -162,6 +162,71 @@ cross_entropy_backward = _define("cross_entropy_backward(Tensor g, Tensor logits
                                  _ce_bw_impl, _ce_bw_fake)
 
 
+# ---- vmap of cross_entropy and its gradient: the batch folded into the samples -------------
+def _ce_vmap_layout(info, in_dims, logits, target):
+    """(logits, target) with the batch first and folded into the sample dim: (B*N, C, d...) and
+    (B*N, d...) or, for one sample per element, (B, C) and (B,); plus the per-element sample
+    shape (N, d...) or () and whether the targets are probabilities."""
+    size = info.batch_size
+    lg, tg = _front(logits, in_dims[0], size), _front(target, in_dims[1], size)
+    probs = tg.is_floating_point()
+    if lg.dim() == 2:
+        return lg, tg, (), probs
+    samples = (lg.shape[1],) + tuple(lg.shape[3:])
+    lg = lg.reshape((-1,) + tuple(lg.shape[2:]))
+    tg = tg.reshape((-1,) + tuple(tg.shape[2:]))
+    return lg, tg, samples, probs
+
+
+def _ce_counts(tg, samples, probs, ignore_index, size, dtype):
+    """Per batch element, what 'mean' divides by: the targets not ignored (class indices) or
+    the samples (probabilities)."""
+    if probs:
+        n = 1
+        for s in samples:
+            n *= s
+        return torch.full((size,), float(n), dtype=dtype, device=tg.device)
+    return (tg != ignore_index).reshape(size, -1).sum(1).to(dtype)
+
+
+def _ce_vmap(info, in_dims, logits, target, ignore_index=-100, reduction="mean", ex=0):
+    size = info.batch_size
+    lg, tg, samples, probs = _ce_vmap_layout(info, in_dims, logits, target)
+    per = torch.ops.hologram.cross_entropy(lg, tg, ignore_index, "none", ex).reshape(
+        (size,) + samples)
+    if reduction == "none":
+        return per, 0
+    total = (torch.ops.hologram.sum(per, list(range(1, per.dim())), False, ex) if samples
+             else per)
+    if reduction == "sum":
+        return total, 0
+    counts = _ce_counts(tg, samples, probs, ignore_index, size, per.dtype)
+    return torch.ops.hologram.div(total, counts, ex), 0   # 0 / 0 = NaN as torch
+
+
+torch.library.register_vmap("hologram::cross_entropy", _ce_vmap, lib=LIB)
+
+
+def _ce_bw_vmap(info, in_dims, g, logits, target, ignore_index, reduction, ex=0):
+    size = info.batch_size
+    lg, tg, samples, probs = _ce_vmap_layout(info, in_dims[1:], logits, target)
+    g = _front(g, in_dims[0], size)
+    if reduction != "none":
+        if reduction == "mean":
+            # every target of an element ignored: no row takes the scale (the gradient is 0,
+            # as the op's and torch's); counting at least 1 keeps 0 * inf out of it
+            counts = _ce_counts(tg, samples, probs, ignore_index, size, g.dtype).clamp_min(1)
+            g = torch.ops.hologram.div(g, counts, ex)
+        g = g.reshape((size,) + (1,) * len(samples)).expand((size,) + samples)
+    out = cross_entropy_backward(g.reshape((-1,) + samples[1:]), lg, tg, ignore_index, "none",
+                                 ex)
+    return out.reshape((size,) + tuple(logits.shape if in_dims[1] is None else
+                                       logits.movedim(in_dims[1], 0).shape[1:])), 0
+
+
+torch.library.register_vmap("hologram::cross_entropy_backward", _ce_bw_vmap, lib=LIB)
+
+
 def _clamp_bw_fake(g, x, min=None, max=None, ex=0):   # noqa: A002
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 

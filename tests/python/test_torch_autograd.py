@@ -443,18 +443,66 @@ def test_per_sample_gradients_with_vmap_of_grad():
     params = {k: v.detach() for k, v in ours.named_parameters()}
     xs, ys = torch.randn(10, 4, dtype=torch.float64), torch.randint(0, 3, (10,))
 
-    def loss(model):
+    def loss(model, ce):
         def f(p, x, y):
             out = torch.func.functional_call(model, p, (x.unsqueeze(0),))
-            return TF.cross_entropy(out, y.unsqueeze(0))
+            return ce(out, y.unsqueeze(0))
         return f
 
     ctx = _no_fallback()
     try:
-        g1 = torch.func.vmap(torch.func.grad(loss(ours)), in_dims=(None, 0, 0))(params, xs, ys)
+        g1 = torch.func.vmap(torch.func.grad(loss(ours, F.cross_entropy)),
+                             in_dims=(None, 0, 0))(params, xs, ys)
     finally:
         ctx.__exit__(None, None, None)
-    g2 = torch.func.vmap(torch.func.grad(loss(theirs)), in_dims=(None, 0, 0))(params, xs, ys)
+    g2 = torch.func.vmap(torch.func.grad(loss(theirs, TF.cross_entropy)),
+                         in_dims=(None, 0, 0))(params, xs, ys)
     for k in g1:
         assert g1[k].shape == (10,) + params[k].shape
         torch.testing.assert_close(g1[k], g2[k])
+
+
+@pytest.mark.parametrize("lshape,tshape", [((5,), ()), ((3, 5), (3,)), ((3, 5, 2), (3, 2))])
+def test_vmap_rules_of_cross_entropy_and_its_gradient(lshape, tshape):
+    """The batch folded into the samples (one call), per-element 'mean' over the targets
+    counted; class indices (one ignored) and probabilities; against torch's vmap."""
+    torch.manual_seed(1)
+    vm, size = torch.func.vmap, 4
+    lg = torch.randn(size, *lshape, dtype=torch.float64)
+    tg = torch.randint(0, 5, (size,) + tshape)
+    if tshape:
+        tg.view(-1)[0] = -100
+    probs = torch.softmax(torch.randn(size, *lshape, dtype=torch.float64),
+                          dim=1 if len(lshape) > 1 else -1)
+    ctx = _no_fallback()
+    try:
+        for t, reds in ((tg, ("mean", "sum", "none")), (probs, ("mean", "sum"))):
+            for red in reds:
+                def ours(v, w):
+                    return F.cross_entropy(v, w, reduction=red)
+
+                def theirs(v, w):
+                    return TF.cross_entropy(v, w, reduction=red)
+
+                torch.testing.assert_close(vm(ours)(lg, t), vm(theirs)(lg, t))
+                torch.testing.assert_close(
+                    vm(torch.func.grad(lambda v, w: ours(v, w).sum()))(lg, t),
+                    vm(torch.func.grad(lambda v, w: theirs(v, w).sum()))(lg, t))
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+def test_cross_entropy_with_every_target_ignored():
+    """The loss is 0 / 0 = NaN and the gradient 0, as torch's (eager and under vmap)."""
+    lg = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    t = torch.full((3,), -100)
+    assert torch.isnan(F.cross_entropy(lg, t)) and torch.isnan(TF.cross_entropy(lg, t))
+    g = torch.autograd.grad(F.cross_entropy(lg, t), lg)[0]
+    torch.testing.assert_close(g, torch.autograd.grad(TF.cross_entropy(lg, t), lg)[0])
+    assert torch.equal(g, torch.zeros_like(g))
+    tb = torch.randint(0, 5, (2, 3))
+    tb[1] = -100
+    lb = torch.randn(2, 3, 5, dtype=torch.float64)
+    torch.testing.assert_close(
+        torch.func.vmap(torch.func.grad(lambda v, w: F.cross_entropy(v, w)))(lb, tb),
+        torch.func.vmap(torch.func.grad(lambda v, w: TF.cross_entropy(v, w)))(lb, tb))

@@ -52,7 +52,10 @@ static hg_status ce_bw_composed(const hg_tensor* grad, const hg_tensor* logits,
     if (red == HG_REDUCTION_MEAN) {
         hg_tensor *count = hg_op_temp(&p), *sc = hg_op_temp(&p);
         if (!s) s = hg_reduce(HG_REDUCE_SUM, keep, 0, NULL, 0, count);
-        if (!s) s = hg_binary(HG_BINARY_DIV, gc, count, sc);   // 0 counted: NaN, as torch
+        // Every row ignored: no row takes the scale, so the gradient is 0 as torch's (the loss
+        // itself is 0 / 0 = NaN); counting at least 1 keeps 0 * inf out of it.
+        if (!s) s = hg_binary_scalar(HG_BINARY_MAXIMUM, count, hg_scalar_f(1.0), 0, count);
+        if (!s) s = hg_binary(HG_BINARY_DIV, gc, count, sc);
         if (!s) s = hg_binary(HG_BINARY_MUL, keep, sc, w);
     } else if (!s) {
         s = hg_binary(HG_BINARY_MUL, keep, gc, w);
