@@ -309,7 +309,7 @@ static void gemm_worker(void* ctx, int w) {
 static const hg_sgemm_kernel kernels[] = {
     {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72, NULL, NULL},
 #ifdef HG_GEMM_HAS_AVX2
-    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL, NULL},
+    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL, hg_sgemm_pack_bt16_avx2},
     {"avx512", hg_sgemm_ukernel8x32_avx512, 8, 32, 256, 96, hg_sgemm_pack_a8_avx512,
      hg_sgemm_pack_bt32_avx512},
 #endif

@@ -140,6 +140,7 @@ void hg_sgemm_ukernel8x32_avx512(int64_t kc, const float* a, const float* b, flo
                                   int64_t ldc, float alpha, float beta);
 void hg_sgemm_pack_a8_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
 void hg_sgemm_pack_bt32_avx512(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
+void hg_sgemm_pack_bt16_avx2(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
 void hg_sgemm_narrow_avx512(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,
                             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void hg_sgemm_narrow_avx2(int64_t m, int n, int64_t k, float alpha, const float* a, int64_t lda,

@@ -198,6 +198,40 @@ __attribute__((target("avx512f"))) void hg_sgemm_pack_bt32_avx512(int64_t nr, in
     }
 }
 
+// hg_sgemm_pack_bt32_avx512 for the AVX2 set's 16-wide panels: 8-row groups, 8 steps at a
+// time through an in-register 8 x 8 transpose (24 shuffles per 64 values).
+void hg_sgemm_pack_bt16_avx2(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst) {
+    for (int h = 0; h < 2; h++) {
+        int64_t j0 = 8 * h, rows = nr - j0;
+        int64_t p = 0;
+        if (rows >= 8) {
+            for (; p + 8 <= kc; p += 8) {
+                __m256 r[8], t[8], u[8];
+                for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(b + (j0 + i) * ldb + p);
+                for (int i = 0; i < 4; i++) {
+                    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+                    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+                }
+                for (int i = 0; i < 2; i++) {   // u[4i + j], lane L: rows 4i..4i+3 of step 4L+j
+                    u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+                    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+                    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+                    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+                }
+                for (int j = 0; j < 4; j++) {
+                    _mm256_storeu_ps(dst + (p + j) * 16 + j0,
+                                     _mm256_permute2f128_ps(u[j], u[4 + j], 0x20));
+                    _mm256_storeu_ps(dst + (p + 4 + j) * 16 + j0,
+                                     _mm256_permute2f128_ps(u[j], u[4 + j], 0x31));
+                }
+            }
+        }
+        for (; p < kc; p++)
+            for (int64_t j = 0; j < 8; j++)
+                dst[p * 16 + j0 + j] = j < rows ? b[(j0 + j) * ldb + p] : 0.0f;
+    }
+}
+
 // Narrow C (n <= 16 columns, gemm.h): 8 rows at a time, one accumulator per row. Per k step
 // one masked load of B's row and 8 broadcasts from A's rows feed 8 FMAs; nothing is packed (B's
 // k x n values stay in L1/L2 across the row blocks, each A value is read once).
