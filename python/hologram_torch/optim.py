@@ -8,6 +8,7 @@ roundings of torch.optim.Adam's per-tensor update.
     loss.backward(); opt.step(); opt.zero_grad()
 """
 import torch
+from torch.autograd.graph import increment_version
 
 from hologram import _C
 
@@ -73,6 +74,19 @@ class Adam(torch.optim.Optimizer):
                 loss = closure()
         fn = f"hologram_torch.optim.{type(self).__name__}.step"
         to_hg = B.to_hg
+        written = []   # tensors updated in place: their autograd version counters move
+        try:
+            self._step_groups(fn, to_hg, written)
+        finally:
+            if written:
+                # hologram writes through DLPack, which torch does not see: bump the counters
+                # as torch's in-place ops do, so a graph that saved a parameter before the step
+                # fails its backward ("modified by an inplace operation") instead of using the
+                # new values silently
+                increment_version(written)
+        return loss
+
+    def _step_groups(self, fn, to_hg, written):
         for group in self.param_groups:
             b1, b2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
@@ -103,15 +117,21 @@ class Adam(torch.optim.Optimizer):
                     state["max_exp_avg_sq"] = torch.zeros_like(
                         p, memory_format=torch.preserve_format)
                 st = state["step"]
-                st += 1
-                k = int(st.item()) if isinstance(st, torch.Tensor) else int(st)
+                k = (int(st.item()) if isinstance(st, torch.Tensor) else int(st)) + 1
                 ex = B.executor_of(self._ex_id, p.device, fn)
                 vmax = state["max_exp_avg_sq"] if ams else None
                 _C.adam_step(to_hg(p, ex), to_hg(g, ex), to_hg(state["exp_avg"], ex),
                              to_hg(state["exp_avg_sq"], ex),
                              None if vmax is None else to_hg(vmax, ex),
                              lr, b1, b2, eps, wd, k, dec, ams, mx)
-        return loss
+                # counted once the update is done (a refused one changes nothing)
+                if isinstance(st, torch.Tensor):
+                    st += 1
+                else:
+                    state["step"] = torch.tensor(float(k), dtype=torch.float32)
+                written += (p, state["exp_avg"], state["exp_avg_sq"])
+                if vmax is not None:
+                    written.append(vmax)
 
 
 class AdamW(Adam):

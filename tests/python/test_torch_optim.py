@@ -139,6 +139,7 @@ def test_refusals_leave_parameters_alone():
     with pytest.raises(Exception, match="grad is f64 and param f32"):
         opt.step()
     assert torch.equal(p.detach(), torch.ones(3))
+    assert opt.state[p]["step"].item() == 0   # a refused update is not counted
     p.grad = torch.ones(3).to_sparse()
     with pytest.raises(RuntimeError, match="sparse"):
         opt.step()
@@ -185,3 +186,19 @@ def test_digits_mlp_with_hologram_adam_trains_like_torch():
     with torch.no_grad():
         acc = (ours(xte).argmax(1) == yte).float().mean().item()
     assert acc >= 0.95, acc
+
+
+def test_step_bumps_autograd_versions():
+    """hologram writes through DLPack; the step still moves the version counters as torch's
+    in-place updates do, so a graph that saved a parameter before the step refuses its
+    backward afterwards (as with torch.optim.Adam) instead of using the new values."""
+    for make in (O.Adam, torch.optim.Adam):
+        w = torch.nn.Parameter(torch.randn(4))
+        x = torch.randn(4, requires_grad=True)
+        loss = (w * x).sum()   # saves w for x's gradient
+        w.grad = torch.ones(4)
+        v0 = w._version
+        make([w], lr=0.1).step()
+        assert w._version > v0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
