@@ -72,21 +72,25 @@ class Adam(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        fn = f"hologram_torch.optim.{type(self).__name__}.step"
-        to_hg = B.to_hg
-        written = []   # tensors updated in place: their autograd version counters move
+        written, steps = [], []   # tensors updated in place; the step counters to advance
         try:
-            self._step_groups(fn, to_hg, written)
+            self._step_groups(f"hologram_torch.optim.{type(self).__name__}.step", written, steps)
         finally:
+            # Each counter once its update is done (a refused update changes nothing), in one
+            # call. hologram writes through DLPack, which torch does not see: the written
+            # tensors' version counters move as torch's in-place ops move them, so a graph that
+            # saved a parameter before the step fails its backward ("modified by an inplace
+            # operation") instead of using the new values silently.
+            if steps:
+                torch._foreach_add_(steps, 1.0)
             if written:
-                # hologram writes through DLPack, which torch does not see: bump the counters
-                # as torch's in-place ops do, so a graph that saved a parameter before the step
-                # fails its backward ("modified by an inplace operation") instead of using the
-                # new values silently
                 increment_version(written)
         return loss
 
-    def _step_groups(self, fn, to_hg, written):
+    def _step_groups(self, fn, written, steps):
+        to_dlpack, from_capsule = torch._C._to_dlpack, _C._from_capsule
+        floats, strided = B.FLOATS, torch.strided
+        executors = {}   # device -> Executor
         for group in self.param_groups:
             b1, b2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
@@ -98,11 +102,13 @@ class Adam(torch.optim.Optimizer):
                 g = p.grad
                 if g is None:
                     continue
-                if g.is_sparse:
-                    raise RuntimeError(f"{fn}: sparse gradients are not supported (as in "
-                                       f"torch.optim.Adam; use torch.optim.SparseAdam)")
-                B.check_tensor(p, "a parameter", fn, floats_only=True)
-                B.check_tensor(g, "a gradient", fn, floats_only=True)
+                if g.layout is not strided or p.layout is not strided or \
+                        p.dtype not in floats or g.dtype not in floats:
+                    if g.is_sparse:
+                        raise RuntimeError(f"{fn}: sparse gradients are not supported (as in "
+                                           f"torch.optim.Adam; use torch.optim.SparseAdam)")
+                    B.check_tensor(p, "a parameter", fn, floats_only=True)
+                    B.check_tensor(g, "a gradient", fn, floats_only=True)
                 state = self.state[p]
                 if len(state) == 0:
                     # torch's layout: a float32 0-d step tensor and moments like the parameter
@@ -110,26 +116,24 @@ class Adam(torch.optim.Optimizer):
                     state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                     state["exp_avg_sq"] = torch.zeros_like(p,
                                                            memory_format=torch.preserve_format)
-                    if ams:
-                        state["max_exp_avg_sq"] = torch.zeros_like(
-                            p, memory_format=torch.preserve_format)
-                elif ams and "max_exp_avg_sq" not in state:
+                if ams and "max_exp_avg_sq" not in state:
                     state["max_exp_avg_sq"] = torch.zeros_like(
                         p, memory_format=torch.preserve_format)
                 st = state["step"]
-                k = (int(st.item()) if isinstance(st, torch.Tensor) else int(st)) + 1
-                ex = B.executor_of(self._ex_id, p.device, fn)
+                if not isinstance(st, torch.Tensor):   # a number from an old state dict
+                    st = state["step"] = torch.tensor(float(st), dtype=torch.float32)
+                dev = p.device
+                ex = executors.get(dev)
+                if ex is None:
+                    ex = executors[dev] = B.executor_of(self._ex_id, dev, fn)
+                m, v = state["exp_avg"], state["exp_avg_sq"]
                 vmax = state["max_exp_avg_sq"] if ams else None
-                _C.adam_step(to_hg(p, ex), to_hg(g, ex), to_hg(state["exp_avg"], ex),
-                             to_hg(state["exp_avg_sq"], ex),
-                             None if vmax is None else to_hg(vmax, ex),
-                             lr, b1, b2, eps, wd, k, dec, ams, mx)
-                # counted once the update is done (a refused one changes nothing)
-                if isinstance(st, torch.Tensor):
-                    st += 1
-                else:
-                    state["step"] = torch.tensor(float(k), dtype=torch.float32)
-                written += (p, state["exp_avg"], state["exp_avg_sq"])
+                _C.adam_step(from_capsule(to_dlpack(p), ex), from_capsule(to_dlpack(g), ex),
+                             from_capsule(to_dlpack(m), ex), from_capsule(to_dlpack(v), ex),
+                             None if vmax is None else from_capsule(to_dlpack(vmax), ex),
+                             lr, b1, b2, eps, wd, int(st.item()) + 1, dec, ams, mx)
+                steps.append(st)
+                written += (p, m, v)
                 if vmax is not None:
                     written.append(vmax)
 
