@@ -245,6 +245,7 @@ def _clamp_bw_impl(g, x, min=None, max=None, ex=0):   # noqa: A002
 
 clamp_backward = _define("clamp_backward(Tensor g, Tensor x, float? min=None, float? max=None, "
                          "int ex=0) -> Tensor", _clamp_bw_impl, _clamp_bw_fake)
+_vmap_elementwise("clamp_backward", 2)
 
 
 def _clamp_t_bw_fake(g, x, lo=None, hi=None, ex=0):

@@ -542,6 +542,20 @@ mse_loss = _define("mse_loss(Tensor input, Tensor target, str reduction='mean', 
                    "Tensor", _mse_impl, _mse_fake)
 
 
+def _mse_vmap(info, in_dims, a, b, reduction="mean", ex=0):
+    """The elementwise loss on the batched operands, then each element's sum or mean over its
+    own (broadcast) elements."""
+    a, b = _batched_front((a, b), in_dims[:2], info.batch_size)
+    per = torch.ops.hologram.mse_loss(a, b, "none", ex)
+    if reduction == "none" or per.dim() == 1:   # 0-d elements: their own value
+        return per, 0
+    op = torch.ops.hologram.sum if reduction == "sum" else torch.ops.hologram.mean
+    return op(per, list(range(1, per.dim())), False, ex), 0
+
+
+torch.library.register_vmap("hologram::mse_loss", _mse_vmap, lib=LIB)
+
+
 def _ce_shape(logits, reduction):
     if reduction != "none":
         return ()
@@ -806,6 +820,7 @@ def _where_impl(cond, a, b, ex=0):
 
 where = _define("where(Tensor condition, Tensor input, Tensor other, int ex=0) -> Tensor",
                 _where_impl, _where_fake)
+_vmap_elementwise("where", 3)
 
 
 def _clamp_fake(x, min=None, max=None, ex=0):   # noqa: A002 (torch's names)
@@ -823,6 +838,7 @@ def _clamp_impl(x, min=None, max=None, ex=0):   # noqa: A002
 
 clamp = _define("clamp(Tensor x, float? min=None, float? max=None, int ex=0) -> Tensor",
                 _clamp_impl, _clamp_fake)
+_vmap_elementwise("clamp", 1)
 
 
 def _bcel_fake(x, t, weight=None, pos_weight=None, reduction="mean", ex=0):

@@ -506,3 +506,40 @@ def test_cross_entropy_with_every_target_ignored():
     torch.testing.assert_close(
         torch.func.vmap(torch.func.grad(lambda v, w: F.cross_entropy(v, w)))(lb, tb),
         torch.func.vmap(torch.func.grad(lambda v, w: TF.cross_entropy(v, w)))(lb, tb))
+
+
+def test_vmap_rules_of_where_clamp_and_mse_loss():
+    """where, clamp and its gradient, mse_loss (each reduction, either operand batched, 0-d
+    elements) under vmap: one call on the batch, against torch's vmap."""
+    vm = torch.func.vmap
+    x = torch.randn(4, 3, 5, dtype=torch.float64)
+    y = torch.randn(3, 5, dtype=torch.float64)
+    c = torch.rand(4, 3, 5) > 0.5
+    ctx = _no_fallback()
+    try:
+        torch.testing.assert_close(vm(F.where)(c, x, x * 2), vm(torch.where)(c, x, x * 2))
+        torch.testing.assert_close(vm(F.where, in_dims=(0, 0, None))(c, x, y),
+                                   vm(torch.where, in_dims=(0, 0, None))(c, x, y))
+        torch.testing.assert_close(vm(lambda v: F.clamp(v, -0.5, 0.5))(x),
+                                   vm(lambda v: torch.clamp(v, -0.5, 0.5))(x))
+        torch.testing.assert_close(
+            vm(torch.func.grad(lambda v: (F.clamp(v, -0.5, 0.5) ** 2).sum()))(x),
+            vm(torch.func.grad(lambda v: (torch.clamp(v, -0.5, 0.5) ** 2).sum()))(x))
+        for red in ("mean", "sum", "none"):
+            for dims, a, b in (((0, None), x, y), ((0, 0), x, x * 3), ((None, 1), y,
+                                                                     x.transpose(0, 1))):
+                def ours(u, w):
+                    return F.mse_loss(u, w, reduction=red)
+
+                def theirs(u, w):
+                    return TF.mse_loss(u, w, reduction=red)
+
+                torch.testing.assert_close(vm(ours, in_dims=dims)(a, b),
+                                           vm(theirs, in_dims=dims)(a, b))
+                torch.testing.assert_close(
+                    vm(torch.func.grad(lambda u, w: ours(u, w).sum()), in_dims=dims)(a, b),
+                    vm(torch.func.grad(lambda u, w: theirs(u, w).sum()), in_dims=dims)(a, b))
+        s, t = torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
+        torch.testing.assert_close(vm(F.mse_loss)(s, t), vm(TF.mse_loss)(s, t))
+    finally:
+        ctx.__exit__(None, None, None)
