@@ -775,6 +775,77 @@ index_add_zeros = _define("index_add_zeros(Tensor g, int dim, Tensor index, SymI
                           "bool scatter, int ex=0) -> Tensor", _add_back_impl, _add_back_fake)
 
 
+def _vmap_front(t, d, size):
+    """t with the vmap dim first; an unbatched t expanded to the batch (a view)."""
+    return t.movedim(d, 0) if d is not None else t.expand((size,) + tuple(t.shape))
+
+
+def _vmap_loop(op, info, in_dims, args):
+    """The per-element calls stacked (the cases a rule does not batch)."""
+    outs = [op(*(a.select(d, i) if isinstance(d, int) else a for a, d in zip(args, in_dims)))
+            for i in range(info.batch_size)]
+    return torch.stack(outs), 0
+
+
+def _index_select_vmap(info, in_dims, x, dim, index, ex=0):
+    """A batched input: one call along the shifted dim. A batched index (embedding lookups of
+    batched ids): one call with the elements' indices flattened, the batch then split out of
+    the selected dim."""
+    dx, di = in_dims[0], in_dims[2]
+    nd = x.dim() - (dx is not None)
+    if nd == 0 or (dx is not None and di is not None):
+        return _vmap_loop(torch.ops.hologram.index_select, info, in_dims, (x, dim, index, ex))
+    d = _dim("hologram_torch.index_select", dim, nd)
+    if di is None:
+        return torch.ops.hologram.index_select(x.movedim(dx, 0), d + 1, index, ex), 0
+    idx = index.movedim(di, 0).reshape(info.batch_size, -1)
+    out = torch.ops.hologram.index_select(x, d, idx.reshape(-1), ex)
+    out = out.reshape(tuple(x.shape[:d]) + tuple(idx.shape) + tuple(x.shape[d + 1:]))
+    return out.movedim(d, 0), 0
+
+
+torch.library.register_vmap("hologram::index_select", _index_select_vmap, lib=LIB)
+
+
+def _gather_vmap(info, in_dims, x, dim, index, ex=0):
+    nd = x.dim() - (in_dims[0] is not None)
+    if nd == 0:
+        return _vmap_loop(torch.ops.hologram.gather, info, in_dims, (x, dim, index, ex))
+    d = _dim("hologram_torch.gather", dim, nd)
+    size = info.batch_size
+    return torch.ops.hologram.gather(_vmap_front(x, in_dims[0], size), d + 1,
+                                     _vmap_front(index, in_dims[2], size), ex), 0
+
+
+torch.library.register_vmap("hologram::gather", _gather_vmap, lib=LIB)
+
+
+def _add_back_vmap(info, in_dims, g, dim, index, shape, scatter, ex=0):
+    """The gradients of index_select / embedding (index_add) and gather (scatter_add) per
+    element: one call, a batched 1-D index offset by each element's slab of the added dim."""
+    size, shape = info.batch_size, tuple(shape)
+    if not shape:
+        return _vmap_loop(torch.ops.hologram.index_add_zeros, info, in_dims,
+                          (g, dim, index, list(shape), scatter, ex))
+    d = _dim("hologram_torch.index_add_zeros", dim, len(shape))
+    gb = _vmap_front(g, in_dims[0], size)
+    if scatter or in_dims[2] is None:
+        idx = _vmap_front(index, in_dims[2], size) if scatter else index
+        return torch.ops.hologram.index_add_zeros(gb, d + 1, idx, [size] + list(shape), scatter,
+                                                  ex), 0
+    idx = index.movedim(in_dims[2], 0).reshape(size, -1)
+    idx = (idx + torch.arange(size, device=idx.device).unsqueeze(1) * shape[d]).reshape(-1)
+    gm = gb.movedim(0, d)   # (..., B, n, ...): the batch next to the added dim, then merged
+    gm = gm.reshape(tuple(gm.shape[:d]) + (-1,) + tuple(gm.shape[d + 2:]))
+    big = list(shape[:d]) + [size * shape[d]] + list(shape[d + 1:])
+    out = torch.ops.hologram.index_add_zeros(gm, d, idx, big, False, ex)
+    out = out.reshape(shape[:d] + (size, shape[d]) + shape[d + 1:])
+    return out.movedim(d, 0), 0
+
+
+torch.library.register_vmap("hologram::index_add_zeros", _add_back_vmap, lib=LIB)
+
+
 # ---- data: cat, stack, where, clamp ----------------------------------------------------------
 def _cat_like(name, hg_fn, torch_fn):
     def fake(tensors, dim=0, ex=0):

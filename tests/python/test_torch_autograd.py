@@ -543,3 +543,48 @@ def test_vmap_rules_of_where_clamp_and_mse_loss():
         torch.testing.assert_close(vm(F.mse_loss)(s, t), vm(TF.mse_loss)(s, t))
     finally:
         ctx.__exit__(None, None, None)
+
+
+def test_vmap_rules_of_index_select_gather_and_embedding():
+    """index_select (batched input or batched index), gather (either batched) and their
+    gradients, and embedding's per-sample weight gradients, one call each under vmap."""
+    vm = torch.func.vmap
+    torch.manual_seed(0)
+    x = torch.randn(4, 6, 5, dtype=torch.float64)
+    w = torch.randn(6, 5, dtype=torch.float64)
+    ib, iu = torch.randint(0, 6, (4, 3)), torch.tensor([5, 0, 2, 2])
+    ctx = _no_fallback()
+    try:
+        for dim, n in ((0, 6), (1, 5)):
+            i1, i2 = iu % n, ib % n
+            torch.testing.assert_close(vm(lambda v: F.index_select(v, dim, i1))(x),
+                                       vm(lambda v: torch.index_select(v, dim, i1))(x))
+            torch.testing.assert_close(vm(lambda i: F.index_select(w, dim, i))(i2),
+                                       vm(lambda i: torch.index_select(w, dim, i))(i2))
+            torch.testing.assert_close(
+                vm(torch.func.grad(lambda v: (F.index_select(v, dim, i1) ** 2).sum()))(x),
+                vm(torch.func.grad(lambda v: (torch.index_select(v, dim, i1) ** 2).sum()))(x))
+            torch.testing.assert_close(
+                vm(torch.func.grad(lambda u, i: (F.index_select(u, dim, i) ** 2).sum()),
+                   in_dims=(None, 0))(w, i2),
+                vm(torch.func.grad(lambda u, i: (torch.index_select(u, dim, i) ** 2).sum()),
+                   in_dims=(None, 0))(w, i2))
+        emb, ids = torch.randn(10, 3, dtype=torch.float64), torch.randint(0, 10, (4, 7))
+        got = vm(torch.func.grad(lambda e, i: (F.embedding(i, e) ** 2).sum()),
+                 in_dims=(None, 0))(emb, ids)
+        assert got.shape == (4, 10, 3)
+        torch.testing.assert_close(
+            got, vm(torch.func.grad(lambda e, i: (TF.embedding(i, e) ** 2).sum()),
+                    in_dims=(None, 0))(emb, ids))
+        gi = torch.randint(0, 5, (4, 6, 2))
+        for dims, xx, ii in (((0, 0), x, gi), ((0, None), x, gi[0]), ((None, 0), w, gi)):
+            torch.testing.assert_close(vm(lambda v, i: F.gather(v, 1, i), in_dims=dims)(xx, ii),
+                                       vm(lambda v, i: torch.gather(v, 1, i),
+                                          in_dims=dims)(xx, ii))
+            torch.testing.assert_close(
+                vm(torch.func.grad(lambda v, i: (F.gather(v, 1, i) ** 2).sum()),
+                   in_dims=dims)(xx, ii),
+                vm(torch.func.grad(lambda v, i: (torch.gather(v, 1, i) ** 2).sum()),
+                   in_dims=dims)(xx, ii))
+    finally:
+        ctx.__exit__(None, None, None)
