@@ -865,7 +865,19 @@ def _cat_like(name, hg_fn, torch_fn):
         d = _dim(fn, dim, nd)
         return B.to_torch(hg_fn([_cast(h, rdt) for h in hs], axis=d))
 
-    return _define(f"{name}(Tensor[] tensors, int dim=0, int ex=0) -> Tensor", impl, fake)
+    op = _define(f"{name}(Tensor[] tensors, int dim=0, int ex=0) -> Tensor", impl, fake)
+
+    def vmap_rule(info, in_dims, tensors, dim=0, ex=0):
+        """Every tensor with the batch first (the unbatched ones expanded, views), the dim
+        shifted past it: one call."""
+        dims = in_dims[0]
+        ts = [_vmap_front(t, d, info.batch_size) for t, d in zip(tensors, dims)]
+        nd = ts[0].dim() - 1 + (name == "stack")   # stack adds a dim
+        d = _dim(f"hologram_torch.{name}", dim, nd) if nd else 0
+        return getattr(torch.ops.hologram, name)(ts, d + 1, ex), 0
+
+    torch.library.register_vmap(f"hologram::{name}", vmap_rule, lib=LIB)
+    return op
 
 
 cat = _cat_like("cat", hg.concatenate, torch.cat)

@@ -588,3 +588,33 @@ def test_vmap_rules_of_index_select_gather_and_embedding():
                    in_dims=dims)(xx, ii))
     finally:
         ctx.__exit__(None, None, None)
+
+
+def test_vmap_rules_of_cat_stack_bmm_addmm():
+    vm = torch.func.vmap
+    a, c = torch.randn(4, 2, 3, dtype=torch.float64), torch.randn(4, 2, 3, dtype=torch.float64)
+    ctx = _no_fallback()
+    try:
+        for dim, other in ((0, torch.randn(5, 3, dtype=torch.float64)),
+                           (1, torch.randn(2, 5, dtype=torch.float64)),
+                           (-1, torch.randn(2, 5, dtype=torch.float64))):
+            torch.testing.assert_close(
+                vm(lambda x, y: F.cat([x, y], dim), in_dims=(0, None))(a, other),
+                vm(lambda x, y: torch.cat([x, y], dim), in_dims=(0, None))(a, other))
+        for dim in (0, 1, 2, -1):
+            torch.testing.assert_close(vm(lambda x, y: F.stack([x, y], dim))(a, c),
+                                       vm(lambda x, y: torch.stack([x, y], dim))(a, c))
+            torch.testing.assert_close(
+                vm(torch.func.grad(lambda x, y: (F.stack([x, y], dim) ** 2).sum()))(a, c),
+                vm(torch.func.grad(lambda x, y: (torch.stack([x, y], dim) ** 2).sum()))(a, c))
+        s = torch.randn(4, dtype=torch.float64)   # 0-d elements
+        torch.testing.assert_close(vm(lambda x: F.stack([x, x]))(s),
+                                   vm(lambda x: torch.stack([x, x]))(s))
+        m1 = torch.randn(4, 2, 3, 5, dtype=torch.float64)
+        m2 = torch.randn(4, 2, 5, 6, dtype=torch.float64)
+        torch.testing.assert_close(vm(F.bmm)(m1, m2), vm(torch.bmm)(m1, m2))
+        i = torch.randn(4, 3, 6, dtype=torch.float64)
+        torch.testing.assert_close(vm(F.addmm)(i, m1[:, 0], m2[:, 0]),
+                                   vm(torch.addmm)(i, m1[:, 0], m2[:, 0]))
+    finally:
+        ctx.__exit__(None, None, None)
