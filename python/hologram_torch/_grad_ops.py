@@ -162,6 +162,35 @@ cross_entropy_backward = _define("cross_entropy_backward(Tensor g, Tensor logits
                                  _ce_bw_impl, _ce_bw_fake)
 
 
+def _vmap_loss_backward(name, nweights):
+    """vmap of the binary cross-entropy gradients (g, input, target, weights..., reduction):
+    unreduced on the batched operands, each element's g spread over its elements ('mean':
+    divided by their count); input and target share a shape, the weights broadcast."""
+    def rule(info, in_dims, g, x, t, *rest):
+        size = info.batch_size
+        rest = tuple(rest) + (None,) * (nweights - min(len(rest), nweights))
+        dims = tuple(in_dims) + (None,) * (3 + nweights - len(in_dims))
+        weights, reduction = rest[:nweights], rest[nweights] if len(rest) > nweights else "mean"
+        ex = rest[nweights + 1] if len(rest) > nweights + 1 else 0
+        xb, tb = _front(x, dims[1], size), _front(t, dims[2], size)
+        ws = []
+        for w, d in zip(weights, dims[3:3 + nweights]):
+            if w is not None and d is not None:
+                w = w.movedim(d, 0)
+                w = w.reshape((size,) + (1,) * (xb.dim() - w.dim()) + tuple(w.shape[1:]))
+            ws.append(w)
+        gb = _front(g, dims[0], size)
+        if reduction != "none":
+            if reduction == "mean":
+                n = max(xb.numel() // max(size, 1), 1)
+                gb = torch.ops.hologram.div(gb, gb.new_tensor(float(n)), ex)
+            gb = gb.reshape((size,) + (1,) * (xb.dim() - 1))
+        gb = gb.expand(xb.shape)
+        return getattr(torch.ops.hologram, name)(gb, xb, tb, *ws, "none", ex), 0
+
+    torch.library.register_vmap(f"hologram::{name}", rule, lib=LIB)
+
+
 # ---- vmap of cross_entropy and its gradient: the batch folded into the samples -------------
 def _ce_vmap_layout(info, in_dims, logits, target):
     """(logits, target) with the batch first and folded into the sample dim: (B*N, C, d...) and
@@ -335,6 +364,9 @@ binary_cross_entropy_backward = _define(
     "str reduction='mean', int ex=0) -> Tensor", _bce_bw_impl, _bce_bw_fake)
 
 
+
+
+
 def _nll_bw_fake(g, x, target, weight=None, ignore_index=-100, reduction="mean", ex=0):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -356,8 +388,9 @@ def _nll_bw_impl(g, x, target, weight=None, ignore_index=-100, reduction="mean",
         r = hg.multiply(r, hg_g.expand_dims(cdim) if cdim else hg_g)
     elif reduction == "sum":
         r = hg.multiply(r, hg_g)
-    else:
-        r = hg.multiply(r, hg.divide(hg_g, hg.sum(wt)))
+    else:   # every target ignored (summed weight 0): no row takes g / 0, as torch
+        den = hg.sum(wt)
+        r = hg.multiply(r, hg.divide(hg_g, hg.where(hg.equal(den, 0), 1, den)))
     return B.to_torch(hg.ops.cast(r, B.DTYPES[x.dtype]))
 
 
@@ -365,6 +398,39 @@ nll_loss_backward = _define(
     "nll_loss_backward(Tensor g, Tensor x, Tensor target, Tensor? weight=None, "
     "int ignore_index=-100, str reduction='mean', int ex=0) -> Tensor", _nll_bw_impl,
     _nll_bw_fake)
+
+
+def _nll_bw_vmap(info, in_dims, g, x, target, weight=None, ignore_index=-100,
+                 reduction="mean", ex=0):
+    """The batch folded into the samples: each element's g spread over its samples ('mean':
+    divided by its summed counted weights, 1 when 0), then the unreduced gradient. A batched
+    weight: per element."""
+    size = info.batch_size
+    if len(in_dims) > 3 and in_dims[3] is not None:
+        outs = [nll_loss_backward(*(a.select(d, i) if isinstance(d, int) else a for a, d in
+                                    zip((g, x, target, weight, ignore_index, reduction, ex),
+                                        tuple(in_dims) + (None,) * 3)))
+                for i in range(size)]
+        return torch.stack(outs), 0
+    xb, tb, gb = _front(x, in_dims[1], size), _front(target, in_dims[2], size), \
+        _front(g, in_dims[0], size)
+    samples = () if xb.dim() == 2 else (xb.shape[1],) + tuple(xb.shape[3:])
+    if reduction != "none":
+        if reduction == "mean":
+            kept = tb != ignore_index
+            w = (weight.to(xb.dtype)[tb.clamp(min=0)] if weight is not None else
+                 torch.ones_like(tb, dtype=xb.dtype))
+            den = (w * kept).reshape(size, -1).sum(1)
+            gb = torch.ops.hologram.div(gb, torch.where(den == 0, 1.0, den).to(gb.dtype), ex)
+        gb = gb.reshape((size,) + (1,) * len(samples)).expand((size,) + samples)
+    xf = xb if not samples else xb.reshape((-1,) + tuple(xb.shape[2:]))
+    tf = tb if not samples else tb.reshape((-1,) + tuple(tb.shape[2:]))
+    gf = gb if not samples else gb.reshape((-1,) + samples[1:])
+    out = nll_loss_backward(gf, xf, tf, weight, ignore_index, "none", ex)
+    return out.reshape(xb.shape), 0
+
+
+torch.library.register_vmap("hologram::nll_loss_backward", _nll_bw_vmap, lib=LIB)
 
 
 def _dropout_bw_fake(g, p, seed, ex=0):
@@ -381,3 +447,7 @@ def _dropout_bw_impl(g, p, seed, ex=0):
 
 dropout_backward = _define("dropout_backward(Tensor g, float p, int seed, int ex=0) -> Tensor",
                            _dropout_bw_impl, _dropout_bw_fake)
+
+
+_vmap_loss_backward("binary_cross_entropy_backward", 1)
+_vmap_loss_backward("bce_with_logits_backward", 2)

@@ -613,6 +613,39 @@ binary_cross_entropy = _define(
     "str reduction='mean', int ex=0) -> Tensor", _bce_impl, _bce_fake)
 
 
+def _vmap_elementwise_loss(name, ntensors):
+    """vmap of a loss of one value per element (binary cross-entropy, with logits): the loss
+    unreduced on the batched operands (the optional weights broadcast as in the unbatched
+    call), then each element's sum or mean."""
+    def rule(info, in_dims, *args):
+        # the arguments as called (trailing defaults may be left out): tensors, reduction, ex
+        args = tuple(args) + (None,) * (ntensors - min(len(args), ntensors))
+        in_dims = tuple(in_dims) + (None,) * (ntensors - min(len(in_dims), ntensors))
+        ts, dims = args[:ntensors], in_dims[:ntensors]
+        reduction = args[ntensors] if len(args) > ntensors else "mean"
+        ex = args[ntensors + 1] if len(args) > ntensors + 1 else 0
+        size = info.batch_size
+        # input and target share a shape (both with the batch first); a weight broadcasts:
+        # unbatched as in the unbatched call, batched with 1s up to the input's rank
+        full = [_vmap_front(ts[0], dims[0], size), _vmap_front(ts[1], dims[1], size)]
+        nd = full[0].dim() - 1
+        for t, d in zip(ts[2:], dims[2:]):
+            if t is not None and d is not None:
+                t = t.movedim(d, 0)
+                t = t.reshape((size,) + (1,) * (nd - t.dim() + 1) + tuple(t.shape[1:]))
+            full.append(t)
+        per = getattr(torch.ops.hologram, name)(*full, "none", ex)
+        if reduction == "none" or per.dim() == 1:
+            return per, 0
+        op = torch.ops.hologram.sum if reduction == "sum" else torch.ops.hologram.mean
+        return op(per, list(range(1, per.dim())), False, ex), 0
+
+    torch.library.register_vmap(f"hologram::{name}", rule, lib=LIB)
+
+
+_vmap_elementwise_loss("binary_cross_entropy", 3)
+
+
 def nll_check(fn, x, target, weight):
     """The class dim of torch's nll_loss / cross_entropy layouts: input (N, C, d1, ...) with
     target (N, d1, ...), or input (C,) with a 0-d target."""
@@ -676,6 +709,36 @@ def _nll_impl(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0)
 nll_loss = _define("nll_loss(Tensor input, Tensor target, Tensor? weight=None, "
                    "int ignore_index=-100, str reduction='mean', int ex=0) -> Tensor",
                    _nll_impl, _nll_fake)
+
+
+def _nll_vmap(info, in_dims, x, target, weight=None, ignore_index=-100, reduction="mean",
+              ex=0):
+    """The batch folded into the samples, the loss unreduced, then each element's sum or its
+    mean over the summed weights of its counted targets (NaN when 0, as torch). A batched
+    weight: per element."""
+    if len(in_dims) > 2 and in_dims[2] is not None:
+        return _vmap_loop(torch.ops.hologram.nll_loss, info, in_dims,
+                          (x, target, weight, ignore_index, reduction, ex))
+    size = info.batch_size
+    xb, tb = _vmap_front(x, in_dims[0], size), _vmap_front(target, in_dims[1], size)
+    samples = () if xb.dim() == 2 else (xb.shape[1],) + tuple(xb.shape[3:])
+    xf = xb if not samples else xb.reshape((-1,) + tuple(xb.shape[2:]))
+    tf = tb if not samples else tb.reshape((-1,) + tuple(tb.shape[2:]))
+    per = torch.ops.hologram.nll_loss(xf, tf, weight, ignore_index, "none", ex).reshape(
+        (size,) + samples)
+    if reduction == "none":
+        return per, 0
+    total = torch.ops.hologram.sum(per, list(range(1, per.dim())), False, ex) if samples else per
+    if reduction == "sum":
+        return total, 0
+    kept = tb != ignore_index
+    w = (weight.to(per.dtype)[tb.clamp(min=0)] if weight is not None else
+         torch.ones_like(tb, dtype=per.dtype))
+    den = (w * kept).reshape(size, -1).sum(1)
+    return torch.ops.hologram.div(total, den, ex), 0
+
+
+torch.library.register_vmap("hologram::nll_loss", _nll_vmap, lib=LIB)
 
 
 def dropout_mask_scale(hx, p, seed, e):
@@ -941,3 +1004,4 @@ def _bcel_impl(x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
 binary_cross_entropy_with_logits = _define(
     "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, "
     "Tensor? pos_weight=None, str reduction='mean', int ex=0) -> Tensor", _bcel_impl, _bcel_fake)
+_vmap_elementwise_loss("binary_cross_entropy_with_logits", 4)

@@ -618,3 +618,70 @@ def test_vmap_rules_of_cat_stack_bmm_addmm():
                                    vm(torch.addmm)(i, m1[:, 0], m2[:, 0]))
     finally:
         ctx.__exit__(None, None, None)
+
+
+def test_vmap_rules_of_the_other_losses():
+    """binary_cross_entropy[_with_logits] (weights, pos_weight, an unbatched target), nll_loss
+    (class weights, an ignored target) and so cross_entropy with weight / label_smoothing, and
+    their gradients: one call under vmap; against torch's vmap, or a loop where torch's own
+    vmap refuses (cross_entropy with label_smoothing)."""
+    vm, size = torch.func.vmap, 4
+    torch.manual_seed(0)
+    p = torch.rand(size, 3, 5, dtype=torch.float64) * 0.9 + 0.05
+    t = torch.rand(size, 3, 5, dtype=torch.float64)
+    w = torch.rand(5, dtype=torch.float64)
+    x = torch.randn(size, 3, 5, dtype=torch.float64)
+    lp = torch.log_softmax(torch.randn(size, 3, 5, dtype=torch.float64), -1)
+    tg = torch.randint(0, 5, (size, 3))
+    tg[0, 1] = -100
+    ctx = _no_fallback()
+    try:
+        for red in ("mean", "sum", "none"):
+            for kw in ({}, {"weight": w}):
+                cases = [
+                    (lambda a, b: F.binary_cross_entropy(a, b, reduction=red, **kw),
+                     lambda a, b: TF.binary_cross_entropy(a, b, reduction=red, **kw), p, t,
+                     (0, 0)),
+                    (lambda a, b: F.binary_cross_entropy(a, b, reduction=red, **kw),
+                     lambda a, b: TF.binary_cross_entropy(a, b, reduction=red, **kw), p, t[0],
+                     (0, None)),
+                    (lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=red,
+                                                                     pos_weight=w, **kw),
+                     lambda a, b: TF.binary_cross_entropy_with_logits(a, b, reduction=red,
+                                                                      pos_weight=w, **kw),
+                     x, t, (0, 0)),
+                    (lambda a, b: F.nll_loss(a, b, reduction=red, **kw),
+                     lambda a, b: TF.nll_loss(a, b, reduction=red, **kw), lp, tg, (0, 0)),
+                    (lambda a, b: F.nll_loss(a, b, reduction=red, **kw),
+                     lambda a, b: TF.nll_loss(a, b, reduction=red, **kw), lp[:, 0], tg[:, 0],
+                     (0, 0))]
+                for ours, theirs, a, b, dims in cases:
+                    torch.testing.assert_close(vm(ours, in_dims=dims)(a, b),
+                                               vm(theirs, in_dims=dims)(a, b))
+                    torch.testing.assert_close(
+                        vm(torch.func.grad(lambda u, v: ours(u, v).sum()), in_dims=dims)(a, b),
+                        vm(torch.func.grad(lambda u, v: theirs(u, v).sum()),
+                           in_dims=dims)(a, b))
+        lg = torch.randn(size, 3, 5, dtype=torch.float64)
+        for kw in ({"weight": w}, {"label_smoothing": 0.1},
+                   {"weight": w, "label_smoothing": 0.2}):
+            torch.testing.assert_close(
+                vm(lambda a, b: F.cross_entropy(a, b, **kw))(lg, tg),
+                torch.stack([TF.cross_entropy(lg[i], tg[i], **kw) for i in range(size)]))
+            torch.testing.assert_close(
+                vm(torch.func.grad(lambda a, b: F.cross_entropy(a, b, **kw)))(lg, tg),
+                torch.stack([torch.func.grad(lambda a: TF.cross_entropy(a, tg[i], **kw))(lg[i])
+                             for i in range(size)]))
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+def test_nll_loss_with_every_target_ignored():
+    """As cross_entropy: the loss is NaN, the gradient 0 (torch's), with and without weights."""
+    lp = torch.log_softmax(torch.randn(3, 5, dtype=torch.float64), -1).requires_grad_()
+    t = torch.full((3,), -100)
+    for kw in ({}, {"weight": torch.rand(5, dtype=torch.float64)}):
+        assert torch.isnan(F.nll_loss(lp, t, **kw))
+        g = torch.autograd.grad(F.nll_loss(lp, t, **kw), lp)[0]
+        torch.testing.assert_close(g, torch.autograd.grad(TF.nll_loss(lp, t, **kw), lp)[0])
+        assert torch.equal(g, torch.zeros_like(g))
