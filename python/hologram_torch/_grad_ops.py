@@ -16,6 +16,7 @@ from . import _bridge as B
 
 _U = _C.unary_ops
 from ._ops import LIB, _define, _hg_args, _vmap_elementwise, dropout_mask_scale, nll_picked
+from ._ops import _vmap_front as _front
 
 _BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
@@ -65,11 +66,6 @@ def _softmax_bw_impl(g, y, dim, log, ex=0):
 
 softmax_backward = _define("softmax_backward(Tensor g, Tensor y, int dim, bool log, int ex=0) "
                            "-> Tensor", _softmax_bw_impl, _softmax_bw_fake)
-
-
-def _front(t, d, size):
-    """t with the vmap dim first (an unbatched t expanded to the batch, a view)."""
-    return t.movedim(d, 0) if d is not None else t.expand((size,) + tuple(t.shape))
 
 
 def _softmax_bw_vmap(info, in_dims, g, y, dim, log, ex=0):
