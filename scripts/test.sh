@@ -44,7 +44,7 @@ echo "== ThreadSanitizer build + the multi-threaded tests" >&2
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHG_TSAN=ON >/dev/null
 cmake --build build/tsan -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_handles_lockfree|test_cpu_backend|test_cpu_fastpaths|test_cpu_direct|test_cpu_memory|test_instructions_atomics|test_graph$|test_ops_reduce_large|test_ops_data|test_ops_grad$|test_optim$'
+  ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_handles_lockfree|test_cpu_backend|test_cpu_fastpaths|test_cpu_direct|test_cpu_memory|test_instructions_atomics|test_graph$|test_ops_reduce_large|test_ops_data|test_ops_grad$|test_optim$|test_ops_elementwise_rows'
 
 echo "== Python tests" >&2
 "$py" -m pytest -q -p no:cacheprovider tests/python

@@ -97,7 +97,7 @@ static void run_all(int on_device) {
     static const hg_dtype dtypes[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_I32};
     for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
         int64_t cols = cols_list[ci];
-        int64_t k = 8192 / cols > 1 ? 8192 / cols : 1;   // rows per group at 8192 lanes
+        int64_t k = 8192 / cols > 1 ? 8192 / cols : 1;   // rows per group (8192 lanes, <= 256 cols)
         // Around one and two groups, whichever size the kernel picks for its groups.
         const int64_t rows_list[] = {1, 2, k - 1, k, k + 1, 2 * k + 3};
         for (size_t ri = 0; ri < sizeof rows_list / sizeof *rows_list; ri++) {

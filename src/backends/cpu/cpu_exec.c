@@ -502,14 +502,9 @@ static hg_status grow(uint8_t** buf, size_t* cap, size_t need) {
     return HG_OK;
 }
 
-hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
-                        const hg_bound_arg* args, size_t nargs) {
-    (void)nargs;
-    // The launch lives on this stack frame: hg_pool_run returns when every worker is done, and
-    // a tiny launch then costs no allocation at all. Fields are set one by one (msg is written
-    // only on failure and read only after one).
-    cpu_launch launch;
-    cpu_launch* L = &launch;
+// The launch-wide fields of L for cfg's lanes (no chunking yet).
+static hg_status launch_init(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
+                             const hg_bound_arg* args, cpu_launch* L) {
     L->plan = plan;
     L->k = hg_cpu_kernels_get();
     L->cfg = *cfg;
@@ -524,15 +519,15 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
                         cfg->grid.z, cfg->block.x, cfg->block.y, cfg->block.z);
     }
     L->total_lanes = total;
-    // A one-op elementwise kernel (cpu_direct) whose output is not streamed: no arena, chunks
-    // or lane arrays; one part per grain of lanes, at most one per thread.
+    return HG_OK;
+}
+
+// Chunking and workers of L (at most max_workers); the arena bytes a worker needs.
+static size_t launch_chunks(cpu_launch* L, int max_workers) {
+    const cpu_plan* plan = L->plan;
+    const hg_launch_config* cfg = &L->cfg;
+    uint64_t total = L->total_lanes;
     uint64_t grain = plan->chunk < HG_CPU_PARALLEL_LANES ? plan->chunk : HG_CPU_PARALLEL_LANES;
-    if (plan->direct.ok && cfg->block.y == 1 && cfg->block.z == 1 && cfg->grid.y == 1 &&
-        cfg->grid.z == 1) {
-        uint64_t parts = total / grain;
-        if (parts > (uint64_t)st->nthreads) parts = (uint64_t)st->nthreads;
-        if (hg_cpu_run_direct(L, parts < 1 ? 1 : (int)parts)) return HG_OK;
-    }
     L->dyn_shared_count = 0;
     L->shared_bytes = 0;
     L->err = HG_OK;
@@ -562,7 +557,7 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
         L->dyn_shared_count = dyn ? cfg->shared_bytes / (uint32_t)es : 0;
         L->shared_bytes = plan->shared_static_bytes + (size_t)L->dyn_shared_count * es;
     }
-    int nworkers = st->nthreads;
+    int nworkers = max_workers;
     if ((uint64_t)nworkers > L->nchunks) nworkers = (int)L->nchunks;
     if (units && (uint64_t)nworkers > units) nworkers = (int)units;
     // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
@@ -575,19 +570,67 @@ hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_con
     L->group = L->nchunks / ((uint64_t)nworkers * 8);
     if (L->group < 1) L->group = 1;
     if (L->group > 64) L->group = 64;
+    return arena;
+}
+
+// The arenas (and shared memory) of workers 0 .. n-1 grown for L.
+static hg_status grow_workers(cpu_launch* L, int n, size_t arena) {
+    cpu_state* st = L->st;
     hg_status s = HG_OK;
-    for (int w = 0; w < nworkers && !s; w++) {
+    for (int w = 0; w < n && !s; w++) {
         uint8_t* was = st->workers[w].arena;
         s = grow(&st->workers[w].arena, &st->workers[w].arena_cap, arena);
         if (st->workers[w].arena != was) st->workers[w].filled.plan_id = 0;
         if (!s && L->shared_bytes)
             s = grow(&st->workers[w].shared, &st->workers[w].shared_cap, L->shared_bytes);
     }
+    return s;
+}
+
+hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
+                        const hg_bound_arg* args, size_t nargs) {
+    (void)nargs;
+    // The launch lives on this stack frame: hg_pool_run returns when every worker is done, and
+    // a tiny launch then costs no allocation at all. Fields are set one by one (msg is written
+    // only on failure and read only after one).
+    cpu_launch launch;
+    cpu_launch* L = &launch;
+    hg_status s = launch_init(st, plan, cfg, args, L);
+    if (s) return s;
+    // A one-op elementwise kernel (cpu_direct) whose output is not streamed: no arena, chunks
+    // or lane arrays; one part per grain of lanes, at most one per thread.
+    uint64_t grain = plan->chunk < HG_CPU_PARALLEL_LANES ? plan->chunk : HG_CPU_PARALLEL_LANES;
+    if (plan->direct.ok && cfg->block.y == 1 && cfg->block.z == 1 && cfg->grid.y == 1 &&
+        cfg->grid.z == 1) {
+        uint64_t parts = L->total_lanes / grain;
+        if (parts > (uint64_t)st->nthreads) parts = (uint64_t)st->nthreads;
+        if (hg_cpu_run_direct(L, parts < 1 ? 1 : (int)parts)) return HG_OK;
+    }
+    size_t arena = launch_chunks(L, st->nthreads);
+    s = grow_workers(L, L->nparts, arena);
     if (!s) {
         atomic_init(&L->next, 0);
         atomic_init(&L->failed, 0);
-        hg_pool_run(st->pool, nworkers, worker_main, L);
+        hg_pool_run(st->pool, L->nparts, worker_main, L);
         if (atomic_load(&L->failed)) s = hg_error(L->err, "%s", L->msg);
     }
     return s;
+}
+
+hg_status hg_cpu_launch_serial_setup(cpu_state* st, const cpu_plan* plan,
+                                     const hg_launch_config* cfg, int parts, cpu_launch* L) {
+    hg_status s = launch_init(st, plan, cfg, NULL, L);
+    if (!s) s = grow_workers(L, parts, launch_chunks(L, parts));
+    L->nparts = 1;
+    L->static_parts = 0;
+    L->group = 1;
+    return s;
+}
+
+hg_status hg_cpu_launch_serial_run(cpu_launch* L, const hg_bound_arg* args, int w) {
+    L->args = args;
+    atomic_init(&L->next, 0);
+    atomic_init(&L->failed, 0);
+    worker_main(L, w);
+    return atomic_load(&L->failed) ? L->err : HG_OK;
 }

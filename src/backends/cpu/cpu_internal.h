@@ -275,6 +275,13 @@ void hg_cpu_plan_free(cpu_plan* p);
 // cpu_exec.c
 hg_status hg_cpu_launch(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                         const hg_bound_arg* args, size_t nargs);
+// A launch of plan over cfg's lanes set up to run on one worker at a time, the arenas of
+// workers 0 .. parts-1 grown for it (row launches of a general plan: each part runs its rows
+// on its own worker); then one run of it with args on worker w, on the calling thread (its
+// status; the message in L->msg).
+hg_status hg_cpu_launch_serial_setup(cpu_state* st, const cpu_plan* plan,
+                                     const hg_launch_config* cfg, int parts, cpu_launch* L);
+hg_status hg_cpu_launch_serial_run(cpu_launch* L, const hg_bound_arg* args, int w);
 // cpu_rows.c: the backend's kernel_launch_rows (backend.h).
 hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                              const hg_bound_arg* args, size_t nargs, uint64_t rows,

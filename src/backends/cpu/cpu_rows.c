@@ -2,12 +2,16 @@
 // hold one value per row (x - mean(x, keepdims), x * weight) or read an input with a stride
 // (x + y.T) run the linear kernel per row, with no per-lane index arithmetic. A direct-shaped
 // kernel (cpu_direct.c) runs its rows on the pool's threads, a contiguous share of rows per
-// thread, each row one call of the op's kernel function; any other kernel, and the rows from
-// the first one the direct path declines, launch one after another (each launch may use the
-// threads itself). A strided input is gathered per row into a scratch row: consecutive rows
+// thread, each row one call of the op's kernel function. Any other kernel (a fused chain) with
+// rows shorter than two threads' share of lanes runs the same split, each part its rows one
+// launch after another on its own worker; longer rows, and the rows from the first one the
+// direct path declines, launch one after another (each launch may use the threads itself). A strided input is gathered per row into a scratch row: consecutive rows
 // read neighbouring elements of the same lines (a transposed operand), which stay in cache.
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "backends/cpu/cpu_internal.h"
 #include "base/dtype.h"
 #include "base/error.h"
@@ -24,6 +28,10 @@ typedef struct rows_job {
     const hg_row_args* ra;
     uint8_t** scratch;   // per part, nargs row buffers (NULL where the argument is not gathered)
     uint64_t* left;      // per part: the first row the direct path declined (else the part's end)
+    const cpu_launch* serial;   // general plans: the launch each part copies and runs per row
+    atomic_int failed;          // general plans: the first failing part's status and message
+    hg_status err;
+    char msg[sizeof(((cpu_launch*)0)->msg)];
 } rows_job;
 
 #define GATHER(T)                                                                  \
@@ -92,6 +100,28 @@ static void rows_part(void* ctx, int part) {
                                            j->scratch + (size_t)part * j->nargs);
 }
 
+// Rows of a part of a general plan's row launch, one serial launch each on the part's worker.
+static void rows_part_general(void* ctx, int part) {
+    rows_job* j = ctx;
+    uint64_t r0 = (uint64_t)part * j->per_part;
+    uint64_t r1 = r0 + j->per_part < j->rows ? r0 + j->per_part : j->rows;
+    cpu_launch L = *j->serial;
+    hg_bound_arg local[ROWS_MAX_ARGS];
+    hg_bound_arg* a = j->nargs <= ROWS_MAX_ARGS ? local : malloc(sizeof *a * j->nargs);
+    hg_status s = a ? HG_OK : HG_ERR_OUT_OF_MEMORY;
+    if (!a) snprintf(L.msg, sizeof L.msg, "cpu: out of memory for a row launch");
+    for (uint64_t r = r0; r < r1 && !s && !atomic_load_explicit(&j->failed, memory_order_relaxed);
+         r++) {
+        bind_row(j, j->scratch + (size_t)part * j->nargs, r, a);
+        s = hg_cpu_launch_serial_run(&L, a, part);
+    }
+    if (s && !atomic_exchange(&j->failed, 1)) {
+        j->err = s;
+        memcpy(j->msg, L.msg, sizeof j->msg);
+    }
+    if (a != local) free(a);
+}
+
 // Scratch of gathered input i: one row, or a tile of rows (64-byte multiples).
 static size_t scratch_bytes(const cpu_plan* plan, const hg_bound_arg* args, const hg_row_args* ra,
                             size_t i) {
@@ -104,15 +134,22 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
                              const hg_bound_arg* args, size_t nargs, uint64_t rows,
                              const hg_row_args* ra) {
     uint64_t lanes = (uint64_t)cfg->grid.x * cfg->block.x;
-    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES && cfg->grid.y == 1 &&
-                 cfg->grid.z == 1 && cfg->block.y == 1 && cfg->block.z == 1;
+    int one_d = cfg->grid.y == 1 && cfg->grid.z == 1 && cfg->block.y == 1 && cfg->block.z == 1;
+    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES && one_d;
+    int general = !direct && one_d && lanes < 2 * (uint64_t)HG_CPU_PARALLEL_LANES;
     int parts = 1;
-    if (direct) {
-        // Threads as for one launch of all the lanes (cpu_exec.c): one per HG_CPU_PARALLEL_LANES.
+    if (direct || general) {
+        // Threads as for one launch of all the lanes (cpu_exec.c): one per HG_CPU_PARALLEL_LANES lanes.
         uint64_t units = rows * lanes / HG_CPU_PARALLEL_LANES;
         parts = st->nthreads;
         if ((uint64_t)parts > units) parts = units > 1 ? (int)units : 1;
         if ((uint64_t)parts > rows) parts = (int)rows;
+    }
+    if (general && parts < 2) general = 0;   // one part: plain launches, which may use threads
+    cpu_launch serial;
+    if (general) {
+        hg_status s = hg_cpu_launch_serial_setup(st, plan, cfg, parts, &serial);
+        if (s) return s;
     }
     // One allocation: per part the left row, the scratch row pointers and the rows themselves.
     size_t row_bytes = 0;
@@ -125,7 +162,8 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
     uint8_t* mem = need <= sizeof local ? local : aligned_alloc(64, need + 64);
     if (!mem) return hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory for a row launch");
     rows_job j = {plan, args, nargs, rows, (rows + (uint64_t)parts - 1) / (uint64_t)parts, lanes,
-                  ra, (uint8_t**)(void*)(mem + sizeof(uint64_t) * (size_t)parts), (uint64_t*)(void*)mem};
+                  ra, (uint8_t**)(void*)(mem + sizeof(uint64_t) * (size_t)parts), (uint64_t*)(void*)mem,
+                  general ? &serial : NULL, 0, HG_OK, {0}};
     uint8_t* row = mem + head;
     for (int p = 0; p < parts; p++)
         for (size_t i = 0; i < nargs; i++) {
@@ -140,6 +178,12 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
         if (parts > 1) hg_pool_run(st->pool, parts, rows_part, &j);
         else rows_part(&j, 0);
         if (hg_trace_on()) hg_trace_note_threads(parts);
+    }
+    if (general) {
+        hg_pool_run(st->pool, parts, rows_part_general, &j);
+        if (hg_trace_on()) hg_trace_note_threads(parts);
+        if (mem != local) free(mem);
+        return atomic_load(&j.failed) ? hg_error(j.err, "%s", j.msg) : HG_OK;
     }
     // What the direct path left (all of it for other kernels), row after row.
     hg_status s = HG_OK;

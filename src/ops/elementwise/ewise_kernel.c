@@ -517,11 +517,13 @@ static hg_status variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** o
 // 23 us, x[128,128] * w[128] 5.7 -> 3.0 us, x[256,8] * w[8] 7.5 -> 2.3 us; rows of 2 to 4
 // were as fast or faster on the strided path (x[65536,2] * w: 296 us against 492).
 #define EW_ROW_MIN 8
-// Short rows whose operands are adjacent rows or one row repeated (x[N, 10] * w[10]) run
-// grouped: k rows as one row of about EW_GROUP_LANES lanes, the repeated row copied k times into
-// a scratch row (kept by the kernel), so the per-row cost (a one-op kernel's call; a fused
-// chain's launch, ~1 us) is paid per k rows. 2 threads, f32, Zen 4, x[104857, 10]: x * w
-// 915 -> ~80 us, (x * t + 1) * w as one fused kernel 10.7 ms -> ~240 us (numpy's x * w: 560).
+// Short rows (at most EW_GROUP_COLS) whose operands are adjacent rows or one row repeated
+// (x[N, 10] * w[10]) run grouped: k rows as one row of about EW_GROUP_LANES lanes, the repeated
+// row copied k times into a scratch row (kept by the kernel), so the per-row cost (a one-op
+// kernel's call; a fused chain's launch, ~1 us) is paid per k rows. Longer rows gain nothing
+// in a one-op kernel (x[1024, 1024] * w: 58 us by rows, 74 grouped). 2 threads, f32, Zen 4,
+// x[104857, 10]: x * w 915 -> ~80 us (numpy 560), (x * t + 1) * w fused 10.7 ms -> ~120 us.
+#define EW_GROUP_COLS 256
 #define EW_GROUP_LANES 8192
 
 // The one-row layout of L in R, or 0 when L does not run as rows.
@@ -547,7 +549,7 @@ static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* 
 static int64_t group_rows(const ew_layout* L, const ew_layout* R, int32_t nin, int32_t nops) {
     int32_t rd = L->ndim - 2;
     int64_t cols = R->numel, repeated = 0;
-    if (cols > EW_GROUP_LANES / 4 || L->size[rd] < 2) return 1;
+    if (cols > EW_GROUP_COLS || L->size[rd] < 2) return 1;
     for (int32_t o = 0; o < nops; o++) {
         if (L->cls[o] == CL_SCALAR) continue;
         int64_t row = L->stride[o][rd], lane = L->stride[o][rd + 1];
