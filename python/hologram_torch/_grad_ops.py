@@ -1,24 +1,22 @@
 """Backward ops, registered in torch's dispatcher like the forward ones (_ops.py) and computed by
 hologram. The activation, softmax / log_softmax, layer_norm / rms_norm and cross-entropy
 gradients are the C library's backward ops (hg_activation_backward, ... in ops.h: one fused
-kernel or row kernel each, on any backend); the loss, clamp and dropout gradients here are short
-sequences of hologram ops on views of the torch tensors (formulas next to each).
+kernel or row kernel each, on any backend); the loss, clamp and dropout gradients are
+elementwise formulas fused by the graph compiler (_fused.py: one kernel each), on views of the
+torch tensors.
 _autograd.py calls them from the autograd.Functions.
 """
-import struct
-
 import torch
 
 import hologram as hg
 from hologram import _C
 
 from . import _bridge as B
+from . import _fused
 
 _U = _C.unary_ops
-from ._ops import LIB, _define, _hg_args, _vmap_elementwise, dropout_mask_scale, nll_picked
+from ._ops import LIB, _define, _hg_args, _vmap_elementwise, dropout_uniform, nll_picked
 from ._ops import _vmap_front as _front
-
-_BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
 
 # The autograd kinds -> the C library's unary op (hg_activation_backward reads x and/or y as its
@@ -259,13 +257,9 @@ def _clamp_bw_fake(g, x, min=None, max=None, ex=0):   # noqa: A002
 def _clamp_bw_impl(g, x, min=None, max=None, ex=0):   # noqa: A002
     """g where min <= x <= max (torch's clamp passes the gradient at the bounds), else 0."""
     e, dev, (hg_g, hx) = _hg_args("hologram_torch.clamp_backward", ex, g, x)
-    keep = None
-    if min is not None:
-        keep = hg.greater_equal(hx, min)
-    if max is not None:
-        le = hg.less_equal(hx, max)
-        keep = le if keep is None else hg.logical_and(keep, le)
-    return B.to_torch(hg.where(keep, hg_g, 0))
+    lo, hi = (None if v is None else hg.full((), v, hx.dtype_name, executor=e)
+              for v in (min, max))
+    return B.to_torch(_fused.clamp_grad(hg_g, hx, lo, hi))
 
 
 clamp_backward = _define("clamp_backward(Tensor g, Tensor x, float? min=None, float? max=None, "
@@ -280,27 +274,13 @@ def _clamp_t_bw_fake(g, x, lo=None, hi=None, ex=0):
 
 
 def _clamp_t_bw_impl(g, x, lo=None, hi=None, ex=0):
-    """clamp with tensor bounds, torch's rule: x gets g where lo <= x <= hi; lo where x < lo
-    (unless hi < lo); hi where x > hi or hi < lo. Each at g's (broadcast) shape; the caller sums
-    them to the operands' shapes. An absent bound's gradient is an empty tensor."""
+    """clamp with tensor bounds (_fused.clamp_tensor_grad: torch's rule), each gradient at g's
+    (broadcast) shape; the caller sums them to the operands' shapes. An absent bound's gradient
+    is an empty tensor."""
     e, dev, (hg_g, hx, hl, hh) = _hg_args("hologram_torch.clamp_backward", ex, g, x, lo, hi)
-    keep = take_lo = take_hi = None
-    if hl is not None:
-        keep = hg.greater_equal(hx, hl)
-        take_lo = hg.less(hx, hl)
-    if hh is not None:
-        le = hg.less_equal(hx, hh)
-        keep = le if keep is None else hg.logical_and(keep, le)
-        take_hi = hg.greater(hx, hh)
-        if hl is not None:
-            crossed = hg.less(hh, hl)
-            take_lo = hg.logical_and(take_lo, hg.logical_not(crossed))
-            take_hi = hg.logical_or(take_hi, crossed)
     empty = torch.empty((0,), dtype=g.dtype, device=dev)
-    out = [B.to_torch(hg.where(keep, hg_g, 0))]
-    for m in (take_lo, take_hi):
-        out.append(empty if m is None else B.to_torch(hg.where(m, hg_g, 0)))
-    return tuple(out)
+    return tuple(empty if r is None else B.to_torch(r)
+                 for r in _fused.clamp_tensor_grad(hg_g, hx, hl, hh))
 
 
 clamp_tensor_backward = _define(
@@ -313,22 +293,11 @@ def _bcel_bw_fake(g, x, t, weight=None, pos_weight=None, reduction="mean", ex=0)
 
 
 def _bcel_bw_impl(g, x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
-    """d/dx of w (-(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x)))) =
-    w ((p t + 1 - t) sigmoid(x) - p t), times g ('mean': / numel)."""
+    """_fused.bce_with_logits_grad ('mean': g / numel)."""
     e, dev, (hg_g, hx, ht, hw, hp) = _hg_args("hologram_torch.bce_with_logits_backward", ex,
                                              g, x, t, weight, pos_weight)
-    s = hg.sigmoid(hx)
-    if hp is None:
-        r = hg.subtract(s, ht)
-    else:
-        pt = hg.multiply(hp, ht)
-        r = hg.subtract(hg.multiply(hg.add(hg.subtract(pt, ht), 1), s), pt)
-    if hw is not None:
-        r = hg.multiply(r, hw)
-    scale = hg_g
-    if reduction == "mean":
-        scale = hg.divide(hg_g, max(x.numel(), 1))
-    return B.to_torch(hg.multiply(r, scale))
+    n = max(x.numel(), 1) if reduction == "mean" else 1
+    return B.to_torch(_fused.bce_with_logits_grad(hg_g, hx, ht, hw, hp, n))
 
 
 bce_with_logits_backward = _define(
@@ -342,17 +311,11 @@ def _bce_bw_fake(g, p, t, weight=None, reduction="mean", ex=0):
 
 
 def _bce_bw_impl(g, p, t, weight=None, reduction="mean", ex=0):
-    """d/dp of -w (t log p + (1 - t) log(1 - p)) = w (p - t) / max(p (1 - p), eps), times g
-    ('mean': / numel). eps is torch's: 1e-12 as a float32 (9.9999999600e-13, also for f64 inputs;
-    the exact 1e-12 differs from torch by 4e-9 relative where p is 0 or 1)."""
+    """_fused.bce_grad ('mean': g / numel), in p's dtype."""
     e, dev, (hg_g, hp, ht, hw) = _hg_args("hologram_torch.binary_cross_entropy_backward", ex,
                                           g, p, t, weight)
-    den = hg.maximum(hg.multiply(hp, hg.subtract(1, hp)), _BCE_EPS)
-    r = hg.divide(hg.subtract(hp, ht), den)
-    if hw is not None:
-        r = hg.multiply(r, hw)
-    scale = hg.divide(hg_g, max(p.numel(), 1)) if reduction == "mean" else hg_g
-    return B.to_torch(hg.ops.cast(hg.multiply(r, scale), B.DTYPES[p.dtype]))
+    n = max(p.numel(), 1) if reduction == "mean" else 1
+    return B.to_torch(_fused.bce_grad(hg_g, hp, ht, hw, n, B.DTYPES[p.dtype]))
 
 
 binary_cross_entropy_backward = _define(
@@ -378,16 +341,16 @@ def _nll_bw_impl(g, x, target, weight=None, ignore_index=-100, reduction="mean",
     cls_shape = [1] * x.dim()
     cls_shape[cdim] = C
     cls = hg.arange(C, dtype=ht.dtype_name, executor=e).reshape(tuple(cls_shape))
-    onehot = hg.cast(hg.equal(cls, ht.expand_dims(cdim) if cdim else ht), B.DTYPES[x.dtype])
-    r = hg.negative(hg.multiply(onehot, wt.expand_dims(cdim) if cdim else wt))
     if reduction == "none":
-        r = hg.multiply(r, hg_g.expand_dims(cdim) if cdim else hg_g)
+        scale = hg_g.expand_dims(cdim) if cdim else hg_g
     elif reduction == "sum":
-        r = hg.multiply(r, hg_g)
+        scale = hg_g
     else:   # every target ignored (summed weight 0): no row takes g / 0, as torch
         den = hg.sum(wt)
-        r = hg.multiply(r, hg.divide(hg_g, hg.where(hg.equal(den, 0), 1, den)))
-    return B.to_torch(hg.ops.cast(r, B.DTYPES[x.dtype]))
+        scale = hg.divide(hg_g, hg.where(hg.equal(den, 0), 1, den))
+    dt = B.DTYPES[x.dtype]
+    return B.to_torch(_fused.nll_grad(cls, ht.expand_dims(cdim) if cdim else ht,
+                                      wt.expand_dims(cdim) if cdim else wt, scale, dt))
 
 
 nll_loss_backward = _define(
@@ -434,11 +397,9 @@ def _dropout_bw_fake(g, p, seed, ex=0):
 
 
 def _dropout_bw_impl(g, p, seed, ex=0):
-    """g / (1 - p) where the forward kept the element (its mask regenerated from the seed)."""
-    fn = "hologram_torch.dropout_backward"
-    e, dev, (hg_g,) = _hg_args(fn, ex, g)
-    keep, scale = dropout_mask_scale(hg_g, p, seed, e)
-    return B.to_torch(hg.where(keep, hg.multiply(hg_g, scale), 0))
+    """g / (1 - p) where the forward kept the element (its numbers regenerated from the seed)."""
+    e, dev, (hg_g,) = _hg_args("hologram_torch.dropout_backward", ex, g)
+    return B.to_torch(_fused.dropout_apply(hg_g, dropout_uniform(hg_g, seed, e), p))
 
 
 dropout_backward = _define("dropout_backward(Tensor g, float p, int seed, int ex=0) -> Tensor",

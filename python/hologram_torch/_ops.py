@@ -533,6 +533,6 @@ mean = _reduction("mean", hg.mean)
 # re-exported here so that the autograd layer and functional reach every op as _ops.<name>.
 from ._ops_loss import (binary_cross_entropy,  # noqa: E402,F401
                         binary_cross_entropy_with_logits, cross_entropy, dropout,
-                        dropout_mask_scale, mse_loss, nll_check, nll_loss, nll_picked)
+                        dropout_uniform, mse_loss, nll_check, nll_loss, nll_picked)
 from ._ops_data import (_check_index, cat, clamp, gather, index_add_zeros,  # noqa: E402,F401
                         index_select, stack, where)

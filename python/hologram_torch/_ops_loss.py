@@ -6,6 +6,7 @@ import torch
 import hologram as hg
 
 from . import _bridge as B
+from . import _fused
 from ._ops import (LIB, _batched_front, _cast, _define, _hg_args, _vmap_front,
                    _vmap_loop)
 
@@ -234,13 +235,13 @@ def _nll_vmap(info, in_dims, x, target, weight=None, ignore_index=-100, reductio
 torch.library.register_vmap("hologram::nll_loss", _nll_vmap, lib=LIB)
 
 
-def dropout_mask_scale(hx, p, seed, e):
-    """The kept elements (uniform(seed) >= p, Philox: the same numbers on every call with this
-    seed, so the backward regenerates the forward's mask) and the scale 1 / (1 - p)."""
+def dropout_uniform(hx, seed, e):
+    """Uniform [0, 1) numbers of hx's shape from the seed (Philox: the same numbers on every
+    call with this seed, so the backward regenerates the forward's mask)."""
     u = hg.empty(tuple(hx.shape), "f32", executor=e)
     if u.size:
         hg._C.random(u, False, seed, 0, 0.0, 1.0)
-    return hg.greater_equal(u, p), 1.0 / (1.0 - p)
+    return u
 
 
 def _dropout_fake(x, p, seed, ex=0):
@@ -251,8 +252,7 @@ def _dropout_impl(x, p, seed, ex=0):
     fn = "hologram_torch.dropout"
     B.check_tensor(x, "input", fn, floats_only=True)
     e, dev, (hx,) = _hg_args(fn, ex, x)
-    keep, scale = dropout_mask_scale(hx, p, seed, e)
-    return B.to_torch(hg.where(keep, hg.multiply(hx, scale), 0))
+    return B.to_torch(_fused.dropout_apply(hx, dropout_uniform(hx, seed, e), p))
 
 
 dropout = _define("dropout(Tensor input, float p, int seed, int ex=0) -> Tensor", _dropout_impl,

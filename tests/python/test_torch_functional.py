@@ -535,7 +535,9 @@ def test_clamp_tensor_bounds_match_torch(dtype):
     hi[2, 0] = -3.0              # crossed bounds in row 2: torch gives max there
     lo2 = lo.clone()
     lo2[3] = float("nan")        # a NaN bound gives NaN
-    for mn, mx in ((lo, hi), (lo, None), (None, hi), (lo2, hi), (lo, 0.5), (-0.25, hi)):
+    # equal bounds: torch gives min no gradient (its rule needs min < max), max where x > max
+    for mn, mx in ((lo, hi), (lo, None), (None, hi), (lo2, hi), (lo, 0.5), (-0.25, hi),
+                   (lo, lo.clone())):
         args = [t.clone().requires_grad_() if isinstance(t, torch.Tensor) else t
                 for t in (x, mn, mx)]
         # torch takes both bounds as numbers or both as tensors; ours also a mix

@@ -517,12 +517,14 @@ static hg_status variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** o
 // 23 us, x[128,128] * w[128] 5.7 -> 3.0 us, x[256,8] * w[8] 7.5 -> 2.3 us; rows of 2 to 4
 // were as fast or faster on the strided path (x[65536,2] * w: 296 us against 492).
 #define EW_ROW_MIN 8
-// Short rows (at most EW_GROUP_COLS) whose operands are adjacent rows or one row repeated
-// (x[N, 10] * w[10]) run grouped: k rows as one row of about EW_GROUP_LANES lanes, the repeated
-// row copied k times into a scratch row (kept by the kernel), so the per-row cost (a one-op
-// kernel's call; a fused chain's launch, ~1 us) is paid per k rows. Longer rows gain nothing
-// in a one-op kernel (x[1024, 1024] * w: 58 us by rows, 74 grouped). 2 threads, f32, Zen 4,
-// x[104857, 10]: x * w 915 -> ~80 us (numpy 560), (x * t + 1) * w fused 10.7 ms -> ~120 us.
+// Short rows whose operands are adjacent rows or one row repeated (x[N, 10] * w[10]) run
+// grouped: k rows as one row of about EW_GROUP_LANES lanes, the repeated row copied k times into
+// a scratch row (kept by the kernel), so the per-row cost is paid per k rows. A one-op kernel's
+// row is a function call (the CPU's direct path): grouped up to EW_GROUP_COLS, beyond which the
+// scratch row costs more than it saves (x[1024, 1024] * w: 58 us by rows, 74 grouped); a fused
+// chain's row is a launch (~1 us): grouped up to a quarter of the group. 2 threads, f32, Zen 4:
+// x[104857, 10] * w 915 -> ~80 us (numpy 560); (x * t + 1) * w fused, x[104857, 10]
+// 10.7 ms -> ~120 us, x[1024, 1024] 153 -> ~115 us.
 #define EW_GROUP_COLS 256
 #define EW_GROUP_LANES 8192
 
@@ -546,10 +548,13 @@ static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* 
 // operand's rows contiguous and adjacent (stepping by 1 in a row, by the row's length between
 // rows), a value per block (0 on both inner dims), or one row repeated (an input stepping 0
 // between rows), at least one of the last: otherwise the dims would have collapsed.
-static int64_t group_rows(const ew_layout* L, const ew_layout* R, int32_t nin, int32_t nops) {
-    int32_t rd = L->ndim - 2;
+static int64_t group_rows(const hg_ew_expr* e, const ew_layout* L, const ew_layout* R,
+                          int32_t nops) {
+    int32_t rd = L->ndim - 2, nin = e->ninputs, ops = 0;
     int64_t cols = R->numel, repeated = 0;
-    if (cols > EW_GROUP_COLS || L->size[rd] < 2) return 1;
+    for (int32_t i = 0; i < e->nnodes; i++)
+        ops += e->nodes[i].kind != HG_EW_INPUT && e->nodes[i].kind != HG_EW_CONST;
+    if (cols > (ops > 1 ? EW_GROUP_LANES / 4 : EW_GROUP_COLS) || L->size[rd] < 2) return 1;
     for (int32_t o = 0; o < nops; o++) {
         if (L->cls[o] == CL_SCALAR) continue;
         int64_t row = L->stride[o][rd], lane = L->stride[o][rd + 1];
@@ -657,7 +662,7 @@ hg_status hg_ew_kernel_run_locked(hg_ew_kernel* k, const hg_ew_arg* in, const hg
     compute_layout(k, in, out, &L);
     if (L.numel == 0) return HG_OK;
     if (k->ex->vt->kernel_launch_rows && row_layout(&L, e->ninputs, k->nops, &R)) {
-        int64_t group = group_rows(&L, &R, e->ninputs, k->nops);
+        int64_t group = group_rows(e, &L, &R, k->nops);
         if (group > 1 || R.numel >= EW_ROW_MIN) return run_rows(k, in, out, &L, &R, group);
     }
     ew_variant* v = NULL;
