@@ -534,5 +534,5 @@ mean = _reduction("mean", hg.mean)
 from ._ops_loss import (binary_cross_entropy,  # noqa: E402,F401
                         binary_cross_entropy_with_logits, cross_entropy, dropout,
                         dropout_uniform, mse_loss, nll_check, nll_loss, nll_picked)
-from ._ops_data import (_check_index, cat, clamp, gather, index_add_zeros,  # noqa: E402,F401
-                        index_select, stack, where)
+from ._ops_data import (_check_index, cat, clamp, embedding_freq_scale,  # noqa: E402,F401
+                        embedding_renorm_, gather, index_add_zeros, index_select, stack, where)

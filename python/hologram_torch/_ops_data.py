@@ -2,6 +2,7 @@
 scatter_add into zeros), cat, stack, where, clamp: schema, implementation on hologram, fake,
 and vmap rules. Registered on import of _ops (which re-exports them)."""
 import torch
+from torch.autograd.graph import increment_version
 
 import hologram as hg
 
@@ -137,6 +138,90 @@ def _add_back_vmap(info, in_dims, g, dim, index, shape, scatter, ex=0):
 
 
 torch.library.register_vmap("hologram::index_add_zeros", _add_back_vmap, lib=LIB)
+
+
+# ---- embedding's options: max_norm's renorm (in place), scale_grad_by_freq's counts ---------
+def _index_counts(hi, n, e, dt):
+    """How often each of 0 .. n-1 occurs in the 1-D index hi, as dtype dt."""
+    counts = hg.zeros((n,), dt, executor=e)
+    hg.index_add(counts, 0, hi, hg.ones(tuple(hi.shape), dt, executor=e))
+    return counts
+
+
+def _row_norms(rows, p):
+    """torch's Tensor.norm(p) of each row of rows (2-D), in f64: p-norms, inf / -inf the largest
+    / smallest magnitude, 0 the count of nonzeros."""
+    r = hg.cast(rows, "f64")
+    if p == 2:
+        return hg.sqrt(hg.sum(hg.multiply(r, r), axis=1))
+    a = hg.abs(r)
+    if p == float("inf"):
+        return hg.max(a, axis=1)
+    if p == float("-inf"):
+        return hg.min(a, axis=1)
+    if p == 0:
+        return hg.sum(hg.cast(hg.not_equal(a, 0), "f64"), axis=1)
+    if p == 1:
+        return hg.sum(a, axis=1)
+    return hg.power(hg.sum(hg.power(a, float(p)), axis=1), 1.0 / float(p))
+
+
+def _renorm_fake(weight, indices, max_norm, norm_type, ex=0):
+    return None
+
+
+def _renorm_impl(weight, indices, max_norm, norm_type, ex=0):
+    """torch.embedding_renorm_: each row of weight that indices name, with a norm (norm_type)
+    above max_norm, scaled by max_norm / (norm + 1e-7), once however often it is named. The
+    norm is rounded to weight's dtype and the scale computed in double, as torch's; the new rows
+    are added as differences (shared among a row's repeats), so a row can differ from torch's
+    product by an ulp or two."""
+    fn = "hologram_torch.embedding_renorm_"
+    B.check_tensor(weight, "weight", fn, floats_only=True)
+    _check_index(fn, indices, "input")
+    if weight.dim() != 2:
+        raise ValueError(f"{fn}: weight must be 2-D, got {list(weight.shape)}")
+    e, dev, (hw, hi) = _hg_args(fn, ex, weight, indices.reshape(-1))
+    if not hi.size:
+        return
+    dt = hw.dtype_name
+    rows = hg.index_select(hw, 0, hi)
+    norm = hg.cast(hg.cast(_row_norms(rows, norm_type), dt), "f64")
+    scale = hg.where(hg.greater(norm, max_norm), hg.divide(max_norm, hg.add(norm, 1e-7)), 1.0)
+    scale = hg.cast(scale, dt).reshape((-1, 1))
+    delta = hg.subtract(hg.multiply(rows, scale), rows)
+    counts = hg.take(_index_counts(hi, weight.shape[0], e, dt), hi).reshape((-1, 1))
+    hg.index_add(hw, 0, hi, hg.divide(delta, counts))
+    increment_version(weight)
+
+
+LIB.define("embedding_renorm_(Tensor(a!) weight, Tensor indices, float max_norm, "
+           "float norm_type, int ex=0) -> ()")
+for _key in ("CPU", "CUDA"):
+    LIB.impl("embedding_renorm_", _renorm_impl, _key)
+torch.library.register_fake("hologram::embedding_renorm_", _renorm_fake, lib=LIB)
+embedding_renorm_ = torch.ops.hologram.embedding_renorm_
+
+
+def _freq_fake(g, flat, num_weights, ex=0):
+    return torch.empty_like(g, memory_format=torch.contiguous_format)
+
+
+def _freq_impl(g, flat, num_weights, ex=0):
+    """scale_grad_by_freq: each row of g (one per index in flat) divided by how often its index
+    occurs in flat."""
+    fn = "hologram_torch.embedding_freq_scale"
+    e, dev, (hg_g, hi) = _hg_args(fn, ex, g, flat)
+    counts = hg.take(_index_counts(hi, num_weights, e, hg_g.dtype_name), hi)
+    return B.to_torch(hg.divide(hg_g, counts.reshape((-1, 1))))
+
+
+embedding_freq_scale = _define("embedding_freq_scale(Tensor g, Tensor flat, int num_weights, "
+                               "int ex=0) -> Tensor", _freq_impl, _freq_fake)
+torch.library.register_vmap(
+    "hologram::embedding_freq_scale",
+    lambda info, in_dims, *args: _vmap_loop(torch.ops.hologram.embedding_freq_scale, info,
+                                            in_dims, args), lib=LIB)
 
 
 # ---- data: cat, stack, where, clamp ----------------------------------------------------------

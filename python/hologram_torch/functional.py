@@ -512,28 +512,26 @@ def index_select(*args, **kw):
 
 
 def gather(*args, sparse_grad=False, **kw):
-    """torch.gather(input, dim, index): index of input's ndim, at most input's size on every
-    dim but dim. Negative indices count from the end (torch refuses them)."""
+    """torch.gather(input, dim, index, sparse_grad=False): index of input's ndim, at most
+    input's size on every dim but dim. Negative indices count from the end (torch refuses them).
+    sparse_grad: input's gradient is a sparse COO tensor, as torch's."""
     fn = "hologram_torch.functional.gather"
     ex, (x, dim, index) = _split(fn, args, kw, 3)
-    if sparse_grad:
-        raise NotImplementedError(f"{fn}: sparse_grad=True (a sparse gradient) is not supported")
-    return A.gather(x, int(dim), index, ex)
+    return A.gather(x, int(dim), index, ex, bool(sparse_grad))
 
 
 def embedding(*args, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False, **kw):
-    """torch.nn.functional.embedding(input, weight, padding_idx): weight's rows at the integer
-    indices of input (any shape); the weight gradient adds the rows' gradients per index and
-    leaves the padding_idx row at 0."""
+    """torch.nn.functional.embedding(input, weight, padding_idx, max_norm, norm_type,
+    scale_grad_by_freq, sparse): weight's rows at the integer indices of input (any shape); the
+    weight gradient adds the rows' gradients per index (each divided by its index's count in
+    input with scale_grad_by_freq) and leaves the padding_idx row at 0; sparse: the gradient is
+    a sparse COO tensor, as torch's. max_norm: the named rows whose norm_type-norm exceeds it
+    are first scaled to it in place (torch's renorm, under no_grad)."""
     fn = "hologram_torch.functional.embedding"
     ex, (idx, weight, *rest) = _split(fn, args, kw, 2)
     if rest:
         padding_idx = rest[0]
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError(f"{fn}: max_norm, scale_grad_by_freq and sparse are not "
-                                  f"supported (max_norm={max_norm}, scale_grad_by_freq="
-                                  f"{scale_grad_by_freq}, sparse={sparse})")
     B.check_tensor(weight, "weight", fn, floats_only=True)
     O._check_index(fn, idx, "input")
     if weight.dim() != 2:
@@ -545,4 +543,7 @@ def embedding(*args, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_
             raise ValueError(f"{fn}: padding_idx {padding_idx} must be within num_embeddings "
                              f"({n})")
         padding_idx %= n
-    return A.embedding(idx, weight, padding_idx, ex)
+    if max_norm is not None:
+        with torch.no_grad():
+            O.embedding_renorm_(weight, idx, float(max_norm), float(norm_type), ex)
+    return A.embedding(idx, weight, padding_idx, ex, bool(scale_grad_by_freq), bool(sparse))

@@ -206,8 +206,9 @@ class Dropout(_HgModule, torch.nn.Dropout):
 
 
 class Embedding(_HgModule, torch.nn.Embedding):
-    """torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None) (max_norm,
-    scale_grad_by_freq and sparse are refused: hologram_torch.functional.embedding)."""
+    """torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+    norm_type=2.0, scale_grad_by_freq=False, sparse=False, ...), computed by
+    hologram_torch.functional.embedding."""
 
     def __init__(self, *args, **kw):
         ex, args = _take_executor(args, kw)
@@ -216,8 +217,9 @@ class Embedding(_HgModule, torch.nn.Embedding):
 
     def forward(self, input):
         return F.embedding(input, self.weight, padding_idx=self.padding_idx,
-                           max_norm=self.max_norm, scale_grad_by_freq=self.scale_grad_by_freq,
-                           sparse=self.sparse, executor=self._hg_executor)
+                           max_norm=self.max_norm, norm_type=self.norm_type,
+                           scale_grad_by_freq=self.scale_grad_by_freq, sparse=self.sparse,
+                           executor=self._hg_executor)
 
 
 _COUNTERPARTS = {torch.nn.Linear: Linear, torch.nn.ReLU: ReLU, torch.nn.GELU: GELU,

@@ -179,6 +179,8 @@ def _opcheck_cases():
         (ops.maximum.default, (x, y)), (ops.minimum.default, (x, y[0])),
         (ops.clamp_tensor_backward.default, (y, x, y[0] - 1, y[:, :1] + 1)),
         (ops.clamp_tensor_backward.default, (y, x, None, y[:, :1])),
+        (ops.embedding_renorm_.default, (x.clone(), torch.tensor([[2, 0], [2, 1]]), 0.5, 2.0)),
+        (ops.embedding_freq_scale.default, (x, torch.tensor([2, 0, 2]), 4)),
     ]
 
 

@@ -455,8 +455,6 @@ def test_embedding_index_select_gather():
         F.gather(x, 2, gi)
     with pytest.raises(ValueError, match="padding_idx"):
         F.embedding(idx, w, padding_idx=10)
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        F.embedding(idx, w, max_norm=1.0)
     with pytest.raises(ValueError, match="2-D"):
         F.embedding(idx, w[0])
 
@@ -558,3 +556,75 @@ def test_clamp_tensor_bounds_match_torch(dtype):
                                torch.clamp(xi, min=torch.tensor(-1.5)))
     with pytest.raises(RuntimeError, match="broadcast"):
         ht.functional.clamp(x, min=torch.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_embedding_max_norm_freq_and_sparse_match_torch(dtype):
+    """max_norm renorms the named rows in place (every norm type torch takes), once however often
+    a row is named, and bumps weight's version as torch's in-place renorm does;
+    scale_grad_by_freq divides each row's gradient by its count; sparse gives torch's COO
+    gradient (padding rows left out); sparse with scale_grad_by_freq is refused at backward, as
+    torch refuses it."""
+    torch.manual_seed(7)
+    idx = torch.tensor([[1, 2, 2, 9], [3, 1, 0, 2]])
+    ulp = dict(rtol=4 * torch.finfo(dtype).eps, atol=4 * torch.finfo(dtype).eps)
+    for norm_type in (2.0, 1.0, 3.0, 0.5, float("inf"), float("-inf"), 0.0):
+        for freq in (False, True):
+            w0 = torch.randn(10, 4, dtype=dtype) * 2
+            w0[9] = 0.1            # one named row under max_norm: unchanged
+            wa, wb = w0.clone().requires_grad_(), w0.clone().requires_grad_()
+            va = wa._version
+            ya = F.embedding(idx, wa, max_norm=1.5, norm_type=norm_type,
+                             scale_grad_by_freq=freq)
+            yb = torch.nn.functional.embedding(idx, wb, max_norm=1.5, norm_type=norm_type,
+                                               scale_grad_by_freq=freq)
+            assert wa._version > va
+            torch.testing.assert_close(wa.detach(), wb.detach(), **ulp)
+            torch.testing.assert_close(ya, yb, **ulp)
+            assert torch.equal(wa.detach()[[4, 5, 6, 7, 8]], w0[[4, 5, 6, 7, 8]])
+            g = torch.randn(ya.shape, dtype=dtype)
+            ya.backward(g)
+            yb.backward(g)
+            torch.testing.assert_close(wa.grad, wb.grad)
+    # sparse gradients: the same COO tensor as torch's, with and without a padding row
+    for pad in (None, 1):
+        w0 = torch.randn(10, 3, dtype=dtype)
+        wa, wb = w0.clone().requires_grad_(), w0.clone().requires_grad_()
+        g = torch.randn(2, 4, 3, dtype=dtype)
+        F.embedding(idx, wa, padding_idx=pad, sparse=True).backward(g)
+        torch.nn.functional.embedding(idx, wb, padding_idx=pad, sparse=True).backward(g)
+        assert wa.grad.is_sparse and wa.grad.shape == wb.grad.shape
+        assert torch.equal(wa.grad._indices(), wb.grad._indices())
+        torch.testing.assert_close(wa.grad._values(), wb.grad._values())
+        torch.testing.assert_close(wa.grad.to_dense(), wb.grad.to_dense())
+    w = torch.randn(10, 3, dtype=dtype, requires_grad=True)
+    y = F.embedding(idx, w, sparse=True, scale_grad_by_freq=True)
+    with pytest.raises(RuntimeError, match="scale_grad_by_freq"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gather_sparse_grad_matches_torch(dim):
+    """sparse_grad=True: input's gradient is torch's COO tensor (coordinates in torch's order,
+    repeats uncoalesced), also for 3-D and 0-d inputs; negative indices (ours) land on their
+    rows."""
+    torch.manual_seed(2)
+    for shape in ((4, 5), (3, 4, 5)):
+        x = torch.randn(shape, dtype=torch.float64)
+        ishape = list(shape)
+        ishape[dim] = 3
+        ishape[-1 if dim != -1 else 0] = 2
+        index = torch.randint(0, shape[dim], ishape)
+        a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+        g = torch.randn(ishape, dtype=torch.float64)
+        F.gather(a, dim, index, sparse_grad=True).backward(g)
+        torch.gather(b, dim, index, sparse_grad=True).backward(g)
+        assert a.grad.is_sparse
+        assert torch.equal(a.grad._indices(), b.grad._indices())
+        torch.testing.assert_close(a.grad._values(), b.grad._values())
+        c = x.clone().requires_grad_()
+        F.gather(c, dim, index - shape[dim], sparse_grad=True).backward(g)
+        torch.testing.assert_close(c.grad.to_dense(), b.grad.to_dense())
+    s = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    F.gather(s, 0, torch.tensor(0), sparse_grad=True).backward()
+    assert s.grad.is_sparse and s.grad.to_dense().item() == 1.0

@@ -222,8 +222,19 @@ def test_embedding_module():
     g = torch.randn(2, 4, 5)
     torch.testing.assert_close(torch.autograd.grad(a, ours.weight, g)[0],
                                torch.autograd.grad(b, theirs.weight, g)[0])
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        N.Embedding(4, 2, max_norm=1.0)(torch.tensor([1]))
+    # max_norm and sparse: trained with SGD (which takes sparse gradients), as torch.nn's
+    torch.manual_seed(4)
+    ours = N.Embedding(12, 5, max_norm=1.0, norm_type=2.0, sparse=True)
+    theirs = torch.nn.Embedding(12, 5, max_norm=1.0, norm_type=2.0, sparse=True)
+    theirs.load_state_dict(ours.state_dict())
+    opt_a = torch.optim.SGD(ours.parameters(), lr=0.5)
+    opt_b = torch.optim.SGD(theirs.parameters(), lr=0.5)
+    for _ in range(5):
+        for m, opt in ((ours, opt_a), (theirs, opt_b)):
+            opt.zero_grad()
+            (m(idx) ** 2).sum().backward()
+            opt.step()
+    torch.testing.assert_close(ours.weight, theirs.weight, rtol=1e-6, atol=1e-6)
 
 
 def test_convert_replaces_layers_in_place_and_names_the_rest():
