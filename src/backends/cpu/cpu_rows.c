@@ -5,8 +5,9 @@
 // thread, each row one call of the op's kernel function. Any other kernel (a fused chain) with
 // rows shorter than two threads' share of lanes runs the same split, each part its rows one
 // launch after another on its own worker; longer rows, and the rows from the first one the
-// direct path declines, launch one after another (each launch may use the threads itself). A strided input is gathered per row into a scratch row: consecutive rows
-// read neighbouring elements of the same lines (a transposed operand), which stay in cache.
+// direct path declines, launch one after another (each launch may use the threads itself).
+// A strided input is gathered per row into a scratch row: consecutive rows read neighbouring
+// elements of the same lines (a transposed operand), which stay in cache.
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -139,7 +140,8 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
     int general = !direct && one_d && lanes < 2 * (uint64_t)HG_CPU_PARALLEL_LANES;
     int parts = 1;
     if (direct || general) {
-        // Threads as for one launch of all the lanes (cpu_exec.c): one per HG_CPU_PARALLEL_LANES lanes.
+        // Threads as for one launch of all the lanes (cpu_exec.c): one per
+        // HG_CPU_PARALLEL_LANES lanes.
         uint64_t units = rows * lanes / HG_CPU_PARALLEL_LANES;
         parts = st->nthreads;
         if ((uint64_t)parts > units) parts = units > 1 ? (int)units : 1;
@@ -162,8 +164,8 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
     uint8_t* mem = need <= sizeof local ? local : aligned_alloc(64, need + 64);
     if (!mem) return hg_error(HG_ERR_OUT_OF_MEMORY, "cpu: out of memory for a row launch");
     rows_job j = {plan, args, nargs, rows, (rows + (uint64_t)parts - 1) / (uint64_t)parts, lanes,
-                  ra, (uint8_t**)(void*)(mem + sizeof(uint64_t) * (size_t)parts), (uint64_t*)(void*)mem,
-                  general ? &serial : NULL, 0, HG_OK, {0}};
+                  ra, (uint8_t**)(void*)(mem + sizeof(uint64_t) * (size_t)parts),
+                  (uint64_t*)(void*)mem, general ? &serial : NULL, 0, HG_OK, {0}};
     uint8_t* row = mem + head;
     for (int p = 0; p < parts; p++)
         for (size_t i = 0; i < nargs; i++) {

@@ -635,7 +635,8 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
             for (int32_t o = 0; o < nops; o++) {
                 if (L->cls[o] == CL_SCALAR) continue;
                 bound[o].count = lanes;
-                if (part && !rep[o] && R->cls[o] == CL_LINEAR) bound[o].base = first[o] + whole * step[o];
+                if (part && !rep[o] && R->cls[o] == CL_LINEAR)
+                    bound[o].base = first[o] + whole * step[o];
                 if (part && value[o]) value[o] = first[o] + whole * step[o];
             }
             bound[nops].bits = lanes;
