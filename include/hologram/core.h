@@ -23,10 +23,16 @@ extern "C" {
 // ---------------------------------------------------------------------------------------------
 // Version
 // ---------------------------------------------------------------------------------------------
+// The one place the version is written: CMake (project version, hologram.pc, the CMake package)
+// and the Python package (pyproject.toml) read these three lines.
 #define HG_VERSION_MAJOR 0
 #define HG_VERSION_MINOR 2
 #define HG_VERSION_PATCH 0
-#define HG_VERSION_STRING "0.2.0"
+#define HG_VERSION_TEXT_(x) #x
+#define HG_VERSION_TEXT(x) HG_VERSION_TEXT_(x)
+#define HG_VERSION_STRING                                                                     \
+    HG_VERSION_TEXT(HG_VERSION_MAJOR) "." HG_VERSION_TEXT(HG_VERSION_MINOR) "."               \
+        HG_VERSION_TEXT(HG_VERSION_PATCH)
 // Encoded as major*10000 + minor*100 + patch.
 #define HG_VERSION_NUMBER (HG_VERSION_MAJOR * 10000 + HG_VERSION_MINOR * 100 + HG_VERSION_PATCH)
 // Version of the backend vtable ABI (backends built against another value are refused).
@@ -34,7 +40,7 @@ extern "C" {
 // Version of the Atlas ISA binary format written by hg_program_save.
 #define HG_ISA_VERSION 1
 
-// The library's version string ("0.2.0"); static storage.
+// The library's version string (HG_VERSION_STRING, "major.minor.patch"); static storage.
 HG_API const char* hg_version(void);
 // The library's HG_VERSION_NUMBER (to compare the header with the loaded library).
 HG_API int hg_version_number(void);
