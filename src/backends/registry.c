@@ -14,7 +14,9 @@ static const registry_row rows[HG_BACKEND_KIND_COUNT] = {
     [HG_BACKEND_AUTO] = {NULL, "auto is not a concrete backend"},
     [HG_BACKEND_CPU] = {&hg_cpu_backend, NULL},
     [HG_BACKEND_CUDA] = {&hg_cuda_backend, NULL},
-    [HG_BACKEND_METAL] = {NULL, "not this platform: Metal needs macOS on Apple hardware"},
+    // The name is reserved and the ISA's codegen keeps the seam, but no Metal backend exists.
+    [HG_BACKEND_METAL] = {NULL, "not built in this version: hologram has no Metal backend yet "
+                                "(use cpu or cuda)"},
 };
 _Static_assert(sizeof(rows) / sizeof(rows[0]) == HG_BACKEND_KIND_COUNT, "one row per backend");
 
