@@ -199,7 +199,7 @@ static void test_random_graphs(int iters) {
         CHECK_OK(hg_plan_run(pu, ninputs, tin, nout, tu));
         // Eager replay.
         hg_tensor ev[MAXREC];
-        int eager_ok = 1;
+        int eager_ok = 1, pow_refused = 0;
         for (int i = 0; i < nr; i++) {
             memset(&ev[i], 0, sizeof ev[i]);
             hg_status s = HG_OK;
@@ -213,19 +213,27 @@ static void test_random_graphs(int iters) {
             case R_CAST: s = hg_cast(&ev[r[i].a], r[i].dt, &ev[i]); break;
             case R_EXPAND: s = hg_tensor_expand(&ev[r[i].a], nd, shape, &ev[i]); break;
             }
+            // An integer power with a negative exponent: the eager op refuses it (numpy's
+            // ValueError) while plans do not check values; fused and unfused still compare.
+            if (s == HG_ERR_INVALID_ARGUMENT && r[i].op == HG_BINARY_POW &&
+                (r[i].kind == R_BINARY || r[i].kind == R_SCALAR) &&
+                strstr(hg_last_error(), "negative integer powers")) {
+                pow_refused = 1;
+                break;
+            }
             if (s) { eager_ok = 0; CHECK_MSG(0, "eager replay failed at %d: %s", i, hg_last_error()); break; }
         }
-        for (int k = 0; k < nout && eager_ok; k++) {
+        for (int k = 0; k < nout && (eager_ok || pow_refused); k++) {
             hg_dtype dt = tf[k].dtype;
             int64_t n = numel(tf[k].ndim, tf[k].shape);
             size_t es = hg_dtype_size(dt);
             unsigned char *a = malloc((size_t)n * es + 1), *b = malloc((size_t)n * es + 1), *c = malloc((size_t)n * es + 1);
             read_tensor(&tf[k], a);
             read_tensor(&tu[k], b);
-            int same = ev[outs[k]].dtype == dt && ev[outs[k]].ndim == tf[k].ndim &&
+            int same = !pow_refused && ev[outs[k]].dtype == dt && ev[outs[k]].ndim == tf[k].ndim &&
                        numel(ev[outs[k]].ndim, ev[outs[k]].shape) == n;
-            CHECK_MSG(same, "iteration %d output %d: eager gives %s, the graph %s", it, k,
-                      hg_dtype_name(ev[outs[k]].dtype), hg_dtype_name(dt));
+            CHECK_MSG(same || pow_refused, "iteration %d output %d: eager gives %s, the graph %s",
+                      it, k, hg_dtype_name(ev[outs[k]].dtype), hg_dtype_name(dt));
             if (same) read_tensor(&ev[outs[k]], c);
             else memcpy(c, a, (size_t)n * es);
             int bad = -1;

@@ -444,6 +444,22 @@ static int check_binary(hg_binary_op op, hg_dtype at, hg_dtype bt, int na, int n
     // Exponents of float pow: keep |b log a| moderate (f64 pow's error grows with it).
     if (op == HG_BINARY_POW && is_float_dt(bt))
         for (int i = 26; i < nb; i++) cvt_from_double(bt, (urand() * 16 - 8), b + (size_t)i * hg_dtype_size(bt));
+    // Integers to negative integer powers are refused (numpy's ValueError), nothing created;
+    // then the exponents' magnitudes (MIN as MAX) are checked.
+    if (supported && op == HG_BINARY_POW && is_int_dt(rt) && is_signed_dt(bt)) {
+        hg_tensor ta0 = make_tensor(at, 2, (int64_t[]){na, 1}, a);
+        hg_tensor tb0 = make_tensor(bt, 1, (int64_t[]){nb}, b), out0;
+        memset(&out0, 0, sizeof out0);
+        CHECK_STATUS(hg_binary(op, &ta0, &tb0, &out0), HG_ERR_INVALID_ARGUMENT);
+        CHECK(out0.buffer.handle == 0 && strstr(hg_last_error(), "negative integer powers"));
+        hg_buffer_destroy(ta0.buffer);
+        hg_buffer_destroy(tb0.buffer);
+        for (int i = 0; i < nb; i++) {
+            unsigned char* p = b + (size_t)i * hg_dtype_size(bt);
+            int64_t v = ld_i(bt, p);
+            if (v < 0) st_i(bt, p, (uint64_t)(-(v + 1)));
+        }
+    }
     hg_tensor ta = make_tensor(at, 2, (int64_t[]){na, 1}, a);
     hg_tensor tb = make_tensor(bt, 1, (int64_t[]){nb}, b), out;
     memset(&out, 0, sizeof out);

@@ -244,7 +244,7 @@ static void check_reduce(ctx_t* c, hg_reduce_op op, const hg_tensor* x, const un
     else s = hg_reduce(op, x, naxes, axes, keepdims, &out);
     int minmax = op == HG_REDUCE_MIN || op == HG_REDUCE_MAX || op == HG_REDUCE_ARGMIN ||
                  op == HG_REDUCE_ARGMAX;
-    if (minmax && N == 0 && M > 0) {
+    if (minmax && N == 0) {   // numpy raises even when the output is empty too
         CHECK_MSG(s == HG_ERR_INVALID_ARGUMENT, "empty %s gave %s", hg_reduce_op_name(op),
                   hg_status_string(s));
         CHECK(alloc ? out.buffer.handle == 0 : 1);
@@ -481,7 +481,7 @@ static void special_values(ctx_t* c) {
             CHECK(strstr(hg_last_error(), "empty") != NULL);
         }
     }
-    // An empty reduction with an empty output is fine even for max (numpy: shape (0,)).
+    // An empty output over non-empty reduced dims is fine even for max (numpy: shape (0,)).
     hg_buffer b;
     hg_tensor x, out;
     CHECK_OK(hg_buffer_create(c->t.ex, HG_DTYPE_F32, 0, &b));
@@ -492,6 +492,13 @@ static void special_values(ctx_t* c) {
     hg_buffer_destroy(out.buffer);
     memset(&out, 0, sizeof out);
     CHECK_STATUS(hg_reduce(HG_REDUCE_MAX, &x, 1, (int32_t[]){0}, 0, &out), HG_ERR_INVALID_ARGUMENT);
+    CHECK(out.buffer.handle == 0);
+    // A reduced dim of 0 raises also when the output is empty (numpy: max of (0, 0) on axis 0).
+    hg_tensor x00;
+    CHECK_OK(hg_tensor_from_buffer(b, 2, (int64_t[]){0, 0}, &x00));
+    for (int op = HG_REDUCE_MIN; op <= HG_REDUCE_ARGMAX; op++)
+        CHECK_STATUS(hg_reduce((hg_reduce_op)op, &x00, 1, (int32_t[]){0}, 0, &out),
+                     HG_ERR_INVALID_ARGUMENT);
     CHECK(out.buffer.handle == 0);
     hg_buffer_destroy(b);
     // Integer extremes: min/max of u64 and i64 (order of keys), sums wrap.

@@ -85,7 +85,8 @@ typedef enum hg_binary_op {
     HG_BINARY_DIV,          // true division: integer inputs give f64 (numpy)
     HG_BINARY_FLOOR_DIVIDE, // numpy //: floor of the quotient (integers: x // 0 = 0)
     HG_BINARY_REMAINDER,    // numpy %: sign of the divisor (integers: x % 0 = 0)
-    HG_BINARY_POW,          // integers: a negative exponent gives 0 (numpy raises); floats: C pow
+    HG_BINARY_POW,          // floats: C pow; integers: a negative exponent is refused (numpy's
+                            // ValueError; inside a fused expression, unchecked: it gives 0)
     HG_BINARY_MINIMUM,      // NaN-propagating (numpy.minimum); -0.0 < +0.0 (IEEE 754-2019)
     HG_BINARY_MAXIMUM,
     HG_BINARY_EQ,           // comparisons -> bool

@@ -317,6 +317,33 @@ hg_status hg_unary(hg_unary_op op, const hg_tensor* x, hg_tensor* out) {
     return run_call(&k, out, 1);
 }
 
+static hg_status negative_power(const char* fn, long long e) {
+    return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: integers to negative integer powers are not "
+                    "allowed (exponent %lld; numpy raises too): use a float base or exponent",
+                    fn, e);
+}
+
+// numpy refuses integers to negative integer powers: an integer power whose exponent tensor is
+// of a signed dtype is refused, before anything is written, when its minimum (a reduction,
+// read back) is negative.
+static hg_status check_int_power(const char* fn, hg_dtype result, const hg_tensor* e) {
+    if (!hg_dtype_is_int((int)result) || !hg_dtype_is_signed_int((int)e->dtype)) return HG_OK;
+    int64_t n = 1;
+    for (int32_t d = 0; d < e->ndim; d++) n *= e->shape[d];
+    if (n == 0) return HG_OK;
+    hg_tensor m;
+    memset(&m, 0, sizeof m);
+    hg_status s = hg_reduce(HG_REDUCE_MIN, e, 0, NULL, 0, &m);
+    if (s) return hg_error_prefix(s, "%s", fn);
+    union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; } v = {0};
+    s = hg_buffer_read(m.buffer, 0, &v, 1);
+    hg_buffer_destroy(m.buffer);
+    if (s) return hg_error_prefix(s, "%s", fn);
+    unsigned w = hg_dtype_bits((int)e->dtype);
+    long long low = w == 8 ? v.i8 : w == 16 ? v.i16 : w == 32 ? v.i32 : v.i64;
+    return low < 0 ? negative_power(fn, low) : HG_OK;
+}
+
 hg_status hg_binary(hg_binary_op op, const hg_tensor* a, const hg_tensor* b, hg_tensor* out) {
     EW_CALL(k);
     call_begin(&k, "hg_binary", K_BINARY, (int32_t)op, 2);
@@ -325,6 +352,7 @@ hg_status hg_binary(hg_binary_op op, const hg_tensor* a, const hg_tensor* b, hg_
     if ((s = hg_ew_binary_dtype(op, a->dtype, b->dtype, &k.result, NULL)))
         return hg_error_prefix(s, "hg_binary");
     if ((s = broadcast_all(&k))) return s;
+    if (op == HG_BINARY_POW && (s = check_int_power(k.c.fn, k.result, b))) return s;
     return run_call(&k, out, 1);
 }
 
@@ -391,6 +419,11 @@ hg_status hg_binary_scalar(hg_binary_op op, const hg_tensor* a, hg_scalar sc, in
     k.flags = scalar_first ? 1 : 0;
     if ((s = hg_ew_binary_dtype(op, k.dt[0], k.dt[1], &k.result, NULL)))
         return hg_error_prefix(s, "hg_binary_scalar");
+    if (op == HG_BINARY_POW && hg_dtype_is_int((int)k.result)) {
+        if (scalar_first) s = check_int_power(k.c.fn, k.result, a);
+        else if (sc.kind == HG_SCALAR_INT && sc.i < 0) s = negative_power(k.c.fn, (long long)sc.i);
+        if (s) return s;
+    }
     k.ndim = a->ndim;
     memcpy(k.shape, a->shape, sizeof k.shape);
     return run_call(&k, out, 1);

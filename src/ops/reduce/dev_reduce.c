@@ -543,7 +543,7 @@ hg_status hg_dev_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x,
     hg_dk_dims_merge(&s.kd, 2);
     hg_dk_dims_merge(&s.rd, 1);
     int arg = op == HG_REDUCE_ARGMIN || op == HG_REDUCE_ARGMAX;
-    if (s.N == 0 && s.M > 0 && (arg || op == HG_REDUCE_MIN || op == HG_REDUCE_MAX))
+    if (s.N == 0 && (arg || op == HG_REDUCE_MIN || op == HG_REDUCE_MAX))
         return hg_error(HG_ERR_INVALID_ARGUMENT,
                         "%s: %s of an empty reduction (the reduced dims have 0 elements) has no "
                         "identity; numpy raises here too", c->fn, hg_reduce_op_name(op));

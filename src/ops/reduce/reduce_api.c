@@ -45,7 +45,7 @@ static hg_status reduce_call(const char* fn, hg_reduce_op op, const hg_tensor* x
         }
     }
     // Refuse before allocating (hg_reduce_into checks again for its other callers).
-    if (nred == 0 && nout > 0 &&
+    if (nred == 0 &&
         (op == HG_REDUCE_MIN || op == HG_REDUCE_MAX || op == HG_REDUCE_ARGMIN ||
          op == HG_REDUCE_ARGMAX))
         return hg_error(HG_ERR_INVALID_ARGUMENT,

@@ -462,7 +462,7 @@ hg_status hg_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x, uint
     int arg = op == HG_REDUCE_ARGMIN || op == HG_REDUCE_ARGMAX;
     red_plan p;
     build_plan(&xv, &ov, axes_mask, arg, &p);
-    if (p.N == 0 && p.M > 0 &&
+    if (p.N == 0 &&
         (arg || op == HG_REDUCE_MIN || op == HG_REDUCE_MAX))
         return hg_error(HG_ERR_INVALID_ARGUMENT,
                         "%s: %s of an empty reduction (the reduced dims have 0 elements) has no "
