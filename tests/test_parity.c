@@ -7,7 +7,11 @@
 // <= 1e-7 (var/std measure against at least 1e-9 of the data's scale, mean^2 or |mean|: a
 // constant row's variance is 0, which every implementation misses by rounding noise), unless the entry (or the dtype) carries an override with its reason; any NaN where
 // the reference has none fails, and a reference NaN needs a NaN; infinities (also those the
-// reference reaches by overflowing the output dtype) must match in sign. Every output is
+// reference reaches by overflowing the output dtype) must match in sign. Integer and bool
+// results, data ops and selections (concat, index_select, gather, fill, arange, where, clip,
+// neg/abs, minimum/maximum, casts) must equal the reference rounded to the output dtype in
+// every element (exact_case; test_harness_catches_one_element checks that an element off by
+// one fails where the NMSE alone would pass). Every output is
 // written twice: once allocated by the op, once into a view in the middle of a larger buffer
 // full of a sentinel pattern (strided for the strided set): every byte outside the view must
 // stay untouched.
@@ -337,11 +341,26 @@ static int upload(pcase* c, hg_executor ex) {
 // ---------------------------------------------------------------------------------------------
 typedef struct verdict {
     double nmse;
-    int64_t bad_nan, bad_inf, first_bad;
+    int64_t bad_nan, bad_inf, bad_exact, first_bad;
 } verdict;
 
+// Cases whose every element must equal the reference rounded to the output dtype: integer and
+// bool results (one NMSE over the output would let an element off by one among thousands
+// pass) and the data ops and selections, which copy values.
+static int exact_case(const pcase* c) {
+    static const char* const copies[] = {"concat", "index_select", "gather", "fill", "arange",
+                                         "where", "clip", "clip_scalar", "unary.neg",
+                                         "unary.abs", "binary.minimum", "binary.maximum",
+                                         "cast.to_f32", "cast.to_i32"};
+    if (!is_float_dt(c->odt)) return 1;
+    for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
+        if (!strcmp(c->e->name, copies[i])) return 1;
+    return 0;
+}
+
 static verdict compare(const pcase* c, const double* got, hg_dtype odt) {
-    verdict r = {0, 0, 0, -1};
+    verdict r = {0, 0, 0, 0, -1};
+    int exact = exact_case(c);
     int64_t n = numel(&c->os);
     double se = 0, sr = 0, worst = -1;
     int64_t worst_at = -1;
@@ -360,6 +379,10 @@ static verdict compare(const pcase* c, const double* got, hg_dtype odt) {
                 if (r.first_bad < 0) r.first_bad = i;
             }
             continue;
+        }
+        if (exact && g != want) {
+            r.bad_exact++;
+            if (r.first_bad < 0) r.first_bad = i;
         }
         double d = (g - c->ref[i]) * (g - c->ref[i]);
         if (d > worst) worst = d, worst_at = i;
@@ -449,11 +472,12 @@ static void run_case(const pentry* e, hg_dtype dt, shape_set ss, hg_executor ex,
             if (h) read_view(&out, h, got);
             free(h);
             verdict v = compare(&c, got, c.odt);
-            int pass = v.nmse <= tol && !v.bad_nan && !v.bad_inf;
-            CHECK_MSG(pass, "%s (allocated out): NMSE %.3g (limit %.3g%s%s), %lld NaN and %lld inf "
-                      "mismatches; element %lld: got %.9g want %.9g", label, v.nmse, tol,
-                      reason ? ": " : "", reason ? reason : "", (long long)v.bad_nan,
-                      (long long)v.bad_inf, (long long)v.first_bad,
+            int pass = v.nmse <= tol && !v.bad_nan && !v.bad_inf && !v.bad_exact;
+            CHECK_MSG(pass, "%s (allocated out): NMSE %.3g (limit %.3g%s%s), %lld NaN, %lld inf "
+                      "and %lld exact mismatches; element %lld: got %.17g want %.17g", label,
+                      v.nmse, tol, reason ? ": " : "", reason ? reason : "",
+                      (long long)v.bad_nan, (long long)v.bad_inf, (long long)v.bad_exact,
+                      (long long)v.first_bad,
                       v.first_bad >= 0 ? got[v.first_bad] : 0.0,
                       v.first_bad >= 0 ? c.ref[v.first_bad] : 0.0);
             failed |= !pass;
@@ -498,10 +522,11 @@ static void run_case(const pentry* e, hg_dtype dt, shape_set ss, hg_executor ex,
                       (long long)touched);
             read_view(&gv, h, got);
             verdict v = compare(&c, got, c.odt);
-            int pass = v.nmse <= tol && !v.bad_nan && !v.bad_inf;
-            CHECK_MSG(pass, "%s (existing out): NMSE %.3g (limit %.3g), %lld NaN and %lld inf "
-                      "mismatches; element %lld: got %.9g want %.9g", label, v.nmse, tol,
-                      (long long)v.bad_nan, (long long)v.bad_inf, (long long)v.first_bad,
+            int pass = v.nmse <= tol && !v.bad_nan && !v.bad_inf && !v.bad_exact;
+            CHECK_MSG(pass, "%s (existing out): NMSE %.3g (limit %.3g), %lld NaN, %lld inf and "
+                      "%lld exact mismatches; element %lld: got %.17g want %.17g", label, v.nmse,
+                      tol, (long long)v.bad_nan, (long long)v.bad_inf, (long long)v.bad_exact,
+                      (long long)v.first_bad,
                       v.first_bad >= 0 ? got[v.first_bad] : 0.0,
                       v.first_bad >= 0 ? c.ref[v.first_bad] : 0.0);
             failed |= !pass || touched;
@@ -607,8 +632,45 @@ static int list_untested(void) {
     return missing;
 }
 
+// The harness itself: one element off by one among 65,539 (an integer result), or one ulp
+// off in a data op's float copy, fails the verdict, though the NMSE of either (~1e-14, ~1e-19)
+// is far under the default limit; the same outputs without the error pass.
+static void test_harness_catches_one_element(void) {
+    static const pentry gather = {"gather", "hg_gather", 0, 0, 0, NULL, NULL, NULL, NULL};
+    static const pentry softmax = {"softmax", "hg_softmax", 0, 0, 0, NULL, NULL, NULL, NULL};
+    enum { N = 65539, AT = 4097 };
+    pcase c;
+    memset(&c, 0, sizeof c);
+    c.os.ndim = 1;
+    c.os.d[0] = N;
+    c.ref = malloc(N * sizeof(double));
+    double* got = malloc(N * sizeof(double));
+    for (int i = 0; i < N; i++) c.ref[i] = got[i] = (double)(i % 1000) + 1000.0;
+    const struct { const pentry* e; hg_dtype odt; double off; int exact; } cases[] = {
+        {&gather, HG_DTYPE_I32, 1.0, 1},           // an integer result off by one
+        {&gather, HG_DTYPE_F32, 0x1p-13, 1},       // a copy one f32 ulp (of ~1000-2000) off
+        {&softmax, HG_DTYPE_F32, 0x1p-13, 0},      // arithmetic: NMSE judges it, and passes
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        c.e = cases[k].e;
+        c.odt = cases[k].odt;
+        verdict clean = compare(&c, got, c.odt);
+        CHECK(clean.bad_exact == 0 && clean.nmse == 0);
+        got[AT] += cases[k].off;
+        verdict v = compare(&c, got, c.odt);
+        CHECK_MSG(v.nmse < DEFAULT_TOL, "case %zu: NMSE %.3g", k, v.nmse);
+        CHECK_MSG(v.bad_exact == cases[k].exact && (!cases[k].exact || v.first_bad == AT),
+                  "case %zu: %lld exact mismatches at %lld", k, (long long)v.bad_exact,
+                  (long long)v.first_bad);
+        got[AT] = c.ref[AT];
+    }
+    free(got);
+    free(c.ref);
+}
+
 int main(void) {
     build_entries();
+    test_harness_catches_one_element();
     if (getenv("HG_PARITY_LIST_UNTESTED") && atoi(getenv("HG_PARITY_LIST_UNTESTED"))) {
         // ctest test_parity_untested: a public op without a parity entry fails CI.
         int m = list_untested();

@@ -45,7 +45,7 @@ def test_library_message_is_carried():
     with pytest.raises(hg.DtypeError) as ei:
         hg.ops.vector_add(ex, a, b, a)
     msg = str(ei.value)
-    assert "hg_vector_add" in msg and "int32" in msg or "i32" in msg
+    assert "hg_vector_add" in msg and ("int32" in msg or "i32" in msg), msg
     assert ei.value.status == 103
 
 
