@@ -214,6 +214,49 @@ def test_losses_match_torch(reduction):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+def _reduce(v, reduction, den=None):
+    if reduction == "none":
+        return v
+    return v.sum() if reduction == "sum" else v.sum() / (v.size if den is None else den)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_match_float64_formulas(reduction):
+    """The loss bindings against their definitions in float64 numpy (runs without torch)."""
+    p, t = randn(8, 5), randn(8, 5)
+    want = _reduce((p.astype(np.float64) - t) ** 2, reduction)
+    np.testing.assert_allclose(ops.mse_loss(p, t, reduction=reduction).numpy(), want, rtol=1e-5)
+    logits = randn(8, 5)
+    lsm = np.log(np_softmax(logits.astype(np.float64), 1))
+    cls = RNG.integers(0, 5, 8)
+    cls[2] = -100                        # ignore_index: no loss, not counted by 'mean'
+    kept = cls != -100
+    per = np.where(kept, -lsm[np.arange(8), np.where(kept, cls, 0)], 0.0)
+    np.testing.assert_allclose(ops.cross_entropy(logits, cls, reduction=reduction).numpy(),
+                               _reduce(per, reduction, kept.sum()), rtol=1e-5, atol=1e-6)
+    probs = np_softmax(randn(8, 5).astype(np.float64), 1).astype(np.float32)
+    per = -(probs * lsm).sum(1)
+    np.testing.assert_allclose(ops.cross_entropy(logits, probs, reduction=reduction).numpy(),
+                               _reduce(per, reduction), rtol=1e-5, atol=1e-6)
+    pr = RNG.uniform(0, 1, (6, 3)).astype(np.float32)
+    pr[0, 0], pr[0, 1] = 0.0, 1.0       # logs clamped at -100
+    tg = RNG.uniform(0, 1, (6, 3)).astype(np.float32)
+    w = randn(3) ** 2
+    p64 = pr.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        per = -w * (tg * np.maximum(np.log(p64), -100) +
+                    (1 - tg) * np.maximum(np.log(1 - p64), -100))
+    np.testing.assert_allclose(ops.binary_cross_entropy(pr, tg, w, reduction=reduction).numpy(),
+                               _reduce(per, reduction), rtol=1e-5, atol=1e-5)
+    lg = randn(6, 3) * 20
+    pw = randn(3) ** 2
+    x = lg.astype(np.float64)
+    log_sig, log_one_minus = -np.logaddexp(0, -x), -np.logaddexp(0, x)
+    per = -(pw * tg * log_sig + (1 - tg) * log_one_minus)
+    got = ops.binary_cross_entropy_with_logits(lg, tg, pos_weight=pw, reduction=reduction)
+    np.testing.assert_allclose(got.numpy(), _reduce(per, reduction), rtol=1e-5, atol=1e-5)
+
+
 def test_loss_errors():
     with pytest.raises(hg.InvalidArgumentError, match="reduction"):
         ops.mse_loss(randn(3), randn(3), reduction="avg")
