@@ -257,6 +257,15 @@ def test_losses_match_float64_formulas(reduction):
     np.testing.assert_allclose(got.numpy(), _reduce(per, reduction), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_bce_with_logits_keeps_the_tiny_term_of_large_logits(dt):
+    """t = 1 and a large x: the loss is log1p(exp(-x)), down to 1e-35; within a few ulp."""
+    x = np.array([80, 30, 20, 15.5, 5, 1e-3, 0, -1e-3, -5, -20, 1e-8], dt)
+    got = ops.binary_cross_entropy_with_logits(x, np.ones_like(x), reduction="none").numpy()
+    want = np.logaddexp(0, -x.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dt).eps, atol=0)
+
+
 def test_loss_errors():
     with pytest.raises(hg.InvalidArgumentError, match="reduction"):
         ops.mse_loss(randn(3), randn(3), reduction="avg")

@@ -6,7 +6,9 @@
 #include <math.h>
 #include <string.h>
 #include "base/dtype.h"
+#include "base/cpu_level.h"
 #include "base/error.h"
+#include "base/vmath.h"
 #include "ops/common/dev_ops.h"
 #include "ops/loss/loss_common.h"
 #include "tensor/tensor_internal.h"
@@ -27,7 +29,44 @@ typedef struct ew_loss {
     int write;
     hg_dtype rt;
     int64_t est[IN_COUNT][HG_MAX_DIMS];   // element strides on the loss shape (device path)
+    void (*softplus_tail)(const double*, int64_t, float*);   // softplus_tail_pick()
 } ew_loss;
+
+// log1p(exp(-|x|)) of n values below f64 (x as doubles), into lp: the library's f32 exp and
+// log (vmath.h), log1p(e) = log(u) e / (u - 1) with u = 1 + e keeping the tiny e of a large |x|.
+// Built for AVX2 and AVX-512 too (picked by the CPU level): in the baseline build every fused
+// multiply-add of vmath is a libm call. The same operations in every build, so the same results.
+// 256 x 1024 f32 with pos_weight, 2 threads, Zen 4: glibc's log1pf(expf()) 2.7 ms -> ~0.4 ms.
+static inline __attribute__((always_inline)) void softplus_tail_body(const double* x, int64_t n,
+                                                                    float* lp) {
+    for (int64_t i = 0; i < n; i++) {
+        float e = hg_vm_exp_f32(-fabsf((float)x[i])), u = 1.0f + e;
+        float r = hg_vm_log_f32(u) * (e / (u - 1.0f));
+        lp[i] = u == 1.0f ? e : r;
+    }
+}
+typedef void (*softplus_tail_fn)(const double*, int64_t, float*);
+static void softplus_tail_base(const double* x, int64_t n, float* lp) {
+    softplus_tail_body(x, n, lp);
+}
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("avx2,fma"))) static void softplus_tail_avx2(const double* x, int64_t n,
+                                                                    float* lp) {
+    softplus_tail_body(x, n, lp);
+}
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+static void softplus_tail_avx512(const double* x, int64_t n, float* lp) {
+    softplus_tail_body(x, n, lp);
+}
+#endif
+static softplus_tail_fn softplus_tail_pick(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    hg_cpu_level lv = hg_cpu_level_get();
+    if (lv >= HG_CPU_AVX512) return softplus_tail_avx512;
+    if (lv >= HG_CPU_AVX2) return softplus_tail_avx2;
+#endif
+    return softplus_tail_base;
+}
 
 // l[i] = loss of element i of a block (operands already in double).
 static void ew_block(const ew_loss* L, double* const* v, int64_t n, double* l) {
@@ -63,9 +102,10 @@ static void ew_block(const ew_loss* L, double* const* v, int64_t n, double* l) {
         // log(1 + exp(-|x|)) never overflows; max(-x, 0) restores the large-|x| part; the
         // loss is (1 - t) x + lw sp with lw = 1 + (pos_weight - 1) t (torch's form), which is
         // max(x, 0) - x t + log1p(exp(-|x|)) without pos_weight.
+        float lpf[EW_BLOCK];
+        if (L->rt != HG_DTYPE_F64) L->softplus_tail(x, n, lpf);
         for (int64_t i = 0; i < n; i++) {
-            double e = L->rt == HG_DTYPE_F64 ? log1p(exp(-fabs(x[i])))
-                                             : (double)log1pf(expf(-fabsf((float)x[i])));
+            double e = L->rt == HG_DTYPE_F64 ? log1p(exp(-fabs(x[i]))) : (double)lpf[i];
             double sp = e + (x[i] < 0 ? -x[i] : 0.0);
             double lw = L->present[IN_PW] ? (v[IN_PW][i] - 1.0) * t[i] + 1.0 : 1.0;
             l[i] = (1.0 - t[i]) * x[i] + lw * sp;
@@ -145,6 +185,7 @@ static hg_status ew_run(hg_op_ctx* c, ew_loss* L, const hg_tensor* const* in, co
     if ((s = hg_op_host_view(c, out, &ov))) return hg_op_finish(c, out, s);
     L->rt = rt;
     L->write = r == HG_REDUCTION_NONE;
+    L->softplus_tail = softplus_tail_pick();
     if (L->write) {
         size_t es = hg_dtype_size(out->dtype);
         L->out.dt = out->dtype;
