@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Usage: run_install_test.sh CMAKE BUILD_DIR CONSUMER_SRC CC [CONFIG]
-# Installs BUILD_DIR into a fresh prefix and builds + runs the consumer against the installed
-# package (CMake config files, then pkg-config). Exit status 0 only if both work.
+# Installs BUILD_DIR into a fresh prefix, then moves the whole prefix elsewhere (an install must
+# be relocatable), and builds + runs the consumer against the moved package (CMake config
+# files, then pkg-config without overrides) and runs the installed CLI without a library path
+# (its RPATH). Exit status 0 only if all of them work.
 set -euo pipefail
 cmake_bin=$1
 build=$2
@@ -17,8 +19,9 @@ prefix="$work/prefix"
 config_args=()
 if [ -n "$config" ]; then config_args=(--config "$config"); fi
 
-echo "== cmake --install $build --prefix $prefix"
-"$cmake_bin" --install "$build" --prefix "$prefix" "${config_args[@]}" >"$work/install.log"
+echo "== cmake --install $build --prefix $work/first, moved to $prefix"
+"$cmake_bin" --install "$build" --prefix "$work/first" "${config_args[@]}" >"$work/install.log"
+mv "$work/first" "$prefix"
 
 # A sanitized library needs the sanitizer runtime in the consumer too.
 san_flags=""
@@ -44,13 +47,22 @@ echo "== consumer with pkg-config"
 if ! command -v pkg-config >/dev/null 2>&1; then
   echo "SKIPPED: pkg-config is not installed, so the pkg-config consumer was not built"
 else
-  # The .pc file names the configured prefix; point it at where we installed.
-  flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --define-variable=prefix="$prefix" \
-          --cflags --libs hologram)
+  # The .pc file finds its prefix from its own place: no --define-variable.
+  flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hologram)
   echo "pkg-config flags: $flags"
+  case "$flags" in
+    *"$prefix/"*) ;;
+    *) echo "pkg-config flags do not point into the moved prefix $prefix" >&2; exit 1 ;;
+  esac
   # shellcheck disable=SC2086
   "$cc_bin" -std=c11 $san_flags "$consumer/main.c" -o "$work/consumer_pc" $flags
   LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/consumer_pc"
+fi
+echo "== the installed CLI, moved, without LD_LIBRARY_PATH"
+if [ -x "$prefix/bin/hologram" ]; then
+  out=$(env -u LD_LIBRARY_PATH "$prefix/bin/hologram" --version)
+  echo "$out"
+  case "$out" in hologram\ *) ;; *) echo "the installed CLI did not run" >&2; exit 1 ;; esac
 fi
 rm -rf "$work"
 echo "install test passed"
