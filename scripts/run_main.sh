@@ -6,7 +6,9 @@
 # build/release/sizes/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HG_NEED_NUMPY=1 scripts/ensure_tools.sh
+scripts/ensure_tools.sh
+# The Python environment first: the example check compares with numpy from it.
+py=$(scripts/python_env.sh)
 jobs=${HG_JOBS:-$(nproc)}
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j"$jobs"
@@ -16,13 +18,12 @@ echo "== hologram info"
 "$cli" info
 echo
 echo "== example programs (checked against numpy)"
-python3 scripts/run_examples.py "$cli"
+"$py" scripts/run_examples.py "$cli"
 echo
 echo "== hologram bench"
 "$cli" bench --json build/release/bench.json
 echo
 echo "== Python package: per-call overhead, 16M add / fused chain vs the C benchmark, zero-copy"
-py=$(scripts/python_env.sh)
 "$py" bench/python_overhead.py --cli "$cli" --rounds 3 --md build/release/python_overhead.md
 echo
 "$py" bench/python_zero_copy.py --repeats 3

@@ -3,8 +3,9 @@
 # via pip install ., and NVIDIA's NVRTC wheel for the CUDA code generator's checks), then the
 # optimized build and its C suite (including the CUDA backend on its host emulation), the same
 # suite under AddressSanitizer + UBSan with halt on error, the multi-threaded tests under
-# ThreadSanitizer, and the Python tests (on CPU executors, then against a CUDA executor on the
-# host emulation). Exit status is non-zero on any failure.
+# ThreadSanitizer, the library and C tests built by clang, and the Python tests (on CPU
+# executors, then against a CUDA executor on the host emulation). Exit status is non-zero on
+# any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_tools.sh
@@ -45,6 +46,15 @@ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHG_TSAN=ON >/dev/nu
 cmake --build build/tsan -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_handles_lockfree|test_cpu_backend|test_cpu_fastpaths|test_cpu_direct|test_cpu_memory|test_instructions_atomics|test_graph$|test_ops_reduce_large|test_ops_data|test_ops_grad$|test_optim$|test_ops_elementwise_rows'
+
+# The same library and C tests built by clang (macOS's compiler and libFuzzer's): warning-free
+# under -Werror, the same results; the CUDA emulation's tests are left to the gcc builds (their
+# kernels are compiled by the host C++ compiler either way).
+clang_cc=$(command -v clang || command -v clang-14)
+echo "== clang build ($("$clang_cc" --version | head -1)) + tests" >&2
+CC="$clang_cc" cmake -S . -B build/clang -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/clang -j"$jobs"
+ctest --test-dir build/clang --output-on-failure -j"$jobs" -LE cuda_emu
 
 echo "== Python tests" >&2
 "$py" -m pytest -q -p no:cacheprovider tests/python

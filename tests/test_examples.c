@@ -267,6 +267,65 @@ static char* read_text(const char* path) {
     return buf;
 }
 
+
+// `info` names the CPU kernel set that runs (HOLOGRAM_CPU_LEVEL narrows it), where NVRTC and the
+// kernel cache are, and says the same in text and JSON.
+static void info_facts(void) {
+    char want[1200];
+    const char* mine = hg_cpu_kernel_set();   // before any HOLOGRAM_CPU_LEVEL below
+    const char* levels[] = {"generic", "avx2", NULL};
+    for (int k = 0; k < 3; k++) {
+        const char* lv = levels[k];
+        if (lv ? setenv("HOLOGRAM_CPU_LEVEL", lv, 1) : unsetenv("HOLOGRAM_CPU_LEVEL")) continue;
+        // The narrower of the cap and this CPU's set.
+        const char* set = lv && (!strcmp(lv, "generic") || strcmp(mine, "generic")) ? lv : mine;
+        CHECK(cli("info") == 0);
+        snprintf(want, sizeof want, "cpu kernels:  %s\n", set);
+        CHECK_MSG(strstr(g_out, want), "info, level %s: no '%s' in:\n%s", lv ? lv : "-", want,
+                  g_out);
+        CHECK(cli("info --json") == 0);
+        snprintf(want, sizeof want, "\"cpu_kernels\": \"%s\"", set);
+        CHECK_MSG(strstr(g_out, want), "info --json, level %s: no '%s'", lv ? lv : "-", want);
+    }
+    unsetenv("HOLOGRAM_CPU_LEVEL");
+    // The kernel cache folder as HOLOGRAM_CACHE_DIR names it, in both forms.
+    char dir[600];   // tmp_path's buffers are reused by cli()
+    snprintf(dir, sizeof dir, "%s", tmp_path("kcache"));
+    setenv("HOLOGRAM_CACHE_DIR", dir, 1);
+    CHECK(cli("info") == 0);
+    snprintf(want, sizeof want, "kernel cache: %s\n", dir);
+    CHECK_MSG(strstr(g_out, want), "no '%s' in info", want);
+    CHECK(cli("info --json") == 0);
+    snprintf(want, sizeof want, "\"kernel_cache\": \"%s\"", dir);
+    CHECK_MSG(strstr(g_out, want), "no '%s' in info --json", want);
+    // A cache folder that cannot be made: none, with the reason, in both.
+    setenv("HOLOGRAM_CACHE_DIR", "/proc/hologram-no-such-folder", 1);
+    CHECK(cli("info") == 0 && strstr(g_out, "kernel cache: none: no usable kernel cache folder"));
+    CHECK(cli("info --json") == 0 &&
+          strstr(g_out, "\"kernel_cache\": null, \"kernel_cache_reason\": \"no usable"));
+    unsetenv("HOLOGRAM_CACHE_DIR");
+    // NVRTC from HOLOGRAM_NVRTC: a file that is not a library is named as the reason, in both.
+    const char* saved = getenv("HOLOGRAM_NVRTC");
+    char keep[1024];
+    snprintf(keep, sizeof keep, "%s", saved ? saved : "");
+    setenv("HOLOGRAM_NVRTC", example("vector_add.hasm"), 1);
+    CHECK(cli("info") == 0 && strstr(g_out, "nvrtc:        not found: no NVRTC") &&
+          strstr(g_out, "vector_add.hasm"));
+    CHECK(cli("info --json") == 0 &&
+          strstr(g_out, "\"nvrtc\": null, \"nvrtc_reason\": \"no NVRTC"));
+    if (keep[0]) {
+        // The NVRTC the tests use: its path in both forms.
+        setenv("HOLOGRAM_NVRTC", keep, 1);
+        CHECK(cli("info") == 0);
+        snprintf(want, sizeof want, "nvrtc:        %s\n", keep);
+        CHECK_MSG(strstr(g_out, want), "no '%s' in info", want);
+        CHECK(cli("info --json") == 0);
+        snprintf(want, sizeof want, "\"nvrtc\": \"%s\"", keep);
+        CHECK_MSG(strstr(g_out, want), "no '%s' in info --json", want);
+    } else {
+        unsetenv("HOLOGRAM_NVRTC");
+    }
+}
 static void test_cli_errors(void) {
     char args[4096];
     // Help and usage.
@@ -287,6 +346,7 @@ static void test_cli_errors(void) {
     CHECK_MSG(rc == 0 && strstr(g_out, "cpu"), "info exit %d: %s", rc, g_err);
     rc = cli("info --json");
     CHECK_MSG(rc == 0 && strstr(g_out, "\"backends\"") && strstr(g_out, "\"cpu\""), "info --json: %d", rc);
+    info_facts();
 
     // check: valid program -> canonical text, and canonical text is a fixed point.
     snprintf(args, sizeof args, "check '%s'", example("tiled_matmul.hasm"));

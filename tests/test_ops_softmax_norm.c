@@ -325,12 +325,14 @@ static void tiny_rows(ctx_t* c) {
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
 // Bits of two f32 arrays equal (NaN matches NaN).
 static int same_f32(const float* a, const float* b, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         if (memcmp(&a[i], &b[i], 4) && !(isnan(a[i]) && isnan(b[i]))) return 0;
     return 1;
 }
+#endif
 
 // The f32 kernels of each CPU level this CPU runs, called directly (softmax_f32.h): rows of at
 // most 16 give the same bits on every level; rows of 17..64 the same as the level's slice
@@ -338,7 +340,7 @@ static int same_f32(const float* a, const float* b, int64_t n) {
 // (both 8 lanes; cpu_levels.cmake runs this test capped at avx2 and generic). Rows with NaN,
 // inf, all -inf and 1e4 magnitudes (softmax_row_value), in place too.
 static void level_kernels(ctx_t* c) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&

@@ -277,6 +277,17 @@ HG_API void hg_build_info_get(hg_build_info* out);
 
 // Space-separated CPU features the running machine has and the library uses ("sse2 avx2 fma").
 HG_API const char* hg_cpu_features(void);
+// The CPU kernel set this process runs: "avx512", "avx2" or "generic" - the widest of the sets
+// built (hg_build_info's features name them: "avx2-kernels", "avx512-kernels") that the CPU
+// has, narrowed by HOLOGRAM_CPU_LEVEL=avx2|generic where set.
+HG_API const char* hg_cpu_kernel_set(void);
+// The file the CUDA backend loads NVRTC from (HOLOGRAM_NVRTC, else the library search path),
+// or NULL with hg_last_error() saying why none loads. Loads it on the first call.
+HG_API const char* hg_nvrtc_path(void);
+// The folder of the CUDA backend's compiled-kernel cache (HOLOGRAM_CACHE_DIR, else
+// $XDG_CACHE_HOME/hologram, else ~/.cache/hologram; created on the first call), or NULL with
+// hg_last_error() saying why none is usable (kernels are then cached in memory only).
+HG_API const char* hg_kernel_cache_dir(void);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 static hg_cpu_level g_level;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -18,12 +21,23 @@ static void cap_from_env(void) {
     if (cap < g_level) g_level = cap;
 }
 
+// F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not know "f16c".
+// Its VEX instructions need the OS's AVX state, which the "avx2" check below has confirmed.
+int hg_cpu_has_f16c(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+#else
+    return 0;
+#endif
+}
+
 static void decide(void) {
     g_level = HG_CPU_GENERIC;
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-        !__builtin_cpu_supports("f16c"))
+        !hg_cpu_has_f16c())
         return;
     g_level = HG_CPU_AVX2;
     // __builtin_cpu_supports also checks that the OS saves the zmm/mask state (XCR0).

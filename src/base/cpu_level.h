@@ -13,6 +13,8 @@ typedef enum hg_cpu_level {
 // The running CPU's level (decided once; thread-safe), capped by HOLOGRAM_CPU_LEVEL=generic|avx2
 // where set (never above what the CPU has).
 hg_cpu_level hg_cpu_level_get(void);
+// Whether the CPU has F16C (the half <-> float conversions); 0 off x86.
+int hg_cpu_has_f16c(void);
 // Its name: "generic", "avx2" or "avx512".
 const char* hg_cpu_level_name(hg_cpu_level level);
 

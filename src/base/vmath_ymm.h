@@ -5,15 +5,15 @@
 #ifndef HG_BASE_VMATH_YMM_H
 #define HG_BASE_VMATH_YMM_H
 
+#include "base/cpu_targets.h"
 #include "base/vmath.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(HG_HAVE_CPU_TARGETS)
 #include <immintrin.h>
 
-#define HG_VM_YMM_TARGET __attribute__((target("avx2,fma")))
 
 // e^xc for |xc| <= 110 (not NaN), as hg_vm_exp_core_f32 with hg_vm_scale_f32's scaling.
-HG_VM_YMM_TARGET static inline __m256 hg_vm_exp_core_ymm(__m256 xc) {
+HG_TARGET_AVX2 static inline __m256 hg_vm_exp_core_ymm(__m256 xc) {
     const __m256 magic = _mm256_set1_ps(HG_VM_ROUND_MAGIC_F);
     __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
     __m256 k = _mm256_sub_ps(t, magic);
@@ -37,7 +37,7 @@ HG_VM_YMM_TARGET static inline __m256 hg_vm_exp_core_ymm(__m256 xc) {
 }
 
 // e^x for any x, as hg_vm_exp_f32: |x| clamped to 110 on the bit patterns, NaN gives x + x.
-HG_VM_YMM_TARGET static inline __m256 hg_vm_exp_ymm(__m256 x) {
+HG_TARGET_AVX2 static inline __m256 hg_vm_exp_ymm(__m256 x) {
     const __m256i absm = _mm256_set1_epi32(0x7fffffff), lim = _mm256_set1_epi32(0x42dc0000);
     __m256i u = _mm256_castps_si256(x);
     __m256i m = _mm256_min_epu32(_mm256_and_si256(u, absm), lim);
@@ -48,7 +48,7 @@ HG_VM_YMM_TARGET static inline __m256 hg_vm_exp_ymm(__m256 x) {
 
 // log(x) for any x, as hg_vm_log_f32: x = 2^k (1 + f), Cephes' polynomial, the special values
 // (+-0, < 0, inf, NaN) as hg_vm_log_special.
-HG_VM_YMM_TARGET static inline __m256 hg_vm_log_ymm(__m256 x) {
+HG_TARGET_AVX2 static inline __m256 hg_vm_log_ymm(__m256 x) {
     const __m256 zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
     __m256 sub = _mm256_cmp_ps(x, _mm256_set1_ps(1.17549435e-38f), _CMP_LT_OQ);
     __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), sub);

@@ -6,15 +6,15 @@
 #ifndef HG_BASE_VMATH_ZMM_H
 #define HG_BASE_VMATH_ZMM_H
 
+#include "base/cpu_targets.h"
 #include "base/vmath.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(HG_HAVE_CPU_TARGETS)
 #include <immintrin.h>
 
-#define HG_VM_ZMM_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 
 // e^xc for |xc| <= 110 (not NaN), as hg_vm_exp_core_f32.
-HG_VM_ZMM_TARGET static inline __m512 hg_vm_exp_core_zmm(__m512 xc) {
+HG_TARGET_AVX512 static inline __m512 hg_vm_exp_core_zmm(__m512 xc) {
     const __m512 magic = _mm512_set1_ps(HG_VM_ROUND_MAGIC_F);
     __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic);
     __m512 k = _mm512_sub_ps(t, magic);
@@ -31,7 +31,7 @@ HG_VM_ZMM_TARGET static inline __m512 hg_vm_exp_core_zmm(__m512 xc) {
 }
 
 // e^x for any x, as hg_vm_exp_f32: |x| clamped to 110 on the bit patterns, NaN gives x + x.
-HG_VM_ZMM_TARGET static inline __m512 hg_vm_exp_zmm(__m512 x) {
+HG_TARGET_AVX512 static inline __m512 hg_vm_exp_zmm(__m512 x) {
     const __m512i absm = _mm512_set1_epi32(0x7fffffff), lim = _mm512_set1_epi32(0x42dc0000);
     __m512i u = _mm512_castps_si512(x);
     __m512i m = _mm512_min_epu32(_mm512_and_si512(u, absm), lim);

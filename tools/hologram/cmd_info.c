@@ -7,9 +7,10 @@
 static const char* k_help =
     "Usage: hologram info [--json]\n"
     "\n"
-    "Prints the library version, build features, the CPU features in use, the number of CPU\n"
-    "worker threads, and for each backend (cpu, cuda, metal) whether it is available (or why\n"
-    "not) and its devices.\n"
+    "Prints the library version, build features (the CPU kernel sets built), the CPU kernel set\n"
+    "that runs, the CPU's features, the number of CPU worker threads, where NVRTC and the\n"
+    "compiled-kernel cache are, and for each backend (cpu, cuda, metal) whether it is available\n"
+    "(or why not) and its devices. --json prints the same facts.\n"
     "\n"
     "Options:\n"
     "  --json     print one JSON object instead of text\n"
@@ -24,9 +25,16 @@ static void print_text(const hg_build_info* bi, int threads, const hg_backend_in
     printf("build:        %s, %s\n", bi->compiler ? bi->compiler : "?",
            bi->build_type ? bi->build_type : "?");
     printf("features:     %s\n", bi->features ? bi->features : "");
+    printf("cpu kernels:  %s\n", hg_cpu_kernel_set());
     printf("cpu features: %s\n", hg_cpu_features());
     if (threads > 0) printf("cpu threads:  %d\n", threads);
     else printf("cpu threads:  unknown (no CPU executor)\n");
+    const char* nvrtc = hg_nvrtc_path();
+    if (nvrtc) printf("nvrtc:        %s\n", nvrtc);
+    else printf("nvrtc:        not found: %s\n", hg_last_error());
+    const char* cache = hg_kernel_cache_dir();
+    if (cache) printf("kernel cache: %s\n", cache);
+    else printf("kernel cache: none: %s\n", hg_last_error());
     printf("backends:\n");
     for (size_t b = 0; b < NBACKENDS; b++) {
         const char* name = hg_backend_name(k_backends[b]);
@@ -66,9 +74,25 @@ static void print_json(const hg_build_info* bi, int threads, const hg_backend_in
     cli_json_string(stdout, bi->build_type);
     printf(",\n  \"features\": ");
     cli_json_string(stdout, bi->features);
+    printf(",\n  \"cpu_kernels\": ");
+    cli_json_string(stdout, hg_cpu_kernel_set());
     printf(",\n  \"cpu_features\": ");
     cli_json_string(stdout, hg_cpu_features());
-    printf(",\n  \"cpu_threads\": %d,\n  \"backends\": [", threads);
+    // Unknown (no CPU executor) is null, as the text says "unknown".
+    if (threads > 0) printf(",\n  \"cpu_threads\": %d", threads);
+    else printf(",\n  \"cpu_threads\": null");
+    // A path, or null and the reason, as the text prints them.
+    const char* nvrtc = hg_nvrtc_path();
+    printf(",\n  \"nvrtc\": ");
+    nvrtc ? cli_json_string(stdout, nvrtc) : (void)printf("null");
+    printf(", \"nvrtc_reason\": ");
+    cli_json_string(stdout, nvrtc ? "" : hg_last_error());
+    const char* cache = hg_kernel_cache_dir();
+    printf(",\n  \"kernel_cache\": ");
+    cache ? cli_json_string(stdout, cache) : (void)printf("null");
+    printf(", \"kernel_cache_reason\": ");
+    cli_json_string(stdout, cache ? "" : hg_last_error());
+    printf(",\n  \"backends\": [");
     for (size_t b = 0; b < NBACKENDS; b++) {
         printf("%s\n    {\"name\": ", b ? "," : "");
         cli_json_string(stdout, hg_backend_name(k_backends[b]));

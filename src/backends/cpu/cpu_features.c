@@ -5,6 +5,7 @@
 #include <string.h>
 #include "hologram.h"
 #include "backends/cpu/cpu_features.h"
+#include "base/cpu_level.h"
 
 static char features[128];
 static char model[192];
@@ -24,7 +25,7 @@ static void detect(void) {
         __builtin_cpu_supports("sse2"), __builtin_cpu_supports("sse4.1"),
         __builtin_cpu_supports("sse4.2"), __builtin_cpu_supports("avx"),
         __builtin_cpu_supports("avx2"), __builtin_cpu_supports("fma"),
-        __builtin_cpu_supports("f16c"), __builtin_cpu_supports("avx512f")};
+        hg_cpu_has_f16c(), __builtin_cpu_supports("avx512f")};
     for (int i = 0; i < 8; i++)
         if (have[i]) append(features, sizeof features, names[i]);
 #elif defined(__aarch64__)

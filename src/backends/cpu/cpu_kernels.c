@@ -66,3 +66,5 @@ const hg_cpu_kernels* hg_cpu_kernels_named(const char* name) {
 #endif
     return NULL;
 }
+
+const char* hg_cpu_kernel_set(void) { return hg_cpu_kernels_get()->name; }

@@ -2,11 +2,13 @@
 // once; the outcome (table or reason) is kept, so later calls are free.
 #include "backends/cuda/cuda_driver.h"
 #include <dlfcn.h>
+#include <link.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/error.h"
 
 typedef struct loaded {
     pthread_once_t once;
@@ -55,7 +57,12 @@ static void* open_first(const char* env, const char* const* names, char* path, s
             snprintf(full, sizeof full, "%.255s%.200s", dirs[d], names[i]);
             void* h = dlopen(full, RTLD_NOW | RTLD_LOCAL);
             if (h) {
+                // The file the loader found (a bare name says nothing of where it lies).
+                struct link_map* lm = NULL;
                 if (path) snprintf(path, path_len, "%s", full);
+                if (path && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name &&
+                    lm->l_name[0])
+                    snprintf(path, path_len, "%s", lm->l_name);
                 return h;
             }
             if (!err[0]) snprintf(err, err_len, "%s", dlerror());
@@ -203,6 +210,16 @@ const hg_nvrtc_api* hg_cuda_nvrtc(char* why, size_t why_len) {
         return NULL;
     }
     return &g_nvrtc;
+}
+
+const char* hg_nvrtc_path(void) {
+    char why[sizeof g_nvrtc_state.why];
+    const hg_nvrtc_api* r = hg_cuda_nvrtc(why, sizeof why);
+    if (!r) {
+        hg_error(HG_ERR_BACKEND_UNAVAILABLE, "%s", why);
+        return NULL;
+    }
+    return r->path;
 }
 
 // ---- cuBLAS -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "backends/cuda/cuda_internal.h"
+#include "base/error.h"
 #include "base/checksum.h"
 
 #define KC_MAGIC "HGKC"
@@ -67,6 +68,14 @@ static void find_dir(void) {
 const char* hg_cuda_cache_dir(void) {
     pthread_once(&g_dir_once, find_dir);
     return g_dir;
+}
+
+const char* hg_kernel_cache_dir(void) {
+    const char* d = hg_cuda_cache_dir();
+    if (d[0]) return d;
+    hg_error(HG_ERR_IO, "no usable kernel cache folder (kernels are cached in memory only): "
+             "set HOLOGRAM_CACHE_DIR, XDG_CACHE_HOME or HOME to a writable folder");
+    return NULL;
 }
 
 static void put_le32(unsigned char* p, uint32_t v) {

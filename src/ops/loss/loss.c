@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "base/dtype.h"
-#include "base/cpu_level.h"
+#include "base/cpu_targets.h"
 #include "base/error.h"
 #include "base/vmath.h"
 #include "ops/common/dev_ops.h"
@@ -49,23 +49,17 @@ typedef void (*softplus_tail_fn)(const double*, int64_t, float*);
 static void softplus_tail_base(const double* x, int64_t n, float* lp) {
     softplus_tail_body(x, n, lp);
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2,fma"))) static void softplus_tail_avx2(const double* x, int64_t n,
-                                                                    float* lp) {
+#if defined(HG_HAVE_CPU_TARGETS)
+HG_TARGET_AVX2 static void softplus_tail_avx2(const double* x, int64_t n, float* lp) {
     softplus_tail_body(x, n, lp);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+HG_TARGET_AVX512
 static void softplus_tail_avx512(const double* x, int64_t n, float* lp) {
     softplus_tail_body(x, n, lp);
 }
 #endif
 static softplus_tail_fn softplus_tail_pick(void) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    hg_cpu_level lv = hg_cpu_level_get();
-    if (lv >= HG_CPU_AVX512) return softplus_tail_avx512;
-    if (lv >= HG_CPU_AVX2) return softplus_tail_avx2;
-#endif
-    return softplus_tail_base;
+    return HG_PICK_LEVEL(softplus_tail_base, softplus_tail_avx2, softplus_tail_avx512);
 }
 
 // l[i] = loss of element i of a block (operands already in double).
@@ -98,7 +92,7 @@ static void ew_block(const ew_loss* L, double* const* v, int64_t n, double* l) {
             l[i] = -(t[i] * lp + (1.0 - t[i]) * lq);
         }
         break;
-    default:
+    default: {
         // log(1 + exp(-|x|)) never overflows; max(-x, 0) restores the large-|x| part; the
         // loss is (1 - t) x + lw sp with lw = 1 + (pos_weight - 1) t (torch's form), which is
         // max(x, 0) - x t + log1p(exp(-|x|)) without pos_weight.
@@ -111,6 +105,7 @@ static void ew_block(const ew_loss* L, double* const* v, int64_t n, double* l) {
             l[i] = (1.0 - t[i]) * x[i] + lw * sp;
         }
         break;
+    }
     }
     if (L->present[IN_W])
         for (int64_t i = 0; i < n; i++) l[i] *= v[IN_W][i];

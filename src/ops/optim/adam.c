@@ -11,7 +11,7 @@
 // same steps as library ops.
 #include <math.h>
 #include <string.h>
-#include "base/cpu_level.h"
+#include "base/cpu_targets.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/op_common.h"
@@ -117,25 +117,19 @@ static void adam_f32_base(const adam_coef* k, float* p, const float* g, float* m
                           float* vx, int64_t i0, int64_t i1) {
     adam_f32_body(k, p, g, m, v, vx, i0, i1);
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2,fma"))) static void adam_f32_avx2(const adam_coef* k, float* p,
-                                                               const float* g, float* m, float* v,
-                                                               float* vx, int64_t i0, int64_t i1) {
+#if defined(HG_HAVE_CPU_TARGETS)
+HG_TARGET_AVX2 static void adam_f32_avx2(const adam_coef* k, float* p, const float* g, float* m,
+                                         float* v, float* vx, int64_t i0, int64_t i1) {
     adam_f32_body(k, p, g, m, v, vx, i0, i1);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+HG_TARGET_AVX512
 static void adam_f32_avx512(const adam_coef* k, float* p, const float* g, float* m, float* v,
                             float* vx, int64_t i0, int64_t i1) {
     adam_f32_body(k, p, g, m, v, vx, i0, i1);
 }
 #endif
 static adam_f32_fn adam_f32_pick(void) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    hg_cpu_level lv = hg_cpu_level_get();
-    if (lv >= HG_CPU_AVX512) return adam_f32_avx512;
-    if (lv >= HG_CPU_AVX2) return adam_f32_avx2;
-#endif
-    return adam_f32_base;
+    return HG_PICK_LEVEL(adam_f32_base, adam_f32_avx2, adam_f32_avx512);
 }
 
 static void adam_f64(const adam_coef* k, double* p_, const double* g_, double* m_, double* v_,

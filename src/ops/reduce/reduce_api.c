@@ -33,14 +33,13 @@ static hg_status reduce_call(const char* fn, hg_reduce_op op, const hg_tensor* x
     if ((s = hg_op_reduce_axes_mask(&c, x->ndim, naxes, axes, ufunc, &mask))) return s;
     hg_dtype rdt;
     if ((s = hg_reduce_dtype(op, x->dtype, &rdt))) return hg_error_prefix(s, "%s", fn);
-    int64_t shape[HG_MAX_DIMS], nred = 1, nout = 1;
+    int64_t shape[HG_MAX_DIMS], nred = 1;
     int32_t nd = 0;
     for (int32_t d = 0; d < x->ndim; d++) {
         if (mask & (1u << d)) {
             nred *= x->shape[d];
             if (keepdims) shape[nd++] = 1;
         } else {
-            nout *= x->shape[d];
             shape[nd++] = x->shape[d];
         }
     }

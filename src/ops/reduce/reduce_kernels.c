@@ -1,7 +1,7 @@
 // Reduction building blocks: the accurate sums, run loaders (strided elements of any dtype into
 // a contiguous buffer of the accumulation domain) and the per-op updates over runs and rows.
 #include "ops/reduce/reduce_internal.h"
-#include "base/cpu_level.h"
+#include "base/cpu_targets.h"
 #include <math.h>
 #include <string.h>
 
@@ -136,11 +136,11 @@ static inline __attribute__((always_inline)) void colsum_body(const float* const
 // The same loops built for AVX2 and AVX-512 (the file's baseline build adds 4 floats per
 // instruction: a 256K-element sum ran at 0.4 of torch's), picked at run time; the same
 // additions in the same order, so every build gives the same bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2,fma"))) static double sum_f32_avx2(const float* x, int64_t n) {
+#if defined(HG_HAVE_CPU_TARGETS)
+HG_TARGET_AVX2 static double sum_f32_avx2(const float* x, int64_t n) {
     return sum_f32_body(x, n, 0);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+HG_TARGET_AVX512_WIDE
 static double sum_f32_avx512(const float* x, int64_t n) {
     return sum_f32_body(x, n, 1);
 }
@@ -150,12 +150,11 @@ double hg_reduce_sum_f32(const float* x, int64_t n) {
     if (lv >= HG_CPU_AVX2) return sum_f32_avx2(x, n);
     return sum_f32_body(x, n, 0);
 }
-__attribute__((target("avx2,fma"))) static void sum_rows_f32_avx2(const float* x, int64_t ld,
-                                                                 int64_t rows, int64_t n,
-                                                                 double* out) {
+HG_TARGET_AVX2 static void sum_rows_f32_avx2(const float* x, int64_t ld, int64_t rows, int64_t n,
+                                             double* out) {
     for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n, 0);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+HG_TARGET_AVX512_WIDE
 static void sum_rows_f32_avx512(const float* x, int64_t ld, int64_t rows, int64_t n, double* out) {
     for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n, 1);
 }
@@ -165,11 +164,11 @@ void hg_reduce_sum_rows_f32(const float* x, int64_t ld, int64_t rows, int64_t n,
     else if (lv >= HG_CPU_AVX2) sum_rows_f32_avx2(x, ld, rows, n, out);
     else for (int64_t r = 0; r < rows; r++) out[r] = sum_f32_body(x + r * ld, n, 0);
 }
-__attribute__((target("avx2,fma"))) static void colsum_avx2(const float* const* rp, int nrows,
-                                                           int64_t kc, float* tmp, double* f) {
+HG_TARGET_AVX2 static void colsum_avx2(const float* const* rp, int nrows, int64_t kc, float* tmp,
+                                       double* f) {
     colsum_body(rp, nrows, kc, tmp, f);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+HG_TARGET_AVX512_WIDE
 static void colsum_avx512(const float* const* rp, int nrows, int64_t kc, float* tmp, double* f) {
     colsum_body(rp, nrows, kc, tmp, f);
 }

@@ -9,7 +9,7 @@
 #include "ops/common/dev_ops.h"
 #include "ops/common/op_common.h"
 #include "ops/reduce/reduce.h"
-#include "base/cpu_level.h"
+#include "base/cpu_targets.h"
 #include "tensor/tensor_internal.h"
 #include "ops/common/op_dispatch.h"
 
@@ -68,6 +68,7 @@ static void rows_next(const norm_job* j, int64_t* k, int64_t* xo, int64_t* oo) {
 #define ROW_WALK(j, BODY)                                                                     \
     do {                                                                                      \
         int64_t ki_[HG_MAX_DIMS] = {0}, xo_ = 0, oo_ = 0;                                     \
+        (void)xo_; (void)oo_; /* each walk's BODY reads one of the two offsets */             \
         for (int64_t i = 0; i < (j)->R; i++) {                                                \
             BODY;                                                                             \
             for (int d_ = (j)->nin - 1; d_ >= 0; d_--) {                                      \
@@ -275,28 +276,26 @@ static void rows_f32_base(const norm_job* j, const float* const* t, float* const
 static void rows1_f32_base(const norm_job* j, const float* t, float* y, int64_t n) {
     rows1_f32_body(j, t, y, n);
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NORM_AVX2 __attribute__((target("avx2,fma")))
-#define NORM_AVX512 \
-    __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
-NORM_AVX2 static void row_f32_avx2(const norm_job* j, const float* t, float* y) {
+#if defined(HG_HAVE_CPU_TARGETS)
+HG_TARGET_AVX2 static void row_f32_avx2(const norm_job* j, const float* t, float* y) {
     row_f32_body(j, t, y, 0);
 }
-NORM_AVX2 static void rows_f32_avx2(const norm_job* j, const float* const* t, float* const* y) {
+HG_TARGET_AVX2 static void rows_f32_avx2(const norm_job* j, const float* const* t,
+                                         float* const* y) {
     rows_f32_body(j, t, y, 0);
 }
-NORM_AVX2 static void rows1_f32_avx2(const norm_job* j, const float* t, float* y, int64_t n) {
+HG_TARGET_AVX2 static void rows1_f32_avx2(const norm_job* j, const float* t, float* y, int64_t n) {
     rows1_f32_body(j, t, y, n);
 }
-NORM_AVX512 static void row_f32_avx512(const norm_job* j, const float* t, float* y) {
+HG_TARGET_AVX512_WIDE static void row_f32_avx512(const norm_job* j, const float* t, float* y) {
     row_f32_body(j, t, y, 1);
 }
-NORM_AVX512 static void rows_f32_avx512(const norm_job* j, const float* const* t,
-                                        float* const* y) {
+HG_TARGET_AVX512_WIDE static void rows_f32_avx512(const norm_job* j, const float* const* t,
+                                                    float* const* y) {
     rows_f32_body(j, t, y, 1);
 }
-NORM_AVX512 static void rows1_f32_avx512(const norm_job* j, const float* t, float* y,
-                                         int64_t n) {
+HG_TARGET_AVX512_WIDE static void rows1_f32_avx512(const norm_job* j, const float* t, float* y,
+                                                     int64_t n) {
     rows1_f32_body(j, t, y, n);
 }
 #endif
@@ -304,7 +303,7 @@ static void row_f32_pick(norm_job* j) {
     j->row_f32 = row_f32_base;
     j->rows_f32 = rows_f32_base;
     j->rows1_f32 = rows1_f32_base;
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(HG_HAVE_CPU_TARGETS)
     hg_cpu_level lv = hg_cpu_level_get();
     if (lv >= HG_CPU_AVX512) {
         j->row_f32 = row_f32_avx512;

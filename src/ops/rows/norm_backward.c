@@ -15,7 +15,7 @@
 #include "ops/common/op_dispatch.h"
 #include "ops/common/op_temps.h"
 #include "tensor/tensor_internal.h"
-#include "base/cpu_level.h"
+#include "base/cpu_targets.h"
 #include "ops/rows/rows_grad.h"
 
 typedef struct nb_job {
@@ -144,23 +144,17 @@ typedef void (*nb_rows_fn)(const nb_job* j, int w, int64_t r0, int64_t r1);
 static void nb_rows_f32_base(const nb_job* j, int w, int64_t r0, int64_t r1) {
     nb_rows_f32_body(j, w, r0, r1);
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2,fma"))) static void nb_rows_f32_avx2(const nb_job* j, int w,
-                                                                  int64_t r0, int64_t r1) {
+#if defined(HG_HAVE_CPU_TARGETS)
+HG_TARGET_AVX2 static void nb_rows_f32_avx2(const nb_job* j, int w, int64_t r0, int64_t r1) {
     nb_rows_f32_body(j, w, r0, r1);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+HG_TARGET_AVX512
 static void nb_rows_f32_avx512(const nb_job* j, int w, int64_t r0, int64_t r1) {
     nb_rows_f32_body(j, w, r0, r1);
 }
 #endif
 static nb_rows_fn nb_rows_f32_pick(void) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    hg_cpu_level lv = hg_cpu_level_get();
-    if (lv >= HG_CPU_AVX512) return nb_rows_f32_avx512;
-    if (lv >= HG_CPU_AVX2) return nb_rows_f32_avx2;
-#endif
-    return nb_rows_f32_base;
+    return HG_PICK_LEVEL(nb_rows_f32_base, nb_rows_f32_avx2, nb_rows_f32_avx512);
 }
 
 static void nb_rows_f64(const nb_job* j, int w, int64_t r0, int64_t r1) {

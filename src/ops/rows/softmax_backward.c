@@ -9,7 +9,7 @@
 #include "ops/common/op_dispatch.h"
 #include "ops/common/op_temps.h"
 #include "tensor/tensor_internal.h"
-#include "base/cpu_level.h"
+#include "base/cpu_targets.h"
 #include "ops/rows/rows_grad.h"
 #include "ops/rows/softmax_f32.h"
 
@@ -45,23 +45,17 @@ typedef void (*smb_rows_fn)(const smb_job* j, int64_t r0, int64_t r1);
 static void smb_rows_f32_base(const smb_job* j, int64_t r0, int64_t r1) {
     smb_rows_f32_body(j, r0, r1);
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2,fma"))) static void smb_rows_f32_avx2(const smb_job* j, int64_t r0,
-                                                                   int64_t r1) {
+#if defined(HG_HAVE_CPU_TARGETS)
+HG_TARGET_AVX2 static void smb_rows_f32_avx2(const smb_job* j, int64_t r0, int64_t r1) {
     smb_rows_f32_body(j, r0, r1);
 }
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+HG_TARGET_AVX512
 static void smb_rows_f32_avx512(const smb_job* j, int64_t r0, int64_t r1) {
     smb_rows_f32_body(j, r0, r1);
 }
 #endif
 static smb_rows_fn smb_rows_f32_pick(void) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    hg_cpu_level lv = hg_cpu_level_get();
-    if (lv >= HG_CPU_AVX512) return smb_rows_f32_avx512;
-    if (lv >= HG_CPU_AVX2) return smb_rows_f32_avx2;
-#endif
-    return smb_rows_f32_base;
+    return HG_PICK_LEVEL(smb_rows_f32_base, smb_rows_f32_avx2, smb_rows_f32_avx512);
 }
 
 static void smb_rows_f64(const smb_job* j, int64_t r0, int64_t r1) {

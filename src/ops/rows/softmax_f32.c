@@ -3,7 +3,7 @@
 #include "ops/rows/softmax_f32.h"
 #include <math.h>
 #include <string.h>
-#include "base/cpu_level.h"
+#include "base/cpu_targets.h"
 #include "ops/rows/softmax.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -14,7 +14,7 @@
 
 float hg_softmax_expf(float x) { return hg_sm_expf(x); }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(HG_HAVE_CPU_TARGETS)
 #define SM_HAVE_LEVELS 1
 #endif
 

@@ -1,13 +1,14 @@
 // softmax / log_softmax f32 kernels for AVX2 + FMA (see softmax_f32.h for what they compute):
 // 8 lanes, vmath_ymm.h's exp and log (vmath.h's bit for bit).
 #include "ops/rows/softmax_f32.h"
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include "base/cpu_targets.h"
+#if defined(HG_HAVE_CPU_TARGETS)
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 #include "base/vmath_ymm.h"
 
-#define SM_YMM __attribute__((target("avx2,fma")))
+#define SM_YMM HG_TARGET_AVX2
 
 // hg_sm_expf on 8 lanes (bit for bit): inputs below the flush bound enter at the bound.
 SM_YMM static inline __m256 expf_fast_ymm(__m256 d) {

@@ -1,13 +1,13 @@
 // softmax / log_softmax f32 kernels for AVX-512 (see softmax_f32.h for what they compute): 16
 // lanes, vmath_zmm.h's exp (vmath.h's bit for bit).
 #include "ops/rows/softmax_f32.h"
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include "base/cpu_targets.h"
+#if defined(HG_HAVE_CPU_TARGETS)
 #include <immintrin.h>
 #include <math.h>
 #include "base/vmath_zmm.h"
 
-#define SM_ZMM \
-    __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,prefer-vector-width=512")))
+#define SM_ZMM HG_TARGET_AVX512_WIDE
 
 // hg_sm_expf on 16 lanes (bit for bit): inputs below the flush bound enter at the bound.
 SM_ZMM static inline __m512 expf_fast_zmm(__m512 d) {

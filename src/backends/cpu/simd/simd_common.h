@@ -20,7 +20,13 @@
 
 // Each lane is independent: an output array may be the very same array as an input (a register
 // used as source and destination), which is no loop-carried dependence.
+#if defined(__clang__)
+#define HG_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
 #define HG_IVDEP _Pragma("GCC ivdep")
+#else
+#define HG_IVDEP
+#endif
 
 
 // float -> binary16 bits, round to nearest even; NaN keeps its top payload bits (so f16 values
