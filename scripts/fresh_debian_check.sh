@@ -7,9 +7,10 @@
 # and PyPI. Logs: $work/main.log and $work/test.log; the root is removed at the end unless
 # HG_KEEP=1.
 #
-# Where this machine has a pip configuration (pip.conf files, local wheel folders under /opt),
-# it is copied and bind-mounted into the root, so pip finds the same wheels (here: torch's CPU
-# build) as on the host; a stock machine elsewhere has none and installs from PyPI.
+# Where this machine has a pip configuration (pip.conf files, local wheel folders under /opt)
+# and certificate authorities of its own, they are copied and bind-mounted into the root, so pip
+# reaches PyPI and finds the same wheels (here: torch's CPU build) as on the host; nothing else
+# of the host goes in.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "fresh_debian_check.sh: run as root (debootstrap, chroot)" >&2; exit 1; }
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,8 +47,14 @@ for f in /etc/pip.conf /etc/xdg/pip /root/.config/pip; do
   [ -e "$f" ] && mkdir -p "$root$(dirname "$f")" && cp -r "$f" "$root$(dirname "$f")/"
 done
 for d in /opt/wheels /opt/pypi /opt/pypi-more; do [ -d "$d" ] && bind "$d" "$d" ro; done
+# The host's certificate authorities (a network that inspects TLS has its own): the bundle, and
+# the local ones, which apt's ca-certificates keeps when it rebuilds the bundle in the root.
 [ -e /etc/ssl/certs/ca-certificates.crt ] && mkdir -p "$root/etc/ssl/certs" &&
   cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+if [ -d /usr/local/share/ca-certificates ]; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+fi
 
 run_in_root() {   # run_in_root <name> <command>: the command as root in the clone, a clean env
   local rc=0
