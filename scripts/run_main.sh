@@ -32,3 +32,6 @@ echo "== Size sweep: every op family, 1 .. 1M elements, threads 1 and 2, against
 "$py" bench/sizes.py --threads 1,2 --repeats 3 --max-size 1048576 --decimal --json build/release/sizes.json \
   --md build/release/sizes.md --plots build/release/sizes > /dev/null
 tail -n 1 build/release/sizes.md
+echo
+echo "== A manylinux wheel (pip wheel + auditwheel), installed alone in a new venv and smoke-tested"
+scripts/build_wheel.sh

@@ -617,6 +617,43 @@ static void check_pow_exact(void) {
     hg_buffer_destroy(tb.buffer);
 }
 
+// numpy: an int that does not fit the tensor's dtype is taken in f64 by true division and
+// by its truth by the logical ops (no error there); an empty integer power refuses nothing.
+static void check_scalar_edges(void) {
+    uint8_t a[2] = {3, 0};
+    hg_tensor ta = make_tensor(D_U8, 1, (int64_t[]){2}, a), o = {0};
+    CHECK_OK(hg_binary_scalar(HG_BINARY_DIV, &ta, hg_scalar_i(-300), 0, &o));
+    double q[2];
+    CHECK(o.dtype == D_F64 && hg_buffer_read(o.buffer, 0, q, 2) == HG_OK);
+    CHECK(q[0] == 3.0 / -300.0 && q[1] == 0.0);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    CHECK_OK(hg_binary_scalar(HG_BINARY_LOGICAL_AND, &ta, hg_scalar_i(-1), 1, &o));
+    unsigned char l[2];
+    CHECK(o.dtype == D_BOOL && hg_buffer_read(o.buffer, 0, l, 2) == HG_OK);
+    CHECK(l[0] == 1 && l[1] == 0);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    CHECK_STATUS(hg_binary_scalar(HG_BINARY_ADD, &ta, hg_scalar_i(-1), 0, &o),
+                 HG_ERR_OUT_OF_RANGE);   // an add takes it in u8: NEP 50 refuses
+    int64_t e = -1;
+    hg_tensor te = make_tensor(D_I64, 0, NULL, &e), empty = ta;
+    empty.shape[0] = 0;
+    memset(&o, 0, sizeof o);
+    CHECK_OK(hg_binary(HG_BINARY_POW, &empty, &te, &o));
+    CHECK(o.ndim == 1 && o.shape[0] == 0);
+    hg_buffer_destroy(o.buffer);
+    memset(&o, 0, sizeof o);
+    hg_tensor empty_i64 = te;   // (a u8 would refuse the -1 itself)
+    empty_i64.ndim = 1;
+    empty_i64.shape[0] = 0;
+    empty_i64.strides[0] = 1;
+    CHECK_OK(hg_binary_scalar(HG_BINARY_POW, &empty_i64, hg_scalar_i(-1), 0, &o));
+    hg_buffer_destroy(o.buffer);
+    hg_buffer_destroy(te.buffer);
+    hg_buffer_destroy(ta.buffer);
+}
+
 int main(void) {
     if (hg_executor_create(HG_BACKEND_CPU, &ex)) {
         fprintf(stderr, "no CPU executor: %s\n", hg_last_error());
@@ -639,6 +676,7 @@ int main(void) {
                 if (a != b) check_binary(mixed[k], (hg_dtype)a, (hg_dtype)b, 20, 24);
     for (int t = 0; t < NDT; t++) check_fma_where((hg_dtype)t);
     check_pow_exact();
+    check_scalar_edges();
     hg_executor_destroy(ex);
     return hg_test_finish("ops_elementwise");
 }

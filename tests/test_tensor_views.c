@@ -575,6 +575,22 @@ static void test_errors(tref_ctx* ctx) {
     CHECK_ERR(hg_tensor_transpose(&t, 0, 1, &g_out), HG_ERR_INVALID_HANDLE);
 }
 
+// numpy slices and selects along a dim of an empty view (x[::-1] of a (2, 0) array, x[1] of
+// it): an empty result whose offset stays within the buffer (here one of 0 elements).
+static void test_empty_view_slices(hg_executor ex) {
+    hg_buffer b;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, 0, &b));
+    hg_tensor t, r;
+    CHECK_OK(hg_tensor_view(b, 2, (int64_t[]){2, 0}, NULL, 0, &t));
+    CHECK_OK(hg_tensor_slice(&t, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &r));
+    CHECK(r.shape[0] == 2 && r.shape[1] == 0 && r.offset == 0);
+    CHECK_OK(hg_tensor_slice(&t, 0, 1, HG_SLICE_END, 1, &r));
+    CHECK(r.shape[0] == 1 && r.offset == 0);
+    CHECK_OK(hg_tensor_select(&t, 0, 1, &r));
+    CHECK(r.ndim == 1 && r.shape[0] == 0 && r.offset == 0);
+    hg_buffer_destroy(b);
+}
+
 int main(void) {
     hg_executor ex;
     hg_status s = hg_executor_create(HG_BACKEND_CPU, &ex);
@@ -591,6 +607,7 @@ int main(void) {
         test_broadcast_shapes();
         test_reshape(&ctx);
         test_errors(&ctx);
+        test_empty_view_slices(ex);
     }
     tref_fini(&ctx);
     CHECK_OK(hg_executor_destroy(ex));

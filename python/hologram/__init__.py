@@ -46,7 +46,7 @@ Graph = _C.Graph
 Plan = _C.Plan
 
 __version__ = _C.__version__
-#: dtype name for bfloat16 (numpy has none; such buffers show their raw bits as uint16)
+#: dtype name for bfloat16 (numpy shows it as ml_dtypes.bfloat16 when installed, else uint16 bits)
 bfloat16 = "bfloat16"
 bf16 = bfloat16
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _C
 from .errors import InvalidArgumentError, UnsupportedError
-from .tensor import Tensor, _dtype_name
+from .tensor import Tensor, _dtype_name, _is_bf16
 
 _default_lock = threading.Lock()
 _default_cpu = None
@@ -61,7 +61,7 @@ def default_cuda_executor(device=0):
 
 def _host_array(obj, dtype=None):
     arr = np.asarray(obj, dtype=_np_dtype(dtype) if dtype is not None else None)
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biuf" and not _is_bf16(arr.dtype):
         raise TypeError(f"hologram has no dtype for {arr.dtype} (expected bool, integer or float "
                         "data)")
     return arr
@@ -107,9 +107,32 @@ def asarray(obj, dtype=None, *, copy=None, executor=None):
     """A Tensor of ``obj`` (numpy array, torch tensor, anything with ``__dlpack__`` or the
     buffer protocol, Buffer, Tensor, nested lists, scalars).
 
-    copy=None (default): a zero-copy view of obj's memory when possible (CPU executor, same
-    dtype; any strides through DLPack), else a copy. copy=False: a view or InvalidArgumentError.
-    copy=True: always a copy. A view keeps obj's memory alive; writes are visible both ways."""
+    Parameters
+    ----------
+    obj : array-like
+    dtype : dtype spec, optional
+        Convert to this dtype (a copy when it differs). ``ml_dtypes.bfloat16`` arrays become
+        bf16 tensors; uint16 arrays given with ``dtype='bf16'`` are taken as raw bf16 bits.
+    copy : bool, optional
+        None (default): a zero-copy view of obj's memory when possible (CPU executor, same
+        dtype; any strides through DLPack, C-contiguous bfloat16 arrays), else a copy.
+        False: a view or InvalidArgumentError. True: always a copy.
+    executor : Executor, optional
+        Default: the CPU executor for host data, else :func:`default_executor`.
+
+    Returns
+    -------
+    Tensor
+        A view keeps obj's memory alive; writes are visible both ways.
+
+    Examples
+    --------
+    >>> a = np.arange(3.0)
+    >>> t = hg.asarray(a)
+    >>> t[0] = 5.0
+    >>> float(a[0])
+    5.0
+    """
     ex = executor
     if isinstance(obj, Tensor):
         if ex is not None and ex is not obj.executor:
@@ -141,13 +164,16 @@ def asarray(obj, dtype=None, *, copy=None, executor=None):
                 "asarray(copy=False): cannot wrap without copying (the input has no zero-copy "
                 "host memory of the requested dtype, or the executor is not a CPU executor)", 100)
     if want == "bf16":
-        # numpy has no bfloat16: uint16 data are taken as raw bf16 bits, anything else is
-        # converted (rounded to nearest even) by the library.
+        # ml_dtypes.bfloat16 and uint16 data (raw bf16 bits) are copied as they are, anything
+        # else is converted (rounded to nearest even) by the library.
         src = _host_array(obj)
-        if src.dtype == np.uint16:
-            return _copy_in(src, ex, "bf16")
+        if src.dtype == np.uint16 or _is_bf16(src.dtype):
+            return _copy_in(src.view(np.uint16), ex, "bf16")
         return _copy_in(src, ex).astype("bf16")
-    return _copy_in(_host_array(obj, dtype), ex)
+    src = _host_array(obj, dtype)
+    if _is_bf16(src.dtype):   # the buffer protocol cannot carry it: its bits
+        return _copy_in(src.view(np.uint16), ex, "bf16")
+    return _copy_in(src, ex)
 
 
 def _same_dtype(src_dtype, want):
@@ -213,6 +239,8 @@ def _as_tensor(obj, executor):
         raise TypeError(f"unsupported operand type {type(obj).__name__}")
     if isinstance(obj, (np.generic, numbers.Number)) and not isinstance(obj, np.ndarray):
         arr = np.asarray(obj)
+        if _is_bf16(arr.dtype):
+            return _copy_in(arr.reshape(()).view(np.uint16), executor, "bf16")
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"unsupported operand type {type(obj).__name__}")
         return _copy_in(arr.reshape(()), executor)
@@ -232,10 +260,27 @@ def empty(shape, dtype=np.float32, *, executor=None):
 
 
 def zeros(shape, dtype=np.float32, *, executor=None):
+    """A new C-contiguous Tensor of zeros (numpy.zeros).
+
+    Parameters
+    ----------
+    shape : int or sequence of int
+    dtype : dtype spec, default float32
+        A numpy dtype or type, or a name such as ``'f32'`` or ``'bfloat16'``.
+    executor : Executor, optional
+        Where the memory lives; default: :func:`default_executor`.
+
+    Examples
+    --------
+    >>> hg.zeros((2, 3), 'f64').shape
+    (2, 3)
+    """
     return _C.empty(executor or default_executor(), _shape(shape), dtype, True)
 
 
 def full(shape, value, dtype=None, *, executor=None):
+    """A new Tensor with every element = value; dtype None: bool, int64 or float32 from the
+    value's Python type."""
     if dtype is None:
         dtype = np.bool_ if isinstance(value, bool) else \
             np.int64 if isinstance(value, numbers.Integral) else np.float32
@@ -245,22 +290,27 @@ def full(shape, value, dtype=None, *, executor=None):
 
 
 def ones(shape, dtype=np.float32, *, executor=None):
-    return full(shape, 1, dtype, executor=executor)
+    """A new C-contiguous Tensor of ones (numpy.ones)."""
+    return full(shape, 1, np.float32 if dtype is None else dtype, executor=executor)
 
 
 def zeros_like(x, dtype=None):
+    """zeros of x's shape, dtype (or dtype) and executor."""
     return zeros(x.shape, dtype or x.dtype_name, executor=x.executor)
 
 
 def ones_like(x, dtype=None):
+    """ones of x's shape, dtype (or dtype) and executor."""
     return full(x.shape, 1, dtype or x.dtype_name, executor=x.executor)
 
 
 def full_like(x, value, dtype=None):
+    """full of x's shape, dtype (or dtype) and executor."""
     return full(x.shape, value, dtype or x.dtype_name, executor=x.executor)
 
 
 def empty_like(x, dtype=None):
+    """empty of x's shape, dtype (or dtype) and executor."""
     return empty(x.shape, dtype or x.dtype_name, executor=x.executor)
 
 
@@ -275,17 +325,47 @@ def arange(start, stop=None, step=1, dtype=None, *, executor=None):
         ints = all(isinstance(v, numbers.Integral) for v in (start, stop, step))
         dtype = np.int64 if ints else np.float64
     t = empty((n,), dtype, executor=executor)
-    if n:
+    _arange_fits(t, start, step)
+    ints = all(isinstance(v, numbers.Integral) for v in (start, step))
+    if n and ints and t.dtype_name not in ("bf16", "i64") and t.dtype.kind in "iu":
+        # numpy wraps past the dtype's range: int64 values, then the (wrapping) integer cast
+        wide = empty((n,), np.int64, executor=executor)
+        _C.arange(wide, float(start), float(step))
+        _C.cast(wide, t.dtype_name, t)
+    elif n:
         _C.arange(t, float(start), float(step))
     return t
 
 
+def _arange_fits(t, start, step):
+    """numpy's checks: a bool arange has at most 2 elements, and the first two values (Python
+    ints) must fit an integer dtype."""
+    if t.dtype_name == "bool" and t.size > 2:
+        raise TypeError("arange: a bool result has at most 2 elements (numpy); got "
+                        f"{t.size}")
+    if t.dtype_name != "bf16" and t.dtype.kind in "iu":
+        info = np.iinfo(t.dtype)
+        for v in (start, start + step)[:t.size]:
+            if isinstance(v, numbers.Integral) and not info.min <= v <= info.max:
+                raise OverflowError(f"arange: {v} is out of bounds for {t.dtype_name}")
+
+
 def linspace(start, stop, num=50, endpoint=True, dtype=np.float32, *, executor=None):
+    """numpy.linspace: num evenly spaced values from start to stop (included if endpoint)."""
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     t = empty((num,), dtype, executor=executor)
-    if num:
+    if num and t.dtype_name != "bf16" and t.dtype.kind in "iu":
+        # numpy floors toward -inf for integer dtypes (the cast alone truncates toward 0)
+        f = empty((num,), np.float64, executor=executor)
+        _C.arange(f, float(start), float(step))
+        if endpoint and num > 1:
+            f[num - 1] = float(stop)
+        _C.cast(_C.unary(_C.unary_ops["floor"], f), t.dtype_name, t)
+    elif num:
         _C.arange(t, float(start), float(step))
+        if endpoint and num > 1:   # exactly stop, as numpy (start + (num-1)*step may round)
+            t[num - 1] = float(stop)
     return t
 
 
@@ -305,11 +385,13 @@ class _Random:
         return off
 
     def uniform(self, shape, low=0.0, high=1.0, dtype=np.float32, *, executor=None):
+        """A new Tensor of uniform random values in [low, high)."""
         t = empty(shape, dtype, executor=executor)
         _C.random(t, False, self.seed, self._take(t.size), low, high)
         return t
 
     def normal(self, shape, mean=0.0, std=1.0, dtype=np.float32, *, executor=None):
+        """A new Tensor of normal random values (mean, std)."""
         t = empty(shape, dtype, executor=executor)
         _C.random(t, True, self.seed, self._take(t.size), mean, std)
         return t
@@ -331,12 +413,15 @@ def Generator(seed=0):
 
 
 def rand(*shape, dtype=np.float32, executor=None):
+    """Uniform random values in [0, 1) from the global generator (rand(2, 3) or rand((2, 3)));
+    manual_seed makes them repeatable."""
     return _global_random.uniform(_shape(shape[0] if len(shape) == 1 and not
                                          isinstance(shape[0], numbers.Integral) else shape),
                                   dtype=dtype, executor=executor)
 
 
 def randn(*shape, dtype=np.float32, executor=None):
+    """Standard normal random values from the global generator (see rand)."""
     return _global_random.normal(_shape(shape[0] if len(shape) == 1 and not
                                         isinstance(shape[0], numbers.Integral) else shape),
                                  dtype=dtype, executor=executor)

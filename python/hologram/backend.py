@@ -1,36 +1,41 @@
 """Backend queries: which backends this machine can run, and which ``'auto'`` picks."""
 
+from __future__ import annotations
+
 import os
+from typing import Any, Dict
 
 from . import _C
 
 BACKENDS = ("auto", "cpu", "cuda", "metal")
 
 
-def backend_info(name):
+def backend_info(name: str) -> Dict[str, Any]:
     """Facts about one concrete backend: dict(name, available, device_count, reason)."""
     return _C.backend_query(name)
 
 
-def is_available(name):
+def is_available(name: str) -> bool:
+    """True if an executor can be created on backend ``name`` ('cpu', 'cuda', 'metal') now."""
     return bool(_C.backend_query(name)["available"])
 
 
-def is_cuda_available():
+def is_cuda_available() -> bool:
     """True if an executor can be created on the CUDA backend now."""
     return is_available("cuda")
 
 
-def is_metal_available():
+def is_metal_available() -> bool:
     """True if an executor can be created on the Metal backend now."""
     return is_available("metal")
 
 
-def is_cpu_available():
+def is_cpu_available() -> bool:
+    """True if an executor can be created on the CPU backend (always, in a working build)."""
     return is_available("cpu")
 
 
-def get_default_backend():
+def get_default_backend() -> str:
     """The backend ``Executor(backend='auto')`` uses: HOLOGRAM_BACKEND when set, else the first
     available of cuda, metal, cpu."""
     env = os.environ.get("HOLOGRAM_BACKEND", "").strip().lower()
@@ -42,5 +47,5 @@ def get_default_backend():
     return "cpu"
 
 
-__all__ = ["BACKENDS", "backend_info", "is_available", "is_cuda_available", "is_metal_available",
-           "is_cpu_available", "get_default_backend"]
+__all__ = ["BACKENDS", "backend_info", "is_available", "is_cuda_available",
+           "is_metal_available", "is_cpu_available", "get_default_backend"]

@@ -4,13 +4,20 @@ Every class derives from :class:`HologramError` and from the builtin exception t
 meaning, so ``except ValueError`` keeps working for bad arguments.
 """
 
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Type
+
 from . import _C
 
 
 class HologramError(Exception):
     """Base class. ``status`` is the numeric hg_status, ``status_name`` its constant name."""
 
-    def __init__(self, message, status=None):
+    status: Optional[int]
+    status_name: Optional[str]
+
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
@@ -46,23 +53,23 @@ class ProgramError(HologramError, ValueError):
 
 
 class ParseError(ProgramError):
-    """HG_ERR_PARSE"""
+    """The program text does not parse (HG_ERR_PARSE)."""
 
 
 class InvalidProgramError(ProgramError):
-    """HG_ERR_INVALID_PROGRAM"""
+    """The program fails validation (HG_ERR_INVALID_PROGRAM)."""
 
 
 class BadFormatError(ProgramError):
-    """HG_ERR_BAD_FORMAT"""
+    """A binary program or file has a bad format (HG_ERR_BAD_FORMAT)."""
 
 
 class LaunchConfigError(ProgramError):
-    """HG_ERR_LAUNCH_CONFIG"""
+    """The launch configuration is invalid (HG_ERR_LAUNCH_CONFIG)."""
 
 
 class ArgumentBindingError(ProgramError):
-    """HG_ERR_ARGUMENT_BINDING"""
+    """Program arguments do not match its parameters (HG_ERR_ARGUMENT_BINDING)."""
 
 
 class ExecutionError(HologramError, RuntimeError):
@@ -70,7 +77,8 @@ class ExecutionError(HologramError, RuntimeError):
 
 
 class OutOfBoundsError(ExecutionError, IndexError):
-    """A kernel lane accessed memory outside a buffer; nothing was written (HG_ERR_OUT_OF_BOUNDS)."""
+    """A kernel lane accessed memory outside a buffer; nothing was written
+    (HG_ERR_OUT_OF_BOUNDS)."""
 
 
 class ExecutorDeadError(ExecutionError):
@@ -78,17 +86,18 @@ class ExecutorDeadError(ExecutionError):
 
 
 class OutOfMemoryError(HologramError, MemoryError):
-    """HG_ERR_OUT_OF_MEMORY"""
+    """Host or device memory is exhausted (HG_ERR_OUT_OF_MEMORY)."""
 
 
 class BackendUnavailableError(HologramError, RuntimeError):
-    """The backend is not built in, has no driver/device, or not on this platform (HG_ERR_BACKEND_UNAVAILABLE)."""
+    """The backend is not built in, has no driver/device, or not on this platform
+    (HG_ERR_BACKEND_UNAVAILABLE)."""
 
 
 class HologramIOError(HologramError, OSError):
     """A file could not be read or written (HG_ERR_IO)."""
 
-    def __init__(self, message, status=None):
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
         # OSError's constructor treats a 2-tuple (errno, strerror) specially: keep one message.
         HologramError.__init__(self, message, status)
 
@@ -97,7 +106,7 @@ class InternalError(HologramError, RuntimeError):
     """A bug in the library (HG_ERR_INTERNAL): please report it."""
 
 
-STATUS_CLASSES = {
+STATUS_CLASSES: Dict[int, Type[HologramError]] = {
     100: InvalidArgumentError,
     101: InvalidArgumentError,
     102: InvalidHandleError,
@@ -121,5 +130,5 @@ STATUS_CLASSES = {
 
 _C._set_error_classes(STATUS_CLASSES, HologramError)
 
-__all__ = [name for name, obj in globals().items()
+__all__: List[str] = [name for name, obj in globals().items()
            if isinstance(obj, type) and issubclass(obj, HologramError)]

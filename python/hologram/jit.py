@@ -28,6 +28,8 @@ from . import _C
 from ._trace import Tracer, Traced, TraceError
 from .tensor import Tensor
 
+__all__ = ["jit"]
+
 
 class _Compiled:
     __slots__ = ("plan", "captured", "outputs", "structure", "executor")
@@ -58,9 +60,31 @@ def _as_operand(a, ex):
 
 
 def jit(fn=None, *, executor=None):
-    """Decorator (also ``jit(fn)``). ``executor``: where plans run (default: the executor of the
-    first tensor argument); array arguments that are not Tensors (numpy arrays, lists) are
-    converted onto it."""
+    """Compile a function of tensors into a fused plan, once per input signature.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes Tensors (and Python numbers, which become constants) and returns a Tensor or a
+        tuple/list of Tensors. Also usable as ``@jit(executor=ex)``.
+    executor : Executor, optional
+        Where plans run (default: the executor of the first tensor argument); array arguments
+        that are not Tensors (numpy arrays, lists) are converted onto it.
+
+    Returns
+    -------
+    hologram._C.JitFunction
+        Calls like ``fn``; ``.plans()`` gives the compiled plans, ``.fallbacks`` counts
+        signatures that run eagerly (with one RuntimeWarning) because the trace failed.
+
+    Examples
+    --------
+    >>> @hg.jit
+    ... def f(a, b, c):
+    ...     return hg.relu(a * b + c) * 0.5     # one fused kernel
+    >>> f(hg.ones(3), hg.ones(3), hg.ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
     if fn is None:
         return lambda f: jit(f, executor=executor)
 

@@ -133,12 +133,17 @@ BINARY_OPS = (
     ("left_shift", "left_shift", "integers; shifts >= width give 0", ()),
     ("right_shift", "right_shift", "integers; arithmetic for signed", ()),
 )
-for _rows, _make in ((UNARY_OPS, _unary), (BINARY_OPS, _binary)):
+for _rows, _make, _sig in ((UNARY_OPS, _unary, "x, out=None"),
+                           (BINARY_OPS, _binary, "a, b, out=None")):
     for _name, _code, _doc, _aliases in _rows:
+        if not _name.startswith("_"):   # the wrapped ones describe themselves
+            _doc = (f"{_name}({_sig})\n\n{_doc}\n\nElementwise, with numpy's broadcasting and "
+                    f"type promotion. ``out``: an existing Tensor that receives the result; "
+                    f"returns it, else a new Tensor.")
         globals()[_name] = _make(_code, _doc)
         for _alias in _aliases:
             globals()[_alias] = globals()[_name]
-del _rows, _make, _name, _code, _doc, _aliases
+del _rows, _make, _sig, _name, _code, _doc, _aliases
 
 
 def round(x, decimals=0, out=None):  # noqa: A001
@@ -168,7 +173,7 @@ def rint(x, out=None):
     if not traced(x):
         from ._interop import asarray
         x = asarray(x)
-        if x.dtype.kind in "biu":
+        if x.dtype.kind in "biu" and x.dtype_name != "bf16":   # (bf16 shows as uint16)
             x = _C.cast(x, "f16" if x.itemsize == 1 else "f32" if x.itemsize == 2 else "f64")
     return _rint0(x, out)
 
@@ -329,6 +334,7 @@ def softmax(*args, **kw):
 
 
 def log_softmax(x, axis=-1, out=None):
+    """log(softmax(x, axis)), computed without forming softmax (x - logsumexp(x, axis))."""
     if traced(x):
         return trace_dispatch("softmax", x, axis, True)
     return _C.softmax(x, axis, True, out)
@@ -412,6 +418,8 @@ def binary_cross_entropy(prob, target, weight=None, reduction="mean", out=None):
 
 def binary_cross_entropy_with_logits(logits, target, weight=None, pos_weight=None,
                                      reduction="mean", out=None):
+    """torch.nn.functional.binary_cross_entropy_with_logits: sigmoid and BCE in one stable
+    formula; pos_weight weighs the positive term."""
     return _C.binary_cross_entropy_with_logits(logits, target, weight, pos_weight, reduction, out)
 
 
@@ -429,8 +437,30 @@ def copy(x, out=None):
 
 
 def concatenate(tensors, axis=0, out=None):
-    """numpy.concatenate (same dtype, equal other dims)."""
-    return _C.concat(list(tensors), axis, out)
+    """numpy.concatenate: equal other dims; axis=None joins the flattened inputs; mixed dtypes
+    are promoted first (numpy's result_type)."""
+    ts = _joinable(tensors)
+    if axis is None:
+        ts, axis = [t.reshape(-1) for t in ts], 0
+    return _C.concat(ts, axis, out)
+
+
+def _joinable(tensors):
+    """The inputs of concatenate/stack as Tensors of one dtype (the library's concat takes one)."""
+    from .tensor import Tensor
+    from ._interop import asarray
+    tensors = list(tensors)
+    ex = next((t.executor for t in tensors if isinstance(t, Tensor)), None)
+    ts = [t if isinstance(t, Tensor) else asarray(t, executor=ex) for t in tensors]
+    names = {t.dtype_name for t in ts}
+    if len(names) < 2:
+        return ts
+    if "bf16" in names:   # the library's table (docs/ops.md): bf16 beside integers stays bf16
+        dt = "f64" if "f64" in names else "f32" if names & {"f16", "f32"} else "bf16"
+    else:
+        import numpy as np
+        dt = np.result_type(*[t.dtype for t in ts])
+    return [_C.cast(t, dt) for t in ts]
 
 
 concat = concatenate
@@ -439,8 +469,7 @@ cat = concatenate
 
 def stack(tensors, axis=0, out=None):
     """numpy.stack: joins along a new axis."""
-    from ._interop import asarray
-    ts = [asarray(t)._unsqueeze(axis) for t in tensors]
+    ts = [t._unsqueeze(axis) for t in _joinable(tensors)]
     return _C.concat(ts, axis, out)
 
 
@@ -451,8 +480,8 @@ def index_select(x, axis, index, out=None):
 
 def take(x, index, axis=None, out=None):
     """numpy.take (axis None: on the flattened x)."""
-    if axis is None:
-        x = x.reshape(-1)
+    if axis is None or (getattr(x, "ndim", 1) == 0 and axis in (0, -1)):
+        x = x.reshape(-1)   # (numpy takes axis 0 / -1 of a 0-d x as of its one element)
         axis = 0
     return _C.index_select(x, axis, index, out)
 
@@ -475,6 +504,7 @@ def gather(x, axis, index, out=None):
 
 
 def take_along_axis(x, index, axis, out=None):
+    """numpy.take_along_axis (gather with numpy's argument order)."""
     return _C.gather(x, axis, index, out)
 
 
@@ -490,7 +520,6 @@ def scatter_add(out, axis, index, src):
     return _C.scatter_add(out, axis, index, src)
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("traced", "trace_dispatch")]
 
 
 # --- gradients (the backward ops of the C library) -----------------------------------------------
@@ -574,6 +603,7 @@ ELEMENTWISE = tuple(n for n, *_ in UNARY_OPS + BINARY_OPS if not n.startswith("_
 TOP_LEVEL = ELEMENTWISE + (
     "where", "clip", "fma", "cast", "sum", "mean",
     "prod", "amin", "amax", "min", "max", "abs", "argmin", "argmax", "var", "std", "logsumexp",
+    "any", "all",
     "softmax",
     "log_softmax", "layer_norm", "rms_norm", "matmul", "concatenate", "stack", "take",
     "index_select", "gather", "take_along_axis", "index_add", "scatter_add",
@@ -592,3 +622,8 @@ def numpy_ufuncs():
         if isinstance(u, np.ufunc):
             table[name] = table[u.__name__] = globals()[name]
     return table
+
+
+# Every public function and table of this module (not the imported modules and tracer helpers).
+__all__ = [n for n, v in globals().items() if not n.startswith("_") and type(v) is not type(math)
+           and n not in ("traced", "trace_dispatch", "Traced", "TraceError")]

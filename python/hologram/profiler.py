@@ -17,10 +17,15 @@ Events are Chrome trace "complete" events: ``name``, ``cat`` ("op", "step" or "l
 plan run contains its steps, an op its kernel launches.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
 import tempfile
+from types import TracebackType
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Type, Union
+
 
 from . import _C
 
@@ -30,23 +35,24 @@ __all__ = ["profile", "Profile", "load", "summarize"]
 class Profile:
     """The events of one trace (``events``: a list of dicts in Chrome trace form)."""
 
-    def __init__(self, events=None, other=None):
-        self.events = list(events or [])
-        self.other = dict(other or {})
+    def __init__(self, events: Optional[Iterable[Dict[str, Any]]] = None,
+                 other: Optional[Dict[str, Any]] = None) -> None:
+        self.events: List[Dict[str, Any]] = list(events or [])
+        self.other: Dict[str, Any] = dict(other or {})
 
-    def save(self, path):
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the trace as Chrome trace JSON."""
         with open(path, "w", encoding="utf-8") as f:
             json.dump({"displayTimeUnit": "ns", "otherData": self.other,
                        "traceEvents": self.events}, f)
 
-    def summary(self, cat="op"):
+    def summary(self, cat: Optional[str] = "op") -> List[Dict[str, Any]]:
         """Per name of category ``cat`` ("op", "step", "launch" or None for all): a list of
         dicts (name, cat, calls, total_us, mean_us, max_us, self_us, bytes, threads), slowest
         total first. ``self_us`` leaves out the time of the spans nested inside."""
         return summarize(self.events, cat)
 
-    def table(self, cat="op", limit=None):
+    def table(self, cat: Optional[str] = "op", limit: Optional[int] = None) -> str:
         """The summary as a text table (torch.profiler's key_averages().table() as the model)."""
         rows = self.summary(cat)
         if limit is not None:
@@ -62,17 +68,18 @@ class Profile:
                 f"{r['self_us']:>11.1f} {r['bytes'] / 1e6:>9.2f} {r['threads']:>7}")
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<hologram.Profile {len(self.events)} events>"
 
 
-def summarize(events, cat="op"):
+def summarize(events: Iterable[Dict[str, Any]],
+              cat: Optional[str] = "op") -> List[Dict[str, Any]]:
     """Per-name totals of the events of category ``cat`` (None: all); see Profile.summary."""
     evs = sorted((e for e in events if e.get("ph") == "X"),
                  key=lambda e: (e.get("tid", 0), e["ts"], -e["dur"]))
     # Self time: each span's duration less that of its direct children (same thread, nested).
     child = [0.0] * len(evs)
-    stack = []
+    stack: List[int] = []
     for i, e in enumerate(evs):
         end = e["ts"] + e["dur"]
         while stack and (evs[stack[-1]].get("tid") != e.get("tid") or
@@ -81,7 +88,7 @@ def summarize(events, cat="op"):
         if stack:
             child[stack[-1]] += e["dur"]
         stack.append(i)
-    rows = {}
+    rows: Dict[Any, Dict[str, Any]] = {}
     for i, e in enumerate(evs):
         if cat is not None and e.get("cat") != cat:
             continue
@@ -101,7 +108,7 @@ def summarize(events, cat="op"):
     return out
 
 
-def load(path):
+def load(path: Union[str, "os.PathLike[str]"]) -> Profile:
     """A Profile of a trace file (HOLOGRAM_TRACE's or Profile.save's)."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
@@ -115,11 +122,11 @@ class profile:
     gives a Profile, filled when the block ends. Only one trace runs at a time in a process
     (also not with HOLOGRAM_TRACE): a second raises InvalidArgumentError."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.result = Profile()
-        self._path = None
+        self._path: Optional[str] = None
 
-    def __enter__(self):
+    def __enter__(self) -> Profile:
         fd, self._path = tempfile.mkstemp(prefix="hologram-trace-", suffix=".json")
         os.close(fd)
         try:
@@ -129,7 +136,9 @@ class profile:
             raise
         return self.result
 
-    def __exit__(self, *exc):
+    def __exit__(self, t: Optional[Type[BaseException]], v: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        assert self._path is not None
         try:
             _C.trace_stop()
             got = load(self._path)
@@ -137,16 +146,16 @@ class profile:
             self.result.other.update(got.other)
         finally:
             os.unlink(self._path)
-        return False
 
 
-def _main(argv):
+def _main(argv: Sequence[str]) -> int:
     if len(argv) < 2 or argv[0] != "summary":
         print("usage: python -m hologram.profiler summary TRACE.json [--cat op|step|launch|all] "
               "[--limit N]", file=sys.stderr)
         return 2
-    cat, limit = "op", None
-    rest = argv[2:]
+    cat: Optional[str] = "op"
+    limit: Optional[int] = None
+    rest = list(argv[2:])
     while rest:
         if rest[0] == "--cat" and len(rest) > 1:
             cat = None if rest[1] == "all" else rest[1]

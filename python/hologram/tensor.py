@@ -14,6 +14,8 @@ import numpy as np
 from . import _C
 from .errors import UnsupportedError
 
+__all__ = ["Tensor"]
+
 _REDUCE = _C.reduce_ops   # name -> hg_reduce_op code
 _UNARY = _C.unary_ops
 
@@ -40,9 +42,30 @@ class Tensor(_C.Tensor):
 
     # --- conversion -------------------------------------------------------------------------
     def numpy(self, copy=False):
-        """A numpy array of the elements: a zero-copy view of CPU memory (writes are visible
-        both ways; it keeps the memory alive), or with ``copy=True`` an independent copy.
-        bfloat16 tensors show their raw bits as uint16 (use ``astype('float32')``)."""
+        """The elements as a numpy array.
+
+        Parameters
+        ----------
+        copy : bool, default False
+            False: a zero-copy view of CPU memory (writes are visible both ways; the array keeps
+            the memory alive). True: an independent copy (the only way for device memory).
+
+        Returns
+        -------
+        numpy.ndarray
+            Of dtype ``self.dtype``; bfloat16 tensors give ``ml_dtypes.bfloat16`` arrays when
+            ml_dtypes is installed, else their raw bits as uint16.
+
+        Raises
+        ------
+        UnsupportedError
+            ``copy=False`` on device memory.
+
+        Examples
+        --------
+        >>> hg.arange(3).numpy()
+        array([0, 1, 2])
+        """
         if self.data_ptr == 0 and self.size:
             if not copy:
                 raise UnsupportedError(
@@ -89,6 +112,7 @@ class Tensor(_C.Tensor):
         return getattr(ufunc, method)(*args, **kwargs)
 
     def tolist(self):
+        """The values as nested Python lists (bf16 as floats), as numpy.ndarray.tolist."""
         return self._values().tolist()
 
     def _values(self):
@@ -130,6 +154,7 @@ class Tensor(_C.Tensor):
         return self._reshape(_shape_args(shape))
 
     def view(self, *shape):
+        """Alias of reshape (torch's name)."""
         return self.reshape(*shape)
 
     def flatten(self):
@@ -147,10 +172,12 @@ class Tensor(_C.Tensor):
         return self._permute(_shape_args(axes))
 
     def permute(self, *dims):
+        """The dims in the given order (torch's name for transpose(*axes)). A view."""
         return self._permute(_shape_args(dims))
 
     @property
     def T(self):
+        """The dims reversed (transpose()). A view."""
         return self.transpose()
 
     @property
@@ -161,28 +188,46 @@ class Tensor(_C.Tensor):
         return self.swapaxes(-1, -2)
 
     def swapaxes(self, a, b):
+        """Dims a and b exchanged. A view."""
         perm = list(range(self.ndim))
-        a, b = a % self.ndim if self.ndim else a, b % self.ndim if self.ndim else b
+        a, b = _axis(a, self.ndim, "swapaxes"), _axis(b, self.ndim, "swapaxes")
         perm[a], perm[b] = perm[b], perm[a]
         return self._permute(tuple(perm))
 
     def squeeze(self, axis=None):
-        if isinstance(axis, tuple):
-            t = self
-            for a in sorted((x % self.ndim for x in axis), reverse=True):
-                t = t._squeeze(a)
-            return t
-        return self._squeeze(axis)
+        """Without the size-1 dims (axis: only that dim or tuple of dims, which must be 1). A
+        view."""
+        if axis is None:
+            return self._squeeze(None)
+        # numpy: a 0-d tensor takes an int axis 0 / -1 (not in a tuple) and returns itself
+        axes = _axes(axis, self.ndim if isinstance(axis, tuple) else max(self.ndim, 1),
+                     "squeeze")
+        if self.ndim == 0:
+            return self._squeeze(None)
+        t = self
+        for a in sorted(axes, reverse=True):
+            t = t._squeeze(a)
+        return t
 
     def unsqueeze(self, axis):
+        """A new size-1 dim at axis (numpy's expand_dims). A view."""
         return self._unsqueeze(axis)
 
-    expand_dims = unsqueeze
+    def expand_dims(self, axis):
+        """numpy.expand_dims: size-1 dims at the axes (an int or tuple) of the result. A view."""
+        axes = _axes(axis, self.ndim + (len(axis) if isinstance(axis, tuple) else 1),
+                     "expand_dims")
+        t = self
+        for a in sorted(axes):
+            t = t._unsqueeze(a)
+        return t
 
     def broadcast_to(self, shape):
+        """A read view with the given shape by numpy's broadcasting rules (stride 0 dims)."""
         return self._expand(tuple(shape) if not isinstance(shape, numbers.Integral) else (shape,))
 
     def expand(self, *shape):
+        """broadcast_to with torch's spelling (expand(2, 3) or expand((2, 3)))."""
         return self._expand(_shape_args(shape))
 
     # --- copies and types -------------------------------------------------------------------
@@ -191,6 +236,7 @@ class Tensor(_C.Tensor):
         return _C.cast(self, self.dtype_name)
 
     def clone(self):
+        """A C-contiguous copy (torch's name for copy())."""
         return self.copy()
 
     def astype(self, dtype, copy=True):
@@ -205,6 +251,7 @@ class Tensor(_C.Tensor):
         _C.fill(self, value)
 
     def fill_(self, value):
+        """Sets every element to value in place and returns self (torch's form)."""
         _C.fill(self, value)
         return self
 
@@ -219,6 +266,7 @@ class Tensor(_C.Tensor):
         return to_executor(self, executor)
 
     def cpu(self):
+        """The values on the default CPU executor (self when already on a CPU executor)."""
         from ._interop import default_cpu_executor
         return self.to(default_cpu_executor()) if self.backend != "cpu" else self
 
@@ -310,59 +358,90 @@ class Tensor(_C.Tensor):
         return _C.reduce(_REDUCE[name], x, axis, keepdims, out, ddof)
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Sum over axis (None: all; int or tuple); bool and ints accumulate in (u)int64."""
         return self._reduce("sum", axis, keepdims, out, dtype=dtype)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Mean over axis (None: all; int or tuple)."""
         return self._reduce("mean", axis, keepdims, out, dtype=dtype)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Product over axis (None: all; int or tuple)."""
         return self._reduce("prod", axis, keepdims, out, dtype=dtype)
 
     def min(self, axis=None, out=None, keepdims=False):
+        """Minimum over axis (None: all; int or tuple); NaN propagates."""
         return self._reduce("min", axis, keepdims, out)
 
     def max(self, axis=None, out=None, keepdims=False):
+        """Maximum over axis (None: all; int or tuple); NaN propagates."""
         return self._reduce("max", axis, keepdims, out)
 
     amin, amax = min, max
 
     def argmin(self, axis=None, out=None, keepdims=False):
+        """Index of the minimum along axis (None: of the flattened tensor; first NaN wins)."""
         return self._reduce("argmin", axis, keepdims, out)
 
     def argmax(self, axis=None, out=None, keepdims=False):
+        """Index of the maximum along axis (None: of the flattened tensor; first NaN wins)."""
         return self._reduce("argmax", axis, keepdims, out)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """Variance over axis with numpy's ddof (divisor n - ddof)."""
         return self._reduce("var", axis, keepdims, out, ddof, dtype=dtype)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """Standard deviation over axis with numpy's ddof."""
         return self._reduce("std", axis, keepdims, out, ddof, dtype=dtype)
 
     def logsumexp(self, axis=None, out=None, keepdims=False):
+        """log(sum(exp(x))) over axis, without overflow."""
         return self._reduce("logsumexp", axis, keepdims, out)
 
     def any(self, axis=None, out=None, keepdims=False):
+        """True where any element along axis is nonzero."""
         return self._reduce("any", axis, keepdims, out)
 
     def all(self, axis=None, out=None, keepdims=False):
+        """True where every element along axis is nonzero."""
         return self._reduce("all", axis, keepdims, out)
 
     # --- a few elementwise methods (the rest: hologram.ops) -----------------------------------
     def clip(self, lo=None, hi=None, out=None):
+        """Values limited to [lo, hi] (hologram.ops.clip)."""
         return _C.clip(self, lo, hi, out)
 
     def matmul(self, other):
+        """self @ other (hologram.ops.matmul)."""
         return _C.matmul(self, other)
 
-    dot = matmul
+    def dot(self, other):
+        """numpy.dot: a product when either is 0-d, matmul up to 2-D (or a 1-D other), else
+        the sum over self's last axis and other's second-to-last (not matmul's batching)."""
+        if not isinstance(other, _C.Tensor):
+            from ._interop import asarray
+            other = asarray(other, executor=self.executor)
+        if self.ndim == 0 or other.ndim == 0:
+            return self * other
+        if other.ndim == 1 or (self.ndim <= 2 and other.ndim <= 2):
+            return _C.matmul(self, other)
+        nd, k = other.ndim, other.shape[-2]
+        b = other._permute((nd - 2,) + tuple(range(nd - 2)) + (nd - 1,))
+        a = self.reshape(int(np.prod(self.shape[:-1])), self.shape[-1])
+        r = _C.matmul(a, b.reshape(k, int(np.prod(other.shape[:-2] + other.shape[-1:]))))
+        return r.reshape(self.shape[:-1] + other.shape[:-2] + other.shape[-1:])
 
     def exp(self):
+        """e^x elementwise (hologram.ops.exp)."""
         return _C.unary(_UNARY["exp"], self)
 
     def log(self):
+        """Natural logarithm elementwise (hologram.ops.log)."""
         return _C.unary(_UNARY["log"], self)
 
     def sqrt(self):
+        """Square root elementwise (hologram.ops.sqrt)."""
         return _C.unary(_UNARY["sqrt"], self)
 
     def round(self, decimals=0):
@@ -387,6 +466,25 @@ class Tensor(_C.Tensor):
         return _C.unary(rint, self / f) * f
 
 
+def _axis(a, ndim, fn):
+    """numpy's axis normalization: -ndim <= a < ndim, else an AxisError-like error."""
+    a = operator.index(a)
+    if not -ndim <= a < ndim:
+        from .errors import OutOfRangeError
+        raise OutOfRangeError(f"{fn}: axis {a} is out of range for a tensor of {ndim} dims "
+                              f"(valid: {-ndim}..{ndim - 1})", 105)
+    return a % ndim
+
+
+def _axes(axis, ndim, fn):
+    """An int or tuple of axes, normalized; a repeated axis raises (numpy)."""
+    axes = [_axis(a, ndim, fn) for a in (axis if isinstance(axis, tuple) else (axis,))]
+    if len(set(axes)) != len(axes):
+        from .errors import InvalidArgumentError
+        raise InvalidArgumentError(f"{fn}: repeated axis in {axis}", 100)
+    return axes
+
+
 _NAMES = {np.dtype(k): v for k, v in [
     ("bool", "bool"), ("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"),
     ("uint8", "u8"), ("uint16", "u16"), ("uint32", "u32"), ("uint64", "u64"),
@@ -401,7 +499,13 @@ def _dtype_name(dtype):
             return "bf16"
         if low in _C.dtype_names:
             return low
-    return _NAMES[np.dtype(dtype)]
+    d = np.dtype(dtype)
+    return "bf16" if _is_bf16(d) else _NAMES[d]
+
+
+def _is_bf16(d):
+    """True for ml_dtypes.bfloat16 (numpy's own dtypes have no bfloat16)."""
+    return d.name == "bfloat16"
 
 
 def _numpy_key(key):

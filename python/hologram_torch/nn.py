@@ -57,6 +57,7 @@ class Linear(_HgModule, torch.nn.Linear):
         self._set_executor(ex)
 
     def forward(self, x):
+        """The forward pass of the torch module, computed by hologram."""
         return A.linear(x, self.weight, self.bias, self._hg_ex)
 
 
@@ -70,6 +71,7 @@ def _activation(name, base, fn):
             self._set_executor(ex)
 
         def forward(self, x):
+            """The forward pass of the torch module, computed by hologram."""
             return fn(self, x)
 
     Act.__name__ = Act.__qualname__ = name
@@ -107,6 +109,7 @@ class LayerNorm(_HgModule, torch.nn.LayerNorm):
         self._set_executor(ex)
 
     def forward(self, x):
+        """The forward pass of the torch module, computed by hologram."""
         return A.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
                             self._hg_ex)
 
@@ -120,6 +123,7 @@ class RMSNorm(_HgModule, torch.nn.RMSNorm):
         self._set_executor(ex)
 
     def forward(self, x):
+        """The forward pass of the torch module, computed by hologram."""
         return A.rms_norm(x, self.normalized_shape, self.weight, self.eps, self._hg_ex)
 
 
@@ -132,6 +136,7 @@ class MSELoss(_HgModule, torch.nn.MSELoss):
         self._set_executor(ex)
 
     def forward(self, input, target):
+        """The forward pass of the torch module, computed by hologram."""
         return A.mse_loss(input, target, self.reduction, self._hg_ex)
 
 
@@ -145,6 +150,7 @@ class CrossEntropyLoss(_HgModule, torch.nn.CrossEntropyLoss):
         self._set_executor(ex)
 
     def forward(self, input, target):
+        """The forward pass of the torch module, computed by hologram."""
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing,
                                executor=self._hg_executor)
@@ -159,6 +165,7 @@ class NLLLoss(_HgModule, torch.nn.NLLLoss):
         self._set_executor(ex)
 
     def forward(self, input, target):
+        """The forward pass of the torch module, computed by hologram."""
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction, executor=self._hg_executor)
 
@@ -172,6 +179,7 @@ class BCELoss(_HgModule, torch.nn.BCELoss):
         self._set_executor(ex)
 
     def forward(self, input, target):
+        """The forward pass of the torch module, computed by hologram."""
         return F.binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction, executor=self._hg_executor)
 
@@ -185,6 +193,7 @@ class BCEWithLogitsLoss(_HgModule, torch.nn.BCEWithLogitsLoss):
         self._set_executor(ex)
 
     def forward(self, input, target):
+        """The forward pass of the torch module, computed by hologram."""
         return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight,
@@ -201,6 +210,7 @@ class Dropout(_HgModule, torch.nn.Dropout):
         self._set_executor(ex)
 
     def forward(self, input):
+        """The forward pass of the torch module, computed by hologram."""
         return F.dropout(input, p=self.p, training=self.training, inplace=self.inplace,
                          executor=self._hg_executor)
 
@@ -216,6 +226,7 @@ class Embedding(_HgModule, torch.nn.Embedding):
         self._set_executor(ex)
 
     def forward(self, input):
+        """The forward pass of the torch module, computed by hologram."""
         return F.embedding(input, self.weight, padding_idx=self.padding_idx,
                            max_norm=self.max_norm, norm_type=self.norm_type,
                            scale_grad_by_freq=self.scale_grad_by_freq, sparse=self.sparse,

@@ -189,12 +189,17 @@ static int get_contiguous(PyObject* obj, Py_buffer* view, const char* what) {
 // --- methods -----------------------------------------------------------------------------------------
 static PyObject* Buffer_from_numpy(HgBuffer* self, PyObject* arr) {
     if (check_writable(self, "Buffer.from_numpy")) return NULL;
+    // bf16 buffers take ml_dtypes.bfloat16 arrays as their bits (uint16) too.
+    PyObject* bits = self->dtype == HG_DTYPE_BF16 ? hgpy_bf16_bits(arr) : Py_NewRef(arr);
+    if (!bits) return NULL;
     Py_buffer v;
-    if (get_contiguous(arr, &v, "Buffer.from_numpy")) return NULL;
+    int got = get_contiguous(bits, &v, "Buffer.from_numpy");
+    Py_DECREF(bits);   // v holds its own reference
+    if (got) return NULL;
     int dt = hgpy_dtype_from_format(v.format, v.itemsize);
     PyObject* ret = NULL;
     size_t n = v.itemsize ? (size_t)(v.len / v.itemsize) : 0;
-    // bf16 buffers take their raw bits from uint16 arrays.
+    // bf16 buffers also take their raw bits from uint16 arrays.
     int ok = dt == (int)self->dtype || (self->dtype == HG_DTYPE_BF16 && dt == HG_DTYPE_U16);
     if (!ok) {
         hgpy_raise_msg(HG_ERR_DTYPE_MISMATCH,
@@ -247,6 +252,14 @@ static PyObject* Buffer_to_bytes(HgBuffer* self, PyObject* unused) {
     return out;
 }
 
+// arr (a uint16 array of a bf16 buffer's bits, stolen) as the numpy dtype bf16 shows as.
+static PyObject* bf16_view(HgBuffer* self, PyObject* arr) {
+    if (!arr || self->dtype != HG_DTYPE_BF16 || !hgpy_bf16_is_ml_dtypes()) return arr;
+    PyObject* v = PyObject_CallMethod(arr, "view", "O", hgpy_numpy_dtype(HG_DTYPE_BF16));
+    Py_DECREF(arr);
+    return v;
+}
+
 static PyObject* Buffer_to_numpy(HgBuffer* self, PyObject* const* args, Py_ssize_t nargs,
                                  PyObject* kwnames) {
     static const char* const kws[] = {"copy", NULL};
@@ -274,10 +287,13 @@ static PyObject* Buffer_to_numpy(HgBuffer* self, PyObject* const* args, Py_ssize
                                   "Buffer.to_numpy: the buffer is in device memory; a zero-copy "
                                   "view is impossible (copy=False); pass copy=None or True for a copy");
         // numpy takes the view through the buffer protocol, which counts it in self->users.
-        return PyObject_CallMethod(hgpy_numpy(), "asarray", "O", (PyObject*)self);
+        return bf16_view(self, PyObject_CallMethod(hgpy_numpy(), "asarray", "O",
+                                                   (PyObject*)self));
     }
+    // bf16: uint16 storage (numpy's buffer protocol cannot describe ml_dtypes.bfloat16).
+    hg_dtype store = self->dtype == HG_DTYPE_BF16 ? HG_DTYPE_U16 : self->dtype;
     PyObject* out = PyObject_CallMethod(hgpy_numpy(), "empty", "nO", (Py_ssize_t)self->count,
-                                        hgpy_numpy_dtype(self->dtype));
+                                        hgpy_numpy_dtype(store));
     if (!out) return NULL;
     Py_buffer v;
     if (PyObject_GetBuffer(out, &v, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
@@ -290,7 +306,7 @@ static PyObject* Buffer_to_numpy(HgBuffer* self, PyObject* const* args, Py_ssize
         Py_DECREF(out);
         return hgpy_raise_status(s, "Buffer.to_numpy");
     }
-    return out;
+    return bf16_view(self, out);
 }
 
 static PyObject* Buffer_fill(HgBuffer* self, PyObject* value) {
@@ -441,7 +457,8 @@ static PyGetSetDef Buffer_getset[] = {
     {"size", (getter)Buffer_get_size, NULL, "Number of elements.", NULL},
     {"nbytes", (getter)Buffer_get_nbytes, NULL, "Size in bytes.", NULL},
     {"dtype", (getter)Buffer_get_dtype, NULL,
-     "numpy dtype of the elements (bfloat16 buffers: uint16, their raw bits).", NULL},
+     "numpy dtype of the elements (bfloat16: ml_dtypes.bfloat16 when ml_dtypes is installed, "
+     "else uint16, the raw bits).", NULL},
     {"dtype_name", (getter)Buffer_get_dtype_name, NULL, "Hologram dtype name ('f32', 'bf16').",
      NULL},
     {"executor", (getter)Buffer_get_executor, NULL, "The Executor that owns the buffer.", NULL},

@@ -509,7 +509,19 @@ fail:
 
 // _wrap_buffer(obj, executor) -> Buffer over a C-contiguous buffer-protocol object's memory (no
 // copy; the Buffer holds the view, which keeps obj alive). None when obj has no C-contiguous
-// buffer-protocol view.
+// buffer-protocol view. A numpy array of ml_dtypes.bfloat16 (which the protocol cannot describe)
+// is wrapped through a uint16 view of its bits as a bf16 Buffer.
+static int get_view(PyObject* obj, Py_buffer* v, int* readonly) {
+    *readonly = 0;
+    if (PyObject_GetBuffer(obj, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) == 0)
+        return 0;
+    PyErr_Clear();
+    *readonly = 1;
+    if (PyObject_GetBuffer(obj, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) return 0;
+    PyErr_Clear();
+    return -1;
+}
+
 PyObject* hgpy_wrap_buffer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_wrap_buffer(obj, executor)");
     HgExecutor* e = require_executor(args[1], "asarray");
@@ -518,16 +530,17 @@ PyObject* hgpy_wrap_buffer(PyObject* self, PyObject* const* args, Py_ssize_t nar
         return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "asarray: host memory can only be wrapped by "
                               "a CPU executor, this one is '%s'", hg_backend_name(e->backend));
     Py_buffer v;
-    int readonly = 0;
-    if (PyObject_GetBuffer(args[0], &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE)) {
-        PyErr_Clear();
-        if (PyObject_GetBuffer(args[0], &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) {
-            PyErr_Clear();
-            Py_RETURN_NONE;   // no buffer protocol, or not C-contiguous: no view possible
-        }
-        readonly = 1;
+    int readonly, bf16 = 0;
+    if (get_view(args[0], &v, &readonly)) {
+        PyObject* bits = hgpy_bf16_bits(args[0]);
+        if (!bits) return NULL;
+        int got = bits != args[0] ? get_view(bits, &v, &readonly) : -1;
+        Py_DECREF(bits);   // v holds its own reference
+        if (got) Py_RETURN_NONE;   // no buffer protocol, or not C-contiguous: no view possible
+        bf16 = 1;
     }
     int dt = hgpy_dtype_from_format(v.format, v.itemsize);
+    if (bf16 && dt == HG_DTYPE_U16) dt = HG_DTYPE_BF16;
     if (dt < 0) {
         PyObject* r = hgpy_raise_msg(HG_ERR_DTYPE_MISMATCH, "asarray: element format '%s' "
                                      "(%zd bytes) has no hologram dtype", v.format ? v.format : "B",

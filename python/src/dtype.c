@@ -21,7 +21,7 @@ const char* hgpy_format(hg_dtype dt) {
     case HG_DTYPE_U32: return "I";
     case HG_DTYPE_U64: return U64_FMT;
     case HG_DTYPE_F16: return "e";
-    case HG_DTYPE_BF16: return "H";   // raw bfloat16 bits as uint16 (numpy has no bfloat16)
+    case HG_DTYPE_BF16: return "H";   // raw bfloat16 bits: PEP 3118 has no bfloat16
     case HG_DTYPE_F32: return "f";
     case HG_DTYPE_F64: return "d";
     default: return NULL;
@@ -66,8 +66,70 @@ int hgpy_dtype_from_format(const char* f, Py_ssize_t itemsize) {
 
 PyObject* hgpy_numpy(void) { return g_numpy; }
 
+// bf16's numpy dtype: ml_dtypes.bfloat16 when that package imports, else uint16 (the raw
+// bits). Looked up on first use rather than at import: importing ml_dtypes takes ~70 ms.
+static PyObject* g_bf16 = NULL;
+
+static PyObject* bf16_lookup(void) {
+    PyObject* d = NULL;
+    PyObject* mod = PyImport_ImportModule("ml_dtypes");
+    PyObject* type = mod ? PyObject_GetAttrString(mod, "bfloat16") : NULL;
+    PyObject* dtype_fn = type ? PyObject_GetAttrString(g_numpy, "dtype") : NULL;
+    if (dtype_fn) d = PyObject_CallOneArg(dtype_fn, type);
+    Py_XDECREF(dtype_fn);
+    Py_XDECREF(type);
+    Py_XDECREF(mod);
+    if (!d) {
+        PyErr_Clear();   // no ml_dtypes (or a broken one): the uint16 view
+        d = Py_NewRef(g_np_dtypes[HG_DTYPE_BF16]);
+    }
+    return d;
+}
+
 PyObject* hgpy_numpy_dtype(hg_dtype dt) {
+    if (dt == HG_DTYPE_BF16) {
+        if (!g_bf16) {
+            PyObject* d = bf16_lookup();   // the import may let another thread set it first
+            if (g_bf16) Py_DECREF(d);
+            else g_bf16 = d;
+        }
+        return g_bf16;
+    }
     return (unsigned)dt < HG_DTYPE_COUNT ? g_np_dtypes[dt] : NULL;
+}
+
+int hgpy_bf16_is_ml_dtypes(void) {
+    return hgpy_numpy_dtype(HG_DTYPE_BF16) != g_np_dtypes[HG_DTYPE_BF16];
+}
+
+PyObject* hgpy_reset_bf16(PyObject* self, PyObject* unused) {
+    Py_CLEAR(g_bf16);
+    Py_RETURN_NONE;
+}
+
+// 1 for ml_dtypes.bfloat16 (by its name: ml_dtypes need not be imported here).
+static int is_bf16(PyObject* dtype) {
+    PyObject* name = PyObject_GetAttrString(dtype, "name");
+    int r = name && PyUnicode_Check(name) &&
+            PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return r;
+}
+
+// A numpy array of bfloat16 (ml_dtypes) as its uint16 bits (a view), for the paths that read
+// arrays through the buffer protocol, which cannot describe bfloat16. Anything else: obj.
+// New reference.
+PyObject* hgpy_bf16_bits(PyObject* obj) {
+    PyObject* d = PyObject_GetAttrString(obj, "dtype");
+    if (!d) {
+        PyErr_Clear();
+        return Py_NewRef(obj);
+    }
+    int bf16 = is_bf16(d);
+    Py_DECREF(d);
+    if (!bf16) return Py_NewRef(obj);
+    return PyObject_CallMethod(obj, "view", "O", g_np_dtypes[HG_DTYPE_U16]);
 }
 
 int hgpy_dtype_init(void) {
@@ -134,6 +196,11 @@ int hgpy_dtype_from_object(PyObject* spec, hg_dtype* out) {
             *out = (hg_dtype)i;
             return 0;
         }
+    }
+    if (is_bf16(d)) {   // ml_dtypes.bfloat16
+        Py_DECREF(d);
+        *out = HG_DTYPE_BF16;
+        return 0;
     }
     PyObject* r = PyObject_Repr(d);
     hgpy_raise_msg(HG_ERR_DTYPE_MISMATCH, "unsupported dtype %s; expected one of %s",

@@ -89,8 +89,16 @@ PyObject* hgpy_set_log_handler(PyObject* self, PyObject* handler);
 // Converts a dtype spec (numpy dtype, type, or name such as "float32", "f32", "bfloat16") to
 // hg_dtype; raises DtypeError and returns -1 on failure.
 int hgpy_dtype_from_object(PyObject* spec, hg_dtype* out);
-// The numpy dtype object used for a hg dtype (bf16: uint16 storage). Borrowed reference.
+// The numpy dtype object used for a hg dtype (bf16: ml_dtypes.bfloat16 when it imports, else
+// uint16, the raw bits). Borrowed reference; never NULL for a valid dtype.
 PyObject* hgpy_numpy_dtype(hg_dtype dt);
+// 1 when bf16 shows as ml_dtypes.bfloat16 (looks it up on first use).
+int hgpy_bf16_is_ml_dtypes(void);
+// _reset_bf16(): forget the looked-up bf16 dtype; the next use imports ml_dtypes again.
+PyObject* hgpy_reset_bf16(PyObject* self, PyObject* unused);
+// An array of bfloat16 (ml_dtypes) as a uint16 view of its bits; other objects unchanged.
+// New reference (NULL with an exception on failure).
+PyObject* hgpy_bf16_bits(PyObject* obj);
 // PEP 3118 format character for a dtype ('?', 'b', 'l', 'e', ...).
 const char* hgpy_format(hg_dtype dt);
 // numpy typestr for __array_interface__ ("<f4", "|b1").
@@ -191,7 +199,9 @@ typedef struct hgpy_operand {
 } hgpy_operand;
 // Converts obj. executor: the executor arrays are placed on (NULL: the package's default).
 // Returns 0, -1 with an exception, or 1 (no exception) when obj is no operand type we know and
-// allow_other is set (binary operators return NotImplemented then).
+// allow_other is set (binary operators return NotImplemented then). allow_scalar
+// HGPY_BIG_INT_AS_FLOAT (beside a float tensor): an int beyond int64 becomes a float scalar.
+enum { HGPY_BIG_INT_AS_FLOAT = 2 };
 int hgpy_operand_get(PyObject* obj, HgExecutor* executor, int allow_scalar, int allow_other,
                      const char* what, hgpy_operand* out);
 void hgpy_operand_release(hgpy_operand* o);

@@ -102,6 +102,8 @@ static PyMethodDef module_methods[] = {
      "_from_capsule(capsule, executor) -> Tensor over an unused DLPack capsule's memory"},
     {"_wrap_buffer", (PyCFunction)(void (*)(void))hgpy_wrap_buffer, METH_FASTCALL,
      "_wrap_buffer(obj, executor) -> Buffer over obj's C-contiguous memory, or None"},
+    {"_reset_bf16", hgpy_reset_bf16, METH_NOARGS,
+     "_reset_bf16(): forget bf16's numpy dtype; the next use imports ml_dtypes again (tests)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -65,6 +65,14 @@ int hgpy_operand_get(PyObject* obj, HgExecutor* executor, int allow_scalar, int 
             int overflow = 0;
             long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
             if (v == -1 && PyErr_Occurred()) return -1;
+            if (overflow && allow_scalar == HGPY_BIG_INT_AS_FLOAT) {
+                // Beside a float tensor numpy converts the int to that float dtype.
+                double d = PyLong_AsDouble(obj);
+                if (d == -1.0 && PyErr_Occurred()) return -1;
+                out->is_scalar = 1;
+                out->s = hg_scalar_f(d);
+                return 0;
+            }
             if (overflow) {
                 PyErr_Format(PyExc_OverflowError, "%s: Python int %R does not fit in int64 "
                              "(scalar operands are int64 or float64; use a uint64 Tensor)", what,

@@ -189,8 +189,13 @@ static PyObject* T_data_ptr(HgTensor* self, void* c) {
 // __array_interface__ (CPU memory): the view's shape and byte strides. As for Buffer, the
 // protocol has no release hook, so reading it pins the Buffer's memory until the Buffer object
 // is deallocated (the consumer keeps this Tensor, which keeps the Buffer).
+// bf16 with ml_dtypes: no interface (its typestr cannot name bfloat16), so that numpy takes
+// __array__ and np.asarray(t) gets numpy()'s dtype.
 static PyObject* T_array_interface(HgTensor* self, void* c) {
     if (hgpy_tensor_check(self)) return NULL;
+    if (self->t.dtype == HG_DTYPE_BF16 && hgpy_bf16_is_ml_dtypes())
+        return PyErr_Format(PyExc_AttributeError, "__array_interface__: bfloat16 has no typestr; "
+                            "use numpy() or np.asarray(t) (ml_dtypes.bfloat16)");
     HgBuffer* b = self->base;
     if (!b->data)
         return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "__array_interface__: the Tensor is in %s "
@@ -604,7 +609,8 @@ static PyGetSetDef Tensor_getset[] = {
     {"ndim", (getter)T_ndim, NULL, "Number of dims.", NULL},
     {"size", (getter)T_size, NULL, "Number of elements.", NULL},
     {"offset", (getter)T_offset, NULL, "Element index in the Buffer of element (0, ..., 0).", NULL},
-    {"dtype", (getter)T_dtype, NULL, "numpy dtype of the elements (bfloat16: uint16).", NULL},
+    {"dtype", (getter)T_dtype, NULL, "numpy dtype of the elements (bfloat16: ml_dtypes.bfloat16 "
+     "when ml_dtypes is installed, else uint16, the raw bits).", NULL},
     {"dtype_name", (getter)T_dtype_name, NULL, "Hologram dtype name ('f32', 'bf16', ...).", NULL},
     {"itemsize", (getter)T_itemsize, NULL, "Bytes per element.", NULL},
     {"nbytes", (getter)T_nbytes, NULL, "size * itemsize.", NULL},

@@ -72,6 +72,13 @@ static PyObject* binary_operator_fast(hg_binary_op op, PyObject* a, PyObject* b)
     return hgpy_tensor_from_result(ex, &out);
 }
 
+// How a Python scalar beside t is taken: ints beyond int64 as floats beside a float tensor.
+static int scalar_kind_beside(const hg_tensor* t) {
+    hg_dtype d = t->dtype;
+    return d == HG_DTYPE_F16 || d == HG_DTYPE_BF16 || d == HG_DTYPE_F32 || d == HG_DTYPE_F64
+               ? HGPY_BIG_INT_AS_FLOAT : 1;
+}
+
 PyObject* hgpy_binary_operator(hg_binary_op op, PyObject* a, PyObject* b, int inplace) {
     if (!inplace) {
         PyObject* r = binary_operator_fast(op, a, b);
@@ -83,7 +90,8 @@ PyObject* hgpy_binary_operator(hg_binary_op op, PyObject* a, PyObject* b, int in
     HgTensor* t = (HgTensor*)tobj;
     if (hgpy_tensor_check(t)) return NULL;
     hgpy_operand o;
-    int r = hgpy_operand_get(other, t->base->owner, 1, 1, "operator", &o);
+    int r = hgpy_operand_get(other, t->base->owner, scalar_kind_beside(&t->t), 1, "operator",
+                             &o);
     if (r < 0) return NULL;
     if (r > 0) Py_RETURN_NOTIMPLEMENTED;
     call c;
@@ -196,10 +204,11 @@ static PyObject* f_binary(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     int ia, ib;
     if (a_scalar && !b_scalar) {
         FAIL_IF((ib = hgpy_call_arg(&c, a_[2], 0, "b")) < 0 ||
-                (ia = hgpy_call_arg(&c, a_[1], 1, "a")) < 0);
+                (ia = hgpy_call_arg(&c, a_[1], scalar_kind_beside(T(&c, ib)), "a")) < 0);
     } else {
-        FAIL_IF((ia = hgpy_call_arg(&c, a_[1], !b_scalar, "a")) < 0 ||
-                (ib = hgpy_call_arg(&c, a_[2], 1, "b")) < 0);
+        FAIL_IF((ia = hgpy_call_arg(&c, a_[1], !b_scalar, "a")) < 0);
+        int kind = c.op[ia].is_scalar ? 1 : scalar_kind_beside(T(&c, ia));
+        FAIL_IF((ib = hgpy_call_arg(&c, a_[2], kind, "b")) < 0);
     }
     hg_status s;
     if (c.op[ib].is_scalar)
@@ -292,6 +301,20 @@ static PyObject* f_reduce(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     FAIL_IF(keep < 0 || hgpy_get_axes(&c, a_[2], axes, &naxes, &all) ||
             hgpy_get_dbl(&c, a_[5], "ddof", 0.0, &ddof));
     FAIL_IF(hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[1], 0, "x") < 0);
+    // numpy: argmin/argmax take one int axis; a 0-d input takes an int 0 or -1 but no tuple.
+    int axis_seq = !all && !PyLong_Check(a_[2]);
+    if (axis_seq && (op == HG_REDUCE_ARGMIN || op == HG_REDUCE_ARGMAX)) {
+        call_end(&c);
+        PyErr_Format(PyExc_TypeError, "%s: axis must be None or an int, got %.50s", c.fn,
+                     Py_TYPE(a_[2])->tp_name);
+        return NULL;
+    }
+    if (axis_seq && naxes > 0 && T(&c, 0)->ndim == 0) {
+        call_end(&c);
+        return hgpy_raise_msg(HG_ERR_OUT_OF_RANGE, "%s: axis %d is out of range for a 0-d "
+                              "tensor (numpy takes an int 0 or -1 there, not a tuple)", c.fn,
+                              (int)axes[0]);
+    }
     const int32_t* ax = all ? NULL : axes;
     hg_status s;
     if (op == HG_REDUCE_VAR && ddof != 0.0)

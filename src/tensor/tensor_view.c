@@ -319,7 +319,8 @@ static int64_t slice_indices(int64_t len, int64_t* start, int64_t stop, int64_t 
 
 hg_status hg_tensor_slice(const hg_tensor* t, int32_t dim, int64_t start, int64_t stop,
                           int64_t step, hg_tensor* out) {
-    hg_status s = hg_tensor_check(t, "hg_tensor_slice", "t", NULL, NULL);
+    int64_t numel = 0;
+    hg_status s = hg_tensor_check(t, "hg_tensor_slice", "t", NULL, &numel);
     if (s) return s;
     HG_CHECK_NULL(out, "out");
     int32_t d = 0;
@@ -333,7 +334,9 @@ hg_status hg_tensor_slice(const hg_tensor* t, int32_t dim, int64_t start, int64_
     int64_t n = slice_indices(t->shape[d], &first, stop, step);
     hg_tensor r = *t;
     r.shape[d] = n;
-    if (n > 0) {
+    // Another dim of 0: the result is empty too and its offset stays put (numpy's x[:, ::-1]
+    // of a (0, 3) array), since an empty view's offset must stay within its buffer.
+    if (n > 0 && numel > 0) {
         // first is a valid index and, for n > 1, first + step is too, so these products are
         // bounded by the (checked) extent of t; the checks only guard that reasoning.
         int64_t move, stride;
@@ -351,7 +354,8 @@ hg_status hg_tensor_slice(const hg_tensor* t, int32_t dim, int64_t start, int64_
 }
 
 hg_status hg_tensor_select(const hg_tensor* t, int32_t dim, int64_t index, hg_tensor* out) {
-    hg_status s = hg_tensor_check(t, "hg_tensor_select", "t", NULL, NULL);
+    int64_t numel = 0;
+    hg_status s = hg_tensor_check(t, "hg_tensor_select", "t", NULL, &numel);
     if (s) return s;
     HG_CHECK_NULL(out, "out");
     int32_t d = 0;
@@ -366,7 +370,9 @@ hg_status hg_tensor_select(const hg_tensor* t, int32_t dim, int64_t index, hg_te
     if (index < 0) index += len;
     hg_tensor r = result_of(t);
     r.ndim = t->ndim - 1;
-    r.offset = t->offset + index * t->strides[d];  // a reachable element: no overflow
+    // A reachable element, so no overflow; an empty t (another dim of 0) keeps its offset,
+    // which must stay within the buffer.
+    if (numel > 0) r.offset = t->offset + index * t->strides[d];
     for (int32_t i = 0, j = 0; i < t->ndim; i++) {
         if (i == d) continue;
         r.shape[j] = t->shape[i];

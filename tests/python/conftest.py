@@ -4,6 +4,7 @@ hg.tensor without an executor is copied onto it, and numpy() of a device Tensor 
 copy so that the comparisons with numpy stay as written. Tests that assert host-memory semantics
 (zero-copy views of numpy memory, __array_interface__, data_ptr) carry the `host_memory` marker
 and are skipped there with that reason; the default run (cpu) runs everything."""
+import functools
 import os
 
 import numpy as np
@@ -17,11 +18,16 @@ if TEST_BACKEND != "cpu":
 import hologram as hg  # noqa: E402 - after HOLOGRAM_BACKEND is set
 from hologram.tensor import Tensor  # noqa: E402
 
+try:   # bf16's numpy dtype: ml_dtypes.bfloat16 where it is installed, else its uint16 bits
+    from ml_dtypes import bfloat16 as BF16_NUMPY
+except ImportError:
+    BF16_NUMPY = np.uint16
+
 # (dtype spec accepted by allocate, numpy dtype of to_numpy)
 ALL_DTYPES = [
     ("bool", np.bool_), ("int8", np.int8), ("int16", np.int16), ("int32", np.int32),
     ("int64", np.int64), ("uint8", np.uint8), ("uint16", np.uint16), ("uint32", np.uint32),
-    ("uint64", np.uint64), ("float16", np.float16), ("bfloat16", np.uint16),
+    ("uint64", np.uint64), ("float16", np.float16), ("bfloat16", BF16_NUMPY),
     ("float32", np.float32), ("float64", np.float64),
 ]
 
@@ -74,15 +80,20 @@ def _place_on_test_backend(monkeypatch):
     dev = executor_under_test()
     real_asarray, real_tensor, real_numpy = hg.asarray, hg.tensor, Tensor.numpy
 
+    # (functools.wraps: the stand-ins keep the real functions' docstrings and signatures, which
+    # test_docstrings and test_typing read)
+    @functools.wraps(real_asarray)
     def asarray(obj, dtype=None, *, copy=None, executor=None):
         if executor is None and not isinstance(obj, (Tensor, hg.Buffer)):
             executor = dev
             copy = None if copy is False else copy   # a host view cannot live on the device
         return real_asarray(obj, dtype, copy=copy, executor=executor)
 
+    @functools.wraps(real_tensor)
     def tensor(data, dtype=None, *, executor=None):
         return real_tensor(data, dtype, executor=executor or dev)
 
+    @functools.wraps(real_numpy)
     def numpy(self, copy=False):
         return real_numpy(self, copy=copy or self.backend != "cpu")
 

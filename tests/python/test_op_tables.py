@@ -22,7 +22,7 @@ def test_rows_make_functions_that_run_the_c_op():
     x = hg.asarray(np.array([0.25, 4.0], np.float32))
     for name, code, doc, aliases in ops.UNARY_OPS + ops.BINARY_OPS:
         f = getattr(ops, name)
-        assert f.__name__ == code and f.__doc__ == doc
+        assert f.__name__ == code and doc in f.__doc__   # the row's text, with the signature
         for alias in aliases:
             assert getattr(ops, alias) is f
     np.testing.assert_array_equal(ops.rsqrt(x).numpy(), [2.0, 0.5])

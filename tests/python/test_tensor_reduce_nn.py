@@ -365,7 +365,8 @@ def test_zero_d_reductions_take_numpy_axes(ex, name, axis):
         want = getattr(np, name)(a, axis=axis)
     except (ValueError, IndexError, TypeError):   # numpy's AxisError is both
         for f in (getattr(hg, name), hg.jit(lambda x: getattr(hg, name)(x, axis=axis))):
-            with pytest.raises(hg.HologramError):
+            # (argmin/argmax of a tuple axis: TypeError, as numpy's)
+            with pytest.raises((hg.HologramError, TypeError)):
                 f(t, axis=axis) if f is getattr(hg, name) else f(t)
         return
     for got in (getattr(hg, name)(t, axis=axis), hg.jit(lambda x: getattr(hg, name)(x, axis=axis))(t)):

@@ -317,6 +317,12 @@ hg_status hg_unary(hg_unary_op op, const hg_tensor* x, hg_tensor* out) {
     return run_call(&k, out, 1);
 }
 
+static int64_t numel_of(int32_t ndim, const int64_t* shape) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
 static hg_status negative_power(const char* fn, long long e) {
     return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: integers to negative integer powers are not "
                     "allowed (exponent %lld; numpy raises too): use a float base or exponent",
@@ -352,7 +358,10 @@ hg_status hg_binary(hg_binary_op op, const hg_tensor* a, const hg_tensor* b, hg_
     if ((s = hg_ew_binary_dtype(op, a->dtype, b->dtype, &k.result, NULL)))
         return hg_error_prefix(s, "hg_binary");
     if ((s = broadcast_all(&k))) return s;
-    if (op == HG_BINARY_POW && (s = check_int_power(k.c.fn, k.result, b))) return s;
+    // numpy computes nothing for an empty result, so it refuses nothing there either.
+    if (op == HG_BINARY_POW && numel_of(k.ndim, k.shape) &&
+        (s = check_int_power(k.c.fn, k.result, b)))
+        return s;
     return run_call(&k, out, 1);
 }
 
@@ -414,12 +423,21 @@ hg_status hg_binary_scalar(hg_binary_op op, const hg_tensor* a, hg_scalar sc, in
         return hg_binary_scalar(r ? HG_BINARY_LOGICAL_OR : HG_BINARY_LOGICAL_AND, a,
                                 hg_scalar_b(r), 0, out);
     }
+    if (!int_scalar_fits(sc, sd) && op == HG_BINARY_DIV) {
+        // numpy divides integers in f64, so the int is taken as an f64 there, not in sd.
+        sc = hg_scalar_f((double)sc.i);
+        sd = hg_ew_scalar_dtype(sc, a->dtype);
+    } else if (!int_scalar_fits(sc, sd) && op >= HG_BINARY_LOGICAL_AND &&
+               op <= HG_BINARY_LOGICAL_XOR) {
+        sc = hg_scalar_b(sc.i != 0);   // only whether it is zero matters (numpy agrees)
+        sd = hg_ew_scalar_dtype(sc, a->dtype);
+    }
     if ((s = check_int_scalar(k.c.fn, sc, sd))) return s;
     set_scalar(&k, si, sd, sc);
     k.flags = scalar_first ? 1 : 0;
     if ((s = hg_ew_binary_dtype(op, k.dt[0], k.dt[1], &k.result, NULL)))
         return hg_error_prefix(s, "hg_binary_scalar");
-    if (op == HG_BINARY_POW && hg_dtype_is_int((int)k.result)) {
+    if (op == HG_BINARY_POW && hg_dtype_is_int((int)k.result) && numel_of(a->ndim, a->shape)) {
         if (scalar_first) s = check_int_power(k.c.fn, k.result, a);
         else if (sc.kind == HG_SCALAR_INT && sc.i < 0) s = negative_power(k.c.fn, (long long)sc.i);
         if (s) return s;
