@@ -268,36 +268,35 @@ static char* read_text(const char* path) {
 }
 
 
+// `info` prints the line "<label><value>" and `info --json` the pair "<key>": "<value>".
+static void info_says(const char* label, const char* key, const char* value) {
+    char want[1200];
+    CHECK(cli("info") == 0);
+    snprintf(want, sizeof want, "%s%s\n", label, value);
+    CHECK_MSG(strstr(g_out, want), "no '%s' in info:\n%s", want, g_out);
+    CHECK(cli("info --json") == 0);
+    snprintf(want, sizeof want, "\"%s\": \"%s\"", key, value);
+    CHECK_MSG(strstr(g_out, want), "no '%s' in info --json:\n%s", want, g_out);
+}
+
 // `info` names the CPU kernel set that runs (HOLOGRAM_CPU_LEVEL narrows it), where NVRTC and the
 // kernel cache are, and says the same in text and JSON.
 static void info_facts(void) {
-    char want[1200];
     const char* mine = hg_cpu_kernel_set();   // before any HOLOGRAM_CPU_LEVEL below
     const char* levels[] = {"generic", "avx2", NULL};
     for (int k = 0; k < 3; k++) {
         const char* lv = levels[k];
         if (lv ? setenv("HOLOGRAM_CPU_LEVEL", lv, 1) : unsetenv("HOLOGRAM_CPU_LEVEL")) continue;
         // The narrower of the cap and this CPU's set.
-        const char* set = lv && (!strcmp(lv, "generic") || strcmp(mine, "generic")) ? lv : mine;
-        CHECK(cli("info") == 0);
-        snprintf(want, sizeof want, "cpu kernels:  %s\n", set);
-        CHECK_MSG(strstr(g_out, want), "info, level %s: no '%s' in:\n%s", lv ? lv : "-", want,
-                  g_out);
-        CHECK(cli("info --json") == 0);
-        snprintf(want, sizeof want, "\"cpu_kernels\": \"%s\"", set);
-        CHECK_MSG(strstr(g_out, want), "info --json, level %s: no '%s'", lv ? lv : "-", want);
+        info_says("cpu kernels:  ", "cpu_kernels",
+                  lv && (!strcmp(lv, "generic") || strcmp(mine, "generic")) ? lv : mine);
     }
     unsetenv("HOLOGRAM_CPU_LEVEL");
-    // The kernel cache folder as HOLOGRAM_CACHE_DIR names it, in both forms.
+    // The kernel cache folder as HOLOGRAM_CACHE_DIR names it.
     char dir[600];   // tmp_path's buffers are reused by cli()
     snprintf(dir, sizeof dir, "%s", tmp_path("kcache"));
     setenv("HOLOGRAM_CACHE_DIR", dir, 1);
-    CHECK(cli("info") == 0);
-    snprintf(want, sizeof want, "kernel cache: %s\n", dir);
-    CHECK_MSG(strstr(g_out, want), "no '%s' in info", want);
-    CHECK(cli("info --json") == 0);
-    snprintf(want, sizeof want, "\"kernel_cache\": \"%s\"", dir);
-    CHECK_MSG(strstr(g_out, want), "no '%s' in info --json", want);
+    info_says("kernel cache: ", "kernel_cache", dir);
     // A cache folder that cannot be made: none, with the reason, in both.
     setenv("HOLOGRAM_CACHE_DIR", "/proc/hologram-no-such-folder", 1);
     CHECK(cli("info") == 0 && strstr(g_out, "kernel cache: none: no usable kernel cache folder"));
@@ -314,18 +313,13 @@ static void info_facts(void) {
     CHECK(cli("info --json") == 0 &&
           strstr(g_out, "\"nvrtc\": null, \"nvrtc_reason\": \"no NVRTC"));
     if (keep[0]) {
-        // The NVRTC the tests use: its path in both forms.
-        setenv("HOLOGRAM_NVRTC", keep, 1);
-        CHECK(cli("info") == 0);
-        snprintf(want, sizeof want, "nvrtc:        %s\n", keep);
-        CHECK_MSG(strstr(g_out, want), "no '%s' in info", want);
-        CHECK(cli("info --json") == 0);
-        snprintf(want, sizeof want, "\"nvrtc\": \"%s\"", keep);
-        CHECK_MSG(strstr(g_out, want), "no '%s' in info --json", want);
+        setenv("HOLOGRAM_NVRTC", keep, 1);   // the NVRTC the tests use: its path
+        info_says("nvrtc:        ", "nvrtc", keep);
     } else {
         unsetenv("HOLOGRAM_NVRTC");
     }
 }
+
 static void test_cli_errors(void) {
     char args[4096];
     // Help and usage.

@@ -12,41 +12,14 @@
 #include "ops/common/op_common.h"
 #include "graph/graph_internal.h"
 #include "hg_test.h"
+#include "tensor_ref.h"
 
 static hg_executor g_ex;
 static uint64_t g_rng = 4242;
 
 static uint64_t rnd(void) { return hg_test_rand(&g_rng); }
 
-static int is_nan_bits(hg_dtype dt, const unsigned char* p) {
-    switch (dt) {
-    case HG_DTYPE_F16: { uint16_t v; memcpy(&v, p, 2); return (v & 0x7C00) == 0x7C00 && (v & 0x3FF); }
-    case HG_DTYPE_BF16: { uint16_t v; memcpy(&v, p, 2); return (v & 0x7F80) == 0x7F80 && (v & 0x7F); }
-    case HG_DTYPE_F32: { float v; memcpy(&v, p, 4); return isnan(v); }
-    case HG_DTYPE_F64: { double v; memcpy(&v, p, 8); return isnan(v); }
-    default: return 0;
-    }
-}
 
-// Reads a tensor's elements in C order (any strides) into host memory.
-static void read_tensor(const hg_tensor* t, unsigned char* out) {
-    size_t es = hg_dtype_size(t->dtype), cnt;
-    hg_buffer_count(t->buffer, &cnt);
-    unsigned char* all = malloc(cnt * es + 1);
-    hg_buffer_read(t->buffer, 0, all, cnt);
-    int64_t idx[HG_MAX_DIMS] = {0}, n = 1;
-    for (int32_t d = 0; d < t->ndim; d++) n *= t->shape[d];
-    for (int64_t k = 0; k < n; k++) {
-        int64_t e = t->offset;
-        for (int32_t d = 0; d < t->ndim; d++) e += idx[d] * t->strides[d];
-        memcpy(out + (size_t)k * es, all + (size_t)e * es, es);
-        for (int32_t d = t->ndim - 1; d >= 0; d--) {
-            if (++idx[d] < t->shape[d]) break;
-            idx[d] = 0;
-        }
-    }
-    free(all);
-}
 
 static int64_t numel(int32_t nd, const int64_t* s) {
     int64_t n = 1;
@@ -227,19 +200,19 @@ static void test_random_graphs(int iters) {
             hg_dtype dt = tf[k].dtype;
             int64_t n = numel(tf[k].ndim, tf[k].shape);
             size_t es = hg_dtype_size(dt);
-            unsigned char *a = malloc((size_t)n * es + 1), *b = malloc((size_t)n * es + 1), *c = malloc((size_t)n * es + 1);
-            read_tensor(&tf[k], a);
-            read_tensor(&tu[k], b);
+            unsigned char *a = tref_read_view(&tf[k]), *b = tref_read_view(&tu[k]), *c = NULL;
+            CHECK(a && b);
+            if (!a || !b) { free(a); free(b); continue; }
             int same = !pow_refused && ev[outs[k]].dtype == dt && ev[outs[k]].ndim == tf[k].ndim &&
                        numel(ev[outs[k]].ndim, ev[outs[k]].shape) == n;
             CHECK_MSG(same || pow_refused, "iteration %d output %d: eager gives %s, the graph %s",
                       it, k, hg_dtype_name(ev[outs[k]].dtype), hg_dtype_name(dt));
-            if (same) read_tensor(&ev[outs[k]], c);
-            else memcpy(c, a, (size_t)n * es);
+            if (same) c = tref_read_view(&ev[outs[k]]);
+            if (!c && (c = malloc((size_t)n * es + 1))) memcpy(c, a, (size_t)n * es);
             int bad = -1;
             for (int64_t e = 0; e < n && bad < 0; e++) {
                 const unsigned char *x = a + e * es, *y = b + e * es, *z = c + e * es;
-                int nan = is_nan_bits(dt, x) && is_nan_bits(dt, y) && is_nan_bits(dt, z);
+                int nan = tref_is_nan(dt, x) && tref_is_nan(dt, y) && tref_is_nan(dt, z);
                 if (!nan && (memcmp(x, y, es) || memcmp(x, z, es))) bad = (int)e;
             }
             CHECK_MSG(bad < 0, "iteration %d output %d (%s): fused/unfused/eager differ at %d", it,
@@ -249,10 +222,9 @@ static void test_random_graphs(int iters) {
                 double* ref = calloc((size_t)nr * (size_t)n, sizeof(double));
                 double* inh[4];
                 for (int i = 0; i < ninputs; i++) {
-                    inh[i] = malloc((size_t)n * 8);
                     hg_tensor bt;
                     CHECK_OK(hg_tensor_expand(&tin[i], nd, shape, &bt));
-                    read_tensor(&bt, (unsigned char*)inh[i]);
+                    inh[i] = (double*)tref_read_view(&bt);
                 }
                 for (int i = 0; i < nr; i++) {
                     double* o = ref + (size_t)i * n;

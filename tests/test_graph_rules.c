@@ -12,6 +12,7 @@
 #include "runtime/objects.h"
 #include "graph/graph_internal.h"
 #include "hg_test.h"
+#include "tensor_ref.h"
 
 #define N 96
 
@@ -50,22 +51,13 @@ static void fill_values(hg_dtype dt, unsigned char* out, int n, uint64_t salt) {
     }
 }
 
-static int is_nan_bits(hg_dtype dt, const unsigned char* p) {
-    switch (dt) {
-    case HG_DTYPE_F16: { uint16_t v; memcpy(&v, p, 2); return (v & 0x7C00) == 0x7C00 && (v & 0x3FF); }
-    case HG_DTYPE_BF16: { uint16_t v; memcpy(&v, p, 2); return (v & 0x7F80) == 0x7F80 && (v & 0x7F); }
-    case HG_DTYPE_F32: { float v; memcpy(&v, p, 4); return isnan(v); }
-    case HG_DTYPE_F64: { double v; memcpy(&v, p, 8); return isnan(v); }
-    default: return 0;
-    }
-}
 
 // Index of the first differing element, or -1.
 static int compare(hg_dtype dt, const unsigned char* a, const unsigned char* b, int64_t n) {
     size_t es = hg_dtype_size(dt);
     for (int64_t i = 0; i < n; i++) {
         const unsigned char *x = a + (size_t)i * es, *y = b + (size_t)i * es;
-        if (is_nan_bits(dt, x) && is_nan_bits(dt, y)) continue;
+        if (tref_is_nan(dt, x) && tref_is_nan(dt, y)) continue;
         if (memcmp(x, y, es)) return (int)i;
     }
     return -1;

@@ -414,9 +414,8 @@ hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
             shape[nd++] = xn->shape[i];
         }
     }
-    int64_t outn = 1;
-    for (int32_t i = 0; i < nd; i++) outn *= shape[i];
-    if (reduced == 0 && outn > 0 &&
+    // As hg_reduce: refused also when the result is empty (numpy raises on any empty reduction).
+    if (reduced == 0 &&
         (op == HG_REDUCE_MIN || op == HG_REDUCE_MAX || op == HG_REDUCE_ARGMIN || op == HG_REDUCE_ARGMAX))
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: %s of an empty selection has no identity "
                         "(numpy raises)", fn, hg_reduce_op_name(op));

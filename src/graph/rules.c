@@ -261,9 +261,8 @@ static int match(const hg_gir* g, int32_t p, int32_t id, int32_t* caps) {
     return 1;
 }
 
-static int when_holds(const hg_gir* g, hg_rule_when w, int32_t root, const int32_t* caps) {
-    if (caps[0] < 0) return 0;
-    int t = g->nodes[caps[0]].dtype;
+// The conditions that depend on one dtype only (not HG_WHEN_LOSSLESS).
+static int when_dtype(hg_rule_when w, int t) {
     switch (w) {
     case HG_WHEN_ANY: return 1;
     case HG_WHEN_NUM: return t != HG_DTYPE_BOOL;
@@ -271,6 +270,15 @@ static int when_holds(const hg_gir* g, hg_rule_when w, int32_t root, const int32
     case HG_WHEN_FLOAT: return hg_dtype_is_float(t);
     case HG_WHEN_BOOL: return t == HG_DTYPE_BOOL;
     case HG_WHEN_INT_BOOL: return t == HG_DTYPE_BOOL || hg_dtype_is_int(t);
+    case HG_WHEN_SIGNED: return hg_dtype_is_signed_int(t) || hg_dtype_is_float(t);
+    default: return 0;
+    }
+}
+
+static int when_holds(const hg_gir* g, hg_rule_when w, int32_t root, const int32_t* caps) {
+    if (caps[0] < 0) return 0;
+    int t = g->nodes[caps[0]].dtype;
+    switch (w) {
     case HG_WHEN_LOSSLESS: {
         int32_t inner = g->nodes[root].in[0];
         hg_dtype mid = g->nodes[inner].dtype, to = g->nodes[root].dtype;
@@ -280,9 +288,9 @@ static int when_holds(const hg_gir* g, hg_rule_when w, int32_t root, const int32
         if (!hg_dtype_is_int((int)to)) return 1;
         return hg_dtype_is_float(t) == hg_dtype_is_float((int)mid) || hg_dtype_lossless((hg_dtype)t, to);
     }
-    case HG_WHEN_SIGNED: return hg_dtype_is_signed_int(t) || hg_dtype_is_float(t);
-    default: return 0;
+    default: break;
     }
+    return when_dtype(w, t);
 }
 
 typedef struct build_ctx {
@@ -354,6 +362,12 @@ int32_t hg_rules_apply(hg_gir* g, int32_t id, hg_rule_mk mk, void* ctx, int* rul
     for (int r = 0; r < HG_RULE_COUNT; r++) {
         int32_t caps[3] = {-1, -1, -1};
         if (!match(g, g_roots[r][0], id, caps) || !when_holds(g, hg_rule_table[r].when, id, caps))
+            continue;
+        // A constant rewrite is made in the matched node's dtype, which a mixed-dtype operation
+        // may have promoted away from x's (i8 x times the weak scalar 0.0 is f64, and -0.0 for
+        // x < 0, not 0): the condition must hold for that dtype too.
+        if (g_pool[g_roots[r][1]].kind == HG_PAT_CONST &&
+            !when_dtype(hg_rule_table[r].when, g->nodes[id].dtype))
             continue;
         // Work on a copy: mk may grow (move) the node array.
         hg_gnode root = g->nodes[id];

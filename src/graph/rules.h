@@ -6,7 +6,8 @@
 // `x`, `y`, `z` capture nodes (a variable used twice matches one node, which hash-consing makes
 // the same as matching equal subgraphs); numbers match constants (0-d, or expanded 0-d) whose
 // value in their dtype is exactly that number (-0.0 matches only negative zero). A rule applies
-// when the condition holds for x's dtype and the rewrite has the matched node's dtype; a smaller
+// when the condition holds for x's dtype (and, for a constant rewrite, for the matched node's
+// dtype too: mixed dtypes may promote) and the rewrite has the matched node's dtype; a smaller
 // rewrite is broadcast back to the node's shape. Every rule gives bit-identical results for all
 // inputs (NaNs stay NaN; a NaN's sign and payload may differ where the comment says so).
 #ifndef HG_GRAPH_RULES_H

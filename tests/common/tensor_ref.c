@@ -1,5 +1,6 @@
 // Reference helpers for the tensor view and copy tests (see tensor_ref.h).
 #include "tensor_ref.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,4 +165,37 @@ int tref_untouched(const hg_tensor* out) {
     for (size_t i = 0; i < sizeof *out; i++)
         if (p[i] != TREF_SENTINEL) return 0;
     return 1;
+}
+
+unsigned char* tref_read_view(const hg_tensor* t) {
+    size_t es = hg_dtype_size(t->dtype), cnt = 0;
+    int64_t n = tref_numel(t->ndim, t->shape);
+    if (hg_buffer_count(t->buffer, &cnt)) return NULL;
+    unsigned char* all = malloc(cnt * es + 1);
+    unsigned char* out = malloc((size_t)n * es + 1);
+    if (!all || !out || hg_buffer_read(t->buffer, 0, all, cnt)) {
+        free(all);
+        free(out);
+        return NULL;
+    }
+    int64_t idx[HG_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < n; k++) {
+        memcpy(out + (size_t)k * es, all + (size_t)tref_elem_of(t, idx) * es, es);
+        tref_next_index(t->ndim, t->shape, idx);
+    }
+    free(all);
+    return out;
+}
+
+int tref_is_nan(hg_dtype dt, const unsigned char* p) {
+    uint16_t h;
+    float f;
+    double d;
+    switch (dt) {
+    case HG_DTYPE_F16: memcpy(&h, p, 2); return (h & 0x7C00) == 0x7C00 && (h & 0x3FF);
+    case HG_DTYPE_BF16: memcpy(&h, p, 2); return (h & 0x7F80) == 0x7F80 && (h & 0x7F);
+    case HG_DTYPE_F32: memcpy(&f, p, 4); return isnan(f);
+    case HG_DTYPE_F64: memcpy(&d, p, 8); return isnan(d);
+    default: return 0;
+    }
 }

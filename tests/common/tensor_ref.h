@@ -38,6 +38,11 @@ int tref_next_index(int32_t ndim, const int64_t* shape, int64_t* idx);
 int64_t tref_numel(int32_t ndim, const int64_t* shape);
 // Element index of idx in view t (the definition of a strided view).
 int64_t tref_elem_of(const hg_tensor* t, const int64_t* idx);
+// A view's elements in C order (any strides), read from its buffer into new host memory (free
+// it); NULL when the buffer cannot be read.
+unsigned char* tref_read_view(const hg_tensor* t);
+// 1 if the element at p of a float dtype is a NaN (any sign or payload); 0 otherwise.
+int tref_is_nan(hg_dtype dt, const unsigned char* p);
 // All element indices of t in C order (malloc'd, numel entries; NULL for an empty view).
 int64_t* tref_elems_of(const hg_tensor* t);
 // Value of a view of ctx->iota at idx, read from the host array (equals the element index).

@@ -234,6 +234,7 @@ static int is_direct(hg_red_dom dom, hg_dtype dt, int64_t st) {
 static void unit_runs(const red_job* j, int64_t m, int64_t a, int64_t b, hg_red_acc* acc,
                       void* buf) {
     const red_plan* p = j->p;
+    if (a >= b) return;   // nothing reduced (an empty x may have no memory: p->x NULL)
     const unsigned char* xb = p->x + kept_off(p, p->nk, m, p->kx) * p->xsz;
     int nr = p->nr;
     int64_t L = p->rs[nr - 1], st = p->rx[nr - 1];
@@ -264,7 +265,8 @@ static void unit_rows(const red_job* j, int64_t oi, int64_t c0, int64_t kc, int6
     const red_plan* p = j->p;
     int nk = p->nk, nr = p->nr;
     int64_t st = p->kx[nk - 1];
-    const unsigned char* xb = p->x + (kept_off(p, nk - 1, oi, p->kx) + c0 * st) * p->xsz;
+    // An empty x may have no memory (p->x NULL): no pointer arithmetic on it then.
+    const unsigned char* xb = a < b ? p->x + (kept_off(p, nk - 1, oi, p->kx) + c0 * st) * p->xsz : NULL;
     hg_red_acc init;
     hg_red_init(j->k, &init);
     for (int64_t c = 0; c < kc; c++) { f[c] = init.f; u[c] = init.u; idx[c] = init.idx; }
