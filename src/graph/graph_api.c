@@ -120,26 +120,6 @@ hg_status hg_graph_input(hg_graph g, hg_dtype dtype, int32_t ndim, const int64_t
     return s;
 }
 
-// NEP 50: an integer scalar must fit the dtype it takes (the eager ops' rule and message).
-static hg_status check_int_scalar(const char* fn, hg_scalar s, hg_dtype t) {
-    if (s.kind != HG_SCALAR_INT || !hg_dtype_is_int((int)t)) return HG_OK;
-    int64_t lo = 0;
-    uint64_t hi = UINT64_MAX;
-    if (hg_dtype_is_signed_int((int)t)) {
-        unsigned w = hg_dtype_bits((int)t);
-        hi = (UINT64_C(1) << (w - 1)) - 1;
-        lo = -(int64_t)(hi) - 1;
-    } else if (hg_dtype_bits((int)t) < 64) {
-        hi = (UINT64_C(1) << hg_dtype_bits((int)t)) - 1;
-    }
-    if (s.i < lo || (s.i > 0 && (uint64_t)s.i > hi))
-        return hg_error(HG_ERR_OUT_OF_RANGE,
-                        "%s: the integer scalar %lld does not fit %s, the dtype it takes next to "
-                        "the tensor (numpy's NEP 50 rule; valid: %lld..%llu)", fn,
-                        (long long)s.i, hg_dtype_name(t), (long long)lo, (unsigned long long)hi);
-    return HG_OK;
-}
-
 hg_status hg_graph_constant(hg_graph g, hg_dtype dtype, hg_scalar value, int32_t* out_node) {
     static const char fn[] = "hg_graph_constant";
     hg_graph_obj* o = begin(g, fn, out_node, 0, NULL, NULL);
@@ -150,7 +130,7 @@ hg_status hg_graph_constant(hg_graph g, hg_dtype dtype, hg_scalar value, int32_t
     if ((unsigned)value.kind >= HG_SCALAR_KIND_COUNT)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: scalar kind %d is invalid (valid: 0..%d)",
                         fn, (int)value.kind, HG_SCALAR_KIND_COUNT - 1);
-    hg_status st = check_int_scalar(fn, value, dtype);
+    hg_status st = hg_ew_check_int_scalar(fn, value, dtype);
     if (st) return st;
     hg_gnode n = hg_gnode_make(HG_GOP_CONST, 0, dtype, 0, NULL);
     // Canonical scalar: only the field of its kind counts (equal constants hash-cons).
@@ -259,10 +239,11 @@ hg_status hg_graph_binary_scalar(hg_graph g, hg_binary_op op, int32_t a, hg_scal
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: scalar kind %d is invalid (valid: 0..%d)",
                         fn, (int)s.kind, HG_SCALAR_KIND_COUNT - 1);
     // Check the operation before adding the constant, so a refused call adds no node.
-    hg_dtype sdt = hg_ew_scalar_dtype(s, o->ir.nodes[a].dtype), rt, ct;
-    hg_dtype da = o->ir.nodes[a].dtype;
-    hg_status st = check_int_scalar(fn, s, sdt);
+    hg_dtype da = o->ir.nodes[a].dtype, rt, ct;
+    // A scalar out of its dtype's range: numpy's answer as the eager op gives it.
+    hg_status st = hg_ew_scalar_operand(fn, &op, &s, da, &scalar_first);
     if (st) return st;
+    hg_dtype sdt = hg_ew_scalar_dtype(s, da);
     st = hg_ew_binary_dtype(op, scalar_first ? sdt : da, scalar_first ? da : sdt, &rt, &ct);
     if (st) return hg_error_prefix(st, "%s", fn);
     int32_t c;

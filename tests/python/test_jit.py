@@ -205,3 +205,32 @@ def test_fused_chain_over_broadcast_rows(shape):
         got = norm_affine(xv, hg.asarray(mu), hg.asarray(w), hg.asarray(b)).numpy()
         np.testing.assert_allclose(got, (xt.T.astype(np.float64) - mu) * w + b, rtol=1e-6,
                                    atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16])
+def test_out_of_range_int_scalars_as_eager(dtype):
+    """A Python int the tensor's dtype cannot hold: traced graphs give numpy's answer as the
+    eager ops do (comparisons by value, true division in f64, logical ops by zero-ness)."""
+    x = np.array([0, 1, 5, 100, 127], dtype=dtype)
+    cases = {
+        "div": (lambda a: a / -300, lambda a: a / -300),
+        "rdiv": (lambda a: 70000 / (a + 1), lambda a: 70000 / (a + 1)),
+        "lt": (lambda a: a < 300, lambda a: a < 300),
+        "ge_first": (lambda a: ops.greater_equal(-300, a), lambda a: np.greater_equal(-300, a)),
+        "ne": (lambda a: a != 70000, lambda a: a != 70000),
+        "and": (lambda a: ops.logical_and(a, 70000), lambda a: np.logical_and(a, 70000)),
+        "xor": (lambda a: ops.logical_xor(a, -70000), lambda a: np.logical_xor(a, -70000)),
+    }
+    for name, (ours, ref) in cases.items():
+        want = ref(x)
+        eager = ours(hg.asarray(x)).numpy()
+        traced = hg.jit(ours)(hg.asarray(x)).numpy()
+        for got, how in ((eager, "eager"), (traced, "jit")):
+            assert got.dtype == want.dtype, (name, how, got.dtype, want.dtype)
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{name} {how}")
+    # Still refused where numpy refuses (NEP 50): arithmetic other than true division.
+    for f in (lambda a: a + 70000, lambda a: a * -70000):
+        with pytest.raises(hg.OutOfRangeError):
+            f(hg.asarray(x))
+        with pytest.raises(hg.OutOfRangeError):
+            hg.jit(f)(hg.asarray(x))

@@ -366,38 +366,6 @@ hg_status hg_binary(hg_binary_op op, const hg_tensor* a, const hg_tensor* b, hg_
 }
 
 // The range of integer dtype t.
-static void int_range(hg_dtype t, int64_t* lo, uint64_t* hi) {
-    unsigned w = hg_dtype_bits((int)t);
-    *lo = 0;
-    *hi = UINT64_MAX;
-    if (hg_dtype_is_signed_int((int)t)) {
-        *hi = (UINT64_C(1) << (w - 1)) - 1;
-        *lo = -(int64_t)(*hi) - 1;
-    } else if (w < 64) {
-        *hi = (UINT64_C(1) << w) - 1;
-    }
-}
-
-static int int_scalar_fits(hg_scalar s, hg_dtype t) {
-    if (s.kind != HG_SCALAR_INT || !hg_dtype_is_int((int)t)) return 1;
-    int64_t lo;
-    uint64_t hi;
-    int_range(t, &lo, &hi);
-    return !(s.i < lo || (s.i > 0 && (uint64_t)s.i > hi));
-}
-
-// NEP 50: a Python int must fit the dtype it takes.
-static hg_status check_int_scalar(const char* fn, hg_scalar s, hg_dtype t) {
-    if (int_scalar_fits(s, t)) return HG_OK;
-    int64_t lo;
-    uint64_t hi;
-    int_range(t, &lo, &hi);
-    return hg_error(HG_ERR_OUT_OF_RANGE,
-                    "%s: the integer scalar %lld does not fit %s, the dtype it takes next to the "
-                    "tensor (numpy's NEP 50 rule; valid: %lld..%llu)", fn, (long long)s.i,
-                    hg_dtype_name(t), (long long)lo, (unsigned long long)hi);
-}
-
 static hg_status check_scalar_kind(const char* fn, hg_scalar s, const char* name) {
     if ((unsigned)s.kind >= HG_SCALAR_KIND_COUNT)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: scalar '%s' has invalid kind %d", fn, name,
@@ -413,26 +381,11 @@ hg_status hg_binary_scalar(hg_binary_op op, const hg_tensor* a, hg_scalar sc, in
     int ti = scalar_first ? 1 : 0, si = 1 - ti;
     if ((s = check_input(&k, ti, a, "a"))) return s;
     if ((s = check_scalar_kind(k.c.fn, sc, "s"))) return s;
+    hg_binary_op op0 = op;
+    if ((s = hg_ew_scalar_operand(k.c.fn, &op, &sc, a->dtype, &scalar_first))) return s;
+    if (op != op0 && op0 >= HG_BINARY_EQ && op0 <= HG_BINARY_GE)
+        return hg_binary_scalar(op, a, sc, scalar_first, out);   // the by-value answer
     hg_dtype sd = hg_ew_scalar_dtype(sc, a->dtype);
-    if (op >= HG_BINARY_EQ && op <= HG_BINARY_GE && !int_scalar_fits(sc, sd)) {
-        // numpy 2 compares with an out-of-range Python int by value: the answer is the same
-        // for every element (a OR true / a AND false give it as a bool tensor).
-        int above = sc.i > 0, lt = scalar_first ? !above : above;   // left < right?
-        int r = op == HG_BINARY_NE || (lt && (op == HG_BINARY_LT || op == HG_BINARY_LE)) ||
-                (!lt && (op == HG_BINARY_GT || op == HG_BINARY_GE));
-        return hg_binary_scalar(r ? HG_BINARY_LOGICAL_OR : HG_BINARY_LOGICAL_AND, a,
-                                hg_scalar_b(r), 0, out);
-    }
-    if (!int_scalar_fits(sc, sd) && op == HG_BINARY_DIV) {
-        // numpy divides integers in f64, so the int is taken as an f64 there, not in sd.
-        sc = hg_scalar_f((double)sc.i);
-        sd = hg_ew_scalar_dtype(sc, a->dtype);
-    } else if (!int_scalar_fits(sc, sd) && op >= HG_BINARY_LOGICAL_AND &&
-               op <= HG_BINARY_LOGICAL_XOR) {
-        sc = hg_scalar_b(sc.i != 0);   // only whether it is zero matters (numpy agrees)
-        sd = hg_ew_scalar_dtype(sc, a->dtype);
-    }
-    if ((s = check_int_scalar(k.c.fn, sc, sd))) return s;
     set_scalar(&k, si, sd, sc);
     k.flags = scalar_first ? 1 : 0;
     if ((s = hg_ew_binary_dtype(op, k.dt[0], k.dt[1], &k.result, NULL)))

@@ -30,6 +30,17 @@ hg_status hg_ew_binary_dtype(hg_binary_op op, hg_dtype a, hg_dtype b, hg_dtype* 
                              hg_dtype* operands);
 // Dtype of a weak scalar next to a tensor of dtype t (NEP 50; see hg_scalar in hologram.h).
 hg_dtype hg_ew_scalar_dtype(hg_scalar s, hg_dtype t);
+// NEP 50: an integer scalar must fit the dtype t it takes (HG_ERR_OUT_OF_RANGE with fn's
+// message otherwise).
+hg_status hg_ew_check_int_scalar(const char* fn, hg_scalar s, hg_dtype t);
+// numpy's answer for an integer scalar that does not fit the dtype it takes next to a tensor of
+// dtype t, as one rewrite of the call (the eager op and the graph builder both take it):
+// comparisons answer by value, for every element (*op becomes logical or/and with a bool
+// scalar, *scalar_first 0); true division takes the int as an f64; logical ops only whether it
+// is zero. Anything else is refused as hg_ew_check_int_scalar refuses. Fitting scalars pass
+// unchanged.
+hg_status hg_ew_scalar_operand(const char* fn, hg_binary_op* op, hg_scalar* s, hg_dtype t,
+                               int* scalar_first);
 
 typedef enum hg_ew_kind {
     HG_EW_INPUT = 0,   // kernel input `input`, broadcast to the iteration shape

@@ -234,3 +234,62 @@ uint64_t hg_ew_scalar_bits(hg_dtype t, hg_scalar s) {
     memcpy(&bits, buf, sizeof bits);
     return bits;
 }
+
+static void int_range(hg_dtype t, int64_t* lo, uint64_t* hi) {
+    unsigned w = hg_dtype_bits((int)t);
+    *lo = 0;
+    *hi = UINT64_MAX;
+    if (hg_dtype_is_signed_int((int)t)) {
+        *hi = (UINT64_C(1) << (w - 1)) - 1;
+        *lo = -(int64_t)(*hi) - 1;
+    } else if (w < 64) {
+        *hi = (UINT64_C(1) << w) - 1;
+    }
+}
+
+static int int_scalar_fits(hg_scalar s, hg_dtype t) {
+    if (s.kind != HG_SCALAR_INT || !hg_dtype_is_int((int)t)) return 1;
+    int64_t lo;
+    uint64_t hi;
+    int_range(t, &lo, &hi);
+    return !(s.i < lo || (s.i > 0 && (uint64_t)s.i > hi));
+}
+
+hg_status hg_ew_check_int_scalar(const char* fn, hg_scalar s, hg_dtype t) {
+    if (int_scalar_fits(s, t)) return HG_OK;
+    int64_t lo;
+    uint64_t hi;
+    int_range(t, &lo, &hi);
+    return hg_error(HG_ERR_OUT_OF_RANGE,
+                    "%s: the integer scalar %lld does not fit %s, the dtype it takes next to the "
+                    "tensor (numpy's NEP 50 rule; valid: %lld..%llu)", fn, (long long)s.i,
+                    hg_dtype_name(t), (long long)lo, (unsigned long long)hi);
+}
+
+
+hg_status hg_ew_scalar_operand(const char* fn, hg_binary_op* op, hg_scalar* s, hg_dtype t,
+                               int* scalar_first) {
+    hg_dtype sd = hg_ew_scalar_dtype(*s, t);
+    if (int_scalar_fits(*s, sd)) return HG_OK;
+    if (*op >= HG_BINARY_EQ && *op <= HG_BINARY_GE) {
+        // numpy 2 compares with an out-of-range Python int by value: the answer is the same
+        // for every element (a OR true / a AND false give it as a bool tensor).
+        int above = s->i > 0, lt = *scalar_first ? !above : above;   // left < right?
+        int r = *op == HG_BINARY_NE || (lt && (*op == HG_BINARY_LT || *op == HG_BINARY_LE)) ||
+                (!lt && (*op == HG_BINARY_GT || *op == HG_BINARY_GE));
+        *op = r ? HG_BINARY_LOGICAL_OR : HG_BINARY_LOGICAL_AND;
+        *s = hg_scalar_b(r);
+        *scalar_first = 0;
+        return HG_OK;
+    }
+    if (*op == HG_BINARY_DIV) {
+        // numpy divides integers in f64, so the int is taken as an f64 there, not in sd.
+        *s = hg_scalar_f((double)s->i);
+        return HG_OK;
+    }
+    if (*op >= HG_BINARY_LOGICAL_AND && *op <= HG_BINARY_LOGICAL_XOR) {
+        *s = hg_scalar_b(s->i != 0);   // only whether it is zero matters (numpy agrees)
+        return HG_OK;
+    }
+    return hg_ew_check_int_scalar(fn, *s, sd);
+}
