@@ -238,7 +238,15 @@ def clip(x, lo=None, hi=None, out=None):
     """minimum(maximum(x, lo), hi) as numpy.clip; lo/hi may be None, numbers or tensors."""
     if traced(x):
         return trace_dispatch("clip", x, lo, hi)
+    if lo is not None and hi is not None and _is_number(lo) != _is_number(hi):
+        # A number beside a tensor bound stays a weak scalar (NEP 50), as in numpy's
+        # minimum(maximum(x, lo), hi): it must not widen the result as a 0-d tensor would.
+        return minimum(maximum(x, lo), hi, out=out)
     return _C.clip(x, lo, hi, out)
+
+
+def _is_number(v):
+    return isinstance(v, (bool, int, float))
 
 
 def fma(a, b, c, out=None):

@@ -410,7 +410,8 @@ class Tensor(_C.Tensor):
     # --- a few elementwise methods (the rest: hologram.ops) -----------------------------------
     def clip(self, lo=None, hi=None, out=None):
         """Values limited to [lo, hi] (hologram.ops.clip)."""
-        return _C.clip(self, lo, hi, out)
+        from . import ops   # (ops imports this module)
+        return ops.clip(self, lo, hi, out)
 
     def matmul(self, other):
         """self @ other (hologram.ops.matmul)."""

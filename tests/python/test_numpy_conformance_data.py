@@ -236,11 +236,22 @@ def test_products(name, p):
     assert_conforms(nf, hf, (an, bn), (ah, bh), 4 * k + 4, 4 * (k + 1) * big * big)
 
 
-@pytest.mark.xfail(strict=True, reason="clip with a number beside a tensor bound converts the "
-                   "number as a strong int64/float64 tensor, not by NEP 50's weak rule")
 def test_clip_number_beside_tensor():
+    """A number beside a tensor bound is a weak scalar (NEP 50): it does not widen the result."""
     x, lo = np.array([True, False]), np.array(7, np.int8)
-    assert hg.clip(hg.asarray(x), hg.asarray(lo), 3).dtype == np.clip(x, lo, 3).dtype   # int8
+    for hi in (3, 2.5):
+        want = np.clip(x, lo, hi)
+        for got in (hg.clip(hg.asarray(x), hg.asarray(lo), hi),
+                    hg.asarray(x).clip(hg.asarray(lo), hi)):
+            assert got.dtype == want.dtype and np.array_equal(got.numpy(), want), (hi, got)
+    with pytest.raises(OverflowError):   # 200 does not fit int8: numpy raises too
+        np.clip(x, lo, 200)
+    with pytest.raises(hg.OutOfRangeError):   # (a ValueError; numpy's is an OverflowError)
+        hg.clip(hg.asarray(x), hg.asarray(lo), 200)
+    f = np.array([0.5, -3.0, 9.0], np.float32)
+    want = np.clip(f, -1, np.array([1.0, 2.0, 3.0], np.float32))
+    got = hg.clip(hg.asarray(f), -1, hg.asarray(np.array([1.0, 2.0, 3.0], np.float32)))
+    assert got.dtype == want.dtype and np.array_equal(got.numpy(), want)
 
 
 def test_dot_of_nd_is_numpys_not_matmuls():
