@@ -509,6 +509,8 @@ static void run_plan(state* st, hg_plan plan, int nout, const int32_t* outs, uns
                      const char* what) {
     hg_tensor ins[3], ot[MAX_OUTPUTS];
     hg_buffer ob[MAX_OUTPUTS];
+    memset(ins, 0, sizeof ins);   // (gcc -O1's may-be-uninitialized analysis cannot see nout)
+    memset(ot, 0, sizeof ot);
     for (int i = 0; i < st->ninputs; i++) ins[i] = st->r[i].ev;
     for (int k = 0; k < nout; k++) {
         hg_dtype dt;
