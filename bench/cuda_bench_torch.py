@@ -11,21 +11,6 @@ stream of the device, hologram's included), per step. The first step's losses of
 "torch" are compared (same weights, same batch)."""
 import os
 import sys
-import time
-
-
-def _best_step_ms(step, sync, steps, repeats):
-    for _ in range(3):
-        step()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        sync()
-        best = min(best, (time.perf_counter() - t0) / steps)
-    return best * 1e3
 
 
 def mlp_step(torch, repeats, steps=20, batch=256, device="cuda"):
@@ -39,7 +24,8 @@ def mlp_step(torch, repeats, steps=20, batch=256, device="cuda"):
     except Exception as e:   # e.g. a torch outside the supported range
         return {"skipped": f"hologram_torch does not import: {type(e).__name__}: {e}"}
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from torch_peers import mlp
+    from cuda_timing import host_us
+    from torch_peers import mlp, train_step
 
     torch.manual_seed(0)
     x = torch.randn(batch, 784, device=device)
@@ -62,20 +48,12 @@ def mlp_step(torch, repeats, steps=20, batch=256, device="cuda"):
         with torch.no_grad():
             losses[name] = float(loss_fn(m(x), t))
 
-    def step(name):
-        m, opt, loss_fn = models[name]
-
-        def f():
-            opt.zero_grad(set_to_none=True)
-            loss_fn(m(x), t).backward()
-            opt.step()
-        return f
-
     out = {"device": device, "batch": batch, "steps": steps, "first_loss_ours": losses["ours"],
            "first_loss_torch": losses["torch"],
            "loss_rel_diff": abs(losses["ours"] - losses["torch"]) / max(abs(losses["torch"]), 1e-30)}
     for name, _, _ in variants:
-        out[f"{name}_ms"] = _best_step_ms(step(name), sync, steps, repeats)
+        step = train_step(*models[name], x, t)
+        out[f"{name}_ms"] = host_us(step, steps, rounds=repeats, sync=sync) / 1e3
     out["torch_over_ours"] = out["torch_ms"] / out["ours_ms"]
     out["torch_over_ours_hg_adam"] = out["torch_ms"] / out["ours_hg_adam_ms"]
     out["torch_fused_over_ours_hg_adam"] = out["torch_fused_ms"] / out["ours_hg_adam_ms"]
