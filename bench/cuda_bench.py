@@ -17,8 +17,9 @@ on each side's stream (bench/cuda_timing.py):
   launch     a 1-element add from Python: synchronous (op + synchronize per call),
              asynchronous (calls back to back, one synchronize at the end; hg_async_us), and
              the device time per call from events; torch's add measured the same ways
-  torch      hologram_torch's MLP training step on CUDA tensors against torch eager
-             (bench/cuda_bench_torch.py; skipped, with the reason, where it cannot run)
+  torch      hologram_torch's MLP training step on CUDA tensors against torch eager, and
+             the library calls its bmm and matmul make (bench/cuda_bench_torch.py; skipped,
+             with the reason, where it cannot run)
   compile    NVRTC cold compile of a new kernel, then a memory-cache hit, then a disk-cache
              hit in a fresh process (HOLOGRAM_CACHE_DIR in a temporary folder)
 
@@ -46,7 +47,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_timing import (L2_FLUSH_BYTES, device_ms, hologram_clock, host_us,  # noqa: E402
                          torch_clock)
-from cuda_bench_torch import mlp_step  # noqa: E402
+from cuda_bench_torch import bmm_route, mlp_step  # noqa: E402
 
 
 def log(*a):
@@ -441,6 +442,12 @@ def report(res, args):
         p(f"| {r['dtype']} | {r['batch']}x{r['m']}x{r['k']}x{r['n']}{' b^T' if r['b_transposed'] else ''} "
           f"| {r['ours_ms']:.4f} | {r['ours_TFLOPs']:.2f} | {fmt(r.get('torch_TFLOPs'), '.2f')} "
           f"| {fmt(r.get('ours_over_torch'))} |")
+    route = res["torch_bmm_route"]
+    p("\nhologram_torch on CUDA tensors, library calls: " + (
+        "; ".join(f"{k}: {', '.join(v['calls']) or 'none'} (max abs error vs torch.bmm "
+                  f"{v['max_abs_err']:.2g})" for k, v in route.items())
+        if "skipped" not in route and "error" not in route
+        else f"not run ({route.get('skipped') or route.get('error')})"))
     la = res["launch"]
     p("\nlaunch (1-element add from Python), us per call:\n")
     p("| | hologram | torch |\n|---|---:|---:|")
@@ -516,6 +523,10 @@ def main():
         res["torch"] = mlp_step(torch, max(3, args.repeats // 4))
     except Exception as e:   # recorded, the rest of the run is kept
         res["torch"] = {"error": f"{type(e).__name__}: {e}"}
+    try:
+        res["torch_bmm_route"] = bmm_route(hg, torch)
+    except Exception as e:
+        res["torch_bmm_route"] = {"error": f"{type(e).__name__}: {e}"}
     res["compile"] = compile_times(args.emulate)
     report(res, args)
     res["failed_checks"] = FAILED

@@ -58,3 +58,30 @@ def mlp_step(torch, repeats, steps=20, batch=256, device="cuda"):
     out["torch_over_ours_hg_adam"] = out["torch_ms"] / out["ours_hg_adam_ms"]
     out["torch_fused_over_ours_hg_adam"] = out["torch_fused_ms"] / out["ours_hg_adam_ms"]
     return out
+
+
+def bmm_route(hg, torch, device="cuda"):
+    """The library calls of hologram_torch's bmm and of its matmul on 4-D operands on CUDA
+    tensors, from hg.profile (one gemm_strided_batched each is the batched route), and their
+    largest difference from torch.bmm."""
+    if torch is None:
+        return {"skipped": "no CUDA torch (torch missing, without CUDA, or the emulation)"}
+    try:
+        import hologram_torch as ht
+    except Exception as e:
+        return {"skipped": f"hologram_torch does not import: {type(e).__name__}: {e}"}
+    gen = torch.Generator(device=device).manual_seed(3)
+    a = torch.randn(8, 64, 32, device=device, generator=gen)
+    b = torch.randn(8, 32, 16, device=device, generator=gen)
+    want = torch.bmm(a, b)
+    out = {}
+    for name, fn in (("functional.bmm", lambda: ht.functional.bmm(a, b)),
+                     ("functional.matmul 4-D", lambda: ht.functional.matmul(
+                         a.view(2, 4, 64, 32), b.view(2, 4, 32, 16)).view(8, 64, 16))):
+        fn()
+        with hg.profile() as prof:
+            y = fn()
+        calls = [e["name"] for e in prof.events
+                 if e.get("cat") == "launch" and e["name"].startswith("gemm")]
+        out[name] = {"calls": calls, "max_abs_err": float((y - want).abs().max())}
+    return out
