@@ -55,6 +55,15 @@ def mlp(nn):
                                nn.Linear(1024, 10))
 
 
+def train_step(m, opt, loss_fn, x, t):
+    """One training step of model m on (x, t) as a function of no arguments."""
+    def f():
+        opt.zero_grad(set_to_none=True)
+        loss_fn(m(x), t).backward()
+        opt.step()
+    return f
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--threads", type=int, default=2)
@@ -128,13 +137,7 @@ def main():
         return f
 
     def step(name):
-        m, opt, loss_fn = models[name]
-
-        def f():
-            opt.zero_grad(set_to_none=True)
-            loss_fn(m(x), t).backward()
-            opt.step()
-        return f
+        return train_step(*models[name], x, t)
 
     cases += [
         (f"MLP forward, batch {batch}", fwd("ours"), fwd("torch"), 1.0),

@@ -2,7 +2,9 @@
 // emulation by tests/cuda_emu.cmake) that the parity harness does not reach, each compared
 // with the CPU backend on the same inputs: a compiled graph (fused kernel, fused reduction,
 // softmax, matmul), in-place and batched-broadcast matmul, matmul through the device BLAS for
-// f32/f64/f16/bf16 in row-major, transposed and strided layouts, integer and bool matmul, gemm's
+// f32/f64/f16/bf16 in row-major, transposed and strided layouts, batched matmul through
+// strided-batched library calls (against a double reference; the calls checked in a trace),
+// integer and bool matmul, gemm's
 // alpha/beta rules, reductions split into chunks (argmax ties and NaN across chunks), random
 // numbers (uniform bit-identical), and the bad-input paths (index out of range, probabilities
 // outside [0, 1], bad class indices), which must fail with the CPU's message and leave the
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "hg_test.h"
 
 static hg_executor g_ex[2];   // CPU, device
@@ -260,6 +263,191 @@ static void test_matmul_blas_layouts(void) {
     free(va); free(vb); free(vz); free(vs);
 }
 
+// ---- batched matmul: one strided-batched library call ----
+// Each case: logical shapes of a and b, which operands are stored transposed (a view swapping
+// the last two dims), whether out is a transposed view, and the library calls the op layer must
+// make (traced): `batched` gemm_strided_batched calls of `batch` products each, else `single`
+// gemm calls. The result is checked against a double reference on the dtype-rounded inputs.
+typedef struct bmm_case {
+    const char* what;
+    int32_t na, nb;
+    int64_t sa[4], sb[4];
+    int ta, tb, to;
+    int batched;
+    int64_t batch;
+    int single;
+} bmm_case;
+
+static const bmm_case k_bmm[] = {
+    {"(7,3,5)@(7,5,4)", 3, 3, {7, 3, 5}, {7, 5, 4}, 0, 0, 0, 1, 7, 0},
+    {"(12,4,6)@(12,6,3): chunked", 3, 3, {12, 4, 6}, {12, 6, 3}, 0, 0, 0, 1, 12, 0},
+    {"(2,3,5)@(2,5,4)", 3, 3, {2, 3, 5}, {2, 5, 4}, 0, 0, 0, 1, 2, 0},
+    {"(1,3,5)@(1,5,4): batch 1", 3, 3, {1, 3, 5}, {1, 5, 4}, 0, 0, 0, 0, 0, 1},
+    {"(0,3,5)@(0,5,4): batch 0", 3, 3, {0, 3, 5}, {0, 5, 4}, 0, 0, 0, 0, 0, 0},
+    {"(3,5)@(6,5,4): a broadcast", 2, 3, {3, 5}, {6, 5, 4}, 0, 0, 0, 1, 6, 0},
+    {"(6,3,5)@(1,5,4)^T-stored a: b broadcast", 3, 3, {6, 3, 5}, {1, 5, 4}, 1, 0, 0, 1, 6, 0},
+    {"(4,3,5)^T@(4,5,4)^T", 3, 3, {4, 3, 5}, {4, 5, 4}, 1, 1, 0, 1, 4, 0},
+    {"(5,3,6)@(5,6,4) into a transposed out", 3, 3, {5, 3, 6}, {5, 6, 4}, 0, 0, 1, 1, 5, 0},
+    {"(2,3,4,5)@(2,3,5,2): 4-D, collapses", 4, 4, {2, 3, 4, 5}, {2, 3, 5, 2}, 0, 0, 0, 1, 6, 0},
+    {"(2,3,4,5)@(3,5,2): 4-D, b broadcast", 4, 3, {2, 3, 4, 5}, {3, 5, 2}, 0, 0, 0, 2, 3, 0},
+    {"(2,3,4,5)@(2,1,5,2): 4-D, b broadcast inside", 4, 4, {2, 3, 4, 5}, {2, 1, 5, 2}, 1, 0, 0,
+     2, 3, 0},
+    {"(3,1,4,5)@(1,2,5,3): 4-D outer product of batches", 4, 4, {3, 1, 4, 5}, {1, 2, 5, 3}, 0, 0,
+     0, 3, 2, 0},
+};
+
+static double round_to(hg_dtype dt, double v) {
+    if (dt == HG_DTYPE_F32) return (float)v;
+    if (dt == HG_DTYPE_F16) return hg_f16_to_f32(hg_f32_to_f16((float)v));
+    if (dt == HG_DTYPE_BF16) return hg_bf16_to_f32(hg_f32_to_bf16((float)v));
+    return v;
+}
+
+// A device tensor of logical shape sh holding v (row-major), stored transposed in its last two
+// dims when `trans` (the result is then a view).
+static hg_tensor make_stored(hg_dtype dt, int32_t nd, const int64_t* sh, const double* v,
+                             int trans) {
+    if (sh[0] == 0) {   // empty: a 0-long slice of a tensor with one batch element
+        int64_t one[4];
+        memcpy(one, sh, sizeof one);
+        one[0] = 1;
+        double* w = calloc((size_t)(one[nd - 1] * one[nd - 2]), sizeof *w);
+        hg_tensor t = make_stored(dt, nd, one, w, trans), e;
+        free(w);
+        CHECK_OK(hg_tensor_slice(&t, 0, 0, 0, 1, &e));
+        return e;
+    }
+    if (!trans) return make(1, dt, nd, sh, v);
+    int64_t st[4], r = sh[nd - 2], q = sh[nd - 1], mats = 1;
+    memcpy(st, sh, sizeof st);
+    st[nd - 2] = q;
+    st[nd - 1] = r;
+    for (int32_t d = 0; d < nd - 2; d++) mats *= sh[d];
+    double* w = malloc((size_t)(mats * r * q + 1) * sizeof *w);
+    for (int64_t z = 0; z < mats; z++)
+        for (int64_t i = 0; i < r; i++)
+            for (int64_t j = 0; j < q; j++) w[(z * q + j) * r + i] = v[(z * r + i) * q + j];
+    hg_tensor t = make(1, dt, nd, st, w), view;
+    free(w);
+    CHECK_OK(hg_tensor_transpose(&t, nd - 2, nd - 1, &view));
+    return view;
+}
+
+// Element offset in a row-major array of shape sh (nd dims) of the out batch index z (over the
+// nz leading dims of oshape), with broadcasting.
+static int64_t bcast_base(int32_t nd, const int64_t* sh, int32_t nz, const int64_t* oshape,
+                          int64_t z) {
+    int64_t off = 0, stride = sh[nd - 1] * sh[nd - 2];
+    for (int32_t d = nz - 1, e = nd - 3; d >= 0; d--, e--) {
+        int64_t i = z % oshape[d];
+        z /= oshape[d];
+        if (e < 0) continue;
+        if (sh[e] != 1) off += i * stride;
+        stride *= sh[e];
+    }
+    return off;
+}
+
+static int count_of(const char* s, const char* sub) {
+    int k = 0;
+    for (const char* p = s; (p = strstr(p, sub)); p += strlen(sub)) k++;
+    return k;
+}
+
+static void check_bmm(const bmm_case* bc, hg_dtype dt, const char* trace_path) {
+    int32_t na = bc->na, nb = bc->nb, nz = (na > nb ? na : nb) - 2;
+    int64_t m = bc->sa[na - 2], k = bc->sa[na - 1], n = bc->sb[nb - 1], oshape[4], nmat = 1;
+    for (int32_t d = 0; d < nz; d++) {
+        int32_t ea = d - (nz - (na - 2)), eb = d - (nz - (nb - 2));
+        int64_t da = ea >= 0 ? bc->sa[ea] : 1, db = eb >= 0 ? bc->sb[eb] : 1;
+        oshape[d] = da == 1 ? db : da;
+        nmat *= oshape[d];
+    }
+    oshape[nz] = m;
+    oshape[nz + 1] = n;
+    int64_t lena = 1, lenb = 1;
+    for (int32_t d = 0; d < na; d++) lena *= bc->sa[d];
+    for (int32_t d = 0; d < nb; d++) lenb *= bc->sb[d];
+    double* va = randvals(lena, -1, 1);
+    double* vb = randvals(lenb, -1, 1);
+    for (int64_t i = 0; i < lena; i++) va[i] = round_to(dt, va[i]);
+    for (int64_t i = 0; i < lenb; i++) vb[i] = round_to(dt, vb[i]);
+    double* ref = calloc((size_t)(nmat * m * n + 1), sizeof *ref);
+    for (int64_t z = 0; z < nmat; z++) {
+        int64_t ab = bcast_base(na, bc->sa, nz, oshape, z), bb = bcast_base(nb, bc->sb, nz, oshape, z);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double acc = 0;
+                for (int64_t p = 0; p < k; p++) acc += va[ab + i * k + p] * vb[bb + p * n + j];
+                ref[(z * m + i) * n + j] = acc;
+            }
+    }
+    hg_tensor a = make_stored(dt, na, bc->sa, va, bc->ta), b = make_stored(dt, nb, bc->sb, vb, bc->tb);
+    hg_tensor out, store;
+    memset(&out, 0, sizeof out);
+    memset(&store, 0, sizeof store);
+    if (bc->to) {   // out: a transposed view of a (..., n, m) tensor
+        int64_t st[4];
+        memcpy(st, oshape, sizeof st);
+        st[nz] = n;
+        st[nz + 1] = m;
+        double* zero = calloc((size_t)(nmat * m * n + 1), sizeof *zero);
+        store = make(1, dt, nz + 2, st, zero);
+        free(zero);
+        CHECK_OK(hg_tensor_transpose(&store, nz, nz + 1, &out));
+    }
+    CHECK_OK(hg_trace_start(trace_path));
+    CHECK_OK(hg_matmul(&a, &b, &out));
+    CHECK_OK(hg_trace_stop());
+    if (!bc->to) store = out;
+    for (int32_t d = 0; d < nz + 2; d++) CHECK(out.shape[d] == oshape[d]);
+    double* got = nmat ? values_of(&store) : calloc(1, sizeof(double));
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < nmat * m * n; i++) scale = fmax(scale, fabs(ref[i]));
+    for (int64_t z = 0; z < nmat; z++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double g = bc->to ? got[(z * n + j) * m + i] : got[(z * m + i) * n + j];
+                worst = fmax(worst, fabs(g - ref[(z * m + i) * n + j]) / (scale > 0 ? scale : 1));
+            }
+    double tol = dt == HG_DTYPE_F64 ? 1e-12 : dt == HG_DTYPE_F32 ? 1e-5
+                 : dt == HG_DTYPE_F16 ? 2e-3 : 1.6e-2;
+    CHECK_MSG(worst <= tol, "batched matmul %s %s: off by %g (limit %g)", bc->what,
+              hg_dtype_name(dt), worst, tol);
+    char* j = hg_test_read_file(trace_path, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        char want[48];
+        snprintf(want, sizeof want, "\"detail\": \"batch %lld m ", (long long)bc->batch);
+        int nbat = count_of(j, "\"name\": \"gemm_strided_batched\"");
+        int nsingle = count_of(j, "\"name\": \"gemm\"");
+        CHECK_MSG(nbat == bc->batched && (!bc->batched || count_of(j, want) == bc->batched) &&
+                      nsingle == bc->single,
+                  "batched matmul %s %s: %d gemm_strided_batched calls (want %d of batch %lld), "
+                  "%d gemm calls (want %d)", bc->what, hg_dtype_name(dt), nbat, bc->batched,
+                  (long long)bc->batch, nsingle, bc->single);
+        free(j);
+    }
+    destroy(&a);
+    destroy(&b);
+    destroy(&store);
+    free(va);
+    free(vb);
+    free(ref);
+    free(got);
+}
+
+static void test_matmul_batched(void) {
+    char path[] = "/tmp/hg_test_bmm_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    const hg_dtype dts[4] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
+    for (size_t i = 0; i < sizeof k_bmm / sizeof k_bmm[0]; i++)
+        for (int q = 0; q < 4; q++) check_bmm(&k_bmm[i], dts[q], path);
+    remove(path);
+}
+
 static void test_gemm_rules(void) {
     int64_t sh[2] = {9, 11}, shb[2] = {11, 8}, shc[2] = {9, 8};
     double* va = randvals(99, -1, 1);
@@ -432,6 +620,7 @@ int main(void) {
     test_graph();
     test_matmul_paths();
     test_matmul_blas_layouts();
+    test_matmul_batched();
     test_gemm_rules();
     test_chunked_reductions();
     test_random();

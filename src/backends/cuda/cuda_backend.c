@@ -306,6 +306,30 @@ static hg_status cuda_gemm_ex(void* state, hg_dtype t, int ta, int tb, int64_t m
     LOCKED(d, d->impl->gemm_ex(d, t, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
 
+static hg_status cuda_gemm_strided_batched(void* state, hg_dtype t, int ta, int tb, int64_t m,
+                                           int64_t n, int64_t k, double alpha, const void* a,
+                                           int64_t lda, int64_t sa, const void* b, int64_t ldb,
+                                           int64_t sb, double beta, void* c, int64_t ldc,
+                                           int64_t sc, int64_t batch) {
+    cuda_dev* d = state;
+    if (t != HG_DTYPE_F32 && t != HG_DTYPE_F64 && t != HG_DTYPE_F16 && t != HG_DTYPE_BF16)
+        return hg_error(HG_ERR_UNSUPPORTED, "cuda batched gemm: dtype %s (f32, f64, f16 and bf16 "
+                        "only)", hg_dtype_name(t));
+    hg_status s = alive(d);
+    if (s) return s;
+    // Batches beyond what one library call takes go in several calls, in order.
+    const int64_t es = (int64_t)hg_dtype_size(t), most = d->impl->max_batch;
+    pthread_mutex_lock(&d->lock);
+    for (int64_t i = 0; i < batch && !s; i += most) {
+        int64_t nb = batch - i < most ? batch - i : most;
+        s = d->impl->gemm_batched(d, t, ta, tb, m, n, k, alpha, (const char*)a + i * sa * es, lda,
+                                  sa, (const char*)b + i * sb * es, ldb, sb, beta,
+                                  (char*)c + i * sc * es, ldc, sc, nb);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
 const hg_backend_vtable hg_cuda_backend = {
     .api_version = HG_BACKEND_API_VERSION,
     .kind = HG_BACKEND_CUDA,
@@ -332,4 +356,5 @@ const hg_backend_vtable hg_cuda_backend = {
     .host_parallel = NULL,   // device memory: the op layer's host paths do not apply
     .sgemm = cuda_sgemm,
     .gemm_ex = cuda_gemm_ex,
+    .gemm_strided_batched = cuda_gemm_strided_batched,
 };

@@ -232,6 +232,8 @@ static const sym_spec k_cublas_syms[] = {
     BLAS(cublasSetStream, "cublasSetStream_v2"), BLAS(cublasSetMathMode, "cublasSetMathMode"),
     BLAS(cublasSgemm, "cublasSgemm_v2"),         BLAS(cublasGetVersion, "cublasGetVersion_v2"),
     BLAS(cublasGemmEx, "cublasGemmEx"),
+    BLAS(cublasSgemmStridedBatched, "cublasSgemmStridedBatched"),
+    BLAS(cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx"),
 };
 static const char* const k_cublas_names[] = {"libcublas.so", "libcublas.so.13",
                                              "libcublas.so.12", "libcublas.so.11", NULL};

@@ -122,6 +122,18 @@ typedef struct hg_cublas_api {
     cublasStatus_t (*cublasGemmEx)(cublasHandle_t, int, int, int, int, int, const void*,
                                    const void*, int, int, const void*, int, int, const void*,
                                    void*, int, int, int, int);
+    // cublasSgemmStridedBatched(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
+    //                           strideB, beta, C, ldc, strideC, batchCount)
+    cublasStatus_t (*cublasSgemmStridedBatched)(cublasHandle_t, int, int, int, int, int,
+                                                const float*, const float*, int, long long,
+                                                const float*, int, long long, const float*,
+                                                float*, int, long long, int);
+    // cublasGemmStridedBatchedEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA,
+    //     B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo)
+    cublasStatus_t (*cublasGemmStridedBatchedEx)(cublasHandle_t, int, int, int, int, int,
+                                                 const void*, const void*, int, int, long long,
+                                                 const void*, int, int, long long, const void*,
+                                                 void*, int, int, long long, int, int, int);
 } hg_cublas_api;
 
 // Each loader tries once (thread-safe) and returns the table, or NULL with the reason in why

@@ -353,6 +353,26 @@ static hg_status emu_gemm_ex(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m,
     return HG_OK;
 }
 
+// One product after another, each as emu_sgemm / emu_gemm_ex does it.
+static hg_status emu_gemm_batched(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
+                                  int64_t k, double alpha, const void* a, int64_t lda,
+                                  int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                                  double beta, void* c, int64_t ldc, int64_t stride_c,
+                                  int64_t batch) {
+    const int64_t es = (int64_t)hg_dtype_size(t);
+    hg_status s = HG_OK;
+    for (int64_t i = 0; i < batch && !s; i++) {
+        const char* ai = (const char*)a + i * stride_a * es;
+        const char* bi = (const char*)b + i * stride_b * es;
+        char* ci = (char*)c + i * stride_c * es;
+        s = t == HG_DTYPE_F32
+                ? emu_sgemm(d, ta, tb, m, n, k, (float)alpha, (const float*)ai, lda,
+                            (const float*)bi, ldb, (float)beta, (float*)ci, ldc)
+                : emu_gemm_ex(d, t, ta, tb, m, n, k, alpha, ai, lda, bi, ldb, beta, ci, ldc);
+    }
+    return s;
+}
+
 const cuda_impl hg_cuda_emu_impl = {
     .name = "emulation",
     .open = emu_open,
@@ -370,4 +390,7 @@ const cuda_impl hg_cuda_emu_impl = {
     .sync = emu_sync,
     .sgemm = emu_sgemm,
     .gemm_ex = emu_gemm_ex,
+    .gemm_batched = emu_gemm_batched,
+    // Small, so that the tests' batches are split as a GPU splits batches beyond cuBLAS's int.
+    .max_batch = 5,
 };

@@ -54,6 +54,14 @@ typedef struct cuda_impl {
     hg_status (*gemm_ex)(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
                          int64_t k, double alpha, const void* a, int64_t lda, const void* b,
                          int64_t ldb, double beta, void* c, int64_t ldc);
+    // `batch` (<= max_batch) products of one dtype (f32 as sgemm, others as gemm_ex) whose
+    // operands X_i lie stride_x elements apart (0: one operand for all).
+    hg_status (*gemm_batched)(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
+                              int64_t k, double alpha, const void* a, int64_t lda,
+                              int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                              double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch);
+    // The most products one gemm_batched call takes; the backend splits larger batches.
+    int64_t max_batch;
 } cuda_impl;
 
 extern const cuda_impl hg_cuda_real_impl;

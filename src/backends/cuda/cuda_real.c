@@ -286,6 +286,11 @@ static hg_status real_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, i
     return sync_stream(d);
 }
 
+// cudaDataType_t of f64, f16 and bf16.
+static int ex_type(hg_dtype t) {
+    return t == HG_DTYPE_F64 ? HG_CUDA_R_64F : t == HG_DTYPE_F16 ? HG_CUDA_R_16F : HG_CUDA_R_16BF;
+}
+
 // f64 in f64; f16/bf16 with f32 accumulation (tensor cores), C rounded once.
 static hg_status real_gemm_ex(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
                               int64_t k, double alpha, const void* a, int64_t lda, const void* b,
@@ -295,8 +300,7 @@ static hg_status real_gemm_ex(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m
     if (st) return st;
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return hg_error(HG_ERR_UNSUPPORTED, "cuda gemm: dimensions beyond 2^31 - 1");
-    int f64 = t == HG_DTYPE_F64;
-    int dt = f64 ? HG_CUDA_R_64F : t == HG_DTYPE_F16 ? HG_CUDA_R_16F : HG_CUDA_R_16BF;
+    int f64 = t == HG_DTYPE_F64, dt = ex_type(t);
     float af = (float)alpha, bf = (float)beta;   // the scalars have the compute type
     const void* ap = f64 ? (const void*)&alpha : (const void*)&af;
     const void* bp = f64 ? (const void*)&beta : (const void*)&bf;
@@ -306,6 +310,43 @@ static hg_status real_gemm_ex(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m
         f64 ? HG_CUBLAS_COMPUTE_64F : HG_CUBLAS_COMPUTE_32F, HG_CUBLAS_GEMM_DEFAULT);
     if (r != 0)
         return hg_error(HG_ERR_EXECUTION, "cublasGemmEx (%s) failed with status %d",
+                        hg_dtype_name(t), r);
+    return sync_stream(d);
+}
+
+// One strided-batched cuBLAS call: f32 through cublasSgemmStridedBatched (the handle's math
+// mode, so TF32 only under HOLOGRAM_CUDA_TF32), the others as real_gemm_ex does them.
+static hg_status real_gemm_batched(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m, int64_t n,
+                                   int64_t k, double alpha, const void* a, int64_t lda,
+                                   int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                                   double beta, void* c, int64_t ldc, int64_t stride_c,
+                                   int64_t batch) {
+    const hg_cublas_api* bl;
+    hg_status st = blas_ready(d, "cuda batched gemm", &bl);
+    if (st) return st;
+    const int64_t lim = 0x7fffffff;
+    if (m > lim || n > lim || k > lim || lda > lim || ldb > lim || ldc > lim || batch > lim)
+        return hg_error(HG_ERR_UNSUPPORTED, "cuda batched gemm: dimensions beyond 2^31 - 1");
+    // Row-major C_i = op(A_i) op(B_i) is column-major C_i^T = op(B_i)^T op(A_i)^T.
+    int opa = ta ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N, opb = tb ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N;
+    float af = (float)alpha, bf = (float)beta;
+    cublasStatus_t r;
+    if (t == HG_DTYPE_F32) {
+        r = bl->cublasSgemmStridedBatched(st_of(d)->blas, opb, opa, (int)n, (int)m, (int)k, &af,
+                                          b, (int)ldb, stride_b, a, (int)lda, stride_a, &bf, c,
+                                          (int)ldc, stride_c, (int)batch);
+    } else {
+        int f64 = t == HG_DTYPE_F64, dt = ex_type(t);
+        const void* ap = f64 ? (const void*)&alpha : (const void*)&af;
+        const void* bp = f64 ? (const void*)&beta : (const void*)&bf;
+        r = bl->cublasGemmStridedBatchedEx(
+            st_of(d)->blas, opb, opa, (int)n, (int)m, (int)k, ap, b, dt, (int)ldb, stride_b, a,
+            dt, (int)lda, stride_a, bp, c, dt, (int)ldc, stride_c, (int)batch,
+            f64 ? HG_CUBLAS_COMPUTE_64F : HG_CUBLAS_COMPUTE_32F, HG_CUBLAS_GEMM_DEFAULT);
+    }
+    if (r != 0)
+        return hg_error(HG_ERR_EXECUTION, "cublas%sStridedBatched%s (%s) failed with status %d",
+                        t == HG_DTYPE_F32 ? "Sgemm" : "Gemm", t == HG_DTYPE_F32 ? "" : "Ex",
                         hg_dtype_name(t), r);
     return sync_stream(d);
 }
@@ -327,4 +368,6 @@ const cuda_impl hg_cuda_real_impl = {
     .sync = real_sync,
     .sgemm = real_sgemm,
     .gemm_ex = real_gemm_ex,
+    .gemm_batched = real_gemm_batched,
+    .max_batch = 0x7fffffff,   // cuBLAS's batchCount is an int
 };

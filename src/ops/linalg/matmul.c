@@ -2,6 +2,7 @@
 // batching, operand layouts and the dispatch to the per-dtype kernels (see matmul.h).
 #include "ops/linalg/matmul.h"
 #include "ops/common/dev_ops.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backends/backend.h"
@@ -250,11 +251,14 @@ static int needs_copy_f32(const mm_mat* x) {
     return x->dt != HG_DTYPE_F32 || !sgemm_layout(x, &t, &ld);
 }
 
-// One product through the backend's BLAS (sgemm for f32, gemm_ex for f64/f16/bf16): a and b in
-// sgemm layouts, C = o with unit column stride (row-major, leading dimension o_rs) or else unit
-// row stride (then C^T = op(B)^T op(A)^T, the transpose flags flipped).
-static hg_status blas_one(hg_op_ctx* c, hg_dtype t, int64_t m, int64_t n, int64_t k,
-                          const mm_mat* a, const mm_mat* b, void* o, int64_t o_rs, int64_t o_cs) {
+// Products through the backend's BLAS: one (batch 1: sgemm for f32, gemm_ex for f64/f16/bf16)
+// or `batch` of them whose a, b and out slices lie sa, sb and so elements apart (the
+// gemm_strided_batched slot). a and b in sgemm layouts; C = o with unit column stride
+// (row-major, leading dimension o_rs) or else unit row stride (then C^T = op(B)^T op(A)^T, the
+// operands and transpose flags swapped).
+static hg_status blas_call(hg_op_ctx* c, hg_dtype t, int64_t m, int64_t n, int64_t k,
+                           const mm_mat* a, const mm_mat* b, void* o, int64_t o_rs, int64_t o_cs,
+                           int64_t sa, int64_t sb, int64_t so, int64_t batch) {
     int ta = 0, tb = 0;
     int64_t lda = 0, ldb = 0;
     sgemm_layout(a, &ta, &lda);
@@ -262,16 +266,23 @@ static hg_status blas_one(hg_op_ctx* c, hg_dtype t, int64_t m, int64_t n, int64_
     int64_t c_rs = m == 1 ? n : o_rs, c_cs = n == 1 ? 1 : o_cs;
     const hg_backend_vtable* vt = c->ex->vt;
     void* st = c->ex->state;
-    if (t == HG_DTYPE_F32) {
-        if (c_cs == 1)
-            return vt->sgemm(st, ta, tb, m, n, k, 1.0f, (const float*)a->data, lda,
-                             (const float*)b->data, ldb, 0.0f, o, c_rs);
-        return vt->sgemm(st, !tb, !ta, n, m, k, 1.0f, (const float*)b->data, ldb,
-                         (const float*)a->data, lda, 0.0f, o, c_cs);
+    if (c_cs != 1) {   // C^T = op(B)^T op(A)^T
+        const mm_mat* x = a;
+        a = b;
+        b = x;
+        int64_t y = m; m = n; n = y;
+        y = lda; lda = ldb; ldb = y;
+        y = sa; sa = sb; sb = y;
+        int z = ta; ta = !tb; tb = !z;
+        c_rs = c_cs;
     }
-    if (c_cs == 1)
-        return vt->gemm_ex(st, t, ta, tb, m, n, k, 1.0, a->data, lda, b->data, ldb, 0.0, o, c_rs);
-    return vt->gemm_ex(st, t, !tb, !ta, n, m, k, 1.0, b->data, ldb, a->data, lda, 0.0, o, c_cs);
+    if (batch != 1)
+        return vt->gemm_strided_batched(st, t, ta, tb, m, n, k, 1.0, a->data, lda, sa, b->data,
+                                        ldb, sb, 0.0, o, c_rs, so, batch);
+    if (t == HG_DTYPE_F32)
+        return vt->sgemm(st, ta, tb, m, n, k, 1.0f, (const float*)a->data, lda,
+                         (const float*)b->data, ldb, 0.0f, o, c_rs);
+    return vt->gemm_ex(st, t, ta, tb, m, n, k, 1.0, a->data, lda, b->data, ldb, 0.0, o, c_rs);
 }
 
 static hg_status run_one(hg_op_ctx* c, const mm_plan* p, const mm_mat* a0, const mm_mat* b0,
@@ -287,8 +298,8 @@ static hg_status run_one(hg_op_ctx* c, const mm_plan* p, const mm_mat* a0, const
             convert_operand(&b, HG_DTYPE_F32, s->b);
             b = (mm_mat){s->b, HG_DTYPE_F32, k, n, n, 1};
         }
-        hg_status st = blas_one(c, HG_DTYPE_F32, m, n, k, &a, &b, direct_out ? (void*)o : s->c,
-                                direct_out ? p->o_rs : n, direct_out ? p->o_cs : 1);
+        hg_status st = blas_call(c, HG_DTYPE_F32, m, n, k, &a, &b, direct_out ? (void*)o : s->c,
+                                 direct_out ? p->o_rs : n, direct_out ? p->o_cs : 1, 0, 0, 0, 1);
         if (st) return st;
     } else if (p->ct == HG_DTYPE_F64) {
         if (a.dt != HG_DTYPE_F64) {
@@ -351,17 +362,70 @@ static int device_blas_ok(const hg_op_ctx* c, const mm_plan* p, int overlaps) {
     return lda >= (need_a > 1 ? need_a : 1) && ldb >= (need_b > 1 ? need_b : 1);
 }
 
-// On a device, the BLAS path: one library call per batch element (device addresses).
+// The innermost batch dims of p that one strided-batched call covers: the longest run of them
+// over which a, b and out each advance by one stride (*sa, *sb, *so elements; a and b may stay
+// put, out moves past a whole product each step so that no two products overlap), and its
+// first dim (*from). Returns the run's element count, 1 when there is no such run.
+static int64_t batch_run(const mm_plan* p, int32_t* from, int64_t* sa, int64_t* sb, int64_t* so) {
+    int32_t d = p->nbatch - 1;
+    *from = p->nbatch;
+    if (d < 0) return 1;
+    int64_t rs = p->m <= 1 ? 0 : p->o_rs, cs = p->n <= 1 ? 0 : p->o_cs;
+    int64_t a_bs = p->a_bs[d], b_bs = p->b_bs[d], o_bs = p->o_bs[d];
+    if (a_bs < 0 || b_bs < 0 || o_bs < (p->m - 1) * rs + (p->n - 1) * cs + 1) return 1;
+    int64_t count = p->bshape[d];
+    for (; d > 0; d--) {   // extend outwards while dim d-1 continues dim d's stride
+        if (p->a_bs[d - 1] != a_bs * count || p->b_bs[d - 1] != b_bs * count ||
+            p->o_bs[d - 1] != o_bs * count)
+            break;
+        count *= p->bshape[d - 1];
+    }
+    *from = d;
+    *sa = a_bs;
+    *sb = b_bs;
+    *so = o_bs;
+    return count;
+}
+
+// A "launch" span for one device library call (tracing on): gemm, or gemm_strided_batched
+// with its batch count.
+static void trace_blas(const hg_op_ctx* c, hg_trace_span* sp, const mm_plan* p, int64_t batch,
+                       hg_status s) {
+    hg_trace_event e;
+    hg_trace_event_init(&e, "launch", batch == 1 ? "gemm" : "gemm_strided_batched");
+    e.executor = hg_backend_name(c->ex->kind);
+    e.executor_id = c->ex->handle;
+    e.dtype = (int)p->rt;
+    e.ndim = 3;
+    e.shape[0] = batch;
+    e.shape[1] = p->m;
+    e.shape[2] = p->n;
+    snprintf(e.detail, sizeof e.detail, "batch %lld m %lld n %lld k %lld%s", (long long)batch,
+             (long long)p->m, (long long)p->n, (long long)p->k, s ? " failed" : "");
+    hg_trace_span_end(sp, &e);
+}
+
+// On a device, the BLAS path (device addresses): the innermost batch dims that collapse into
+// one stride per operand go to one strided-batched call (where the backend has it), the dims
+// outside them are looped over; else one library call per batch element.
 static hg_status device_blas(hg_op_ctx* c, const mm_plan* p) {
     size_t es = hg_dtype_size(p->rt);
+    int32_t from = p->nbatch;
+    int64_t run = 1, sa = 0, sb = 0, so = 0;
+    if (c->ex->vt->gemm_strided_batched) run = batch_run(p, &from, &sa, &sb, &so);
+    mm_plan outer = *p;   // the batch dims before the run
+    outer.nbatch = from;
     mm_batch it;
     hg_status s = HG_OK;
-    for (batch_start(p, &it); it.left > 0 && !s; batch_next(p, &it)) {
+    for (batch_start(&outer, &it); it.left > 0 && !s; batch_next(&outer, &it)) {
         mm_mat a1 = p->a, b1 = p->b;
         a1.data += it.ao * (int64_t)es;
         b1.data += it.bo * (int64_t)es;
-        s = blas_one(c, p->rt, p->m, p->n, p->k, &a1, &b1, p->o + it.oo * (int64_t)es, p->o_rs,
-                     p->o_cs);
+        hg_trace_span sp = {0, 0};
+        if (hg_trace_on()) hg_trace_span_begin(&sp);
+        s = blas_call(c, p->rt, p->m, p->n, p->k, &a1, &b1, p->o + it.oo * (int64_t)es, p->o_rs,
+                      p->o_cs, sa, sb, so, run);
+        if (sp.t0) trace_blas(c, &sp, p, run, s);
     }
     return s;
 }
