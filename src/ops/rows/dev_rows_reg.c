@@ -155,7 +155,7 @@ static void declare(rg_k* k) {
     k->st = hg_kb_reg(b, "st", C);
     k->y = hg_kb_reg(b, "y", C);
     k->kk = hg_kb_reg(b, "kk", C);
-    char name[8];
+    char name[16];
     for (uint32_t e = 0; e < k->s.E; e++) {
         snprintf(name, sizeof name, "v%u", e);
         k->v[e] = hg_kb_reg(b, name, B);
@@ -337,6 +337,10 @@ static hg_arg ct_arg(hg_dtype ct, double v) {
 
 hg_status hg_dev_rows_reg(const hg_dev_rows_job* j) {
     if (j->M == 0 || j->R == 0) return HG_OK;
+    if (j->R > HG_DEV_ROWS_REG_MAX)   // the caller's choice; c[] and v[] hold 32 per lane
+        return hg_error(HG_ERR_INTERNAL, "%s: rows of %llu elements reached the register "
+                        "kernels (at most %u)", j->fn, (unsigned long long)j->R,
+                        HG_DEV_ROWS_REG_MAX);
     rg_shape s = pick_shape(j->R);
     hg_prog* prog = NULL;
     hg_status st = build(j, s, &prog);
