@@ -182,7 +182,8 @@ static char* all_ops_text(void) {
     for (unsigned op = 0; op < HG_OPCODE_COUNT; op++) {
         const hg_opinfo* info = hg_opinfo_of(op);
         if (info->op_class == HG_CLASS_CONTROL || info->op_class == HG_CLASS_SYNC ||
-            info->op_class == HG_CLASS_MEMORY || op == HG_OP_CVT || op == HG_OP_CMP)
+            info->op_class == HG_CLASS_MEMORY || info->op_class == HG_CLASS_WARP ||
+            op == HG_OP_CVT || op == HG_OP_CMP)
             continue;
         for (int d = 0; d < HG_DTYPE_COUNT; d++) {
             if (!(info->types & HG_TS(d))) continue;
@@ -226,6 +227,11 @@ static char* all_ops_text(void) {
             }
     add(&t, "atom.shared.add.f32 _, dyn[0x10], 1e-3\n");
     for (int s = 0; s < HG_SREG_COUNT; s++) add(&t, "mov.u32 a_u32, %s\n", hg_special_name((unsigned)s));
+    static const char* modes[] = {"bfly", "down", "up", "idx"};
+    for (int m = 0; m < 4; m++)
+        for (int d = 0; d < HG_DTYPE_COUNT; d++)
+            add(&t, "shfl.%s.%s a_%s, b_%s, %s\n", modes[m], tn(d), tn(d), tn(d),
+                d % 3 == 0 ? "a_u32" : d % 3 == 1 ? "s_u32" : "17");
     add(&t, "bar\nfence.global\nfence.shared\n");
     add(&t, "if a_bool\n  loop\n    break a_bool ; conditional\n    if true\n      break\n    else\n"
             "      exit   # all the comment forms\n    endif\n  endloop\nelse\n  bar\nendif\n"

@@ -66,6 +66,8 @@ typedef enum hg_opcode {
     HG_OP_EXIT,        // the lane stops
     HG_OP_GELU,        // x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) (tanh-form GELU; ISA 1.1)
     HG_OP_GELU_ERF,    // x * Phi(x) = x erfc(-x / sqrt 2) / 2 (erf-form GELU; ISA 1.2)
+    HG_OP_SHFL,        // d = a of another lane of the warp (aux: hg_shfl_mode, src[1]: u32 lane
+                       // operand); block-uniform control flow only, as bar (ISA 1.3)
     HG_OPCODE_COUNT
 } hg_opcode;
 
@@ -74,6 +76,15 @@ typedef enum hg_cmp {
 } hg_cmp;
 
 typedef enum hg_space { HG_SPACE_GLOBAL = 0, HG_SPACE_SHARED = 1, HG_SPACE_COUNT } hg_space;
+
+// shfl modes: the lane whose value lane l of a warp reads, with b = src[1] & 31 (docs/isa.md).
+typedef enum hg_shfl_mode {
+    HG_SHFL_BFLY = 0,  // l ^ b
+    HG_SHFL_DOWN,      // l + b
+    HG_SHFL_UP,        // l - b
+    HG_SHFL_IDX,       // b
+    HG_SHFL_COUNT
+} hg_shfl_mode;
 
 typedef enum hg_atomic_op {
     HG_ATOMIC_ADD = 0, HG_ATOMIC_MIN, HG_ATOMIC_MAX, HG_ATOMIC_EXCH, HG_ATOMIC_CAS,
@@ -112,12 +123,14 @@ typedef struct hg_operand {
 //   cmp:  dst = bool register, src[0..1]
 //   sel:  dst, src[0] = bool condition, src[1] = if true, src[2] = if false
 //   cvt:  type = destination dtype, aux = source dtype
+//   shfl: dst, src[0] = value, src[1] = lane operand (u32), aux = hg_shfl_mode
 //   if / break: src[0] = bool condition (break: optional)
 // A memory slot is a buffer parameter index (space global) or a shared array index (shared).
 typedef struct hg_instr {
     uint16_t op;             // hg_opcode
     uint8_t type;            // hg_dtype the operation works in
-    uint8_t aux;             // hg_cmp / hg_space / source dtype / hg_atomic_op | (space << 4)
+    uint8_t aux;             // hg_cmp / hg_space / source dtype / hg_atomic_op | (space << 4) /
+                             // hg_shfl_mode
     uint32_t mem;            // memory slot for ld / st / atom
     hg_operand dst;
     hg_operand src[3];
@@ -167,6 +180,9 @@ HG_API hg_status hg_emit_load(hg_program prog, hg_space space, hg_dtype type, ui
 HG_API hg_status hg_emit_store(hg_program prog, hg_space space, hg_dtype type, uint32_t slot,
                                hg_operand index, hg_operand value);
 HG_API hg_status hg_emit_control(hg_program prog, hg_opcode op, hg_operand cond);
+// shfl.MODE.type dst, a, lane: dst = a of the lane of the warp that mode and lane (u32) name.
+HG_API hg_status hg_emit_shfl(hg_program prog, hg_shfl_mode mode, hg_dtype type, uint32_t dst,
+                              hg_operand a, hg_operand lane);
 
 // Introspection.
 HG_API hg_status hg_program_name(hg_program prog, const char** out);  // valid while prog lives

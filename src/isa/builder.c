@@ -152,6 +152,15 @@ void hg_kb_atom(hg_kb* b, hg_space sp, hg_atomic_op op, hg_dtype t, uint32_t slo
     emit(b, &in);
 }
 
+void hg_kb_shfl(hg_kb* b, hg_shfl_mode mode, hg_dtype t, uint32_t dst, hg_operand a,
+                hg_operand lane) {
+    hg_instr in = instr(HG_OP_SHFL, t, (uint8_t)mode);
+    in.dst = hg_reg(dst);
+    in.src[0] = a;
+    in.src[1] = lane;
+    emit(b, &in);
+}
+
 static hg_operand emit_new(hg_kb* b, hg_opcode op, hg_dtype t, hg_dtype dt, uint8_t aux,
                            hg_operand a, hg_operand x, hg_operand c) {
     uint32_t d = hg_kb_new_reg(b, dt);

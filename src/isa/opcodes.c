@@ -67,6 +67,7 @@ const hg_opinfo hg_opinfo_table[HG_OPCODE_COUNT] = {
     [HG_OP_EXIT] = CTRL("exit", R_),
     [HG_OP_GELU] = UNARY("gelu", HG_CLASS_MATH, HG_TS_FLOAT),
     [HG_OP_GELU_ERF] = UNARY("gelu_erf", HG_CLASS_MATH, HG_TS_FLOAT),
+    [HG_OP_SHFL] = {"shfl", HG_CLASS_WARP, 1, RT, {RT, HG_ROLE_U32, R_}, HG_TS_ALL},
 };
 _Static_assert(sizeof(hg_opinfo_table) / sizeof(hg_opinfo_table[0]) == HG_OPCODE_COUNT,
                "opcode table must have one row per opcode");
@@ -77,6 +78,8 @@ static const char* const space_names[HG_SPACE_COUNT] = {"global", "shared"};
 _Static_assert(sizeof(space_names) / sizeof(space_names[0]) == HG_SPACE_COUNT, "space names");
 static const char* const atomic_names[HG_ATOMIC_COUNT] = {"add", "min", "max", "exch", "cas"};
 _Static_assert(sizeof(atomic_names) / sizeof(atomic_names[0]) == HG_ATOMIC_COUNT, "atomic names");
+static const char* const shfl_names[HG_SHFL_COUNT] = {"bfly", "down", "up", "idx"};
+_Static_assert(sizeof(shfl_names) / sizeof(shfl_names[0]) == HG_SHFL_COUNT, "shfl names");
 static const char* const special_names[HG_SREG_COUNT] = {
     "%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z",
     "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z",
@@ -86,6 +89,7 @@ _Static_assert(sizeof(special_names) / sizeof(special_names[0]) == HG_SREG_COUNT
 const char* hg_cmp_name(unsigned cmp) { return cmp < HG_CMP_COUNT ? cmp_names[cmp] : 0; }
 const char* hg_space_name(unsigned s) { return s < HG_SPACE_COUNT ? space_names[s] : 0; }
 const char* hg_atomic_name(unsigned a) { return a < HG_ATOMIC_COUNT ? atomic_names[a] : 0; }
+const char* hg_shfl_name(unsigned m) { return m < HG_SHFL_COUNT ? shfl_names[m] : 0; }
 const char* hg_special_name(unsigned s) { return s < HG_SREG_COUNT ? special_names[s] : 0; }
 
 uint32_t hg_atomic_types(unsigned aop) {

@@ -65,6 +65,7 @@ typedef enum hg_role {
     HG_ROLE_INDEX,        // integer value of any integer type (memory index)
     HG_ROLE_OPT_BOOL,     // optional bool (break)
     HG_ROLE_OPT_T,        // optional register of the type (atom result)
+    HG_ROLE_U32,          // value of type u32 (the lane operand of shfl)
     HG_ROLE_COUNT
 } hg_role;
 
@@ -77,6 +78,7 @@ typedef enum hg_op_class {
     HG_CLASS_MEMORY,      // ld st atom
     HG_CLASS_SYNC,        // bar fence
     HG_CLASS_CONTROL,     // if else endif loop endloop break exit
+    HG_CLASS_WARP,        // shfl: lanes of a warp exchange values
     HG_CLASS_COUNT
 } hg_op_class;
 
@@ -97,6 +99,7 @@ const char* hg_cmp_name(unsigned cmp);          // "eq" ...; NULL if invalid
 const char* hg_space_name(unsigned space);      // "global" / "shared"
 const char* hg_atomic_name(unsigned aop);       // "add" "min" "max" "exch" "cas"
 const char* hg_special_name(unsigned sreg);     // "%tid.x" ...
+const char* hg_shfl_name(unsigned mode);        // "bfly" "down" "up" "idx"; NULL if invalid
 uint32_t hg_atomic_types(unsigned aop);         // allowed types for an atomic op
 // Atom aux packing.
 static inline unsigned hg_atom_op(uint8_t aux) { return aux & 0xFu; }

@@ -109,6 +109,7 @@ static int slot_type(const hg_instr* in, unsigned role) {
     case HG_ROLE_BOOL:
     case HG_ROLE_OPT_BOOL: return HG_DTYPE_BOOL;
     case HG_ROLE_SRC_T: return in->aux;
+    case HG_ROLE_U32: return HG_DTYPE_U32;
     default: return -1;
     }
 }
@@ -258,6 +259,20 @@ hg_status hg_emit_store(hg_program h, hg_space space, hg_dtype type, uint32_t sl
     in.mem = slot;
     in.src[0] = index;
     in.src[1] = value;
+    return hg_program_emit(h, &in);
+}
+
+hg_status hg_emit_shfl(hg_program h, hg_shfl_mode mode, hg_dtype type, uint32_t dst,
+                       hg_operand a, hg_operand lane) {
+    if (!resolve(h, "hg_emit_shfl")) return HG_ERR_INVALID_HANDLE;
+    if ((unsigned)mode >= HG_SHFL_COUNT)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "hg_emit_shfl: mode %d is not a hg_shfl_mode "
+                        "(bfly=0, down=1, up=2, idx=3)", (int)mode);
+    hg_instr in = make(HG_OP_SHFL, type);
+    in.aux = (uint8_t)mode;
+    in.dst = hg_reg(dst);
+    in.src[0] = a;
+    in.src[1] = lane;
     return hg_program_emit(h, &in);
 }
 

@@ -427,6 +427,7 @@ static hg_status decode_mnemonic(parser* ps, const mnemonic* m, hg_instr* in) {
     case HG_OP_ST: form = "st.SPACE.TYPE (SPACE: global or shared)"; want = 3; break;
     case HG_OP_ATOM: form = "atom.SPACE.OP.TYPE (OP: add min max exch cas)"; want = 4; break;
     case HG_OP_FENCE: form = "fence.global or fence.shared"; want = 2; break;
+    case HG_OP_SHFL: form = "shfl.MODE.TYPE (MODE: bfly down up idx)"; want = 3; break;
     default: form = info->typed ? "OP.TYPE" : "the bare mnemonic"; want = info->typed ? 2 : 1;
     }
     if (m->n != want) {
@@ -450,6 +451,14 @@ static hg_status decode_mnemonic(parser* ps, const mnemonic* m, hg_instr* in) {
             return perr_at(ps, m->part[next].col, "unknown atomic operation %s, expected add, min, "
                            "max, exch or cas", describe(&m->part[next], d, sizeof d));
         in->aux = hg_atom_aux((unsigned)aop, in->aux);
+        next++;
+    }
+    if (in->op == HG_OP_SHFL) {
+        int md = find_in(&m->part[next], hg_shfl_name, HG_SHFL_COUNT);
+        if (md < 0)
+            return perr_at(ps, m->part[next].col, "unknown shfl mode %s, expected bfly, down, up "
+                           "or idx", describe(&m->part[next], d, sizeof d));
+        in->aux = (uint8_t)md;
         next++;
     }
     if (in->op == HG_OP_CMP) {
@@ -485,6 +494,7 @@ static int role_type(const hg_instr* in, unsigned role) {
     case HG_ROLE_OPT_BOOL: return HG_DTYPE_BOOL;
     case HG_ROLE_SRC_T: return in->aux;
     case HG_ROLE_INDEX: return TYPE_INDEX;
+    case HG_ROLE_U32: return HG_DTYPE_U32;
     default: return in->type;
     }
 }

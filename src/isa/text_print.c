@@ -95,6 +95,7 @@ static int role_type(const hg_instr* in, unsigned role) {
     case HG_ROLE_OPT_BOOL: return HG_DTYPE_BOOL;
     case HG_ROLE_SRC_T: return in->aux;
     case HG_ROLE_INDEX: return TYPE_INDEX;
+    case HG_ROLE_U32: return HG_DTYPE_U32;
     default: return in->type;
     }
 }
@@ -124,6 +125,7 @@ static void put_instr(strbuf* b, const hg_prog* p, const hg_instr* in) {
     unsigned space = in->aux;
     switch (in->op) {
     case HG_OP_CMP: put_modifier(b, hg_cmp_name(in->aux), in->aux, "cmp"); break;
+    case HG_OP_SHFL: put_modifier(b, hg_shfl_name(in->aux), in->aux, "shfl mode"); break;
     case HG_OP_LD:
     case HG_OP_ST:
     case HG_OP_FENCE: put_modifier(b, hg_space_name(in->aux), in->aux, "space"); break;

@@ -353,6 +353,7 @@ static hg_status check_role(const hg_prog* p, uint32_t i, int slot, const hg_ope
         case HG_ROLE_BOOL: return check_value(p, i, slot, o, (want){HG_DTYPE_BOOL, false});
         case HG_ROLE_SRC_T: return check_value(p, i, slot, o, (want){in->aux, false});
         case HG_ROLE_INDEX: return check_value(p, i, slot, o, (want){0, true});
+        case HG_ROLE_U32: return check_value(p, i, slot, o, (want){HG_DTYPE_U32, false});
         case HG_ROLE_OPT_BOOL:
             if (o->kind == HG_OPERAND_NONE) return check_none(p, i, slot, o, "or a bool value");
             return check_value(p, i, slot, o, (want){HG_DTYPE_BOOL, false});
@@ -433,6 +434,11 @@ static hg_status check_instr(const hg_prog* p, uint32_t i) {
         if (in->aux >= HG_CMP_COUNT)
             return hg_validate_fail(p, i, "comparison %u is unknown, expected eq ne lt le gt ge "
                                     "(0..%d)", in->aux, HG_CMP_COUNT - 1);
+        break;
+    case HG_OP_SHFL:
+        if (in->aux >= HG_SHFL_COUNT)
+            return hg_validate_fail(p, i, "shfl mode %u is unknown, expected bfly down up idx "
+                                    "(0..%d)", in->aux, HG_SHFL_COUNT - 1);
         break;
     case HG_OP_CVT:
         if (!hg_dtype_valid(in->aux))

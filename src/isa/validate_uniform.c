@@ -1,5 +1,6 @@
-// Barrier uniformity (docs/isa.md §7): `bar` is allowed only where every lane of a block is
-// known to arrive together. A taint analysis finds what may differ between the lanes of a block:
+// Barrier uniformity (docs/isa.md §7): `bar` and `shfl` are allowed only where every lane of a
+// block is known to arrive together (so every backend may implement shfl with the block's
+// barrier, and CUDA's full-warp __shfl_*_sync sees every lane of the warp). A taint analysis finds what may differ between the lanes of a block:
 //   - a register is non-uniform if any write to it reads %tid.*/%gid.*, is a load or an atomic,
 //     reads a non-uniform register, or happens under non-uniform control flow (flow-insensitive:
 //     one fact per register for the whole kernel, which is conservative and needs no iteration
@@ -217,7 +218,8 @@ static void put_why(uctx* c, sbuf* b, why w, int depth) {
 hg_status hg_validate_uniformity(const hg_prog* p, const hg_vstruct* st) {
     uint32_t n = p->ninstrs;
     bool has_bar = false;
-    for (uint32_t i = 0; i < n && !has_bar; i++) has_bar = p->instrs[i].op == HG_OP_BAR;
+    for (uint32_t i = 0; i < n && !has_bar; i++)
+        has_bar = p->instrs[i].op == HG_OP_BAR || p->instrs[i].op == HG_OP_SHFL;
     if (!has_bar) return HG_OK;
 
     uctx c;
@@ -261,13 +263,15 @@ hg_status hg_validate_uniformity(const hg_prog* p, const hg_vstruct* st) {
     }
     run(&c);
     for (uint32_t i = 0; i < n; i++) {
-        if (p->instrs[i].op != HG_OP_BAR || c.ctrl[i].kind == WHY_NONE) continue;
+        unsigned op = p->instrs[i].op;
+        if ((op != HG_OP_BAR && op != HG_OP_SHFL) || c.ctrl[i].kind == WHY_NONE) continue;
         char msg[1200];
         sbuf b = {msg, 0, sizeof msg};
         msg[0] = 0;
         put_why(&c, &b, c.ctrl[i], 0);
-        s = hg_validate_fail(p, i, "bar %s, expected `bar` only where control flow is "
-                             "block-uniform (docs/isa.md §7)", msg);
+        const char* mn = op == HG_OP_BAR ? "bar" : "shfl";
+        s = hg_validate_fail(p, i, "%s %s, expected `%s` only where control flow is "
+                             "block-uniform (docs/isa.md §7)", mn, msg, mn);
         break;
     }
 done:

@@ -74,6 +74,7 @@ static hg_status operand_slot(builder* b, const hg_instr* in, unsigned role, con
     case HG_ROLE_T: case HG_ROLE_OPT_T: t = in->type; break;
     case HG_ROLE_BOOL: case HG_ROLE_OPT_BOOL: t = HG_DTYPE_BOOL; break;
     case HG_ROLE_SRC_T: t = in->aux; break;
+    case HG_ROLE_U32: t = HG_DTYPE_U32; break;
     default: t = HG_DTYPE_I64; break;  // index: immediates are i64, others their own type
     }
     switch (o->kind) {
@@ -116,6 +117,7 @@ static cpu_kind kind_of(unsigned op) {
     case HG_OP_EXIT: return CPU_K_EXIT;
     case HG_OP_BAR: return CPU_K_BAR;
     case HG_OP_FENCE: return CPU_K_FENCE;
+    case HG_OP_SHFL: return CPU_K_SHFL;
     default: return CPU_K_ALU;
     }
 }
@@ -352,7 +354,8 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
             s = operand_slot(&b, in, info->src[j], &in->src[j], slots[j], &t);
             if (j == 0 && info->src[0] == HG_ROLE_INDEX) op->idx_type = t;
             uint8_t st = info->src[j] == HG_ROLE_T ? in->type
-                         : info->src[j] == HG_ROLE_SRC_T ? in->aux : HG_DTYPE_BOOL;
+                         : info->src[j] == HG_ROLE_SRC_T ? in->aux
+                         : info->src[j] == HG_ROLE_U32 ? HG_DTYPE_U32 : HG_DTYPE_BOOL;
             op->slog2[j] = (uint8_t)hg_cpu_storage_log2(st);
         }
         if (s) break;
@@ -366,7 +369,9 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
         if ((op->kind == CPU_K_LD || op->kind == CPU_K_ST || op->kind == CPU_K_ATOM) &&
             op->space == HG_SPACE_SHARED)
             p->block_mode = 1;
-        if (op->kind == CPU_K_BAR) p->block_mode = 1;
+        // shfl exchanges values within warps of a block: the block's lanes run together.
+        if (op->kind == CPU_K_BAR || op->kind == CPU_K_SHFL) p->block_mode = 1;
+        if (op->kind == CPU_K_SHFL) op->aop = in->aux;
         if (op->kind == CPU_K_ALU) {
             op->fn = alu_kernel(k, in);
             op->b_once = op->fn && in->op != HG_OP_CMP && in->op != HG_OP_CVT &&

@@ -227,6 +227,31 @@ static void drop_lanes(mframe* fr, uint32_t from, uint32_t depth, const uint8_t*
     }
 }
 
+// shfl: lane i of the block reads the value of lane (i & ~31) + j, j from the mode and b & 31;
+// a j outside the warp (down, up) or a lane beyond the block gives lane i its own value.
+// Through the temporary slot: d may be a.
+void hg_cpu_exec_shfl(cpu_chunk* c, const cpu_op* op) {
+    const uint8_t* a = cpu_slot(c, op->a);
+    const uint32_t* lane = cpu_slot(c, op->b);
+    uint8_t* tmp = cpu_own(c, c->L->plan->tmp_slot);
+    size_t es = (size_t)1 << op->dlog2;
+    uint32_t n = c->n;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t l = i & 31u, b = lane[i] & 31u, j;
+        switch (op->aop) {
+        case HG_SHFL_BFLY: j = l ^ b; break;
+        case HG_SHFL_DOWN: j = l + b; break;
+        case HG_SHFL_UP: j = l - b; break;   // wraps to >= 32 below lane 0
+        default: j = b; break;
+        }
+        uint32_t src = j < 32 && (i & ~31u) + j < n ? (i & ~31u) + j : i;
+        memcpy(tmp + i * es, a + (size_t)src * es, es);
+    }
+    uint8_t* d = cpu_wslot(c, op->d, c->cnt == n);
+    if (c->cnt == n) memcpy(d, tmp, (size_t)n * es);
+    else c->L->k->blend[op->dlog2](d, tmp, c->cur, n);
+}
+
 // Executes the plan for one chunk. 0 on success, -1 after a recorded failure.
 static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
     const cpu_launch* L = c->L;
@@ -406,6 +431,9 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
         case CPU_K_FENCE:
             hg_cpu_unborrow(c, NULL, NULL);
             atomic_thread_fence(memory_order_seq_cst);
+            break;
+        case CPU_K_SHFL:
+            hg_cpu_exec_shfl(c, op);
             break;
         default:
             hg_cpu_fail(c->L, HG_ERR_INTERNAL, "cpu: unknown plan operation %u at instruction %u",

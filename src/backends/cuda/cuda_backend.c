@@ -206,7 +206,7 @@ static hg_status cuda_kernel_compile(void* state, const hg_prog* prog, void** ou
     k->nparams = prog->nparams;
     k->threaded = prog->nshared > 0;
     for (uint32_t i = 0; i < prog->ninstrs && !k->threaded; i++)
-        k->threaded = prog->instrs[i].op == HG_OP_BAR;
+        k->threaded = prog->instrs[i].op == HG_OP_BAR || prog->instrs[i].op == HG_OP_SHFL;
     char* src = NULL;
     size_t len = 0;
     if ((s = hg_cuda_codegen(prog, &src, &len))) {

@@ -475,6 +475,19 @@ static void emit_control(gen* g, const hg_instr* in) {
     }
 }
 
+// shfl through the preamble's hg_shfl on a type __shfl_*_sync takes (hg_ln, hg_wn, hg_wm: the
+// lane's index in its warp, the warp's lanes in the block and their mask, set at the top).
+static void emit_shfl(gen* g, const hg_instr* in) {
+    unsigned t = in->type;
+    char ob[3][96];
+    const char* wire = t == HG_DTYPE_F64 ? "double" : is_float(t) ? "float"
+                       : bits_of(t) == 64 ? "hg_u64" : "hg_u32";
+    indent(g);
+    hg_sb_put(&g->b, "r%u = (%s)hg_shfl<%u, %s>((%s)%s, %s, hg_ln, hg_wn, hg_wm);\n",
+              in->dst.index, vtype(t), (unsigned)in->aux, wire, wire, OPND(0, t),
+              OPND(1, HG_DTYPE_U32));
+}
+
 // ---- the kernel ---------------------------------------------------------------------------------
 size_t hg_cuda_kargs_size(uint32_t nparams) {
     return hg_cuda_kargs_dyn_offset(nparams) + 8;
@@ -547,6 +560,15 @@ hg_status hg_cuda_codegen(const hg_prog* p, char** out, size_t* out_len) {
         }
         hg_sb_put(b, "        __syncthreads();\n    }\n");
     }
+    int have_shfl = 0;
+    for (uint32_t i = 0; i < p->ninstrs; i++) have_shfl |= p->instrs[i].op == HG_OP_SHFL;
+    if (have_shfl)
+        hg_sb_put(b, "    const hg_u32 hg_wl = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * "
+                  "threadIdx.z);\n"
+                  "    const hg_u32 hg_ln = hg_wl & 31u;\n"
+                  "    const hg_u32 hg_wr = blockDim.x * blockDim.y * blockDim.z - (hg_wl - hg_ln);\n"
+                  "    const hg_u32 hg_wn = hg_wr < 32u ? hg_wr : 32u;\n"
+                  "    const hg_u32 hg_wm = hg_wn == 32u ? 0xffffffffu : (1u << hg_wn) - 1u;\n");
     // Registers, zero at launch.
     for (uint32_t i = 0; i < p->nregs; i++)
         hg_sb_put(b, "    %s r%u = 0;   // %s\n", vtype(p->regs[i].dtype), i, p->regs[i].name);
@@ -564,6 +586,7 @@ hg_status hg_cuda_codegen(const hg_prog* p, char** out, size_t* out_len) {
         case HG_CLASS_MEMORY: emit_memory(&g, in); break;
         case HG_CLASS_SYNC:
         case HG_CLASS_CONTROL: emit_control(&g, in); break;
+        case HG_CLASS_WARP: emit_shfl(&g, in); break;
         default:
             free(b->p);
             return hg_error(HG_ERR_INTERNAL, "CUDA codegen: instruction %u has opcode %u, which "

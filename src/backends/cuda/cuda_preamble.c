@@ -267,6 +267,21 @@ const char hg_cuda_preamble[] =
     "HG_DEV double hg_atom_exch_f64(double* p, double v) {\n"
     "    return hg_u2d(atomicExch((hg_u64*)p, hg_d2u(v)));\n"
     "}\n"
+    // shfl: lane ln of its warp reads lane j of the warp; a j beyond the warp's wn lanes in
+    // the block gives it its own value; wm names those lanes (a partial last warp must not
+    // name missing lanes). 8/16-bit values and bool go through hg_u32, f16/bf16 as floats.
+    "#ifndef HG_EMU\n"
+    "template <int M, typename T> HG_DEV T hg_shfl(T v, hg_u32 b, hg_u32 ln, hg_u32 wn, hg_u32 wm) {\n"
+    "    b &= 31u;\n"
+    "    hg_u32 j;\n"
+    "    T x;\n"
+    "    if (M == 0) { j = ln ^ b; x = __shfl_xor_sync(wm, v, b); }\n"
+    "    else if (M == 1) { j = ln + b; x = __shfl_down_sync(wm, v, b); }\n"
+    "    else if (M == 2) { j = ln - b; x = __shfl_up_sync(wm, v, b); }\n"
+    "    else { j = b; x = __shfl_sync(wm, v, b); }\n"
+    "    return j < wn ? x : v;\n"
+    "}\n"
+    "#endif\n"
     // The first out-of-bounds access of a launch is recorded; the lane then stops.
     "HG_DEV void hg_oob(hg_kerr* e, hg_u32 instr, hg_u32 param, hg_u64 index, hg_u64 count) {\n"
     "    if (atomicCAS(&e->flag, 0u, 1u) == 0u) {\n"

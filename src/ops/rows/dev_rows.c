@@ -1,5 +1,8 @@
-// softmax, log_softmax, layer_norm and rms_norm on devices: one block-cooperative Atlas ISA
-// kernel per call. A row (the softmax axis, or the normalized dims) is handled by T lanes (the
+// softmax, log_softmax, layer_norm and rms_norm on devices. Contiguous rows at a constant row
+// stride of up to HG_DEV_ROWS_REG_MAX elements take the register-resident kernels of
+// dev_rows_reg.c (each row read once); the rest (strided rows, longer rows, or every row when
+// HOLOGRAM_DEV_ROWS=generic, for side-by-side measurements) this file's generic kernel: one
+// block-cooperative Atlas ISA kernel per call. A row (the softmax axis, or the normalized dims) is handled by T lanes (the
 // power of two covering it, up to 256; T x RB = 256 lanes per block, RB rows per block): the
 // lanes stride through the row accumulating in f64, a shared-memory tree combines their
 // partials and every lane reads the row's statistic back; a second statistic (softmax: the sum
@@ -10,11 +13,13 @@
 // rows are transformed in f32 (exp, the scale, the split f32 mean of layer_norm), f64 rows in
 // f64; results are rounded to x's dtype, then converted to out's.
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
+#include "ops/rows/dev_rows_reg.h"
 
 #define RW_LANES 256u
 #define RW_MAX_ROWBLOCKS (UINT64_C(1) << 22)
@@ -334,6 +339,18 @@ static hg_status run(const rw_spec* s, hg_buffer xb, int64_t xoff, hg_buffer obu
     return st;
 }
 
+// Whether the merged dims allow the register-resident kernels: at most one outer dim (a
+// constant row stride) and the row one dim of unit stride in x, out, weight and bias.
+static int reg_rows(const rw_spec* s) {
+    const char* e = getenv("HOLOGRAM_DEV_ROWS");
+    if (e && !strcmp(e, "generic")) return 0;
+    if (s->R > HG_DEV_ROWS_REG_MAX || s->od.nd > 1 || s->id.nd > 1) return 0;
+    if (s->id.nd == 1)
+        for (int t = 0; t < 4; t++)
+            if (s->id.stride[t][0] != 1 && (t < 2 || (t == 2 ? s->has_w : s->has_b))) return 0;
+    return 1;
+}
+
 hg_status hg_dev_rows(hg_op_ctx* c, hg_dev_row_op op, const hg_tensor* x, int32_t first_inner,
                       const hg_tensor* weight, const hg_tensor* bias, double eps,
                       const hg_tensor* out) {
@@ -370,5 +387,30 @@ hg_status hg_dev_rows(hg_op_ctx* c, hg_dev_row_op op, const hg_tensor* x, int32_
     }
     hg_dk_dims_merge(&s.od, 2);
     hg_dk_dims_merge(&s.id, 4);
+    if (reg_rows(&s)) {
+        hg_dev_rows_job j;
+        memset(&j, 0, sizeof j);
+        j.fn = s.fn;
+        j.ex = s.ex;
+        j.op = op;
+        j.xdt = s.xdt;
+        j.odt = s.odt;
+        j.wdt = s.wdt;
+        j.bdt = s.bdt;
+        j.M = s.M;
+        j.R = s.R;
+        j.x = x->buffer;
+        j.o = out->buffer;
+        j.has_w = s.has_w;
+        j.has_b = s.has_b;
+        if (weight) j.w = weight->buffer, j.woff = weight->offset;
+        if (bias) j.b = bias->buffer, j.boff = bias->offset;
+        j.xoff = x->offset;
+        j.ooff = out->offset;
+        j.xrs = s.od.nd ? s.od.stride[0][0] : 0;
+        j.ors = s.od.nd ? s.od.stride[1][0] : 0;
+        j.eps = eps;
+        return hg_dev_rows_reg(&j);
+    }
     return run(&s, x->buffer, x->offset, out->buffer, out->offset, weight, bias, eps);
 }
