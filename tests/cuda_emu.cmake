@@ -14,7 +14,7 @@ set_property(CACHE HG_CUDA_TESTS PROPERTY STRINGS emulate device)
 if(NOT HG_CUDA_TESTS MATCHES "^(emulate|device)$")
   message(FATAL_ERROR "HG_CUDA_TESTS must be 'emulate' or 'device', got '${HG_CUDA_TESTS}'")
 endif()
-set_tests_properties(test_cuda_codegen test_backend_examples test_device_ops test_ops_grad test_optim PROPERTIES
+set_tests_properties(test_cuda_codegen test_backend_examples test_device_ops test_ops_grad test_optim test_async PROPERTIES
   SKIP_RETURN_CODE 77)
 if(HG_SAN)
   # NVRTC is not built for the sanitizers (its allocations look like leaks to LeakSanitizer):
@@ -35,7 +35,8 @@ else()
   endif()
   foreach(t test_instructions_arith test_instructions_cmp test_instructions_cvt
             test_instructions_math test_instructions_memory test_instructions_atomics
-            test_instructions_sreg test_instructions_shfl test_ops_rows_shapes test_backend_examples test_device_ops test_ops_grad test_optim)
+            test_instructions_sreg test_instructions_shfl test_ops_rows_shapes test_backend_examples
+            test_device_ops test_ops_grad test_optim test_async)
     add_test(NAME ${t}${HG_CUDA_SUFFIX} COMMAND ${t})
     set_tests_properties(${t}${HG_CUDA_SUFFIX} PROPERTIES ENVIRONMENT "${HG_CUDA_ENV}"
       TIMEOUT 2400 SKIP_RETURN_CODE 77 LABELS cuda${HG_CUDA_SUFFIX})

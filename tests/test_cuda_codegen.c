@@ -84,10 +84,10 @@ static void check_dir(const char* dir, int have_nvrtc) {
 
 static void test_layout(void) {
     CHECK(sizeof(hg_cuda_karg) == 24);
-    CHECK(sizeof(hg_cuda_kerr) == 56);
+    CHECK(sizeof(hg_cuda_kerr) == 72);
     CHECK(hg_cuda_kargs_err_offset(3) == 72 && hg_cuda_kargs_dyn_offset(3) == 80 &&
-          hg_cuda_kargs_size(3) == 88);
-    CHECK(hg_cuda_kargs_size(0) == 40);   // a parameterless kernel still has one slot
+          hg_cuda_kargs_launch_offset(3) == 88 && hg_cuda_kargs_size(3) == 104);
+    CHECK(hg_cuda_kargs_size(0) == 56);   // a parameterless kernel still has one slot
 }
 
 // Without a GPU driver (the CI machine), the backend says exactly what is missing.

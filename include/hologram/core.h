@@ -36,7 +36,7 @@ extern "C" {
 // Encoded as major*10000 + minor*100 + patch.
 #define HG_VERSION_NUMBER (HG_VERSION_MAJOR * 10000 + HG_VERSION_MINOR * 100 + HG_VERSION_PATCH)
 // Version of the backend vtable ABI (backends built against another value are refused).
-#define HG_BACKEND_API_VERSION 5
+#define HG_BACKEND_API_VERSION 6
 // Version of the Atlas ISA binary format written by hg_program_save.
 #define HG_ISA_VERSION 1
 
@@ -212,8 +212,50 @@ HG_API hg_status hg_executor_backend(hg_executor ex, hg_backend_kind* out);
 HG_API hg_status hg_executor_device(hg_executor ex, hg_device_info* out);
 // Number of worker threads (CPU) or 1.
 HG_API hg_status hg_executor_num_threads(hg_executor ex, int* out);
-// Waits until all work submitted to the executor has finished.
+// Waits until all work submitted to the executor has finished, and reports an error raised by
+// asynchronous work since the last synchronizing call (CUDA: an out-of-bounds access of a
+// launch that returned HG_OK, with the kernel and the launch named; docs/cuda.md).
 HG_API hg_status hg_executor_synchronize(hg_executor ex);
+
+// ---------------------------------------------------------------------------------------------
+// Streams and events (docs/api.md "Asynchronous execution"). CUDA executors queue launches,
+// copies and library calls on a stream and return before the device ran them; host reads
+// (hg_buffer_read ...), hg_executor_synchronize and hg_event_synchronize wait. CPU executors
+// run every call to completion before it returns: their stream is NULL and an event is a host
+// timestamp taken at hg_event_record.
+// ---------------------------------------------------------------------------------------------
+// CUDA: later work of the executor is queued on `stream` (a CUstream of the executor's device
+// and context, e.g. torch.cuda.current_stream().cuda_stream; (void*)1 is the legacy default
+// stream, (void*)2 the per-thread one); NULL = the executor's own stream. The new stream first
+// waits (an event) for what was queued on the old one, so the executor's work stays in order.
+// The stream must outlive its use (set another one or NULL before destroying it). CPU
+// executors accept NULL only (HG_ERR_UNSUPPORTED otherwise).
+HG_API hg_status hg_executor_set_stream(hg_executor ex, void* stream);
+// The stream the executor queues work on now (its own unless set; NULL on CPU executors and
+// on the CUDA emulation's own stream).
+HG_API hg_status hg_executor_stream(hg_executor ex, void** stream);
+
+// A marker in an executor's stream (cudaEvent_t / torch.cuda.Event). Release with
+// hg_event_destroy (or with the executor). Timing is always enabled. Thread safety: as other
+// handles; record, query and synchronize of one event from several threads are serialized.
+typedef struct hg_event { uint64_t handle; } hg_event;
+HG_API hg_status hg_event_create(hg_executor ex, hg_event* out);
+// Records the event at the end of the work queued so far on the executor's current stream.
+HG_API hg_status hg_event_record(hg_event ev);
+// Waits until the work before the last record has finished (at once when never recorded), and
+// reports an asynchronous error raised by that work, as hg_executor_synchronize does.
+HG_API hg_status hg_event_synchronize(hg_event ev);
+// *done = 1 when the work before the last record has finished (or it was never recorded),
+// else 0. Does not wait.
+HG_API hg_status hg_event_query(hg_event ev, int* done);
+// Milliseconds of device time between two recorded events of one executor (waits for both).
+// HG_ERR_INVALID_ARGUMENT when one was never recorded or they belong to different executors.
+HG_API hg_status hg_event_elapsed_ms(hg_event start, hg_event end, double* ms);
+// Makes `stream` (a CUstream as for hg_executor_set_stream; NULL = the executor's current
+// stream) wait for the work before the event's last record, without blocking the host
+// (cudaStreamWaitEvent). CPU executors: only NULL, and there is nothing to wait for.
+HG_API hg_status hg_event_wait(hg_event ev, void* stream);
+HG_API hg_status hg_event_destroy(hg_event ev);
 
 // ---------------------------------------------------------------------------------------------
 // Buffers: typed, fixed-size arrays of elements on an executor's device. No limit on their

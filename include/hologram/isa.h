@@ -272,11 +272,15 @@ typedef struct hg_kernel { uint64_t handle; } hg_kernel;
 
 // Validates and compiles prog for ex. The kernel keeps its own copy: prog may be destroyed.
 HG_API hg_status hg_kernel_create(hg_executor ex, hg_program prog, hg_kernel* out);
+// Waits for launches of the kernel still queued (CUDA) before it releases the code.
 HG_API hg_status hg_kernel_destroy(hg_kernel k);
-// Runs the kernel to completion. Arguments are checked against the parameters (count, kind,
-// dtype); every memory access is checked against the bound range: an out-of-bounds access
-// stops the launch with HG_ERR_OUT_OF_BOUNDS naming the lane and the instruction, and nothing is
-// written out of bounds (in-bounds stores of other lanes may have happened).
+// Runs the kernel (CPU: to completion; CUDA: queued on the executor's stream, see
+// hg_executor_set_stream). Arguments are checked against the parameters (count, kind, dtype)
+// before it returns; every memory access is checked against the bound range: an out-of-bounds
+// access stops the lane with HG_ERR_OUT_OF_BOUNDS naming the lane and the instruction, and
+// nothing is written out of bounds (in-bounds stores of other lanes may have happened). The CPU
+// returns that error from the launch; CUDA from the next synchronizing call (a host read,
+// hg_executor_synchronize, hg_event_synchronize), naming the launch (docs/cuda.md).
 HG_API hg_status hg_kernel_launch(hg_kernel k, const hg_launch_config* cfg, const hg_arg* args,
                                   size_t nargs);
 // Compiles (cached per executor by content hash) and launches in one call.

@@ -42,6 +42,7 @@ from .profiler import profile, Profile
 
 Executor = _C.Executor
 Buffer = _C.Buffer
+Event = _C.Event
 Graph = _C.Graph
 Plan = _C.Plan
 
@@ -64,7 +65,7 @@ def build_info():
 _log._install()
 
 __all__ = [
-    "Executor", "Buffer", "Tensor", "Graph", "Plan", "ops", "backend", "errors", "jit",
+    "Executor", "Buffer", "Event", "Tensor", "Graph", "Plan", "ops", "backend", "errors", "jit",
     "HologramError", "TraceError", "is_cuda_available", "is_metal_available",
     "get_default_backend", "from_dlpack", "asarray", "tensor", "default_cpu_executor",
     "default_cuda_executor", "default_executor", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",

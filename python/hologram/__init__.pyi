@@ -51,6 +51,7 @@ from .ops import (negative as negative, absolute as absolute, sign as sign, sqrt
 
 Executor = _C.Executor
 Buffer = _C.Buffer
+Event = _C.Event
 Graph = _C.Graph
 Plan = _C.Plan
 

@@ -71,6 +71,12 @@ static int hg_from_dl(DLDataType t) {
 }
 
 // --- export ----------------------------------------------------------------------------------------
+// The consumer's stream of a CUDA export: sync = 0 for stream=-1 (no ordering wanted).
+typedef struct {
+    int sync;
+    void* stream;
+} dl_stream;
+
 // One allocation per export: the managed tensor, its shape/strides and the Buffer it holds.
 typedef struct {
     DLManagedTensorVersioned v;   // used when versioned
@@ -78,6 +84,8 @@ typedef struct {
     int64_t shape[HG_MAX_DIMS];
     int64_t strides[HG_MAX_DIMS];
     HgBuffer* owner;              // strong reference; owner->users counts this export
+    int foreign_stream;           // CUDA: handed to a consumer stream other than ours
+    void* consumer;               // ... that stream
 } ExportCtx;
 
 static int finalizing(void) {
@@ -96,6 +104,11 @@ static void release_export(ExportCtx* ctx) {
     }
     PyGILState_STATE st = PyGILState_Ensure();
     HgBuffer* b = ctx->owner;
+    HgExecutor* e = b->owner;
+    // The consumer's stream may still use the memory: our stream waits for what it queued so
+    // far before the memory can be reused (a switch there and back orders both ways).
+    if (ctx->foreign_stream && !e->destroyed && hgpy_order_after_stream(e, ctx->consumer))
+        hg_clear_error();   // a dead executor: its memory is not reused
     hgpy_buffer_unhold(b);
     Py_DECREF(b);
     PyGILState_Release(st);
@@ -130,9 +143,20 @@ static DLDevice device_of(HgBuffer* b) {
 }
 
 // Exports the view t of b's memory (data points at element (0, ..., 0), byte_offset 0).
-static PyObject* export_capsule(HgBuffer* b, const hg_tensor* v, int versioned, int copied) {
+static PyObject* export_capsule(HgBuffer* b, const hg_tensor* v, int versioned, int copied,
+                                const dl_stream* ds) {
+    if (ds->sync) {   // the consumer's stream waits for our queued work on the memory
+        hg_status s = hgpy_order_stream_after(b->owner, ds->stream);
+        if (s != HG_OK) return hgpy_raise_status(s, "__dlpack__ (stream)");
+    }
     ExportCtx* ctx = calloc(1, sizeof *ctx);
     if (!ctx) return PyErr_NoMemory();
+    if (ds->sync) {
+        void* cur = NULL;
+        hg_executor_stream(b->owner->ex, &cur);
+        ctx->foreign_stream = ds->stream != cur;
+        ctx->consumer = ds->stream;
+    }
     for (int32_t d = 0; d < v->ndim; d++) {
         ctx->shape[d] = v->shape[d];
         ctx->strides[d] = v->strides[d];
@@ -167,10 +191,10 @@ static PyObject* export_capsule(HgBuffer* b, const hg_tensor* v, int versioned, 
     return cap;
 }
 
-// The keywords of __dlpack__ (keyword-only) for memory on device `dev`: sets *versioned and
-// *want_copy; 0 or -1.
+// The keywords of __dlpack__ (keyword-only) for memory on device `dev`: sets *versioned,
+// *want_copy and *ds; 0 or -1.
 static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, DLDevice dev,
-                         int* versioned, int* want_copy) {
+                         int* versioned, int* want_copy, dl_stream* ds) {
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
     if (nargs > 0) {
         PyErr_Format(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
@@ -189,14 +213,32 @@ static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwna
         }
     }
     // CPU data needs no stream: None is the only meaningful value (-1 is accepted as "none").
-    // CUDA data: any stream the consumer names is fine without waiting on it, because every
-    // library call has completed on the device before it returned.
+    // CUDA data (the DLPack spec): None = the legacy default stream, 1 = legacy default, 2 =
+    // per-thread default, another positive int = the consumer's stream, -1 = no
+    // synchronization; 0 is ambiguous and refused. The named stream waits (an event) for our
+    // queued work; the host does not wait.
+    ds->sync = 0;
+    ds->stream = NULL;
     if (dev.device_type == kDLCUDA) {
         if (stream != Py_None && !PyLong_Check(stream)) {
             PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be None or an integer, got %R",
                          stream);
             return -1;
         }
+        long long v = stream == Py_None ? 1 : PyLong_AsLongLong(stream);
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            v = -2;   // beyond 64 bits: no stream handle
+        }
+        if (v == 0 || v < -1) {
+            PyErr_Format(PyExc_ValueError, "__dlpack__: stream %R is not valid for CUDA memory "
+                         "(None or 1: the legacy default stream, 2: the per-thread default "
+                         "stream, a CUstream handle > 2, or -1 for no synchronization; 0 is "
+                         "ambiguous and not allowed)", stream);
+            return -1;
+        }
+        ds->sync = v != -1;
+        ds->stream = (void*)(uintptr_t)(unsigned long long)v;
     } else if (stream != Py_None) {
         long s = PyLong_Check(stream) ? PyLong_AsLong(stream) : 0;
         if (!PyLong_Check(stream) || s != -1) {
@@ -226,11 +268,12 @@ static int dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwna
 }
 
 // Exports view of b, or (want_copy) a C-contiguous copy of it that only the capsule reaches.
-static PyObject* export_view(HgBuffer* b, const hg_tensor* view, int versioned, int want_copy) {
+static PyObject* export_view(HgBuffer* b, const hg_tensor* view, int versioned, int want_copy,
+                             const dl_stream* ds) {
     if (!b->data && b->owner->backend != HG_BACKEND_CUDA)
         return hgpy_raise_msg(HG_ERR_UNSUPPORTED, "__dlpack__: memory of the %s backend has no "
                               "DLPack device type", hg_backend_name(b->owner->backend));
-    if (!want_copy) return export_capsule(b, view, versioned, 0);
+    if (!want_copy) return export_capsule(b, view, versioned, 0, ds);
     hg_tensor out = {0};
     hg_status s;
     hgpy_buffer_hold(b);
@@ -241,7 +284,7 @@ static PyObject* export_view(HgBuffer* b, const hg_tensor* view, int versioned, 
     if (s != HG_OK) return hgpy_raise_status(s, "__dlpack__(copy=True)");
     HgBuffer* c = hgpy_buffer_new(b->owner, out.buffer);
     if (!c) return NULL;
-    PyObject* cap = export_capsule(c, &out, versioned, 1);
+    PyObject* cap = export_capsule(c, &out, versioned, 1, ds);
     if (cap) c->freed = 1;   // only the capsule can reach it; memory goes with the capsule
     Py_DECREF(c);
     return cap;
@@ -250,8 +293,10 @@ static PyObject* export_view(HgBuffer* b, const hg_tensor* view, int versioned, 
 PyObject* hgpy_buffer_dlpack(HgBuffer* self, PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames) {
     int versioned, want_copy;
+    dl_stream ds;
     if (hgpy_buffer_check(self)) return NULL;
-    if (dlpack_kwargs(args, nargs, kwnames, device_of(self), &versioned, &want_copy)) return NULL;
+    if (dlpack_kwargs(args, nargs, kwnames, device_of(self), &versioned, &want_copy, &ds))
+        return NULL;
     hg_tensor v;
     memset(&v, 0, sizeof v);
     v.buffer = self->buf;
@@ -259,16 +304,17 @@ PyObject* hgpy_buffer_dlpack(HgBuffer* self, PyObject* const* args, Py_ssize_t n
     v.ndim = 1;
     v.shape[0] = (int64_t)self->count;
     v.strides[0] = 1;
-    return export_view(self, &v, versioned, want_copy);
+    return export_view(self, &v, versioned, want_copy, &ds);
 }
 
 PyObject* hgpy_tensor_dlpack(HgTensor* self, PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames) {
     int versioned, want_copy;
+    dl_stream ds;
     if (hgpy_tensor_check(self)) return NULL;
-    if (dlpack_kwargs(args, nargs, kwnames, device_of(self->base), &versioned, &want_copy))
+    if (dlpack_kwargs(args, nargs, kwnames, device_of(self->base), &versioned, &want_copy, &ds))
         return NULL;
-    return export_view(self->base, &self->t, versioned, want_copy);
+    return export_view(self->base, &self->t, versioned, want_copy, &ds);
 }
 
 PyObject* hgpy_tensor_dlpack_device(HgTensor* self, PyObject* unused) {
@@ -298,6 +344,14 @@ void hgpy_release_foreign(HgBuffer* b) {
         b->has_view = 0;
         PyBuffer_Release(&b->view);
     }
+    // Imported CUDA memory goes back to its producer, whose allocator may hand it out at once
+    // to work on its stream (torch: its current stream, by default the legacy default stream),
+    // while our queued work may still use it: that stream first waits for ours. A producer on
+    // another stream is ordered when the executor works on that stream (Executor.set_stream).
+    HgExecutor* e = b->owner;
+    if (b->dl_managed && e->backend == HG_BACKEND_CUDA && !e->destroyed &&
+        hgpy_order_stream_after(e, (void*)(uintptr_t)1) != HG_OK)
+        hg_clear_error();   // a dead executor runs nothing more on the memory
     if (b->dl_managed) {
         void* m = b->dl_managed;
         b->dl_managed = NULL;
@@ -351,7 +405,7 @@ static int check_device(HgExecutor* e, int devtype, int devid, const char* fn) {
 // the Buffer is released) and *view, the tensor's layout over that Buffer (view->buffer is the
 // Buffer's handle). fn names the call in messages. NULL with an exception on failure.
 static HgBuffer* consume_capsule(PyObject* cap, HgExecutor* e, int devtype, hg_tensor* view,
-                                 const char* fn) {
+                                 const char* fn, int ordered) {
     int versioned;
     DLTensor* t;
     void* managed;
@@ -418,9 +472,10 @@ static HgBuffer* consume_capsule(PyObject* cap, HgExecutor* e, int devtype, hg_t
     hg_buffer h;
     hg_status s;
     if (devtype == kDLCUDA) {
-        // The producer's queued writes (its own streams, the same primary context) must be
-        // done before our kernels read: synchronize the device first.
-        s = hg_executor_synchronize(e->ex);
+        // `ordered`: the producer made our stream wait for its queued writes (the stream
+        // argument of its __dlpack__). A bare capsule comes with no such promise: our stream
+        // waits for the legacy default stream, where DLPack's producers queue by default.
+        s = ordered ? HG_OK : hgpy_order_after_stream(e, (void*)(uintptr_t)1);
         if (!s) s = hg_buffer_wrap_device(e->ex, (hg_dtype)dt, (uint64_t)(uintptr_t)base, count, &h);
     } else {
         s = hg_buffer_wrap(e->ex, (hg_dtype)dt, base, count, &h);
@@ -471,9 +526,27 @@ PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t n
     Py_DECREF(dev);
     if (!ok) return NULL;
     if (check_device(e, devtype, devid, "from_dlpack")) return NULL;
-    // Versioned first; producers that predate it reject max_version with TypeError.
+    // Versioned first; producers that predate it reject max_version with TypeError. CUDA data:
+    // our stream goes to the producer, which makes it wait for its queued writes (the DLPack
+    // spec), instead of a wait for the whole device here.
     PyObject* kw = Py_BuildValue("{s:(ii)}", "max_version", HGPY_DLPACK_MAJOR, HGPY_DLPACK_MINOR);
-    if (!kw) return NULL;
+    PyObject* stream_kw = NULL;
+    if (kw && devtype == kDLCUDA) {
+        void* cur = NULL;
+        hg_status s = hg_executor_stream(e->ex, &cur);
+        if (s != HG_OK) {
+            Py_DECREF(kw);
+            return hgpy_raise_status(s, "from_dlpack");
+        }
+        // The emulation's own stream is NULL (its work is done when a call returns): None.
+        stream_kw = cur ? PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)cur)
+                        : Py_NewRef(Py_None);
+        if (!stream_kw || PyDict_SetItemString(kw, "stream", stream_kw)) Py_CLEAR(kw);
+    }
+    if (!kw) {
+        Py_XDECREF(stream_kw);
+        return NULL;
+    }
     PyObject* meth = PyObject_GetAttrString(obj, "__dlpack__");
     if (!meth) {
         Py_DECREF(kw);
@@ -484,13 +557,16 @@ PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t n
     Py_DECREF(kw);
     if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
-        cap = PyObject_Call(meth, empty, NULL);
+        PyObject* kw2 = stream_kw ? Py_BuildValue("{s:O}", "stream", stream_kw) : NULL;
+        if (!stream_kw || kw2) cap = PyObject_Call(meth, empty, kw2);
+        Py_XDECREF(kw2);
     }
+    Py_XDECREF(stream_kw);
     Py_XDECREF(empty);
     Py_DECREF(meth);
     if (!cap) return NULL;
     hg_tensor view;
-    HgBuffer* b = consume_capsule(cap, e, devtype, &view, "from_dlpack");
+    HgBuffer* b = consume_capsule(cap, e, devtype, &view, "from_dlpack", 1);
     if (!b) return NULL;
     PyObject* shape = PyTuple_New(view.ndim);
     PyObject* st = PyTuple_New(view.ndim);
@@ -577,7 +653,7 @@ static HgBuffer* capsule_view(PyObject* cap, HgExecutor* e, hg_tensor* view, con
                                        "got %.100s", fn, Py_TYPE(cap)->tp_name);
     if (check_device(e, t->device.device_type, t->device.device_id, fn)) return NULL;
     Py_INCREF(cap);   // consume_capsule releases one reference
-    return consume_capsule(cap, e, t->device.device_type, view, fn);
+    return consume_capsule(cap, e, t->device.device_type, view, fn, 0);
 }
 
 // _from_capsule(capsule, executor) -> Tensor over the capsule's memory (no copy; the Tensor's
@@ -643,7 +719,9 @@ PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t 
         hg_buffer_destroy(out.buffer);
         return NULL;
     }
-    PyObject* cap = export_capsule(c, &out, 0, 0);
+    // A bare capsule: its consumer reads on the legacy default stream (DLPack's default).
+    dl_stream ds = {1, (void*)(uintptr_t)1};
+    PyObject* cap = export_capsule(c, &out, 0, 0, &ds);
     if (cap) c->freed = 1;   // only the capsule can reach it; the memory goes with the capsule
     Py_DECREF(c);
     return cap;

@@ -145,6 +145,73 @@ static PyObject* Executor_synchronize(HgExecutor* self, PyObject* unused) {
     Py_RETURN_NONE;
 }
 
+int hgpy_stream_arg(PyObject* obj, void** out, const char* fn) {
+    *out = NULL;
+    if (obj == Py_None) return 0;
+    int from_attr = 0;
+    PyObject* v = NULL;
+    if (PyLong_Check(obj)) {
+        v = Py_NewRef(obj);
+    } else {
+        v = PyObject_GetAttrString(obj, "cuda_stream");
+        if (!v) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s: stream must be None, an int (a CUstream) or an "
+                         "object with a cuda_stream attribute (torch.cuda.Stream), got %.100s",
+                         fn, Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+        from_attr = 1;
+    }
+    unsigned long long h = PyLong_Check(v) ? PyLong_AsUnsignedLongLong(v) : (unsigned long long)-1;
+    Py_DECREF(v);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: the stream handle must be an integer in [0, 2**64)",
+                     fn);
+        return -1;
+    }
+    // torch reports its default (legacy) stream as cuda_stream == 0.
+    if (h == 0 && from_attr) h = 1;
+    *out = (void*)(uintptr_t)h;
+    return 0;
+}
+
+hg_status hgpy_order_stream_after(HgExecutor* e, void* to) {
+    void* cur = NULL;
+    hg_status s = hg_executor_stream(e->ex, &cur);
+    if (s || to == cur) return s;
+    if (!e->order_ev.handle && (s = hg_event_create(e->ex, &e->order_ev))) return s;
+    if (!(s = hg_event_record(e->order_ev))) s = hg_event_wait(e->order_ev, to);
+    return s;
+}
+
+hg_status hgpy_order_after_stream(HgExecutor* e, void* from) {
+    void* cur = NULL;
+    hg_status s = hg_executor_stream(e->ex, &cur);
+    if (s || from == cur) return s;
+    if (!(s = hg_executor_set_stream(e->ex, from))) s = hg_executor_set_stream(e->ex, cur);
+    return s;
+}
+
+static PyObject* Executor_set_stream(HgExecutor* self, PyObject* arg) {
+    if (executor_check(self)) return NULL;
+    void* st;
+    if (hgpy_stream_arg(arg, &st, "Executor.set_stream")) return NULL;
+    hg_status s = hg_executor_set_stream(self->ex, st);
+    if (s != HG_OK) return hgpy_raise_status(s, "Executor.set_stream");
+    Py_RETURN_NONE;
+}
+
+static PyObject* Executor_get_stream(HgExecutor* self, void* c) {
+    if (executor_check(self)) return NULL;
+    void* st = NULL;
+    hg_status s = hg_executor_stream(self->ex, &st);
+    if (s != HG_OK) return hgpy_raise_status(s, "Executor.stream");
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)st);
+}
+
 static PyObject* Executor_get_backend(HgExecutor* self, void* c) {
     if (!self->ex.handle) Py_RETURN_NONE;
     return PyUnicode_FromString(hg_backend_name(self->backend));
@@ -186,6 +253,8 @@ static PyGetSetDef Executor_getset[] = {
      NULL},
     {"num_threads", (getter)Executor_get_num_threads, NULL, "Worker threads (CPU) or 1.", NULL},
     {"device", (getter)Executor_get_device, NULL, "Device facts as a dict.", NULL},
+    {"stream", (getter)Executor_get_stream, NULL, "The stream work is queued on (a CUstream as "
+     "an int; 0 where there is none: CPU, the CUDA emulation's own).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -195,7 +264,12 @@ static PyMethodDef Executor_methods[] = {
     {"close", (PyCFunction)Executor_close, METH_NOARGS,
      "close(): free all buffers and release the executor (idempotent)."},
     {"synchronize", (PyCFunction)Executor_synchronize, METH_NOARGS,
-     "synchronize(): wait until submitted work has finished."},
+     "synchronize(): wait until submitted work has finished; raises an error of asynchronous "
+     "work (CUDA: an out-of-bounds access of an earlier launch)."},
+    {"set_stream", (PyCFunction)Executor_set_stream, METH_O,
+     "set_stream(stream): queue later work on stream (None: the executor's own; an int CUstream; "
+     "or an object with cuda_stream, like torch.cuda.current_stream()). The new stream first "
+     "waits for the work queued on the old one. CPU executors take None only."},
     {"__enter__", (PyCFunction)Executor_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)Executor_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},

@@ -46,6 +46,7 @@ typedef struct HgExecutor {
     Py_ssize_t live_memory;   // buffers whose memory is not yet destroyed
     HgBuffer* buffers;        // intrusive list of those buffers (no references held)
     PyObject* weakreflist;
+    hg_event order_ev;        // DLPack stream ordering (dlpack.c); created on first use
     int nspare;               // spare result buffers (CPU executors; see hgpy_spare)
     hgpy_spare spare[HGPY_SPARES];
 } HgExecutor;
@@ -124,6 +125,20 @@ void hgpy_executor_maybe_destroy(HgExecutor* e);
 int hgpy_executor_park(HgExecutor* e, hg_buffer buf, hg_dtype dtype, size_t count);
 // A spare of exactly dtype and count, removed from the executor (0 when there is none).
 int hgpy_executor_take_spare(HgExecutor* e, hg_dtype dtype, size_t count, hg_buffer* out);
+
+// --- executor.c / event.c -----------------------------------------------------------------------
+// A stream argument as hg_executor_set_stream takes it: None or 0 -> NULL (the executor's own),
+// an int -> that CUstream, an object with a `cuda_stream` attribute (torch.cuda.Stream) -> its
+// value, where 0 (torch's default stream) is the legacy default stream, (void*)1. 0 or -1 with
+// an exception.
+int hgpy_stream_arg(PyObject* obj, void** out, const char* fn);
+// Makes stream `to` wait for the work queued so far on e's current stream (nothing when `to` is
+// that stream). For handing memory to another stream's user (DLPack, release of imports).
+hg_status hgpy_order_stream_after(HgExecutor* e, void* to);
+// The reverse: e's current stream waits for the work queued so far on `from` (a switch to it
+// and back, each making the new stream wait for the old).
+hg_status hgpy_order_after_stream(HgExecutor* e, void* from);
+extern PyTypeObject HgEvent_Type;
 
 // --- dlpack.c ---------------------------------------------------------------------------------
 PyObject* hgpy_buffer_dlpack(HgBuffer* self, PyObject* const* args, Py_ssize_t nargs,

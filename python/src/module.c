@@ -130,6 +130,9 @@ PyMODINIT_FUNC PyInit__C(void) {
     if (PyModule_AddObject(m, "Executor", (PyObject*)&HgExecutor_Type) < 0) goto fail;
     Py_INCREF(&HgBuffer_Type);
     if (PyModule_AddObject(m, "Buffer", (PyObject*)&HgBuffer_Type) < 0) goto fail;
+    if (PyType_Ready(&HgEvent_Type) < 0) goto fail;
+    Py_INCREF(&HgEvent_Type);
+    if (PyModule_AddObject(m, "Event", (PyObject*)&HgEvent_Type) < 0) goto fail;
     if (hgpy_tensor_types_init(m) < 0) goto fail;
     if (PyType_Ready(&HgGraph_Type) < 0 || PyType_Ready(&HgPlan_Type) < 0 ||
         PyType_Ready(&HgJitFunction_Type) < 0)

@@ -219,8 +219,9 @@ static PyObject* T_array_interface(HgTensor* self, void* c) {
 }
 
 // __cuda_array_interface__ (version 3, CUDA memory): the device address of element
-// (0, ..., 0), byte strides, and stream None (every library call has completed on the device
-// before it returns, so consumers need no synchronization). Pins the memory as above.
+// (0, ..., 0), byte strides, and the executor's stream, on which consumers synchronize (work is
+// queued; None where there is no stream: the emulation, whose calls complete before they
+// return). Pins the memory as above.
 static PyObject* T_cuda_array_interface(HgTensor* self, void* c) {
     if (hgpy_tensor_check(self)) return NULL;
     HgBuffer* b = self->base;
@@ -238,12 +239,21 @@ static PyObject* T_cuda_array_interface(HgTensor* self, void* c) {
     PyObject* shape = tuple_of(self->t.shape, self->t.ndim);
     PyObject* strides = tuple_of(bst, self->t.ndim);
     uint64_t p = addr + (uint64_t)(self->t.offset * es);
-    PyObject* d = (shape && strides)
+    void* stream = NULL;
+    if ((st = hg_executor_stream(b->owner->ex, &stream))) {
+        Py_XDECREF(shape);
+        Py_XDECREF(strides);
+        return hgpy_raise_status(st, "__cuda_array_interface__");
+    }
+    PyObject* sobj = stream ? PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)stream)
+                            : Py_NewRef(Py_None);
+    PyObject* d = (shape && strides && sobj)
         ? Py_BuildValue("{s:O,s:s,s:(N,O),s:O,s:i,s:O}", "shape", shape, "typestr",
                         hgpy_typestr(self->t.dtype), "data", PyLong_FromUnsignedLongLong(p),
                         b->readonly ? Py_True : Py_False, "strides", strides, "version", 3,
-                        "stream", Py_None)
+                        "stream", sobj)
         : NULL;
+    Py_XDECREF(sobj);
     Py_XDECREF(shape);
     Py_XDECREF(strides);
     if (d) b->pinned = 1;

@@ -90,6 +90,22 @@ typedef struct hg_backend_vtable {
     hg_status (*gemm_ex)(void* state, hg_dtype dtype, int trans_a, int trans_b, int64_t m,
                          int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
                          const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
+    // Streams and events, all optional: NULL on backends whose calls complete before they
+    // return (the CPU); the core then accepts only a NULL stream and makes an event a host
+    // timestamp taken at record. `stream` is the backend's stream handle (CUstream; NULL = the
+    // executor's own). The core calls the event slots only with events of this executor, and
+    // event_synchronize / event_elapsed_ms / event_wait only after a record.
+    hg_status (*set_stream)(void* state, void* stream);
+    void* (*get_stream)(void* state);
+    hg_status (*event_create)(void* state, void** out_event);
+    void (*event_destroy)(void* state, void* event);
+    hg_status (*event_record)(void* state, void* event);
+    // Waits for the work before the last record; reports asynchronous errors of that work.
+    hg_status (*event_synchronize)(void* state, void* event);
+    hg_status (*event_query)(void* state, void* event, int* done);
+    hg_status (*event_elapsed_ms)(void* state, void* start, void* end, double* ms);
+    hg_status (*event_wait)(void* state, void* event, void* stream);
+
     // C = A * B in f64 on host memory with any element strides (row, column) of A (m x k),
     // B (k x n) and C (m x n, written, never read); k >= 1. Optional (host-visible backends).
     hg_status (*dgemm_strided)(void* state, int64_t m, int64_t n, int64_t k, const double* a,

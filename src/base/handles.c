@@ -130,6 +130,7 @@ static const char* kind_name(unsigned k) {
     case HG_HANDLE_KERNEL: return "kernel";
     case HG_HANDLE_GRAPH: return "graph";
     case HG_HANDLE_PLAN: return "plan";
+    case HG_HANDLE_EVENT: return "event";
     default: return "unknown";
     }
 }

@@ -14,6 +14,7 @@ typedef enum hg_handle_kind {
     HG_HANDLE_KERNEL = 4,
     HG_HANDLE_GRAPH = 5,     // src/graph: hg_graph
     HG_HANDLE_PLAN = 6,      // src/graph: hg_plan
+    HG_HANDLE_EVENT = 7,     // src/runtime/stream.c: hg_event
     HG_HANDLE_KIND_COUNT
 } hg_handle_kind;
 

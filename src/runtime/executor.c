@@ -213,6 +213,7 @@ hg_status hg_executor_destroy(hg_executor h) {
         return hg_error(HG_ERR_INVALID_HANDLE, "hg_executor_destroy: executor handle 0x%016llx "
                         "was destroyed concurrently", (unsigned long long)h.handle);
     if (ex->vt->synchronize) ex->vt->synchronize(ex->state);
+    hg_executor_destroy_events(ex);
     for (int i = 0; i < HG_EXT_SLOT_COUNT; i++)
         if (ex->ext[i] && ex->ext_free[i]) ex->ext_free[i](ex->ext[i]);
 

@@ -13,6 +13,7 @@
 
 typedef struct hg_buffer_obj hg_buffer_obj;
 typedef struct hg_kernel_obj hg_kernel_obj;
+typedef struct hg_event_obj hg_event_obj;
 
 // Slots for per-executor state of the layers above the core (op kernel cache, graph plans).
 typedef enum hg_executor_ext_slot {
@@ -32,6 +33,7 @@ typedef struct hg_executor_obj {
     pthread_mutex_t launch_lock;  // launches, cache
     hg_buffer_obj* buffers;       // live buffers (doubly linked)
     hg_kernel_obj* kernels;       // live kernel handles (doubly linked)
+    hg_event_obj* events;         // live events (doubly linked)
     // hg_launch cache: buckets of kernels (not handles) chained through cache_next.
     hg_kernel_obj** cache;
     uint32_t cache_buckets, cache_count;
@@ -62,6 +64,19 @@ struct hg_kernel_obj {
     hg_kernel_obj *prev, *next;  // executor's list (handles)
     hg_kernel_obj* cache_next;   // cache chain
 };
+
+// An event (stream.c). Fields other than the links are guarded by ex->lock.
+struct hg_event_obj {
+    uint64_t handle;
+    hg_executor_obj* ex;
+    void* backend_event;       // NULL when the backend has no event slots (host timestamps)
+    int recorded;
+    double t_ms;               // host timestamp of the last record (no backend events)
+    hg_event_obj *prev, *next; // executor's list
+};
+
+// Destroys every event of ex (executor destroy; the handles are removed here).
+void hg_executor_destroy_events(hg_executor_obj* ex);
 
 // Executor internals used by buffer.c and kernel.c.
 hg_executor_obj* hg_executor_resolve(hg_executor ex, const char* what);

@@ -47,8 +47,12 @@ SCRIPT = textwrap.dedent(r'''
     assert c.executor.backend == "cuda" and c.executor is hg.default_cuda_executor(0)
     np.testing.assert_array_equal(c.numpy(copy=True), a.numpy(copy=True).T)
 
-    a.__dlpack__(stream=7)                                     # any consumer stream is fine
-    for bad, exc in (({"dl_device": (1, 0)}, BufferError), ({"stream": "x"}, TypeError)):
+    # DLPack's stream argument (the spec's values; the consumer's stream waits for ours).
+    for ok in (None, -1, 1, 2, 7):
+        a.__dlpack__(stream=ok)
+    for bad, exc in (({"dl_device": (1, 0)}, BufferError), ({"stream": "x"}, TypeError),
+                     ({"stream": 0}, ValueError), ({"stream": -2}, ValueError),
+                     ({"stream": 1 << 70}, ValueError)):
         try:
             a.__dlpack__(**bad)
         except exc:
@@ -63,6 +67,39 @@ SCRIPT = textwrap.dedent(r'''
         raise AssertionError("a CPU executor wrapped CUDA memory")
     cpu = hg.asarray(host, executor=hg.Executor("cpu"))
     assert not hasattr(cpu, "__cuda_array_interface__")
+
+    # Streams: the emulation keeps the bookkeeping of any stream value (its work completes
+    # before each call returns). from_dlpack hands the producer our stream; CAI names it.
+    class Recorder(Producer):
+        def __dlpack__(self, **kw):
+            self.kw = kw
+            return self.t.__dlpack__(**kw)
+    class TorchLikeStream:
+        cuda_stream = 0                                        # torch's default stream
+    assert ex.stream == 0
+    r = Recorder(a)
+    hg.from_dlpack(r, executor=ex)
+    assert "stream" in r.kw and r.kw["stream"] is None, r.kw   # own stream of the emulation
+    ex.set_stream(0x4242)
+    assert ex.stream == 0x4242
+    hg.from_dlpack(r, executor=ex)
+    assert r.kw["stream"] == 0x4242, r.kw
+    assert a.__cuda_array_interface__["stream"] == 0x4242
+    np.testing.assert_array_equal((a + 1.0).numpy(copy=True), a.numpy(copy=True) + 1.0)
+    ex.set_stream(TorchLikeStream())
+    assert ex.stream == 1                                      # the legacy default stream
+    ev0, ev1 = hg.Event(ex), hg.Event(ex)
+    ev0.record()
+    s = (a * 3.0).sum()
+    ev1.record()
+    ev1.synchronize()
+    assert ev1.query() and ev0.elapsed_time(ev1) >= 0.0
+    np.testing.assert_allclose(float(s.numpy(copy=True)),
+                               float((a.numpy(copy=True).astype(np.float64) * 3.0).sum()),
+                               rtol=1e-6)
+    ex.set_stream(None)
+    assert ex.stream == 0 and a.__cuda_array_interface__["stream"] is None
+    ex.synchronize()
 
     # Advanced indexing of device memory follows numpy: masks, several index arrays, mixed
     # with basic indices, on a strided view; assignment through them.

@@ -4,6 +4,14 @@
 // and is at most twice its size. When the device is out of memory the cache is released and the
 // allocation retried once; if that fails too the error states requested, free and total bytes,
 // and nothing is left allocated, so the next allocation that fits succeeds.
+//
+// Stream order. Work is queued and runs after the call returns, so a block may be freed while
+// queued work still uses it. It is still reusable at once: all of an executor's work is one
+// queue in call order - on one stream, and across a switch of stream (hg_executor_set_stream)
+// the new stream first waits for everything queued on the old one (cuda_async.c) - so work
+// that gets the block later runs after the work that used it. No stream is recorded per block
+// for that reason. Handing blocks back to the driver (cuMemFree) is another matter: the memory
+// may then go to anyone, so that waits for the queued work first (release_all).
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cuda/cuda_internal.h"
@@ -86,7 +94,16 @@ static size_t live_remove(cuda_alloc* a, void* p) {
     return 0;
 }
 
+// Waits for the executor's queued work: blocks about to be handed back may still be in use.
+// An error is left for the next synchronizing call (the record stays; the sticky ones repeat).
+static void wait_queued(cuda_dev* d) {
+    pthread_mutex_lock(&d->lock);
+    if (!d->dead && d->impl->sync(d) != HG_OK) hg_clear_error();
+    pthread_mutex_unlock(&d->lock);
+}
+
 void hg_cuda_alloc_release_all(cuda_dev* d) {
+    wait_queued(d);
     cuda_alloc* a = &d->alloc;
     pthread_mutex_lock(&a->lock);
     cuda_block* blocks = a->free_blocks;
@@ -107,6 +124,7 @@ hg_status hg_cuda_alloc_get(cuda_dev* d, size_t nbytes, void** out) {
     if (p) {
         if (!live_insert(a, p, size)) {
             pthread_mutex_unlock(&a->lock);
+            wait_queued(d);
             d->impl->release(d, p);
             return hg_error(HG_ERR_OUT_OF_MEMORY, "out of host memory tracking a device block");
         }
@@ -162,6 +180,7 @@ void hg_cuda_alloc_put(cuda_dev* d, void* p) {
         cuda_block* nb = realloc(a->free_blocks, nc * sizeof *nb);
         if (!nb) {   // cannot remember it: give it back
             pthread_mutex_unlock(&a->lock);
+            wait_queued(d);
             d->impl->release(d, p);
             return;
         }

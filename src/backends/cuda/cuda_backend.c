@@ -1,8 +1,9 @@
 // The CUDA backend's vtable: executors on a device (the GPU through the driver API, or the
 // host emulation when HOLOGRAM_CUDA_EMULATE=1), device memory through the caching allocator,
-// Atlas ISA programs compiled to CUDA C (cuda_codegen.c) and launched with an argument block,
-// out-of-bounds reports turned into HG_ERR_OUT_OF_BOUNDS, and sgemm through cuBLAS. Nothing here
-// needs CUDA at build time: the libraries are loaded on first use (cuda_driver.c).
+// Atlas ISA programs compiled to CUDA C (cuda_codegen.c) and queued with an argument block that
+// names the launch, out-of-bounds reports turned into HG_ERR_OUT_OF_BOUNDS by the next
+// synchronizing call (cuda_async.c), and gemm through cuBLAS. Nothing here needs CUDA at build
+// time: the libraries are loaded on first use (cuda_driver.c).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,7 @@ static hg_status cuda_device_info(int index, hg_device_info* out) {
 static void cuda_executor_destroy(void* state) {
     cuda_dev* d = state;
     if (!d) return;
-    if (!d->dead) d->impl->sync(d);
+    if (!d->dead) d->impl->sync(d);   // errors of queued work die with the executor
     hg_cuda_alloc_destroy(d);
     if (d->impl == &hg_cuda_emu_impl) free(d->err_host);
     d->impl->close(d);
@@ -109,7 +110,7 @@ static hg_status cuda_synchronize(void* state) {
     hg_status s = alive(d);
     if (s) return s;
     pthread_mutex_lock(&d->lock);
-    s = d->impl->sync(d);
+    s = hg_cuda_wait_all(d, "hg_executor_synchronize");
     pthread_mutex_unlock(&d->lock);
     return s;
 }
@@ -156,9 +157,15 @@ static hg_status cuda_mem_write(void* state, void* mem, size_t offset, const voi
     LOCKED(d, d->impl->h2d(d, (char*)mem + offset, src, n));
 }
 
+// A host read waits for the stream, so it also reports what queued launches left.
+static hg_status read_locked(cuda_dev* d, void* dst, const void* src, size_t n) {
+    hg_status s = d->impl->d2h(d, dst, src, n);
+    return s ? s : hg_cuda_report(d, d->launch_seq, "a host read of device memory");
+}
+
 static hg_status cuda_mem_read(void* state, const void* mem, size_t offset, void* dst, size_t n) {
     cuda_dev* d = state;
-    LOCKED(d, d->impl->d2h(d, dst, (const char*)mem + offset, n));
+    LOCKED(d, read_locked(d, dst, (const char*)mem + offset, n));
 }
 
 static hg_status cuda_mem_copy(void* state, void* dst, const void* src, size_t n) {
@@ -230,6 +237,7 @@ static void cuda_kernel_destroy(void* state, void* kernel) {
     cuda_kernel* k = kernel;
     if (!k) return;
     pthread_mutex_lock(&d->lock);
+    hg_cuda_kernel_retire(d, k);
     d->impl->unload(d, k);
     pthread_mutex_unlock(&d->lock);
     free(k);
@@ -240,23 +248,6 @@ static size_t dyn_elem_size(const hg_prog* p) {
     for (uint32_t i = 0; i < p->nshared; i++)
         if (!p->shared[i].count) return hg_dtype_size((hg_dtype)p->shared[i].dtype);
     return 0;
-}
-
-static hg_status oob_error(const cuda_kernel* k, const hg_cuda_kerr* e) {
-    const hg_prog* p = k->prog;
-    char text[256];
-    unsigned shared = e->param & 0x80000000u, slot = e->param & 0x7fffffffu;
-    const char* name = shared ? (slot < p->nshared ? p->shared[slot].name : "?")
-                              : (slot < p->nparams ? p->params[slot].name : "?");
-    return hg_error(HG_ERR_OUT_OF_BOUNDS,
-                    "kernel '%s': lane (%u, %u, %u) of block (%u, %u, %u), instruction %u (%s): "
-                    "index %llu is out of bounds for %s '%s' of %llu elements; the lane stopped "
-                    "there (other lanes may have run)",
-                    p->name, e->lane[0], e->lane[1], e->lane[2], e->block[0], e->block[1],
-                    e->block[2], e->instr,
-                    e->instr < p->ninstrs ? hg_instr_text(p, e->instr, text, sizeof text) : "?",
-                    (unsigned long long)e->index, shared ? "shared array" : "buffer", name,
-                    (unsigned long long)e->count);
 }
 
 static hg_status cuda_kernel_launch(void* state, void* kernel, const hg_launch_config* cfg,
@@ -280,13 +271,16 @@ static hg_status cuda_kernel_launch(void* state, void* kernel, const hg_launch_c
     size_t des = dyn_elem_size(k->prog);
     uint64_t dyn = des ? cfg->shared_bytes / des : 0;
     memcpy(blob + hg_cuda_kargs_dyn_offset(k->nparams), &dyn, 8);
+    // The launch's number and kernel go into the block: an out-of-bounds record names them.
+    uint64_t launch[2] = {0, (uint64_t)(uintptr_t)k};
+    size_t lo = hg_cuda_kargs_launch_offset(k->nparams);
     pthread_mutex_lock(&d->lock);
-    memset(d->err_host, 0, sizeof *d->err_host);
+    launch[0] = d->launch_seq + 1;
+    memcpy(blob + lo, launch, sizeof launch);
     s = d->impl->launch(d, k, cfg, blob, size);
-    hg_cuda_kerr e = *d->err_host;
+    if (!s) k->last_seq = d->launch_seq = launch[0];
     pthread_mutex_unlock(&d->lock);
-    if (s) return s;
-    return e.flag ? oob_error(k, &e) : HG_OK;
+    return s;
 }
 
 static hg_status cuda_sgemm(void* state, int ta, int tb, int64_t m, int64_t n, int64_t k,
@@ -357,4 +351,13 @@ const hg_backend_vtable hg_cuda_backend = {
     .sgemm = cuda_sgemm,
     .gemm_ex = cuda_gemm_ex,
     .gemm_strided_batched = cuda_gemm_strided_batched,
+    .set_stream = hg_cuda_set_stream,
+    .get_stream = hg_cuda_get_stream,
+    .event_create = hg_cuda_event_create,
+    .event_destroy = hg_cuda_event_destroy,
+    .event_record = hg_cuda_event_record,
+    .event_synchronize = hg_cuda_event_synchronize,
+    .event_query = hg_cuda_event_query,
+    .event_elapsed_ms = hg_cuda_event_elapsed_ms,
+    .event_wait = hg_cuda_event_wait,
 };

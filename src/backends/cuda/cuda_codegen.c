@@ -344,7 +344,7 @@ static void slot_names(const gen* g, unsigned space, uint32_t mem, char* base, s
 static void emit_bounds(gen* g, const hg_instr* in, const char* idx, const char* count,
                         unsigned space) {
     indent(g);
-    hg_sb_put(&g->b, "if ((hg_u64)(%s) >= (hg_u64)(%s)) { hg_oob(a.err, %uu, %uu, (hg_u64)(%s), "
+    hg_sb_put(&g->b, "if ((hg_u64)(%s) >= (hg_u64)(%s)) { hg_oob(a.err, a.seq, a.tag, %uu, %uu, (hg_u64)(%s), "
            "(hg_u64)(%s)); return; }\n", idx, count, g->instr,
            (space == HG_SPACE_SHARED ? 0x80000000u : 0u) | in->mem, idx, count);
 }
@@ -490,12 +490,13 @@ static void emit_shfl(gen* g, const hg_instr* in) {
 
 // ---- the kernel ---------------------------------------------------------------------------------
 size_t hg_cuda_kargs_size(uint32_t nparams) {
-    return hg_cuda_kargs_dyn_offset(nparams) + 8;
+    return hg_cuda_kargs_launch_offset(nparams) + 16;
 }
 size_t hg_cuda_kargs_err_offset(uint32_t nparams) {
     return (nparams ? nparams : 1) * sizeof(hg_cuda_karg);
 }
 size_t hg_cuda_kargs_dyn_offset(uint32_t nparams) { return hg_cuda_kargs_err_offset(nparams) + 8; }
+size_t hg_cuda_kargs_launch_offset(uint32_t nparams) { return hg_cuda_kargs_dyn_offset(nparams) + 8; }
 
 // Scalar parameter i read from its raw bits as its value type.
 static void emit_scalar(gen* g, uint32_t i, unsigned t) {
@@ -519,7 +520,7 @@ hg_status hg_cuda_codegen(const hg_prog* p, char** out, size_t* out_len) {
            p->ninstrs);
     hg_sb_put(b, "%s", hg_cuda_preamble);
     uint32_t np = p->nparams ? p->nparams : 1;
-    hg_sb_put(b, "struct hg_kargs { hg_karg p[%u]; hg_kerr* err; hg_u64 dyn_count; };\n", np);
+    hg_sb_put(b, "struct hg_kargs { hg_karg p[%u]; hg_kerr* err; hg_u64 dyn_count, seq, tag; };\n", np);
     hg_sb_put(b, "extern \"C\" __global__ void __launch_bounds__(1024) hg_kernel(const hg_kargs a) {\n");
     // Buffers and scalars.
     for (uint32_t i = 0; i < p->nparams; i++) {

@@ -27,10 +27,12 @@ typedef struct CUevent_st* CUevent;
 #define HG_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED 8
 #define HG_CU_STREAM_NON_BLOCKING 1
 #define HG_CU_EVENT_DEFAULT 0
+#define HG_CU_EVENT_DISABLE_TIMING 2
 #define HG_CU_MEMHOSTALLOC_PORTABLE 1
 #define HG_CU_MEMHOSTALLOC_DEVICEMAP 2
 #define HG_CUDA_ERROR_ILLEGAL_ADDRESS 700
 #define HG_CUDA_ERROR_LAUNCH_FAILED 719
+#define HG_CUDA_ERROR_NOT_READY 600
 
 typedef struct hg_cuda_api {
     void* lib;
@@ -48,9 +50,11 @@ typedef struct hg_cuda_api {
     CUresult (*cuStreamCreate)(CUstream*, unsigned);
     CUresult (*cuStreamDestroy)(CUstream);
     CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*cuEventCreate)(CUevent*, unsigned);
     CUresult (*cuEventRecord)(CUevent, CUstream);
     CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuEventQuery)(CUevent);
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
     CUresult (*cuEventDestroy)(CUevent);
     CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "backends/cuda/cuda_emu.h"
 #include "base/checksum.h"
@@ -294,8 +295,64 @@ static hg_status emu_launch(cuda_dev* d, cuda_kernel* k, const hg_launch_config*
     return HG_OK;
 }
 
+// Emulated work runs before each call returns: there is nothing to wait for, the streams are
+// only names (cuda_dev.stream keeps the bookkeeping), and an event is the host time of its
+// record.
 static hg_status emu_sync(cuda_dev* d) {
     (void)d;
+    return HG_OK;
+}
+
+static hg_status emu_switch_stream(cuda_dev* d, void* from, void* to) {
+    (void)d, (void)from, (void)to;
+    return HG_OK;
+}
+
+static void* emu_own_stream(cuda_dev* d) {
+    (void)d;
+    return NULL;
+}
+
+static hg_status emu_event_create(cuda_dev* d, void** out) {
+    (void)d;
+    double* t = calloc(1, sizeof *t);
+    if (!t) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory creating an emulated event");
+    *out = t;
+    return HG_OK;
+}
+
+static void emu_event_destroy(cuda_dev* d, void* ev) {
+    (void)d;
+    free(ev);
+}
+
+static hg_status emu_event_record(cuda_dev* d, void* ev) {
+    (void)d;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    *(double*)ev = (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+    return HG_OK;
+}
+
+static hg_status emu_event_sync(cuda_dev* d, void* ev) {
+    (void)d, (void)ev;
+    return HG_OK;
+}
+
+static hg_status emu_event_query(cuda_dev* d, void* ev, int* done) {
+    (void)d, (void)ev;
+    *done = 1;
+    return HG_OK;
+}
+
+static hg_status emu_event_elapsed(cuda_dev* d, void* a, void* b, double* ms) {
+    (void)d;
+    *ms = *(const double*)b - *(const double*)a;
+    return HG_OK;
+}
+
+static hg_status emu_event_wait(cuda_dev* d, void* ev, void* stream) {
+    (void)d, (void)ev, (void)stream;
     return HG_OK;
 }
 
@@ -388,6 +445,15 @@ const cuda_impl hg_cuda_emu_impl = {
     .unload = emu_unload,
     .launch = emu_launch,
     .sync = emu_sync,
+    .switch_stream = emu_switch_stream,
+    .own_stream = emu_own_stream,
+    .event_create = emu_event_create,
+    .event_destroy = emu_event_destroy,
+    .event_record = emu_event_record,
+    .event_sync = emu_event_sync,
+    .event_query = emu_event_query,
+    .event_elapsed = emu_event_elapsed,
+    .event_wait = emu_event_wait,
     .sgemm = emu_sgemm,
     .gemm_ex = emu_gemm_ex,
     .gemm_batched = emu_gemm_batched,

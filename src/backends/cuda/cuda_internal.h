@@ -24,6 +24,7 @@ typedef struct cuda_kernel {
     void* fn;                  // CUfunction / emulated launcher
     uint32_t nparams;
     int threaded;              // emulation: one host thread per lane (bar / shared memory)
+    uint64_t last_seq;         // the sequence number of its last launch (0: never launched)
     char key[40];              // kernel cache key (hex)
 } cuda_kernel;
 
@@ -35,6 +36,8 @@ typedef struct cuda_impl {
     hg_status (*alloc)(cuda_dev* d, size_t nbytes, void** out);   // raw, uncached
     void (*release)(cuda_dev* d, void* p);
     hg_status (*mem_info)(cuda_dev* d, size_t* free_bytes, size_t* total_bytes);
+    // Copies and memsets are queued on the current stream (cuda_dev.stream); h2d returns once
+    // src may be reused, d2h once dst holds the data (it waits for the stream).
     hg_status (*h2d)(cuda_dev* d, void* dst, const void* src, size_t n);
     hg_status (*d2h)(cuda_dev* d, void* dst, const void* src, size_t n);
     hg_status (*d2d)(cuda_dev* d, void* dst, const void* src, size_t n);
@@ -42,10 +45,24 @@ typedef struct cuda_impl {
     // Compiles (through the kernel caches) and loads the CUDA C source of k->prog.
     hg_status (*load)(cuda_dev* d, const char* src, size_t len, cuda_kernel* k);
     void (*unload)(cuda_dev* d, cuda_kernel* k);
-    // Launches and waits for completion. kargs holds hg_cuda_kargs_size(k->nparams) bytes.
+    // Queues a launch on the current stream. kargs holds hg_cuda_kargs_size(k->nparams) bytes.
     hg_status (*launch)(cuda_dev* d, cuda_kernel* k, const hg_launch_config* cfg, void* kargs,
                         size_t kargs_size);
+    // Waits for everything queued on the current stream (which covers the executor's earlier
+    // streams: see set_stream).
     hg_status (*sync)(cuda_dev* d);
+    // Makes stream `to` wait for the work queued on `from` (NULL: the executor's own stream);
+    // the caller then sets cuda_dev.stream = to.
+    hg_status (*switch_stream)(cuda_dev* d, void* from, void* to);
+    void* (*own_stream)(cuda_dev* d);
+    // Events (the emulation's are host timestamps: its work completes before each call returns).
+    hg_status (*event_create)(cuda_dev* d, void** out);
+    void (*event_destroy)(cuda_dev* d, void* ev);
+    hg_status (*event_record)(cuda_dev* d, void* ev);   // on the current stream
+    hg_status (*event_sync)(cuda_dev* d, void* ev);
+    hg_status (*event_query)(cuda_dev* d, void* ev, int* done);
+    hg_status (*event_elapsed)(cuda_dev* d, void* start, void* end, double* ms);
+    hg_status (*event_wait)(cuda_dev* d, void* ev, void* stream);   // stream != NULL
     // C = alpha op(A) op(B) + beta C, row-major (device pointers).
     hg_status (*sgemm)(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                        const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
@@ -86,10 +103,19 @@ struct cuda_dev {
     int cc_major, cc_minor;    // compute capability (emulation: 0.0)
     int sm_count;
     uint64_t total_bytes;
-    pthread_mutex_t lock;      // launches and copies are serialized per executor
+    pthread_mutex_t lock;      // launches, copies, the fields below: serialized per executor
+    void* stream;              // the stream work is queued on (set_stream); NULL = the own one
     cuda_alloc alloc;
     hg_cuda_kerr* err_host;    // the out-of-bounds record, as the host sees it
     void* err_dev;             // ... and as kernels see it
+    // Asynchronous errors. Every launch gets the next sequence number; every launch up to
+    // synced_seq is known to have finished. An out-of-bounds record (which names its launch) is
+    // taken into `deferred` once its launch finished, and reported by the next synchronizing
+    // call (hg_executor_synchronize, a host read, an event synchronize that covers it).
+    uint64_t launch_seq, synced_seq;
+    hg_status deferred;
+    uint64_t deferred_seq;
+    char deferred_msg[1024];
     int dead;                  // a sticky device error happened: every call fails fast
     char dead_msg[512];
     void* impl_state;          // the implementation's own (context, stream, cuBLAS handle ...)
@@ -117,6 +143,28 @@ const char* hg_cuda_cache_dir(void);
 // a malloc'd cubin (or PTX) image, key = its kernel-cache key. name: for messages.
 hg_status hg_cuda_nvrtc_compile(const char* src, size_t len, int cc_major, int cc_minor,
                                 const char* name, char key[40], void** image, size_t* image_len);
+
+// Asynchronous errors (cuda_async.c); the caller holds d->lock.
+// Takes the out-of-bounds record into d->deferred when the launch that made it is <= upto
+// (finished).
+void hg_cuda_take_record(cuda_dev* d, uint64_t upto);
+// After a wait that covered every launch up to `upto`: notes it, and returns (once) the
+// deferred error of such a launch, naming `what` found it; else HG_OK.
+hg_status hg_cuda_report(cuda_dev* d, uint64_t upto, const char* what);
+// Waits for all queued work, then hg_cuda_report for every launch.
+hg_status hg_cuda_wait_all(cuda_dev* d, const char* what);
+// Before kernel k is unloaded: waits when a launch of it may still be queued.
+void hg_cuda_kernel_retire(cuda_dev* d, cuda_kernel* k);
+// The stream and event slots of the vtable.
+hg_status hg_cuda_set_stream(void* state, void* stream);
+void* hg_cuda_get_stream(void* state);
+hg_status hg_cuda_event_create(void* state, void** out);
+void hg_cuda_event_destroy(void* state, void* event);
+hg_status hg_cuda_event_record(void* state, void* event);
+hg_status hg_cuda_event_synchronize(void* state, void* event);
+hg_status hg_cuda_event_query(void* state, void* event, int* done);
+hg_status hg_cuda_event_elapsed_ms(void* state, void* start, void* end, double* ms);
+hg_status hg_cuda_event_wait(void* state, void* event, void* stream);
 
 // Marks the executor dead after a sticky device error and returns HG_ERR_EXECUTOR_DEAD.
 hg_status hg_cuda_mark_dead(cuda_dev* d, const char* what);

@@ -22,7 +22,7 @@ const char hg_cuda_preamble[] =
     "typedef int hg_i32;\n"
     "typedef long long hg_i64;\n"
     "struct hg_karg { void* base; hg_u64 count; hg_u64 bits; };\n"
-    "struct hg_kerr { hg_u32 flag, instr, param, pad; hg_u32 lane[3], block[3]; hg_u64 index, count; };\n"
+    "struct hg_kerr { hg_u32 flag, instr, param, pad; hg_u32 lane[3], block[3]; hg_u64 index, count, seq, tag; };\n"
     "#ifndef HG_EMU\n"
     "#define HG_DEV static __device__ __forceinline__\n"
     "#endif\n"
@@ -282,10 +282,12 @@ const char hg_cuda_preamble[] =
     "    return j < wn ? x : v;\n"
     "}\n"
     "#endif\n"
-    // The first out-of-bounds access of a launch is recorded; the lane then stops.
-    "HG_DEV void hg_oob(hg_kerr* e, hg_u32 instr, hg_u32 param, hg_u64 index, hg_u64 count) {\n"
+    // The first out-of-bounds access since the host last read the record is recorded, with the
+    // launch (its sequence number and the host's kernel) that made it; the lane then stops.
+    "HG_DEV void hg_oob(hg_kerr* e, hg_u64 seq, hg_u64 tag, hg_u32 instr, hg_u32 param, hg_u64 index, hg_u64 count) {\n"
     "    if (atomicCAS(&e->flag, 0u, 1u) == 0u) {\n"
     "        e->instr = instr; e->param = param; e->index = index; e->count = count;\n"
+    "        e->seq = seq; e->tag = tag;\n"
     "        e->lane[0] = threadIdx.x; e->lane[1] = threadIdx.y; e->lane[2] = threadIdx.z;\n"
     "        e->block[0] = blockIdx.x; e->block[1] = blockIdx.y; e->block[2] = blockIdx.z;\n"
     "        __threadfence();\n"

@@ -2,9 +2,10 @@
 // context with one non-blocking stream per executor, kernels compiled by NVRTC for the device's
 // architecture (cubin when NVRTC can emit it, else PTX for the driver's JIT) through the kernel
 // caches, host<->device copies through two pinned staging buffers so that copying into pinned
-// memory overlaps the DMA of the previous chunk, and cuBLAS for sgemm. Every operation waits for
-// the stream before it returns: the library's calls complete before they return (hg_kernel_launch
-// "runs the kernel to completion"), and out-of-bounds reports are read right after each launch.
+// memory overlaps the DMA of the previous chunk, and cuBLAS for gemm. Launches, copies, memsets
+// and cuBLAS calls are queued on the current stream (the executor's own, or the one given to
+// hg_executor_set_stream) and return at once; device->host copies wait for the stream (the host
+// reads the data), and so does sync.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,8 @@ typedef struct real_state {
     const hg_cuda_api* api;
     CUdevice dev;
     CUcontext ctx;
-    CUstream stream;
+    CUstream stream;          // the executor's own stream
+    CUevent switched;         // recorded on the old stream at a switch, waited for by the new
     void* stage[2];           // pinned staging buffers
     CUevent stage_done[2];    // the DMA that last used each buffer
     cublasHandle_t blas;      // created on first sgemm
@@ -26,6 +28,9 @@ typedef struct real_state {
 } real_state;
 
 static real_state* st_of(cuda_dev* d) { return d->impl_state; }
+
+// The stream work is queued on now.
+static CUstream cur(cuda_dev* d) { return d->stream ? (CUstream)d->stream : st_of(d)->stream; }
 
 // Driver call with a message; sticky errors kill the executor.
 static hg_status check(cuda_dev* d, CUresult r, const char* what) {
@@ -63,6 +68,7 @@ static void real_close(cuda_dev* d) {
     }
     if (d->err_host) a->cuMemFreeHost(d->err_host);
     d->err_host = NULL;
+    if (s->switched) a->cuEventDestroy(s->switched);
     if (s->stream) a->cuStreamDestroy(s->stream);
     if (s->ctx) a->cuDevicePrimaryCtxRelease(s->dev);
     free(s);
@@ -93,8 +99,9 @@ static hg_status real_open(cuda_dev* d, int device) {
     if (!st) st = check(d, a->cuDevicePrimaryCtxRetain(&s->ctx, s->dev), "cuDevicePrimaryCtxRetain");
     if (!st) st = bind(d);
     if (!st) st = check(d, a->cuStreamCreate(&s->stream, HG_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (!st) st = check(d, a->cuEventCreate(&s->switched, HG_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     // The out-of-bounds record lives in mapped pinned memory: kernels write it directly and the
-    // host reads it after the stream is synchronized, without a copy.
+    // host reads it after a wait for the launch that wrote it, without a copy.
     void* eh = NULL;
     if (!st) st = check(d, a->cuMemHostAlloc(&eh, sizeof(hg_cuda_kerr), HG_CU_MEMHOSTALLOC_DEVICEMAP | HG_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
     if (!st) {
@@ -131,8 +138,7 @@ static hg_status real_mem_info(cuda_dev* d, size_t* free_b, size_t* total_b) {
 }
 
 static hg_status sync_stream(cuda_dev* d) {
-    real_state* s = st_of(d);
-    return check(d, s->api->cuStreamSynchronize(s->stream), "cuStreamSynchronize");
+    return check(d, st_of(d)->api->cuStreamSynchronize(cur(d)), "cuStreamSynchronize");
 }
 
 static hg_status real_h2d(cuda_dev* d, void* dst, const void* src, size_t n) {
@@ -141,20 +147,22 @@ static hg_status real_h2d(cuda_dev* d, void* dst, const void* src, size_t n) {
     hg_status st = bind(d);
     if (st || !n) return st;
     CUdeviceptr to = (CUdeviceptr)(uintptr_t)dst;
-    if (n <= DIRECT_BYTES) {
-        st = check(d, a->cuMemcpyHtoDAsync(to, src, n, s->stream), "cuMemcpyHtoDAsync");
-        return st ? st : sync_stream(d);
-    }
-    // Double buffering: fill one pinned buffer while the DMA of the other runs.
+    // From pageable memory the driver takes the bytes before it returns (staging them or
+    // copying synchronously), so src may be reused at once without a wait.
+    if (n <= DIRECT_BYTES)
+        return check(d, a->cuMemcpyHtoDAsync(to, src, n, cur(d)), "cuMemcpyHtoDAsync");
+    // Double buffering: fill one pinned buffer while the DMA of the other runs. Each buffer is
+    // refilled only after the DMA that last read it (its event), also across calls: the copy
+    // returns with the last DMAs queued, and the next user of a buffer waits for them.
     for (size_t off = 0, i = 0; off < n && !st; off += STAGE_BYTES, i ^= 1) {
         size_t c = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
         st = check(d, a->cuEventSynchronize(s->stage_done[i]), "cuEventSynchronize");
         if (st) break;
         memcpy(s->stage[i], (const char*)src + off, c);
-        st = check(d, a->cuMemcpyHtoDAsync(to + off, s->stage[i], c, s->stream), "cuMemcpyHtoDAsync");
-        if (!st) st = check(d, a->cuEventRecord(s->stage_done[i], s->stream), "cuEventRecord");
+        st = check(d, a->cuMemcpyHtoDAsync(to + off, s->stage[i], c, cur(d)), "cuMemcpyHtoDAsync");
+        if (!st) st = check(d, a->cuEventRecord(s->stage_done[i], cur(d)), "cuEventRecord");
     }
-    return st ? st : sync_stream(d);
+    return st;
 }
 
 static hg_status real_d2h(cuda_dev* d, void* dst, const void* src, size_t n) {
@@ -164,7 +172,7 @@ static hg_status real_d2h(cuda_dev* d, void* dst, const void* src, size_t n) {
     if (st || !n) return st;
     CUdeviceptr from = (CUdeviceptr)(uintptr_t)src;
     if (n <= DIRECT_BYTES) {
-        st = check(d, a->cuMemcpyDtoHAsync(dst, from, n, s->stream), "cuMemcpyDtoHAsync");
+        st = check(d, a->cuMemcpyDtoHAsync(dst, from, n, cur(d)), "cuMemcpyDtoHAsync");
         return st ? st : sync_stream(d);
     }
     // Chunk k is copied out of pinned buffer k%2 while the DMA of chunk k+1 runs.
@@ -172,8 +180,8 @@ static hg_status real_d2h(cuda_dev* d, void* dst, const void* src, size_t n) {
     for (size_t k = 0; k <= nchunks && !st; k++) {
         if (k < nchunks) {
             size_t off = k * STAGE_BYTES, c = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
-            st = check(d, a->cuMemcpyDtoHAsync(s->stage[k & 1], from + off, c, s->stream), "cuMemcpyDtoHAsync");
-            if (!st) st = check(d, a->cuEventRecord(s->stage_done[k & 1], s->stream), "cuEventRecord");
+            st = check(d, a->cuMemcpyDtoHAsync(s->stage[k & 1], from + off, c, cur(d)), "cuMemcpyDtoHAsync");
+            if (!st) st = check(d, a->cuEventRecord(s->stage_done[k & 1], cur(d)), "cuEventRecord");
         }
         if (k > 0 && !st) {
             size_t j = k - 1, off = j * STAGE_BYTES, c = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
@@ -181,23 +189,21 @@ static hg_status real_d2h(cuda_dev* d, void* dst, const void* src, size_t n) {
             if (!st) memcpy((char*)dst + off, s->stage[j & 1], c);
         }
     }
-    return st;
+    return st;   // the last chunk's event covered everything queued before it
 }
 
 static hg_status real_d2d(cuda_dev* d, void* dst, const void* src, size_t n) {
     real_state* s = st_of(d);
     hg_status st = bind(d);
     if (st || !n) return st;
-    st = check(d, s->api->cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, s->stream), "cuMemcpyDtoDAsync");
-    return st ? st : sync_stream(d);
+    return check(d, s->api->cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, cur(d)), "cuMemcpyDtoDAsync");
 }
 
 static hg_status real_zero(cuda_dev* d, void* p, size_t n) {
     real_state* s = st_of(d);
     hg_status st = bind(d);
     if (st || !n) return st;
-    st = check(d, s->api->cuMemsetD8Async((CUdeviceptr)(uintptr_t)p, 0, n, s->stream), "cuMemsetD8Async");
-    return st ? st : sync_stream(d);
+    return check(d, s->api->cuMemsetD8Async((CUdeviceptr)(uintptr_t)p, 0, n, cur(d)), "cuMemsetD8Async");
 }
 
 static hg_status real_load(cuda_dev* d, const char* src, size_t len, cuda_kernel* k) {
@@ -234,19 +240,78 @@ static hg_status real_launch(cuda_dev* d, cuda_kernel* k, const hg_launch_config
     hg_status st = bind(d);
     if (st) return st;
     void* params[1] = {kargs};
-    st = check(d, s->api->cuLaunchKernel((CUfunction)k->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z,
-                                         cfg->block.x, cfg->block.y, cfg->block.z,
-                                         (unsigned)cfg->shared_bytes, s->stream, params, NULL),
-               "cuLaunchKernel");
+    return check(d, s->api->cuLaunchKernel((CUfunction)k->fn, cfg->grid.x, cfg->grid.y,
+                                           cfg->grid.z, cfg->block.x, cfg->block.y, cfg->block.z,
+                                           (unsigned)cfg->shared_bytes, cur(d), params, NULL),
+                 "cuLaunchKernel");
+}
+
+// The current stream only: it covers the executor's work on earlier streams (switch_stream).
+// Work of other libraries is ordered by streams and events (DLPack's stream argument), not by
+// waiting for the whole context.
+static hg_status real_sync(cuda_dev* d) {
+    hg_status st = bind(d);
     return st ? st : sync_stream(d);
 }
 
-// The executor's stream, then the whole context: hg_executor_synchronize also waits for work
-// other libraries queued in the primary context (what DLPack imports rely on).
-static hg_status real_sync(cuda_dev* d) {
+static hg_status real_switch_stream(cuda_dev* d, void* from, void* to) {
+    real_state* s = st_of(d);
+    const hg_cuda_api* a = s->api;
     hg_status st = bind(d);
-    if (!st) st = sync_stream(d);
-    return st ? st : check(d, st_of(d)->api->cuCtxSynchronize(), "cuCtxSynchronize");
+    CUstream old = from ? (CUstream)from : s->stream, now = to ? (CUstream)to : s->stream;
+    if (!st) st = check(d, a->cuEventRecord(s->switched, old), "cuEventRecord (stream switch)");
+    if (!st) st = check(d, a->cuStreamWaitEvent(now, s->switched, 0), "cuStreamWaitEvent (stream switch)");
+    if (!st && s->blas) {
+        const hg_cublas_api* bl = hg_cuda_cublas(NULL, 0);
+        if (bl && bl->cublasSetStream(s->blas, now) != 0)
+            st = hg_error(HG_ERR_EXECUTION, "cublasSetStream failed on a stream switch");
+    }
+    return st;
+}
+
+static void* real_own_stream(cuda_dev* d) { return st_of(d)->stream; }
+
+static hg_status real_event_create(cuda_dev* d, void** out) {
+    hg_status st = bind(d);
+    CUevent e = NULL;
+    if (!st) st = check(d, st_of(d)->api->cuEventCreate(&e, HG_CU_EVENT_DEFAULT), "cuEventCreate");
+    if (!st) *out = e;
+    return st;
+}
+
+static void real_event_destroy(cuda_dev* d, void* ev) {
+    if (bind(d) == HG_OK) st_of(d)->api->cuEventDestroy((CUevent)ev);
+}
+
+static hg_status real_event_record(cuda_dev* d, void* ev) {
+    hg_status st = bind(d);
+    return st ? st : check(d, st_of(d)->api->cuEventRecord((CUevent)ev, cur(d)), "cuEventRecord");
+}
+
+static hg_status real_event_sync(cuda_dev* d, void* ev) {
+    hg_status st = bind(d);
+    return st ? st : check(d, st_of(d)->api->cuEventSynchronize((CUevent)ev), "cuEventSynchronize");
+}
+
+static hg_status real_event_query(cuda_dev* d, void* ev, int* done) {
+    hg_status st = bind(d);
+    if (st) return st;
+    CUresult r = st_of(d)->api->cuEventQuery((CUevent)ev);
+    *done = r != HG_CUDA_ERROR_NOT_READY;
+    return r == HG_CUDA_ERROR_NOT_READY ? HG_OK : check(d, r, "cuEventQuery");
+}
+
+static hg_status real_event_elapsed(cuda_dev* d, void* a, void* b, double* ms) {
+    float f = 0;
+    hg_status st = bind(d);
+    if (!st) st = check(d, st_of(d)->api->cuEventElapsedTime(&f, (CUevent)a, (CUevent)b), "cuEventElapsedTime");
+    if (!st) *ms = f;
+    return st;
+}
+
+static hg_status real_event_wait(cuda_dev* d, void* ev, void* stream) {
+    hg_status st = bind(d);
+    return st ? st : check(d, st_of(d)->api->cuStreamWaitEvent((CUstream)stream, (CUevent)ev, 0), "cuStreamWaitEvent");
 }
 
 // The executor's cuBLAS handle (created on first use, on the executor's stream), bound context.
@@ -260,7 +325,7 @@ static hg_status blas_ready(cuda_dev* d, const char* fn, const hg_cublas_api** o
     if (!s->blas) {
         if (bl->cublasCreate(&s->blas) != 0)
             return hg_error(HG_ERR_EXECUTION, "cublasCreate failed");
-        bl->cublasSetStream(s->blas, s->stream);
+        bl->cublasSetStream(s->blas, cur(d));
         // TF32 only when asked for: results then differ from IEEE f32 in the 10th bit or so.
         const char* tf = getenv("HOLOGRAM_CUDA_TF32");
         int tf32 = tf && tf[0] && strcmp(tf, "0") != 0;
@@ -282,8 +347,7 @@ static hg_status real_sgemm(cuda_dev* d, int ta, int tb, int64_t m, int64_t n, i
     cublasStatus_t r = bl->cublasSgemm(st_of(d)->blas, tb ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N,
                                        ta ? HG_CUBLAS_OP_T : HG_CUBLAS_OP_N, (int)n, (int)m, (int)k,
                                        &alpha, b, (int)ldb, a, (int)lda, &beta, c, (int)ldc);
-    if (r != 0) return hg_error(HG_ERR_EXECUTION, "cublasSgemm failed with status %d", r);
-    return sync_stream(d);
+    return r ? hg_error(HG_ERR_EXECUTION, "cublasSgemm failed with status %d", r) : HG_OK;
 }
 
 // cudaDataType_t of f64, f16 and bf16.
@@ -311,7 +375,7 @@ static hg_status real_gemm_ex(cuda_dev* d, hg_dtype t, int ta, int tb, int64_t m
     if (r != 0)
         return hg_error(HG_ERR_EXECUTION, "cublasGemmEx (%s) failed with status %d",
                         hg_dtype_name(t), r);
-    return sync_stream(d);
+    return HG_OK;
 }
 
 // One strided-batched cuBLAS call: f32 through cublasSgemmStridedBatched (the handle's math
@@ -348,7 +412,7 @@ static hg_status real_gemm_batched(cuda_dev* d, hg_dtype t, int ta, int tb, int6
         return hg_error(HG_ERR_EXECUTION, "cublas%sStridedBatched%s (%s) failed with status %d",
                         t == HG_DTYPE_F32 ? "Sgemm" : "Gemm", t == HG_DTYPE_F32 ? "" : "Ex",
                         hg_dtype_name(t), r);
-    return sync_stream(d);
+    return HG_OK;
 }
 
 const cuda_impl hg_cuda_real_impl = {
@@ -366,6 +430,15 @@ const cuda_impl hg_cuda_real_impl = {
     .unload = real_unload,
     .launch = real_launch,
     .sync = real_sync,
+    .switch_stream = real_switch_stream,
+    .own_stream = real_own_stream,
+    .event_create = real_event_create,
+    .event_destroy = real_event_destroy,
+    .event_record = real_event_record,
+    .event_sync = real_event_sync,
+    .event_query = real_event_query,
+    .event_elapsed = real_event_elapsed,
+    .event_wait = real_event_wait,
     .sgemm = real_sgemm,
     .gemm_ex = real_gemm_ex,
     .gemm_batched = real_gemm_batched,
