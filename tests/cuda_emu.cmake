@@ -35,6 +35,7 @@ else()
   endif()
   foreach(t test_instructions_arith test_instructions_cmp test_instructions_cvt
             test_instructions_math test_instructions_memory test_instructions_atomics
+            test_instructions_vector
             test_instructions_sreg test_backend_examples test_device_ops test_ops_grad test_optim)
     add_test(NAME ${t}${HG_CUDA_SUFFIX} COMMAND ${t})
     set_tests_properties(${t}${HG_CUDA_SUFFIX} PROPERTIES ENVIRONMENT "${HG_CUDA_ENV}"
