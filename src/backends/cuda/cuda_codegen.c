@@ -440,20 +440,25 @@ static void emit_vector(gen* g, const hg_instr* in, const char* base, const char
     }
     g->depth--;
     indent(g);
+    // Element by element through a volatile pointer: otherwise the compiler merges these
+    // accesses with the vector path's (same values, same addresses) and splits its 16-byte
+    // access into pieces that fit both.
     hg_sb_put(&g->b, "} else {\n");
     g->depth++;
+    indent(g);
+    hg_sb_put(&g->b, "%svolatile %s* const hg_q = hg_p;\n", ld ? "const " : "", mtype(t));
     for (unsigned k = 0; k < w; k++) {
         indent(g);
         if (ld) {
-            if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "r%u = hg_p[%u] != 0;\n", r0 + k, k);
-            else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "r%u = hg_f16_to_f32(hg_p[%u]);\n", r0 + k, k);
-            else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "r%u = hg_bf16_to_f32(hg_p[%u]);\n", r0 + k, k);
-            else hg_sb_put(&g->b, "r%u = hg_p[%u];\n", r0 + k, k);
+            if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "r%u = hg_q[%u] != 0;\n", r0 + k, k);
+            else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "r%u = hg_f16_to_f32(hg_q[%u]);\n", r0 + k, k);
+            else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "r%u = hg_bf16_to_f32(hg_q[%u]);\n", r0 + k, k);
+            else hg_sb_put(&g->b, "r%u = hg_q[%u];\n", r0 + k, k);
         } else {
-            if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "hg_p[%u] = (hg_u8)(r%u ? 1 : 0);\n", k, r0 + k);
-            else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "hg_p[%u] = (hg_u16)hg_f32_to_f16(r%u);\n", k, r0 + k);
-            else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "hg_p[%u] = (hg_u16)(hg_f2u(r%u) >> 16);\n", k, r0 + k);
-            else hg_sb_put(&g->b, "hg_p[%u] = r%u;\n", k, r0 + k);
+            if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "hg_q[%u] = (hg_u8)(r%u ? 1 : 0);\n", k, r0 + k);
+            else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "hg_q[%u] = (hg_u16)hg_f32_to_f16(r%u);\n", k, r0 + k);
+            else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "hg_q[%u] = (hg_u16)(hg_f2u(r%u) >> 16);\n", k, r0 + k);
+            else hg_sb_put(&g->b, "hg_q[%u] = r%u;\n", k, r0 + k);
         }
     }
     g->depth--;
