@@ -436,8 +436,8 @@ static void ew_case(int kind, hg_dtype dt, hg_dtype dt2, int64_t n, const int64_
     double* va = randvals(n, lo, hi);
     double* vb = randvals(n, lo, hi);
     double* vc = randvals(n, -1, 1);
-    unsigned char* got[2];
-    size_t nb[2];
+    unsigned char* got[2] = {NULL, NULL};
+    size_t nb[2] = {0, 0};
     for (int e = 0; e < 2; e++) {
         hg_tensor a = ew_operand(e, dt, n, off[0], va), b = ew_operand(e, dt, n, off[1], vb);
         hg_tensor c = ew_operand(e, HG_DTYPE_BOOL, n, off[1], vc);
