@@ -248,6 +248,9 @@ static void test_bad_handles(void) {
     CHECK_ERR(hg_emit_unary(prog, HG_OP_ADD, HG_DTYPE_F32, 0, hg_reg(0)), HG_ERR_INVALID_ARGUMENT, "add");
     CHECK_ERR(hg_emit_cmp(prog, (hg_cmp)17, HG_DTYPE_F32, 0, hg_reg(0), hg_reg(0)), HG_ERR_INVALID_ARGUMENT, "17");
     CHECK_ERR(hg_emit_load(prog, (hg_space)5, HG_DTYPE_F32, 0, 0, hg_reg(0)), HG_ERR_INVALID_ARGUMENT, "space");
+    CHECK_ERR(hg_emit_load_vector(prog, HG_SPACE_GLOBAL, HG_DTYPE_F32, 3, 0, 0, hg_reg(0)), HG_ERR_INVALID_ARGUMENT, "width 3");
+    CHECK_ERR(hg_emit_store_vector(prog, (hg_space)5, HG_DTYPE_F32, 4, 0, hg_reg(0), 0), HG_ERR_INVALID_ARGUMENT, "space");
+    CHECK_ERR(hg_emit_load_vector(dead_prog, HG_SPACE_GLOBAL, HG_DTYPE_F32, 4, 0, 0, hg_reg(0)), HG_ERR_INVALID_HANDLE, "hg_emit_load_vector");
     CHECK_ERR(hg_emit_control(prog, HG_OP_ADD, hg_none()), HG_ERR_INVALID_ARGUMENT, "add");
     CHECK_ERR(hg_emit_control(prog, HG_OP_IF, hg_none()), HG_ERR_INVALID_ARGUMENT, "condition");
     CHECK_ERR(hg_emit_control(prog, HG_OP_ENDIF, hg_reg(1)), HG_ERR_INVALID_ARGUMENT, "no condition");

@@ -604,6 +604,77 @@ static void test_wrap_device(void) {
     CHECK_OK(hg_buffer_destroy(b));
 }
 
+// ---- elementwise: the vector variant and its scalar fallback ----
+// Operand t of case `kind` (0 add, 1 neg, 2 cast to dt2, 3 where(cond, a, b)) on executor e: a
+// view of n elements at element offset off of a buffer of off + n + 3 (the rest zero).
+static hg_tensor ew_operand(int e, hg_dtype dt, int64_t n, int64_t off, const double* vals) {
+    int64_t whole = off + n + 3;
+    double* v = calloc((size_t)whole, sizeof *v);
+    for (int64_t i = 0; vals && i < n; i++) v[off + i] = vals[i];
+    hg_tensor b = make(e, dt, 1, &whole, v), t;
+    CHECK_OK(hg_tensor_view(b.buffer, 1, &n, NULL, off, &t));
+    free(v);
+    return t;
+}
+
+// Runs one case on the CPU and the device with the same inputs (offsets off[0..2]: a, b, out)
+// and compares the whole output buffers byte for byte (the elements outside the view too).
+static void ew_case(int kind, hg_dtype dt, hg_dtype dt2, int64_t n, const int64_t* off) {
+    double lo = dt == HG_DTYPE_U8 ? 0 : -8, hi = dt == HG_DTYPE_U8 ? 200 : 8;
+    double* va = randvals(n, lo, hi);
+    double* vb = randvals(n, lo, hi);
+    double* vc = randvals(n, -1, 1);
+    unsigned char* got[2] = {NULL, NULL};
+    size_t nb[2] = {0, 0};
+    for (int e = 0; e < 2; e++) {
+        hg_tensor a = ew_operand(e, dt, n, off[0], va), b = ew_operand(e, dt, n, off[1], vb);
+        hg_tensor c = ew_operand(e, HG_DTYPE_BOOL, n, off[1], vc);
+        hg_tensor o = ew_operand(e, kind == 2 ? dt2 : dt, n, off[2], NULL);
+        if (kind == 0) CHECK_OK(hg_binary(HG_BINARY_ADD, &a, &b, &o));
+        else if (kind == 1) CHECK_OK(hg_unary(HG_UNARY_NEG, &a, &o));
+        else if (kind == 2) CHECK_OK(hg_cast(&a, dt2, &o));
+        else CHECK_OK(hg_where(&c, &a, &b, &o));
+        got[e] = bytes_of(&o, &nb[e]);
+        destroy(&a);
+        destroy(&b);
+        destroy(&c);
+        destroy(&o);
+    }
+    CHECK_MSG(nb[0] == nb[1] && !memcmp(got[0], got[1], nb[0]),
+              "elementwise %s %s%s%s, %lld elements at offsets %lld %lld %lld: the device differs "
+              "from the CPU", kind == 0 ? "add" : kind == 1 ? "neg" : kind == 2 ? "cast" : "where",
+              hg_dtype_name(dt), kind == 2 ? " to " : "", kind == 2 ? hg_dtype_name(dt2) : "",
+              (long long)n, (long long)off[0], (long long)off[1], (long long)off[2]);
+    free(got[0]);
+    free(got[1]);
+    free(va);
+    free(vb);
+    free(vc);
+}
+
+// Sizes around the vector width and its tail, one large enough for the grid-stride loop to
+// take several trips (the emulation has one SM), views whose offsets leave the vectors aligned
+// (0, 16 elements) or not (1, 3: the scalar kernels), every access width (1 to 8 bytes).
+static void test_vector_ewise(void) {
+    static const int64_t sizes[] = {0, 1, 3, 4, 5, 17, 1023, 1027, 20003};
+    static const int64_t offs[][3] = {{0, 0, 0}, {1, 1, 1}, {0, 1, 0}, {16, 16, 16}, {0, 0, 3}};
+    static const hg_dtype types[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16,
+                                     HG_DTYPE_I32, HG_DTYPE_I64, HG_DTYPE_U8};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t o = 0; o < sizeof offs / sizeof offs[0]; o++) {
+            if (sizes[s] > 1027 && o > 1) continue;   // the large size: aligned and not
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+                ew_case(0, types[t], types[t], sizes[s], offs[o]);
+            ew_case(1, HG_DTYPE_BF16, HG_DTYPE_BF16, sizes[s], offs[o]);
+            ew_case(1, HG_DTYPE_I64, HG_DTYPE_I64, sizes[s], offs[o]);
+            ew_case(2, HG_DTYPE_F16, HG_DTYPE_F32, sizes[s], offs[o]);   // 8 and 16 bytes
+            ew_case(2, HG_DTYPE_F32, HG_DTYPE_F64, sizes[s], offs[o]);
+            ew_case(2, HG_DTYPE_I32, HG_DTYPE_U8, sizes[s], offs[o]);
+            ew_case(3, HG_DTYPE_F16, HG_DTYPE_F16, sizes[s], offs[o]);   // bool x 8 beside f16
+            ew_case(3, HG_DTYPE_F64, HG_DTYPE_F64, sizes[s], offs[o]);
+        }
+}
+
 int main(void) {
     const char* name = getenv("HG_TEST_BACKEND");
     if (!name || !name[0] || !strcmp(name, "cpu")) {
@@ -618,6 +689,7 @@ int main(void) {
         return 77;
     }
     test_graph();
+    test_vector_ewise();
     test_matmul_paths();
     test_matmul_blas_layouts();
     test_matmul_batched();

@@ -177,6 +177,8 @@ static char* all_ops_text(void) {
     for (int d = 0; d < 14 && d < HG_DTYPE_COUNT; d++) add(&t, ".shared sh_%s: %s[16]\n", tn(d), tn(d));
     add(&t, ".shared dyn: f32[]\n");
     for (int d = 0; d < HG_DTYPE_COUNT; d++) add(&t, ".reg %s a_%s, b_%s,z_%s\n", tn(d), tn(d), tn(d), tn(d));
+    for (int d = 0; d < HG_DTYPE_COUNT; d++)   // register runs of ldv / stv
+        for (int r = 0; r < 16; r++) add(&t, ".reg %s v%d_%s\n", tn(d), r, tn(d));
     add(&t, "\n");
     int v = 0;
     for (unsigned op = 0; op < HG_OPCODE_COUNT; op++) {
@@ -214,6 +216,15 @@ static char* all_ops_text(void) {
         add(&t, "st.global.%s g_%s[5], b_%s\n", tn(d), tn(d), tn(d));
         add(&t, "st.shared.%s sh_%s[-1], %s\n", tn(d), tn(d), literal(d, d));
     }
+    for (int d = 0; d < HG_DTYPE_COUNT; d++)
+        for (unsigned w = 2; w * hg_dtype_size((hg_dtype)d) <= 16; w *= 2) {
+            const char* sp = (d + w) % 2 ? "shared" : "global";
+            const char* sl = (d + w) % 2 ? "sh" : "g";
+            add(&t, "ldv.%s.v%u.%s v0_%s, %s_%s[%s]\n", sp, w, tn(d), tn(d), sl, tn(d),
+                w == 4 ? "a_i64" : "7");
+            add(&t, "stv.%s.v%u.%s %s_%s[a_u16], v%u_%s\n", sp, w, tn(d), sl, tn(d), 16 - w,
+                tn(d));
+        }
     static const char* aops[] = {"add", "min", "max", "exch", "cas"};
     for (int sp = 0; sp < 2; sp++)
         for (int a = 0; a < 5; a++)

@@ -68,6 +68,8 @@ typedef enum hg_opcode {
     HG_OP_GELU_ERF,    // x * Phi(x) = x erfc(-x / sqrt 2) / 2 (erf-form GELU; ISA 1.2)
     HG_OP_SHFL,        // d = a of another lane of the warp (aux: hg_shfl_mode, src[1]: u32 lane
                        // operand); block-uniform control flow only, as bar (ISA 1.3)
+    HG_OP_LDV,         // d..d+w-1 = space[mem][a .. a+w-1] (aux: hg_space | log2(w) << 4; ISA 1.3)
+    HG_OP_STV,         // space[mem][a .. a+w-1] = b..b+w-1 (b: a register; same aux; ISA 1.3)
     HG_OPCODE_COUNT
 } hg_opcode;
 
@@ -118,6 +120,9 @@ typedef struct hg_operand {
 // One instruction. Operand roles by opcode (see docs/isa.md):
 //   ld:   dst = value, mem = slot, src[0] = element index
 //   st:   mem = slot, src[0] = element index, src[1] = value
+//   ldv / stv: as ld / st for w = 2, 4, 8 or 16 consecutive elements (w * element size <= 16
+//         bytes) held in the w consecutive registers from dst (ldv) / src[1] (stv), all of the
+//         instruction's type; aux = space | log2(w) << 4 (hg_vec_aux)
 //   atom: dst = old value (or NONE), mem = slot, src[0] = index, src[1] = value
 //         (cas: src[1] = compare, src[2] = new value)
 //   cmp:  dst = bool register, src[0..1]
@@ -130,7 +135,7 @@ typedef struct hg_instr {
     uint16_t op;             // hg_opcode
     uint8_t type;            // hg_dtype the operation works in
     uint8_t aux;             // hg_cmp / hg_space / source dtype / hg_atomic_op | (space << 4) /
-                             // hg_shfl_mode
+                             // hg_shfl_mode for shfl; space | (log2(width) << 4) for ldv and stv
     uint32_t mem;            // memory slot for ld / st / atom
     hg_operand dst;
     hg_operand src[3];
@@ -183,6 +188,21 @@ HG_API hg_status hg_emit_control(hg_program prog, hg_opcode op, hg_operand cond)
 // shfl.MODE.type dst, a, lane: dst = a of the lane of the warp that mode and lane (u32) name.
 HG_API hg_status hg_emit_shfl(hg_program prog, hg_shfl_mode mode, hg_dtype type, uint32_t dst,
                               hg_operand a, hg_operand lane);
+// Vector load / store (ISA 1.3): `width` (2, 4, 8 or 16; width * element size <= 16 bytes)
+// consecutive elements from `index` into registers dst .. dst+width-1 / from registers
+// src .. src+width-1, which must be declared consecutively with the type.
+HG_API hg_status hg_emit_load_vector(hg_program prog, hg_space space, hg_dtype type,
+                                     uint32_t width, uint32_t dst, uint32_t slot,
+                                     hg_operand index);
+HG_API hg_status hg_emit_store_vector(hg_program prog, hg_space space, hg_dtype type,
+                                      uint32_t width, uint32_t slot, hg_operand index,
+                                      uint32_t src);
+// aux of ldv / stv for a space and a width (a power of two).
+static inline uint8_t hg_vec_aux(hg_space space, uint32_t width) {
+    uint8_t lg = 0;
+    while (lg < 7 && (1u << lg) < width) lg++;
+    return (uint8_t)((unsigned)space | (unsigned)lg << 4);
+}
 
 // Introspection.
 HG_API hg_status hg_program_name(hg_program prog, const char** out);  // valid while prog lives

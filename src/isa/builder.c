@@ -142,6 +142,26 @@ void hg_kb_st(hg_kb* b, hg_space sp, hg_dtype t, uint32_t slot, hg_operand idx, 
     emit(b, &in);
 }
 
+static void vec(hg_kb* b, hg_opcode op, hg_space sp, hg_dtype t, uint32_t width, uint32_t slot,
+                hg_operand idx, uint32_t first) {
+    hg_instr in = instr(op, t, hg_vec_aux(sp, width));
+    in.mem = slot;
+    in.src[0] = idx;
+    if (op == HG_OP_LDV) in.dst = hg_reg(first);
+    else in.src[1] = hg_reg(first);
+    emit(b, &in);
+}
+
+void hg_kb_ldv(hg_kb* b, hg_space sp, hg_dtype t, uint32_t width, uint32_t first, uint32_t slot,
+               hg_operand idx) {
+    vec(b, HG_OP_LDV, sp, t, width, slot, idx, first);
+}
+
+void hg_kb_stv(hg_kb* b, hg_space sp, hg_dtype t, uint32_t width, uint32_t slot, hg_operand idx,
+               uint32_t first) {
+    vec(b, HG_OP_STV, sp, t, width, slot, idx, first);
+}
+
 void hg_kb_atom(hg_kb* b, hg_space sp, hg_atomic_op op, hg_dtype t, uint32_t slot, hg_operand idx,
                 hg_operand v) {
     hg_instr in = instr(HG_OP_ATOM, t, hg_atom_aux((unsigned)op, (unsigned)sp));

@@ -43,6 +43,11 @@ void hg_kb_st(hg_kb* b, hg_space sp, hg_dtype t, uint32_t slot, hg_operand idx, 
 // shfl.mode.t dst, a, lane (docs/isa.md: block-uniform control flow only).
 void hg_kb_shfl(hg_kb* b, hg_shfl_mode mode, hg_dtype t, uint32_t dst, hg_operand a,
                 hg_operand lane);
+// ldv / stv of width elements into / from the registers first .. first+width-1.
+void hg_kb_ldv(hg_kb* b, hg_space sp, hg_dtype t, uint32_t width, uint32_t first, uint32_t slot,
+               hg_operand idx);
+void hg_kb_stv(hg_kb* b, hg_space sp, hg_dtype t, uint32_t width, uint32_t slot, hg_operand idx,
+               uint32_t first);
 // atom.sp.op.t _, slot[idx], v (the old value discarded; not cas).
 void hg_kb_atom(hg_kb* b, hg_space sp, hg_atomic_op op, hg_dtype t, uint32_t slot, hg_operand idx,
                 hg_operand v);

@@ -68,6 +68,9 @@ const hg_opinfo hg_opinfo_table[HG_OPCODE_COUNT] = {
     [HG_OP_GELU] = UNARY("gelu", HG_CLASS_MATH, HG_TS_FLOAT),
     [HG_OP_GELU_ERF] = UNARY("gelu_erf", HG_CLASS_MATH, HG_TS_FLOAT),
     [HG_OP_SHFL] = {"shfl", HG_CLASS_WARP, 1, RT, {RT, HG_ROLE_U32, R_}, HG_TS_ALL},
+    // dst (ldv) / src[1] (stv) is the first register of a run of width registers.
+    [HG_OP_LDV] = {"ldv", HG_CLASS_MEMORY, 1, RT, {RI, R_, R_}, HG_TS_ALL},
+    [HG_OP_STV] = {"stv", HG_CLASS_MEMORY, 1, R_, {RI, RT, R_}, HG_TS_ALL},
 };
 _Static_assert(sizeof(hg_opinfo_table) / sizeof(hg_opinfo_table[0]) == HG_OPCODE_COUNT,
                "opcode table must have one row per opcode");

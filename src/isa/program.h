@@ -105,6 +105,26 @@ uint32_t hg_atomic_types(unsigned aop);         // allowed types for an atomic o
 static inline unsigned hg_atom_op(uint8_t aux) { return aux & 0xFu; }
 static inline unsigned hg_atom_space(uint8_t aux) { return aux >> 4; }
 static inline uint8_t hg_atom_aux(unsigned aop, unsigned space) { return (uint8_t)(aop | (space << 4)); }
+// ldv / stv aux packing (hg_vec_aux in the public header builds it): space, log2 of the width.
+#define HG_VEC_MAX_BYTES 16u
+static inline unsigned hg_vec_space(uint8_t aux) { return aux & 0xFu; }
+static inline unsigned hg_vec_log2(uint8_t aux) { return aux >> 4; }
+static inline unsigned hg_vec_width(uint8_t aux) { return 1u << (aux >> 4); }
+static inline bool hg_op_is_vec(unsigned op) { return op == HG_OP_LDV || op == HG_OP_STV; }
+// The memory space of a memory instruction (ld st ldv stv atom).
+static inline unsigned hg_mem_space(const hg_instr* in) {
+    return in->op == HG_OP_ATOM ? hg_atom_space(in->aux)
+           : hg_op_is_vec(in->op) ? hg_vec_space(in->aux) : in->aux;
+}
+// Registers an instruction's register operand stands for: the run of ldv's dst and stv's
+// src[1] (validated programs only), 1 otherwise. Analyses of register use go through this.
+static inline uint32_t hg_instr_run(const hg_instr* in) {
+    return hg_op_is_vec(in->op) ? hg_vec_width(in->aux) : 1u;
+}
+// The registers source operand k reads: src[1] of stv a run, any other one register.
+static inline uint32_t hg_src_run(const hg_instr* in, int k) {
+    return in->op == HG_OP_STV && k == 1 ? hg_vec_width(in->aux) : 1u;
+}
 
 // Formats instruction i in canonical text into buf (for error messages); returns buf.
 const char* hg_instr_text(const hg_prog* p, uint32_t i, char* buf, size_t len);

@@ -276,6 +276,36 @@ hg_status hg_emit_shfl(hg_program h, hg_shfl_mode mode, hg_dtype type, uint32_t 
     return hg_program_emit(h, &in);
 }
 
+// ldv (the run from reg is the destination) or stv (the run is the value); a width that is not
+// 2, 4, 8 or 16 is refused here (the element size bound is the validator's).
+static hg_status emit_vector(hg_program h, hg_opcode op, const char* fn, hg_space space,
+                             hg_dtype type, uint32_t width, uint32_t slot, hg_operand index,
+                             uint32_t reg) {
+    if (!resolve(h, fn)) return HG_ERR_INVALID_HANDLE;
+    hg_status s = check_space(space, fn);
+    if (s) return s;
+    if (width != 2 && width != 4 && width != 8 && width != 16)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: width %u is not a vector width, expected 2, "
+                        "4, 8 or 16", fn, width);
+    hg_instr in = make(op, type);
+    in.aux = hg_vec_aux(space, width);
+    in.mem = slot;
+    in.src[0] = index;
+    if (op == HG_OP_LDV) in.dst = hg_reg(reg);
+    else in.src[1] = hg_reg(reg);
+    return hg_program_emit(h, &in);
+}
+
+hg_status hg_emit_load_vector(hg_program h, hg_space space, hg_dtype type, uint32_t width,
+                              uint32_t dst, uint32_t slot, hg_operand index) {
+    return emit_vector(h, HG_OP_LDV, "hg_emit_load_vector", space, type, width, slot, index, dst);
+}
+
+hg_status hg_emit_store_vector(hg_program h, hg_space space, hg_dtype type, uint32_t width,
+                               uint32_t slot, hg_operand index, uint32_t src) {
+    return emit_vector(h, HG_OP_STV, "hg_emit_store_vector", space, type, width, slot, index, src);
+}
+
 hg_status hg_emit_control(hg_program h, hg_opcode op, hg_operand cond) {
     if (!resolve(h, "hg_emit_control")) return HG_ERR_INVALID_HANDLE;
     hg_status s = check_op(op, "hg_emit_control");

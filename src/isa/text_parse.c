@@ -426,6 +426,8 @@ static hg_status decode_mnemonic(parser* ps, const mnemonic* m, hg_instr* in) {
     case HG_OP_LD: form = "ld.SPACE.TYPE (SPACE: global or shared)"; want = 3; break;
     case HG_OP_ST: form = "st.SPACE.TYPE (SPACE: global or shared)"; want = 3; break;
     case HG_OP_ATOM: form = "atom.SPACE.OP.TYPE (OP: add min max exch cas)"; want = 4; break;
+    case HG_OP_LDV: form = "ldv.SPACE.vWIDTH.TYPE (WIDTH: 2, 4, 8 or 16)"; want = 4; break;
+    case HG_OP_STV: form = "stv.SPACE.vWIDTH.TYPE (WIDTH: 2, 4, 8 or 16)"; want = 4; break;
     case HG_OP_FENCE: form = "fence.global or fence.shared"; want = 2; break;
     case HG_OP_SHFL: form = "shfl.MODE.TYPE (MODE: bfly down up idx)"; want = 3; break;
     default: form = info->typed ? "OP.TYPE" : "the bare mnemonic"; want = info->typed ? 2 : 1;
@@ -437,7 +439,8 @@ static hg_status decode_mnemonic(parser* ps, const mnemonic* m, hg_instr* in) {
     }
     char d[64];
     int next = 1;
-    if (in->op == HG_OP_LD || in->op == HG_OP_ST || in->op == HG_OP_ATOM || in->op == HG_OP_FENCE) {
+    if (in->op == HG_OP_LD || in->op == HG_OP_ST || in->op == HG_OP_ATOM || in->op == HG_OP_FENCE ||
+        hg_op_is_vec(in->op)) {
         int sp = find_in(&m->part[next], hg_space_name, HG_SPACE_COUNT);
         if (sp < 0)
             return perr_at(ps, m->part[next].col, "unknown memory space %s, expected global or shared",
@@ -459,6 +462,17 @@ static hg_status decode_mnemonic(parser* ps, const mnemonic* m, hg_instr* in) {
             return perr_at(ps, m->part[next].col, "unknown shfl mode %s, expected bfly, down, up "
                            "or idx", describe(&m->part[next], d, sizeof d));
         in->aux = (uint8_t)md;
+        next++;
+    }
+    if (hg_op_is_vec(in->op)) {
+        static const char* const widths[] = {"v2", "v4", "v8", "v16"};
+        int lg = 0;
+        for (int k = 0; k < 4 && !lg; k++)
+            if (hg_tok_is(&m->part[next], widths[k])) lg = k + 1;
+        if (!lg)
+            return perr_at(ps, m->part[next].col, "unknown vector width %s, expected v2, v4, v8 "
+                           "or v16", describe(&m->part[next], d, sizeof d));
+        in->aux = (uint8_t)(in->aux | lg << 4);
         next++;
     }
     if (in->op == HG_OP_CMP) {
@@ -504,11 +518,13 @@ static hg_status parse_operands(parser* ps, hg_instr* in) {
     hg_status s = HG_OK;
     switch (in->op) {
     case HG_OP_LD:
+    case HG_OP_LDV:
         if ((s = parse_operand(ps, in->type, false, &in->dst)) || (s = expect_comma(ps)))
             return s;
-        return parse_mem(ps, in->aux, in);
+        return parse_mem(ps, hg_mem_space(in), in);
     case HG_OP_ST:
-        if ((s = parse_mem(ps, in->aux, in)) || (s = expect_comma(ps))) return s;
+    case HG_OP_STV:
+        if ((s = parse_mem(ps, hg_mem_space(in), in)) || (s = expect_comma(ps))) return s;
         return parse_operand(ps, in->type, false, &in->src[1]);
     case HG_OP_ATOM:
         if ((s = parse_operand(ps, in->type, true, &in->dst)) || (s = expect_comma(ps)) ||

@@ -134,6 +134,12 @@ static void put_instr(strbuf* b, const hg_prog* p, const hg_instr* in) {
         put_modifier(b, hg_space_name(space), space, "space");
         put_modifier(b, hg_atomic_name(hg_atom_op(in->aux)), hg_atom_op(in->aux), "atomic op");
         break;
+    case HG_OP_LDV:
+    case HG_OP_STV:
+        space = hg_vec_space(in->aux);
+        put_modifier(b, hg_space_name(space), space, "space");
+        sb_printf(b, ".v%u", hg_vec_width(in->aux));
+        break;
     default: break;
     }
     if (info->typed) sb_printf(b, ".%s", type_str(in->type, tb, sizeof tb));
@@ -142,12 +148,14 @@ static void put_instr(strbuf* b, const hg_prog* p, const hg_instr* in) {
     int t = in->type;
     switch (in->op) {
     case HG_OP_LD:
+    case HG_OP_LDV:
         sb_puts(b, " ");
         put_operand(b, p, &in->dst, t);
         sb_puts(b, ", ");
         put_mem(b, p, in, space);
         return;
     case HG_OP_ST:
+    case HG_OP_STV:
         sb_puts(b, " ");
         put_mem(b, p, in, space);
         sb_puts(b, ", ");

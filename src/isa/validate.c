@@ -381,7 +381,7 @@ static hg_status check_role(const hg_prog* p, uint32_t i, int slot, const hg_ope
 // instruction's type; st and atom may not write a const buffer.
 static hg_status check_mem(const hg_prog* p, uint32_t i, unsigned space) {
     const hg_instr* in = &p->instrs[i];
-    bool writes = in->op != HG_OP_LD;
+    bool writes = in->op != HG_OP_LD && in->op != HG_OP_LDV;
     if (space == HG_SPACE_GLOBAL) {
         if (in->mem >= p->nparams)
             return hg_validate_fail(p, i, "memory slot %u is out of range, expected a buffer "
@@ -396,7 +396,7 @@ static hg_status check_mem(const hg_prog* p, uint32_t i, unsigned space) {
         if (writes && d->is_const)
             return hg_validate_fail(p, i, "%s into const buffer '%s', expected a buffer parameter "
                                     "declared without const",
-                                    in->op == HG_OP_ST ? "store" : "atomic",
+                                    in->op == HG_OP_ATOM ? "atomic" : "store",
                                     d->name);
     } else {
         if (in->mem >= p->nshared)
@@ -406,6 +406,32 @@ static hg_status check_mem(const hg_prog* p, uint32_t i, unsigned space) {
         if (d->dtype != in->type)
             return hg_validate_fail(p, i, "shared array '%s' holds %s, expected %s to match the "
                                     "instruction type", d->name, tname(d->dtype), tname(in->type));
+    }
+    return HG_OK;
+}
+
+// The register run of ldv (dst) / stv (src[1]): width registers of the instruction's type
+// from the first (whose type check_role checked).
+static hg_status check_run(const hg_prog* p, uint32_t i) {
+    const hg_instr* in = &p->instrs[i];
+    const hg_operand* o = in->op == HG_OP_LDV ? &in->dst : &in->src[1];
+    const char* sn = in->op == HG_OP_LDV ? "dst" : "src[1]";
+    uint32_t w = hg_vec_width(in->aux);
+    if (o->kind != HG_OPERAND_REG)
+        return hg_validate_fail(p, i, "%s is %s, expected the first of %u registers of type %s",
+                                sn, kind_name(o->kind), w, tname(in->type));
+    if ((uint64_t)o->index + w > p->nregs)
+        return hg_validate_fail(p, i, "%s: the run of %u registers from '%s' (index %u) ends past "
+                                "the last register (%u declared), expected %u registers of type "
+                                "%s declared one after another", sn, w, p->regs[o->index].name,
+                                o->index, p->nregs, w, tname(in->type));
+    for (uint32_t k = 1; k < w; k++) {
+        const hg_reg_decl* r = &p->regs[o->index + k];
+        if (r->dtype != in->type)
+            return hg_validate_fail(p, i, "%s: register '%s' (element %u of the run from '%s') "
+                                    "has type %s, expected %u registers of type %s declared one "
+                                    "after another", sn, r->name, k, p->regs[o->index].name,
+                                    tname(r->dtype), w, tname(in->type));
     }
     return HG_OK;
 }
@@ -453,6 +479,20 @@ static hg_status check_instr(const hg_prog* p, uint32_t i) {
                                     "shared (1)", in->aux);
         space = in->aux;
         break;
+    case HG_OP_LDV:
+    case HG_OP_STV: {
+        unsigned w = hg_vec_width(in->aux), es = (unsigned)hg_dtype_size((hg_dtype)in->type);
+        space = hg_vec_space(in->aux);
+        if (space >= HG_SPACE_COUNT)
+            return hg_validate_fail(p, i, "memory space %u is unknown, expected global (0) or "
+                                    "shared (1)", space);
+        if (hg_vec_log2(in->aux) < 1 || hg_vec_log2(in->aux) > 4 || w * es > HG_VEC_MAX_BYTES)
+            return hg_validate_fail(p, i, "vector width 2^%u of %s (%u-byte elements) is not "
+                                    "allowed, expected 2, 4, 8 or 16 elements of at most %u "
+                                    "bytes in all", hg_vec_log2(in->aux), tname(in->type), es,
+                                    HG_VEC_MAX_BYTES);
+        break;
+    }
     case HG_OP_ATOM: {
         unsigned aop = hg_atom_op(in->aux);
         space = hg_atom_space(in->aux);
@@ -478,13 +518,14 @@ static hg_status check_instr(const hg_prog* p, uint32_t i) {
     if (info->op_class == HG_CLASS_MEMORY) {
         if ((s = check_mem(p, i, space))) return s;
     } else if (in->mem != 0) {
-        return hg_validate_fail(p, i, "`%s` has memory slot %u, expected 0 (only ld, st and atom "
-                                "address memory)", info->name, in->mem);
+        return hg_validate_fail(p, i, "`%s` has memory slot %u, expected 0 (only ld, st, ldv, "
+                                "stv and atom address memory)", info->name, in->mem);
     }
 
     if ((s = check_role(p, i, -1, &in->dst, info->dst))) return s;
     for (int k = 0; k < 3; k++)
         if ((s = check_role(p, i, k, &in->src[k], info->src[k]))) return s;
+    if (hg_op_is_vec(in->op)) return check_run(p, i);
     return HG_OK;
 }
 

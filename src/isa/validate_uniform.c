@@ -86,7 +86,9 @@ static void mark(uctx* c, uint32_t i, why reason) {
     if (c->ctrl[i].kind != WHY_NONE) return;
     c->ctrl[i] = reason;
     const hg_instr* in = &c->p->instrs[i];
-    if (writes_reg(in)) taint(c, in->dst.index, (cause){CAUSE_CTRL, 0, i});
+    if (writes_reg(in))
+        for (uint32_t k = 0; k < hg_instr_run(in); k++)   // ldv writes a run
+            taint(c, in->dst.index + k, (cause){CAUSE_CTRL, 0, i});
     if (in->op == HG_OP_BREAK) loop_divergent(c, c->st->loop_of[i], i);
     if (in->op == HG_OP_EXIT) {
         // Lanes that did not exit run the rest of the kernel (and the next iterations of every
@@ -112,8 +114,10 @@ static void run(uctx* c) {
     // Seeds: per-lane special registers, loads and atomics.
     for (uint32_t i = 0; i < p->ninstrs; i++) {
         const hg_instr* in = &p->instrs[i];
-        if ((in->op == HG_OP_LD || in->op == HG_OP_ATOM) && in->dst.kind == HG_OPERAND_REG)
-            taint(c, in->dst.index, (cause){in->op == HG_OP_LD ? CAUSE_LOAD : CAUSE_ATOM, 0, i});
+        bool load = in->op == HG_OP_LD || in->op == HG_OP_LDV;
+        if ((load || in->op == HG_OP_ATOM) && in->dst.kind == HG_OPERAND_REG)
+            for (uint32_t k = 0; k < hg_instr_run(in); k++)
+                taint(c, in->dst.index + k, (cause){load ? CAUSE_LOAD : CAUSE_ATOM, 0, i});
         for (int k = 0; k < 3; k++) {
             const hg_operand* o = &in->src[k];
             if (o->kind != HG_OPERAND_SPECIAL || !divergent_sreg(o->index)) continue;

@@ -402,7 +402,7 @@ const char* ir_op_name(hg_opcode op) {
         "or", "xor", "not", "shl", "shr", "cmp", "sel", "cvt", "sqrt", "rsqrt", "exp", "exp2",
         "log", "log2", "sin", "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
         "trunc", "ld", "st", "atom", "bar", "fence", "if", "else", "endif", "loop", "endloop",
-        "break", "exit", "gelu", "gelu_erf", "shfl"};
+        "break", "exit", "gelu", "gelu_erf", "shfl", "ldv", "stv"};
     _Static_assert(sizeof names / sizeof names[0] == HG_OPCODE_COUNT, "an opcode without a name");
     return (unsigned)op < HG_OPCODE_COUNT ? names[op] : "?";
 }

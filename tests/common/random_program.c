@@ -156,6 +156,37 @@ static int pick_slot(gen* g, int op, unsigned aop, unsigned* space, uint32_t* sl
     return 1;
 }
 
+// The first of w consecutive registers of type t: an existing run, or w new registers.
+static uint32_t run_of(gen* g, int t, uint32_t w) {
+    for (uint32_t i = 0; i + w <= g->p->nregs && chance(g, 50); i++) {
+        uint32_t k = 0;
+        while (k < w && g->p->regs[i + k].dtype == t) k++;
+        if (k == w) return i;
+    }
+    uint32_t first = g->p->nregs;
+    for (uint32_t k = 0; k < w; k++) {
+        char name[HG_NAME_MAX];
+        make_name(g, "v", name);
+        uint32_t idx = 0;
+        if (hg_prog_add_reg(g->p, name, (hg_dtype)t, &idx)) g->failed = 1;
+    }
+    return first;
+}
+
+// ldv / stv (ISA 1.3) of the widest or a narrower vector the type allows.
+static void gen_vector(gen* g, int op, unsigned space, uint32_t slot, int t) {
+    uint32_t w = 16 / (uint32_t)hg_dtype_size((hg_dtype)t);
+    while (w > 2 && chance(g, 40)) w /= 2;
+    if (w < 2 || g->p->nregs + w >= HG_MAX_REGS) return;
+    hg_instr in = make(op == HG_OP_LD ? HG_OP_LDV : HG_OP_STV, t);
+    in.mem = slot;
+    in.aux = hg_vec_aux((hg_space)space, w);
+    in.src[0] = index_operand(g);
+    if (op == HG_OP_LD) in.dst = hg_reg(run_of(g, t, w));
+    else in.src[1] = hg_reg(run_of(g, t, w));
+    emit(g, &in);
+}
+
 static void gen_memory(gen* g) {
     static const int ops[] = {HG_OP_LD, HG_OP_ST, HG_OP_ATOM};
     int op = ops[rnd(g, 3)];
@@ -163,6 +194,10 @@ static void gen_memory(gen* g) {
     uint32_t slot;
     int t;
     if (!pick_slot(g, op, aop, &space, &slot, &t)) return;
+    if (op != HG_OP_ATOM && chance(g, 25)) {
+        gen_vector(g, op, space, slot, t);
+        return;
+    }
     hg_instr in = make(op, t);
     in.mem = slot;
     in.aux = (uint8_t)(op == HG_OP_ATOM ? hg_atom_aux(aop, space) : space);

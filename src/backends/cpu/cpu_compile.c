@@ -108,6 +108,8 @@ static cpu_kind kind_of(unsigned op) {
     case HG_OP_LD: return CPU_K_LD;
     case HG_OP_ST: return CPU_K_ST;
     case HG_OP_ATOM: return CPU_K_ATOM;
+    case HG_OP_LDV: return CPU_K_LDV;
+    case HG_OP_STV: return CPU_K_STV;
     case HG_OP_IF: return CPU_K_IF;
     case HG_OP_ELSE: return CPU_K_ELSE;
     case HG_OP_ENDIF: return CPU_K_ENDIF;
@@ -158,8 +160,8 @@ static hg_status find_zero_regs(builder* b) {
     for (uint32_t i = 0; i < g->ninstrs; i++) {
         const hg_instr* in = &g->instrs[i];
         for (int k = 0; k < 3; k++)
-            if (in->src[k].kind == HG_OPERAND_REG && def[in->src[k].index] < 0)
-                need[in->src[k].index] = 1;
+            for (uint32_t q = 0; in->src[k].kind == HG_OPERAND_REG && q < hg_src_run(in, k); q++)
+                if (def[in->src[k].index + q] < 0) need[in->src[k].index + q] = 1;
         unsigned op = in->op;
         if (op == HG_OP_ELSE || op == HG_OP_ENDIF || op == HG_OP_ENDLOOP) {
             zframe* f = &fr[depth];
@@ -169,17 +171,19 @@ static hg_status find_zero_regs(builder* b) {
         } else if (op == HG_OP_IF || op == HG_OP_LOOP) {
             depth++;
         }
-        if (in->dst.kind == HG_OPERAND_REG && def[in->dst.index] < 0) {
+        for (uint32_t q = 0; in->dst.kind == HG_OPERAND_REG && q < hg_instr_run(in); q++) {
+            uint32_t r = in->dst.index + q;   // ldv defines a run
+            if (def[r] >= 0) continue;
             zframe* f = &fr[depth];
             if (f->n == f->cap) {
                 uint32_t nc = f->cap ? f->cap * 2 : 16;
-                uint32_t* q = realloc(f->regs, nc * sizeof *q);
-                if (!q) { s = HG_ERR_OUT_OF_MEMORY; goto done; }
-                f->regs = q;
+                uint32_t* nr2 = realloc(f->regs, nc * sizeof *nr2);
+                if (!nr2) { s = HG_ERR_OUT_OF_MEMORY; goto done; }
+                f->regs = nr2;
                 f->cap = nc;
             }
-            f->regs[f->n++] = in->dst.index;
-            def[in->dst.index] = depth;
+            f->regs[f->n++] = r;
+            def[r] = depth;
         }
     }
     p->zero_regs = malloc(nr * sizeof *p->zero_regs);
@@ -271,7 +275,9 @@ static void find_store_fusion(builder* b) {
     if (!last_read) return;  // an optimization only
     for (uint32_t i = 0; i < g->ninstrs; i++)
         for (int k = 0; k < 3; k++)
-            if (g->instrs[i].src[k].kind == HG_OPERAND_REG) last_read[g->instrs[i].src[k].index] = i + 1;
+            for (uint32_t q = 0; g->instrs[i].src[k].kind == HG_OPERAND_REG &&
+                                 q < hg_src_run(&g->instrs[i], k); q++)
+                last_read[g->instrs[i].src[k].index + q] = i + 1;
     uint32_t loop_depth = 0;
     for (uint32_t i = 0; i + 1 < g->ninstrs; i++) {
         const hg_instr* in = &g->instrs[i];
@@ -338,6 +344,7 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     p->nslots = g->nregs;
     for (int s = 0; s < HG_SREG_COUNT; s++) p->special_slot[s] = CPU_NO_SLOT;
     hg_status s = HG_OK;
+    int has_vec = 0;
     for (uint32_t i = 0; i < g->ninstrs && !s; i++) {
         const hg_instr* in = &g->instrs[i];
         const hg_opinfo* info = hg_opinfo_of(in->op);
@@ -360,14 +367,19 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
         }
         if (s) break;
         if (op->kind == CPU_K_LD || op->kind == CPU_K_ST) op->space = in->aux;
+        if (op->kind == CPU_K_LDV || op->kind == CPU_K_STV) {
+            op->space = (uint8_t)hg_vec_space(in->aux);
+            op->aop = (uint8_t)hg_vec_width(in->aux);
+            has_vec = 1;
+        }
         op->guard = in->op == HG_OP_CMP && in->aux == HG_CMP_LT && in->type == HG_DTYPE_U32 &&
                     (in->src[1].kind == HG_OPERAND_PARAM || in->src[1].kind == HG_OPERAND_IMM);
         if (op->kind == CPU_K_ATOM) {
             op->space = (uint8_t)hg_atom_space(in->aux);
             op->aop = (uint8_t)hg_atom_op(in->aux);
         }
-        if ((op->kind == CPU_K_LD || op->kind == CPU_K_ST || op->kind == CPU_K_ATOM) &&
-            op->space == HG_SPACE_SHARED)
+        if ((op->kind == CPU_K_LD || op->kind == CPU_K_ST || op->kind == CPU_K_ATOM ||
+             op->kind == CPU_K_LDV || op->kind == CPU_K_STV) && op->space == HG_SPACE_SHARED)
             p->block_mode = 1;
         // shfl exchanges values within warps of a block: the block's lanes run together.
         if (op->kind == CPU_K_BAR || op->kind == CPU_K_SHFL) p->block_mode = 1;
@@ -384,8 +396,9 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     if (g->nshared) p->block_mode = 1;
     if (!s) s = match_control(&b);
     if (!s) s = find_zero_regs(&b);
+    // Strips track registers one by one: programs with register runs (ldv/stv) run op by op.
     if (!s) find_store_fusion(&b);
-    if (!s) hg_cpu_mark_strips(g, p);
+    if (!s && !has_vec) hg_cpu_mark_strips(g, p);
     if (!s) s = build_shared(&b);
     free(b.hash);
     if (s) {
@@ -404,7 +417,9 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     if (reads) {  // an optimization only
         for (uint32_t j = 0; j < g->ninstrs; j++)
             for (int o = 0; o < 3; o++)
-                if (g->instrs[j].src[o].kind == HG_OPERAND_REG) reads[g->instrs[j].src[o].index]++;
+                for (uint32_t q = 0; g->instrs[j].src[o].kind == HG_OPERAND_REG &&
+                                     q < hg_src_run(&g->instrs[j], o); q++)
+                    reads[g->instrs[j].src[o].index + q]++;
         for (uint32_t i = 0; i + 1 < g->ninstrs; i++) {
             const hg_operand* cond = &g->instrs[i + 1].src[0];
             if (p->ops[i].guard && g->instrs[i + 1].op == HG_OP_IF &&

@@ -327,6 +327,10 @@ static int run_chunk(cpu_chunk* c, uint8_t* masks, size_t mask_bytes) {
         case CPU_K_ATOM:
             if (hg_cpu_exec_atom(c, op, pc)) return -1;
             break;
+        case CPU_K_LDV:
+        case CPU_K_STV:
+            if (hg_cpu_exec_vec(c, op, pc)) return -1;
+            break;
         case CPU_K_IF: {
             mframe* f = &fr[depth];
             f->saved = frames + (size_t)(2 * depth) * mask_bytes;

@@ -43,6 +43,7 @@ typedef enum cpu_kind {
     CPU_K_IF, CPU_K_ELSE, CPU_K_ENDIF, CPU_K_LOOP, CPU_K_ENDLOOP,
     CPU_K_BREAK, CPU_K_EXIT, CPU_K_BAR, CPU_K_FENCE,
     CPU_K_SHFL,      // d = a of lane (lane, b, mode in aop) of the warp; the chunk is one block
+    CPU_K_LDV, CPU_K_STV,   // lane by lane (no host path uses them for speed)
     CPU_K_COUNT
 } cpu_kind;
 
@@ -58,7 +59,7 @@ typedef struct cpu_op {
     uint8_t dlog2;         // log2 of the destination's storage size
     uint8_t idx_type;      // ld/st/atom: dtype of the index operand
     uint8_t space;         // ld/st/atom: hg_space
-    uint8_t aop;           // atom: hg_atomic_op; shfl: hg_shfl_mode
+    uint8_t aop;           // atom: hg_atomic_op; shfl: hg_shfl_mode; ldv/stv: the vector width
     uint8_t borrow;        // mov from a constant/special register: borrow its lanes
     uint8_t fuse_st;       // the next op stores this result, which nothing reads afterwards:
                            // when that store is full and contiguous, compute straight into it
@@ -317,6 +318,7 @@ int hg_cpu_exec_st(cpu_chunk* c, const cpu_op* op, uint32_t pc);
 int hg_cpu_exec_atom(cpu_chunk* c, const cpu_op* op, uint32_t pc);
 // shfl over the chunk's lanes (one block, lane i = linear lane id i).
 void hg_cpu_exec_shfl(cpu_chunk* c, const cpu_op* op);
+int hg_cpu_exec_vec(cpu_chunk* c, const cpu_op* op, uint32_t pc);   // ldv and stv
 // The memory a full, contiguous, in-bounds store `st` would write (after giving back borrowed
 // lanes of that memory), or NULL when the store must run lane by lane.
 void* hg_cpu_store_target(cpu_chunk* c, const cpu_op* st);

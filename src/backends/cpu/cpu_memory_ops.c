@@ -78,10 +78,14 @@ static void index_text(uint8_t type, int64_t v, char* buf, size_t len) {
 static int fail_oob(cpu_chunk* c, const cpu_op* op, uint32_t pc, uint32_t lane, int64_t index,
                     const mem_view* v) {
     const hg_prog* g = c->L->plan->prog;
-    char lanes[160], text[256], ix[32], valid[64];
+    char lanes[160], text[256], ix[48], valid[64];
     hg_cpu_lane_name(c, lane, lanes, sizeof lanes);
     hg_instr_text(g, pc, text, sizeof text);
     index_text(op->idx_type, index, ix, sizeof ix);
+    if (op->kind == CPU_K_LDV || op->kind == CPU_K_STV) {   // the run's first index
+        size_t l = strlen(ix);
+        snprintf(ix + l, sizeof ix - l, " (+%u)", (unsigned)op->aop - 1);
+    }
     if (v->count)
         snprintf(valid, sizeof valid, "valid indices 0..%" PRIu64, v->count - 1);
     else
@@ -107,6 +111,39 @@ static int check_lanes(cpu_chunk* c, const cpu_op* op, uint32_t pc, const mem_vi
         for (uint32_t i = 0; i < c->n; i++)
             if (m[i] && (uint64_t)ix[i] >= v->count) return fail_oob(c, op, pc, i, ix[i], v);
     *out = ix;
+    return 0;
+}
+
+// ldv / stv, lane by lane: every active lane's run index .. index+w-1 is checked before any
+// is accessed (nothing moves on an out-of-bounds run); register k of the run holds element
+// index + k.
+int hg_cpu_exec_vec(cpu_chunk* c, const cpu_op* op, uint32_t pc) {
+    mem_view v;
+    view_of(c, op, &v);
+    const hg_cpu_kernels* k = c->L->k;
+    uint32_t w = op->aop;
+    int store = op->kind == CPU_K_STV;
+    if (store && op->space == HG_SPACE_GLOBAL)
+        hg_cpu_unborrow(c, v.base, v.base + v.count * v.es);
+    const cpu_plan* p = c->L->plan;
+    int64_t* ix = cpu_slot(c, p->idx_slot);
+    widen(ix, cpu_slot(c, op->a), op->idx_type, c->n);
+    const uint8_t* m = c->cur;
+    for (uint32_t i = 0; i < c->n; i++)   // negative -> huge
+        if (m[i] && ((uint64_t)ix[i] >= v.count || v.count - (uint64_t)ix[i] < w))
+            return fail_oob(c, op, pc, i, ix[i], &v);
+    unsigned ss = hg_cpu_storage_size(op->type);
+    int full = c->cnt == c->n;
+    uint32_t reg = store ? op->b : op->d;
+    for (uint32_t q = 0; q < w; q++) {
+        uint8_t* r = store ? cpu_slot(c, reg + q) : cpu_wslot(c, reg + q, full);
+        for (uint32_t i = 0; i < c->n; i++) {
+            if (!m[i]) continue;
+            uint8_t* mem = v.base + (size_t)(ix[i] + q) * v.es;
+            if (store) k->store[op->type](mem, r + (size_t)i * ss, 1);
+            else k->load[op->type](r + (size_t)i * ss, mem, 1);
+        }
+    }
     return 0;
 }
 

@@ -358,10 +358,121 @@ static const char* index_expr(gen* g, const hg_instr* in, char* buf, size_t len)
     return buf;
 }
 
+// The CUDA vector type one ldv / stv access of w elements of type t moves (vec_typed: its
+// components are the elements; otherwise 32-bit words, or one 16-bit word for 2 bytes, that
+// hold the small elements, the first in the low bits).
+static const char* vec_type(unsigned t, unsigned w, int* vec_typed) {
+    *vec_typed = 1;
+    switch (t) {
+    case HG_DTYPE_F32: return w == 4 ? "float4" : "float2";
+    case HG_DTYPE_F64: return "double2";
+    case HG_DTYPE_I32: return w == 4 ? "int4" : "int2";
+    case HG_DTYPE_U32: return w == 4 ? "uint4" : "uint2";
+    case HG_DTYPE_I64: return "longlong2";
+    case HG_DTYPE_U64: return "ulonglong2";
+    default: break;
+    }
+    *vec_typed = 0;
+    switch (w * hg_dtype_size((hg_dtype)t)) {
+    case 16: return "uint4";
+    case 8: return "uint2";
+    case 4: return "hg_u32";
+    default: return "hg_u16";
+    }
+}
+
+// ldv / stv: one bounds check for the run, then one access of the vector type where the
+// address is aligned to its size (always, for the elementwise kernels' vector variant), else
+// element by element.
+static void emit_vector(gen* g, const hg_instr* in, const char* base, const char* count,
+                        const char* sidx, unsigned space) {
+    static const char comp[4] = {'x', 'y', 'z', 'w'};
+    unsigned t = in->type, w = hg_vec_width(in->aux);
+    unsigned es = (unsigned)hg_dtype_size((hg_dtype)t), bytes = w * es;
+    int typed;
+    const char* vt = vec_type(t, w, &typed);
+    const char* wt = bytes == 2 ? "hg_u16" : "hg_u32";   // a word of the small types
+    int ld = in->op == HG_OP_LDV;
+    uint32_t r0 = ld ? in->dst.index : in->src[1].index;
+    indent(g);
+    hg_sb_put(&g->b, "if ((hg_u64)(%s) < %uull || %s > (hg_u64)(%s) - %uull) { "
+              "hg_oob(a.err, a.seq, a.tag, %uu, %uu, %s, (hg_u64)(%s)); return; }\n", count, w, sidx, count, w, g->instr,
+              (space == HG_SPACE_SHARED ? 0x80000000u : 0u) | in->mem, sidx, count);
+    indent(g);
+    hg_sb_put(&g->b, "{\n");
+    g->depth++;
+    indent(g);
+    hg_sb_put(&g->b, "%s%s* const hg_p = %s + %s;\n", ld ? "const " : "", mtype(t), base, sidx);
+    indent(g);
+    hg_sb_put(&g->b, "if (((hg_u64)(size_t)hg_p & %uull) == 0) {\n", bytes - 1);
+    g->depth++;
+    indent(g);
+    if (ld) hg_sb_put(&g->b, "const %s hg_v = hg_vld<%s>(hg_p);\n", vt, vt);
+    else hg_sb_put(&g->b, "%s hg_v;\n", vt);
+    for (unsigned k = 0; k < w; k++) {
+        char elem[96];   // element k of the vector, or the expression stored as it
+        char word[16] = "hg_v";   // the component holding element k, at bit `bit`
+        unsigned bit = (k * es % 4) * 8;
+        if (typed) snprintf(word, sizeof word, "hg_v.%c", comp[k]);
+        else if (bytes > 4) snprintf(word, sizeof word, "hg_v.%c", comp[k * es / 4]);
+        if (ld) {
+            if (typed) snprintf(elem, sizeof elem, "%s", word);
+            else snprintf(elem, sizeof elem, "(%s)(%s >> %u)", mtype(t), word, bit);
+            indent(g);
+            if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "r%u = %s != 0;\n", r0 + k, elem);
+            else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "r%u = hg_f16_to_f32(%s);\n", r0 + k, elem);
+            else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "r%u = hg_bf16_to_f32(%s);\n", r0 + k, elem);
+            else hg_sb_put(&g->b, "r%u = (%s)%s;\n", r0 + k, vtype(t), elem);
+            continue;
+        }
+        if (t == HG_DTYPE_BOOL) snprintf(elem, sizeof elem, "(hg_u8)(r%u ? 1 : 0)", r0 + k);
+        else if (t == HG_DTYPE_F16) snprintf(elem, sizeof elem, "(hg_u16)hg_f32_to_f16(r%u)", r0 + k);
+        else if (t == HG_DTYPE_BF16) snprintf(elem, sizeof elem, "(hg_u16)(hg_f2u(r%u) >> 16)", r0 + k);
+        else snprintf(elem, sizeof elem, "r%u", r0 + k);
+        indent(g);
+        if (typed) hg_sb_put(&g->b, "%s = %s;\n", word, elem);
+        else if (bit == 0) hg_sb_put(&g->b, "%s = (%s)(%s)%s;\n", word, wt, utype(t), elem);
+        else hg_sb_put(&g->b, "%s |= (%s)((hg_u32)(%s)%s << %u);\n", word, wt, utype(t), elem, bit);
+    }
+    if (!ld) {
+        indent(g);
+        hg_sb_put(&g->b, "hg_vst<%s>(hg_p, hg_v);\n", vt);
+    }
+    g->depth--;
+    indent(g);
+    // Element by element through a volatile pointer: otherwise the compiler merges these
+    // accesses with the vector path's (same values, same addresses) and splits its 16-byte
+    // access into pieces that fit both.
+    hg_sb_put(&g->b, "} else {\n");
+    g->depth++;
+    indent(g);
+    hg_sb_put(&g->b, "%svolatile %s* const hg_q = hg_p;\n", ld ? "const " : "", mtype(t));
+    for (unsigned k = 0; k < w; k++) {
+        indent(g);
+        if (ld) {
+            if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "r%u = hg_q[%u] != 0;\n", r0 + k, k);
+            else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "r%u = hg_f16_to_f32(hg_q[%u]);\n", r0 + k, k);
+            else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "r%u = hg_bf16_to_f32(hg_q[%u]);\n", r0 + k, k);
+            else hg_sb_put(&g->b, "r%u = hg_q[%u];\n", r0 + k, k);
+        } else {
+            if (t == HG_DTYPE_BOOL) hg_sb_put(&g->b, "hg_q[%u] = (hg_u8)(r%u ? 1 : 0);\n", k, r0 + k);
+            else if (t == HG_DTYPE_F16) hg_sb_put(&g->b, "hg_q[%u] = (hg_u16)hg_f32_to_f16(r%u);\n", k, r0 + k);
+            else if (t == HG_DTYPE_BF16) hg_sb_put(&g->b, "hg_q[%u] = (hg_u16)(hg_f2u(r%u) >> 16);\n", k, r0 + k);
+            else hg_sb_put(&g->b, "hg_q[%u] = r%u;\n", k, r0 + k);
+        }
+    }
+    g->depth--;
+    indent(g);
+    hg_sb_put(&g->b, "}\n");
+    g->depth--;
+    indent(g);
+    hg_sb_put(&g->b, "}\n");
+}
+
 static void emit_memory(gen* g, const hg_instr* in) {
     unsigned t = in->type;
     char base[32], count[64], idx[128], ob[3][96];
-    unsigned space = in->op == HG_OP_ATOM ? hg_atom_space(in->aux) : in->aux;
+    unsigned space = hg_mem_space(in);
     slot_names(g, space, in->mem, base, sizeof base, count, sizeof count);
     index_expr(g, in, idx, sizeof idx);
     // Signed indices: reinterpret as i64 first so that -1 becomes 2^64 - 1, not 2^32 - 1.
@@ -369,6 +480,10 @@ static void emit_memory(gen* g, const hg_instr* in) {
     unsigned it = index_type(g, &in->src[0]);
     if (is_signed(it)) snprintf(sidx, sizeof sidx, "(hg_u64)(hg_i64)(%s)", idx);
     else snprintf(sidx, sizeof sidx, "(hg_u64)(%s)", idx);
+    if (hg_op_is_vec(in->op)) {
+        emit_vector(g, in, base, count, sidx, space);
+        return;
+    }
     emit_bounds(g, in, sidx, count, space);
     indent(g);
     if (in->op == HG_OP_LD) {

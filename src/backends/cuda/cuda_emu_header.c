@@ -22,6 +22,12 @@ const char hg_cuda_emu_prologue[] =
     "struct hg_dim3 { unsigned x, y, z; };\n"
     "static hg_dim3 threadIdx;\n"
     "static hg_dim3 blockIdx, blockDim, gridDim;\n"
+    // The CUDA vector types ldv / stv use (the emulation reads them with memcpy).
+    "struct float2 { float x, y; }; struct float4 { float x, y, z, w; };\n"
+    "struct double2 { double x, y; };\n"
+    "struct int2 { int x, y; }; struct int4 { int x, y, z, w; };\n"
+    "struct uint2 { unsigned x, y; }; struct uint4 { unsigned x, y, z, w; };\n"
+    "struct longlong2 { long long x, y; }; struct ulonglong2 { unsigned long long x, y; };\n"
     "static unsigned long long* hg_emu_dyn;\n"
     "#if defined(__x86_64__)\n"
     "// A fiber switch: push the callee-saved registers, swap stack pointers, pop, return.\n"

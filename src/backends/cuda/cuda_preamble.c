@@ -26,6 +26,15 @@ const char hg_cuda_preamble[] =
     "#ifndef HG_EMU\n"
     "#define HG_DEV static __device__ __forceinline__\n"
     "#endif\n"
+    // ldv / stv: one access of a CUDA vector type (float4, uint4, ...) at an address the code
+    // checked to be aligned to its size; the emulation copies bytes (no aliasing questions).
+    "#ifdef HG_EMU\n"
+    "template <typename V> HG_DEV V hg_vld(const void* p) { V v; memcpy(&v, p, sizeof v); return v; }\n"
+    "template <typename V> HG_DEV void hg_vst(void* p, const V& v) { memcpy(p, &v, sizeof v); }\n"
+    "#else\n"
+    "template <typename V> HG_DEV V hg_vld(const void* p) { return *(const V*)p; }\n"
+    "template <typename V> HG_DEV void hg_vst(void* p, const V& v) { *(V*)p = v; }\n"
+    "#endif\n"
     "HG_DEV float hg_u2f(hg_u32 u) { return __int_as_float((int)u); }\n"
     "HG_DEV hg_u32 hg_f2u(float f) { return (hg_u32)__float_as_int(f); }\n"
     "HG_DEV double hg_u2d(hg_u64 u) { return __longlong_as_double((long long)u); }\n"

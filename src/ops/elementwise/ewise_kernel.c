@@ -24,6 +24,7 @@
 #include "ops/elementwise/ewise.h"
 #include "base/handles.h"
 #include "ops/elementwise/ewise_internal.h"
+#include "ops/elementwise/ewise_vector.h"
 #include "runtime/kernel.h"
 #include "tensor/tensor_internal.h"
 #include "ops/common/op_dispatch.h"
@@ -40,6 +41,7 @@ enum { CL_LINEAR = 0, CL_SCALAR = 1, CL_STRIDED = 2 };
 typedef struct ew_layout {
     int32_t ndim;                               // collapsed dims (0 for a single element)
     int32_t nstrided;
+    uint32_t vec;                               // the vector variant's width (0: none)
     int64_t numel;
     int64_t size[HG_MAX_DIMS];
     uint8_t cls[EW_MAX_OPERANDS];
@@ -50,6 +52,7 @@ typedef struct ew_layout {
 typedef struct ew_variant {
     uint64_t sig;
     int32_t ndim, nstrided, has_start;
+    uint32_t vec;
     uint8_t cls[EW_MAX_OPERANDS];
     int64_t size[HG_MAX_DIMS];
     int64_t (*stride)[HG_MAX_DIMS];   // nops rows when nstrided (else NULL)
@@ -204,7 +207,7 @@ static uint64_t mix64(uint64_t x) {
 
 static uint64_t layout_sig(const ew_layout* L, int32_t nops) {
     // Without strided operands the program does not depend on the (collapsed) shape.
-    uint64_t h = L->nstrided ? (uint64_t)L->ndim * 0x100000001b3ull : 0x51ed27u;
+    uint64_t h = L->nstrided ? (uint64_t)L->ndim * 0x100000001b3ull : 0x51ed27u + L->vec;
     for (int32_t o = 0; o < nops; o++) h = mix64(h ^ ((uint64_t)L->cls[o] << (2 * (o % 32))));
     if (L->nstrided) {
         for (int32_t d = 0; d < L->ndim; d++) h = mix64(h ^ (uint64_t)L->size[d]);
@@ -221,7 +224,9 @@ static int needs_start(const ew_layout* L) {
 }
 
 static int variant_matches(const ew_variant* v, const ew_layout* L, int32_t nops, uint64_t sig) {
-    if (v->sig != sig || v->nstrided != L->nstrided || v->has_start != needs_start(L)) return 0;
+    if (v->sig != sig || v->nstrided != L->nstrided || v->has_start != needs_start(L) ||
+        v->vec != L->vec)
+        return 0;
     for (int32_t o = 0; o < nops; o++)   // a few bytes: a loop beats a memcmp call here
         if (v->cls[o] != L->cls[o]) return 0;
     if (!L->nstrided) return 1;   // linear and scalar operands do not depend on the shape
@@ -348,6 +353,11 @@ static void emit_strided_indices(hg_kb* m, const ew_layout* L, int32_t nops, uin
 // Parameters: one per input (buffer, or scalar for the scalar class), one buffer per output,
 // then n (u32) and, with strided operands, start (i64: the first lane's linear index).
 static hg_status build_program(const hg_ew_expr* e, const ew_layout* L, hg_prog** out) {
+    if (L->vec) {
+        uint8_t scalar[HG_EW_MAX_INPUTS];
+        for (int32_t i = 0; i < e->ninputs; i++) scalar[i] = L->cls[i] == CL_SCALAR;
+        return hg_ew_build_vector(e, scalar, L->vec, out);
+    }
     hg_prog* p = hg_prog_new("elementwise");
     if (!p) return HG_ERR_OUT_OF_MEMORY;
     int32_t nin = e->ninputs, nops = nin + e->noutputs;
@@ -418,6 +428,7 @@ static hg_status compile_variant(hg_ew_kernel* k, const ew_layout* L, uint64_t s
     nv.ndim = L->ndim;
     nv.nstrided = L->nstrided;
     nv.has_start = needs_start(L);
+    nv.vec = L->vec;
     memcpy(nv.cls, L->cls, sizeof nv.cls);
     memcpy(nv.size, L->size, sizeof nv.size);
     if (L->nstrided) {
@@ -657,6 +668,23 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
     return s;
 }
 
+// The vector variant's width for layout L on a device backend (0: the scalar variants).
+static uint32_t vector_width(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
+                             const ew_layout* L) {
+    if (L->nstrided || hg_op_host_memory_of(k->ex) || !hg_ew_vector_enabled()) return 0;
+    const void* base[EW_MAX_OPERANDS];
+    size_t es[EW_MAX_OPERANDS];
+    for (int32_t o = 0; o < k->nops; o++) {
+        const hg_ew_arg* a = o < k->e.ninputs ? &in[o] : &out[o - k->e.ninputs];
+        base[o] = NULL;
+        es[o] = 0;
+        if (L->cls[o] == CL_SCALAR) continue;
+        es[o] = hg_dtype_size(a->t->dtype);
+        base[o] = (const unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
+    }
+    return hg_ew_vector_width(k->nops, base, es, L->numel, k->instr_count);
+}
+
 hg_status hg_ew_kernel_run_locked(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out) {
     const hg_ew_expr* e = &k->e;
     ew_layout L, R;
@@ -666,6 +694,7 @@ hg_status hg_ew_kernel_run_locked(hg_ew_kernel* k, const hg_ew_arg* in, const hg
         int64_t group = group_rows(e, &L, &R, k->nops);
         if (group > 1 || R.numel >= EW_ROW_MIN) return run_rows(k, in, out, &L, &R, group);
     }
+    L.vec = vector_width(k, in, out, &L);
     ew_variant* v = NULL;
     hg_status s = variant_for(k, &L, &v);
     if (s) return s;
@@ -696,6 +725,8 @@ hg_status hg_ew_kernel_run_locked(hg_ew_kernel* k, const hg_ew_arg* in, const hg
         // Small launches use one exact block: no lane runs masked past the end.
         hg_launch_config cfg = hg_launch_1d(count, count <= HG_MAX_BLOCK_LANES ? (uint32_t)count
                                                                               : EW_BLOCK);
+        if (L.vec) cfg = hg_ew_vector_launch(ex->vt->num_threads ? ex->vt->num_threads(ex->state)
+                                                                 : 1, count, L.vec);
         s = hg_kernel_run_bound(ex, v->kernel, &cfg, bound, (size_t)(nops + 1 + needs_start(&L)));
         if (s) return s;
     }
