@@ -29,6 +29,10 @@ _executors = {}          # id -> Executor (ids are never reused)
 _ids = {}                # id(Executor) -> id
 _next = [1]
 _cpu = [None]            # the default CPU executor, cached
+_cuda = {}               # device index -> the default CUDA executor, cached
+# Executor.set_stream / Executor.stream: CUDA executors that enqueue on a given stream.
+_HAS_STREAMS = hasattr(hg.Executor, "set_stream")
+_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)   # CUDA builds of torch
 
 
 def executor_id(ex):
@@ -49,7 +53,8 @@ def executor_id(ex):
 
 def executor_of(ex_id, device, fn):
     """The Executor an op runs on for tensors on ``device``: ex_id's, which must be of that
-    device, or the device's default. Nothing is moved across devices."""
+    device, or the device's default. Nothing is moved across devices. A CUDA executor is set to
+    enqueue on torch's current stream of the device first (:func:`follow_stream`)."""
     if not ex_id and device.type == "cpu":
         ex = _cpu[0]
         if ex is None or ex.closed:   # hg.default_cpu_executor() takes a lock: 0.5 us
@@ -63,12 +68,36 @@ def executor_of(ex_id, device, fn):
                 f"{fn}: the tensors are on {device} but the executor runs on "
                 f"'{ex.backend}'; move the tensors (.to(...)) or pass an executor of their device "
                 f"(nothing is copied across devices)")
-        return ex
-    if device.type == "cpu":
-        return hg.default_cpu_executor()
+    elif device.type == "cuda":
+        ex = _cuda.get(device.index or 0)
+        if ex is None or ex.closed:
+            ex = _cuda[device.index or 0] = hg.default_cuda_executor(device.index or 0)
+    else:
+        raise ValueError(f"{fn}: tensors on {device} are not supported (CPU and CUDA tensors "
+                         f"are)")
     if device.type == "cuda":
-        return hg.default_cuda_executor(device.index or 0)
-    raise ValueError(f"{fn}: tensors on {device} are not supported (CPU and CUDA tensors are)")
+        follow_stream(ex, device.index or 0)
+    return ex
+
+
+def _current_stream(index):
+    """torch's current stream of CUDA device ``index`` as the driver's handle (an int; 0 is the
+    legacy default stream), through the public API (~3 us; CUDA builds of torch have the
+    0.1 us _RAW_STREAM that torch.compile's generated code calls)."""
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+def follow_stream(ex, index):
+    """Makes the CUDA executor ex enqueue its work on torch's current stream of device index, so
+    that hologram's kernels and torch's are ordered by the stream (no synchronization either
+    way); set only when it changed (``with torch.cuda.stream(s):`` moves it). Executors
+    without streams (hologram before Executor.set_stream) finish every call before returning
+    and synchronize the device before reading a torch tensor, which orders them too."""
+    if not _HAS_STREAMS:
+        return
+    s = (_RAW_STREAM or _current_stream)(index)
+    if ex.stream != s:
+        ex.set_stream(s)
 
 
 def check_tensor(t, what, fn, floats_only=False):
@@ -119,6 +148,15 @@ def to_torch(h):
     Letting hologram allocate a result and handing it over costs ~1 us; torch.empty plus a view
     for hologram to write into cost 2.4."""
     return torch._C._from_dlpack(h.__dlpack__())
+
+
+def scalar(v, dtype, device):
+    """A 0-d tensor of the number v as torch.tensor(v, dtype=dtype) makes it, on device without
+    waiting: torch.tensor(v, device=<a GPU>) synchronizes the stream after its copy, a
+    non-blocking copy of the host tensor does not (the driver stages pageable memory before the
+    call returns)."""
+    t = torch.tensor(v, dtype=dtype)
+    return t if device.type == "cpu" else t.to(device, non_blocking=True)
 
 
 def empty_pair(shape, dtype, ex):
