@@ -95,7 +95,9 @@ def follow_stream(ex, index):
     and synchronize the device before reading a torch tensor, which orders them too."""
     if not _HAS_STREAMS:
         return
-    s = (_RAW_STREAM or _current_stream)(index)
+    # torch's default stream reads 0; hologram takes 0 as "the executor's own stream" and the
+    # legacy default stream as CU_STREAM_LEGACY (1), the stream torch's 0 is
+    s = (_RAW_STREAM or _current_stream)(index) or 1
     if ex.stream != s:
         ex.set_stream(s)
 
@@ -145,9 +147,11 @@ def to_hg(t, ex):
 
 def to_torch(h):
     """A torch tensor over a hologram Tensor's memory (no copy; it keeps the memory alive).
+    stream=-1 (DLPack: no ordering to add): on a GPU the executor queued the result on torch's
+    current stream (follow_stream), where torch uses it next.
     Letting hologram allocate a result and handing it over costs ~1 us; torch.empty plus a view
     for hologram to write into cost 2.4."""
-    return torch._C._from_dlpack(h.__dlpack__())
+    return torch._C._from_dlpack(h.__dlpack__(stream=-1))
 
 
 def scalar(v, dtype, device):
@@ -165,7 +169,7 @@ def empty_pair(shape, dtype, ex):
     for reuse; torch.empty maps and faults in fresh pages for every large result (a 16M f32
     GELU: ~20 of its 46 ms)."""
     h = _C.empty(ex, tuple(shape), DTYPES[dtype])
-    return torch._C._from_dlpack(h.__dlpack__()), h
+    return torch._C._from_dlpack(h.__dlpack__(stream=-1)), h
 
 
 def broadcast_shape(fn, a, b):
