@@ -11,8 +11,10 @@
 #   c         the whole C suite (ctest), the CUDA tests on the GPU
 #   python    the package installed into the build folder (pip --target, no build isolation),
 #             then the Python suite twice: as CI runs it (where Executor('auto') picks the GPU)
-#             and against a CUDA executor (HG_TEST_BACKEND=cuda, tests/python/conftest.py);
-#             its parts are also steps of their own: python-install, python-cpu, python-cuda
+#             and against a CUDA executor (HG_TEST_BACKEND=cuda, tests/python/conftest.py),
+#             then hologram_torch on torch CUDA tensors (the tests marked torch_cuda, left out
+#             of the two runs before); its parts are also steps of their own: python-install,
+#             python-cpu, python-cuda, python-torch
 #   sanitize  compute-sanitizer memcheck on the device tests (device ops, examples, parity) and
 #             racecheck on the block-cooperative kernels (reductions, softmax, norms, losses)
 #   bench     bench/cuda_bench.py: OUTDIR/cuda_bench.json and OUTDIR/cuda_bench.md
@@ -48,8 +50,8 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$out" ] || { echo "gpu_check.sh: OUTDIR missing" >&2; usage 2; }
 for s in ${steps//,/ }; do
-  case "$s" in env|build|c|python|python-install|python-cpu|python-cuda|sanitize|bench) ;;
-    *) echo "gpu_check.sh: unknown step '$s' (env, build, c, python[-install|-cpu|-cuda]," \
+  case "$s" in env|build|c|python|python-install|python-cpu|python-cuda|python-torch|sanitize|bench) ;;
+    *) echo "gpu_check.sh: unknown step '$s' (env, build, c, python[-install|-cpu|-cuda|-torch]," \
             "sanitize, bench)" >&2; exit 2 ;;
   esac
 done
@@ -143,7 +145,7 @@ if want c; then
   else skip_step c "C suite" "no build in $build (run the build step)"; fi
 fi
 
-want python && steps="$steps,python-install,python-cpu,python-cuda"
+want python && steps="$steps,python-install,python-cpu,python-cuda,python-torch"
 site=$scratch/site
 if want python-install; then
   install_pkg() {
@@ -160,9 +162,22 @@ for mode in cpu cuda; do
   else what="Python suite against a CUDA executor (HG_TEST_BACKEND=cuda)"; fi
   if [ -d "$site/hologram" ]; then
     run_step python-$mode "$what" env PYTHONPATH="$site" $([ $mode = cuda ] && echo HG_TEST_BACKEND=cuda) \
-      "$py" -m pytest -q -p no:cacheprovider -rs ${HG_PYTEST_ARGS:-} tests/python
+      "$py" -m pytest -q -p no:cacheprovider -rs -m "not torch_cuda" ${HG_PYTEST_ARGS:-} tests/python
   else skip_step python-$mode "$what" "the package is not installed (python-install step)"; fi
 done
+if want python-torch; then
+  what="hologram_torch on torch CUDA tensors (pytest -m torch_cuda; skipped without a GPU)"
+  torch_cuda_tests() {
+    PYTHONPATH="$site" "$py" -m pytest -q -p no:cacheprovider -rs -m torch_cuda \
+      ${HG_PYTEST_ARGS:-} tests/python/test_torch_*.py
+    local rc=$?
+    [ $rc = 5 ] && { echo "no test collected (no torch here)"; return 0; }
+    return $rc
+  }
+  if [ -d "$site/hologram" ]; then
+    run_step python-torch "$what" torch_cuda_tests
+  else skip_step python-torch "$what" "the package is not installed (python-install step)"; fi
+fi
 
 if want sanitize; then
   if [ ! -x "$build/tests/test_device_ops" ]; then

@@ -11,7 +11,7 @@ AdamW whose update is hologram's. Every op is registered in
 torch's dispatcher as ``torch.ops.hologram.<name>`` with a fake implementation. See
 docs/torch.md.
 """
-SUPPORTED_TORCH = "2.13"   # the oldest torch release tested (docs/torch.md)
+SUPPORTED_TORCH = "2.11"   # the oldest torch release run (docs/torch.md, "Supported torch")
 
 try:
     import torch

@@ -13,6 +13,7 @@ import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
+from . import _bridge as B
 from . import _grad_ops as G
 from . import _ops as O
 
@@ -417,7 +418,7 @@ class _Reduce(_Fn):
     def backward(ctx, g):
         g = g.reshape(ctx.kept).expand(ctx.xshape)
         if ctx.mean:
-            g = div(g, torch.tensor(float(ctx.n), dtype=g.dtype, device=g.device), ctx.ex)
+            g = div(g, B.scalar(float(ctx.n), g.dtype, g.device), ctx.ex)
         return g, None, None, None, None
 
 
@@ -458,7 +459,7 @@ def _loss_scale(g, reduction, n, ex):
     """The factor every element's loss gradient takes: g itself ('none': per element, 'sum'),
     g / n ('mean')."""
     if reduction == "mean":
-        return O.div(g, torch.tensor(float(max(n, 1)), dtype=g.dtype, device=g.device), ex)
+        return O.div(g, B.scalar(float(max(n, 1)), g.dtype, g.device), ex)
     return g
 
 

@@ -68,7 +68,8 @@ def _gather_sparse_grad(g, dim, index, shape):
     g's values at the gathered coordinates (index along dim, g's own position on the others),
     repeats left uncoalesced. Only coordinates and a view of g: nothing is computed."""
     if not shape:
-        return torch.sparse_coo_tensor(torch.empty((0, g.numel()), dtype=torch.long),
+        return torch.sparse_coo_tensor(torch.empty((0, g.numel()), dtype=torch.long,
+                                                   device=g.device),
                                        g.reshape(-1), shape, check_invariants=False)
     coords = []
     for d in range(len(shape)):

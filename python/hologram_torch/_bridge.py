@@ -26,9 +26,14 @@ FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 _lock = threading.Lock()
 _executors = {}          # id -> Executor (ids are never reused)
+_devices = {}            # id -> the executor's (backend, device index)
 _ids = {}                # id(Executor) -> id
 _next = [1]
 _cpu = [None]            # the default CPU executor, cached
+_cuda = {}               # device index -> the default CUDA executor, cached
+# Executor.set_stream / Executor.stream: CUDA executors that enqueue on a given stream.
+_HAS_STREAMS = hasattr(hg.Executor, "set_stream")
+_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)   # CUDA builds of torch
 
 
 def executor_id(ex):
@@ -43,13 +48,15 @@ def executor_id(ex):
             i = _next[0]
             _next[0] += 1
             _executors[i] = ex
+            _devices[i] = (ex.backend, ex.device["index"])
             _ids[id(ex)] = i
         return i
 
 
 def executor_of(ex_id, device, fn):
     """The Executor an op runs on for tensors on ``device``: ex_id's, which must be of that
-    device, or the device's default. Nothing is moved across devices."""
+    device, or the device's default. Nothing is moved across devices. A CUDA executor is set to
+    enqueue on torch's current stream of the device first (:func:`follow_stream`)."""
     if not ex_id and device.type == "cpu":
         ex = _cpu[0]
         if ex is None or ex.closed:   # hg.default_cpu_executor() takes a lock: 0.5 us
@@ -57,18 +64,46 @@ def executor_of(ex_id, device, fn):
         return ex
     if ex_id:
         ex = _executors[ex_id]
+        backend, index = _devices[ex_id]
         want = "cpu" if device.type == "cpu" else "cuda" if device.type == "cuda" else None
-        if ex.backend != want or (want == "cuda" and ex.device_index != (device.index or 0)):
+        if backend != want or (want == "cuda" and index != (device.index or 0)):
             raise ValueError(
                 f"{fn}: the tensors are on {device} but the executor runs on "
-                f"'{ex.backend}'; move the tensors (.to(...)) or pass an executor of their device "
-                f"(nothing is copied across devices)")
-        return ex
-    if device.type == "cpu":
-        return hg.default_cpu_executor()
+                f"'{backend}'" + (f" device {index}" if backend == "cuda" else "") +
+                "; move the tensors (.to(...)) or pass an executor of their device "
+                "(nothing is copied across devices)")
+    elif device.type == "cuda":
+        ex = _cuda.get(device.index or 0)
+        if ex is None or ex.closed:
+            ex = _cuda[device.index or 0] = hg.default_cuda_executor(device.index or 0)
+    else:
+        raise ValueError(f"{fn}: tensors on {device} are not supported (CPU and CUDA tensors "
+                         f"are)")
     if device.type == "cuda":
-        return hg.default_cuda_executor(device.index or 0)
-    raise ValueError(f"{fn}: tensors on {device} are not supported (CPU and CUDA tensors are)")
+        follow_stream(ex, device.index or 0)
+    return ex
+
+
+def _current_stream(index):
+    """torch's current stream of CUDA device ``index`` as the driver's handle (an int; 0 is the
+    legacy default stream), through the public API (~3 us; CUDA builds of torch have the
+    0.1 us _RAW_STREAM that torch.compile's generated code calls)."""
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+def follow_stream(ex, index):
+    """Makes the CUDA executor ex enqueue its work on torch's current stream of device index, so
+    that hologram's kernels and torch's are ordered by the stream (no synchronization either
+    way); set only when it changed (``with torch.cuda.stream(s):`` moves it). Executors
+    without streams (hologram before Executor.set_stream) finish every call before returning
+    and synchronize the device before reading a torch tensor, which orders them too."""
+    if not _HAS_STREAMS:
+        return
+    # torch's default stream reads 0; hologram takes 0 as "the executor's own stream" and the
+    # legacy default stream as CU_STREAM_LEGACY (1), the stream torch's 0 is
+    s = (_RAW_STREAM or _current_stream)(index) or 1
+    if ex.stream != s:
+        ex.set_stream(s)
 
 
 def check_tensor(t, what, fn, floats_only=False):
@@ -116,9 +151,20 @@ def to_hg(t, ex):
 
 def to_torch(h):
     """A torch tensor over a hologram Tensor's memory (no copy; it keeps the memory alive).
+    stream=-1 (DLPack: no ordering to add): on a GPU the executor queued the result on torch's
+    current stream (follow_stream), where torch uses it next.
     Letting hologram allocate a result and handing it over costs ~1 us; torch.empty plus a view
     for hologram to write into cost 2.4."""
-    return torch._C._from_dlpack(h.__dlpack__())
+    return torch._C._from_dlpack(h.__dlpack__(stream=-1))
+
+
+def scalar(v, dtype, device):
+    """A 0-d tensor of the number v as torch.tensor(v, dtype=dtype) makes it, on device without
+    waiting: torch.tensor(v, device=<a GPU>) synchronizes the stream after its copy, a
+    non-blocking copy of the host tensor does not (the driver stages pageable memory before the
+    call returns)."""
+    t = torch.tensor(v, dtype=dtype)
+    return t if device.type == "cpu" else t.to(device, non_blocking=True)
 
 
 def empty_pair(shape, dtype, ex):
@@ -127,7 +173,7 @@ def empty_pair(shape, dtype, ex):
     for reuse; torch.empty maps and faults in fresh pages for every large result (a 16M f32
     GELU: ~20 of its 46 ms)."""
     h = _C.empty(ex, tuple(shape), DTYPES[dtype])
-    return torch._C._from_dlpack(h.__dlpack__()), h
+    return torch._C._from_dlpack(h.__dlpack__(stream=-1)), h
 
 
 def broadcast_shape(fn, a, b):

@@ -177,7 +177,7 @@ def _vmap_loss_backward(name, nweights):
         if reduction != "none":
             if reduction == "mean":
                 n = max(xb.numel() // max(size, 1), 1)
-                gb = torch.ops.hologram.div(gb, gb.new_tensor(float(n)), ex)
+                gb = torch.ops.hologram.div(gb, B.scalar(float(n), gb.dtype, gb.device), ex)
             gb = gb.reshape((size,) + (1,) * (xb.dim() - 1))
         gb = gb.expand(xb.shape)
         return getattr(torch.ops.hologram, name)(gb, xb, tb, *ws, "none", ex), 0

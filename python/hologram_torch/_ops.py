@@ -136,7 +136,7 @@ def _binary(name, hg_fn):
             ha = _cast(ha, rdt)
         if db != rdt:
             hb = _cast(hb, rdt)
-        return _from_dlpack(hg_fn(ha, hb).__dlpack__())   # B.to_torch
+        return _from_dlpack(hg_fn(ha, hb).__dlpack__(stream=-1))   # B.to_torch
 
     slow = _define(f"{name}(Tensor a, Tensor b, int ex=0) -> Tensor", impl, fake)
     _vmap_elementwise(name, 2)

@@ -42,9 +42,9 @@ def _split(fn, args, kw, n):
 def _tensor_pair(fn, a, b):
     """Python numbers as 0-d tensors of torch's result dtype (torch treats them as weak)."""
     if isinstance(a, numbers.Number) and isinstance(b, torch.Tensor):
-        a = torch.tensor(a, dtype=torch.result_type(b, a), device=b.device)
+        a = B.scalar(a, torch.result_type(b, a), b.device)
     if isinstance(b, numbers.Number) and isinstance(a, torch.Tensor):
-        b = torch.tensor(b, dtype=torch.result_type(a, b), device=a.device)
+        b = B.scalar(b, torch.result_type(a, b), a.device)
     B.check_tensor(a, "input", fn)
     B.check_tensor(b, "other", fn)
     return a, b
@@ -70,7 +70,7 @@ def _binary(name, op):
             raise TypeError(f"{fn}: unexpected keyword arguments {sorted(kw)}")
         a, b = _tensor_pair(fn, a, b)
         if alpha is not None and alpha != 1:
-            b = A.mul(b, torch.tensor(alpha, dtype=torch.result_type(b, alpha), device=b.device),
+            b = A.mul(b, B.scalar(alpha, torch.result_type(b, alpha), b.device),
                       ex)
         return op(a, b, ex)
 
@@ -129,7 +129,7 @@ def softplus(*args, beta=1.0, threshold=20.0, **kw):
         raise ValueError(f"{fn}: beta must be a nonzero number, got {beta}")
     if beta == 1.0 and threshold >= 20.0 and x.dtype != torch.float64:
         return A.softplus(x, ex)   # torch's default: the same values above 20 (f16/bf16/f32)
-    b = torch.tensor(beta, dtype=x.dtype, device=x.device)
+    b = B.scalar(beta, x.dtype, x.device)
     bx = A.mul(x, b, ex) if beta != 1.0 else x
     y = A.softplus(bx, ex)
     if beta != 1.0:
@@ -286,10 +286,6 @@ def cross_entropy(*args, ignore_index=-100, reduction="mean", label_smoothing=0.
                                    float(label_smoothing), ex)
 
 
-def _scalar(v, like):
-    return torch.tensor(v, dtype=like.dtype, device=like.device)
-
-
 def _cross_entropy_composed(fn, x, t, weight, ignore_index, reduction, eps, ex):
     x, t, weight = A.autocast_fp32(x, x, t, weight)   # torch.autocast runs the loss in f32
     cdim = 1 if x.dim() >= 2 else 0
@@ -301,12 +297,14 @@ def _cross_entropy_composed(fn, x, t, weight, ignore_index, reduction, eps, ex):
                              f"{list(weight.shape)}")
     wb = None if weight is None else weight.reshape((C,) + (1,) * (x.dim() - cdim - 1))
     lp = A.softmax(x, cdim, ex, log=True)
+    if eps:   # the smoothing's weights: 1 - eps on the target, eps / C on every class
+        keep_w, spread_w = B.scalar(1.0 - eps, x.dtype, x.device), B.scalar(eps / C, x.dtype,
+                                                                            x.device)
     if t.dtype.is_floating_point:   # class probabilities: -sum_c w_c t'_c log p_c, t' smoothed
         if t.shape != x.shape:
             raise ValueError(f"{fn}: probability target of shape {list(t.shape)} must have the "
                              f"input's shape {list(x.shape)}")
-        soft = t if not eps else A.add(A.mul(t.to(x.dtype), _scalar(1.0 - eps, x), ex),
-                                       _scalar(eps / C, x), ex)
+        soft = t if not eps else A.add(A.mul(t.to(x.dtype), keep_w, ex), spread_w, ex)
         prod = A.mul(lp, soft.to(x.dtype), ex)
         if wb is not None:
             prod = A.mul(prod, wb.to(x.dtype), ex)
@@ -320,15 +318,14 @@ def _cross_entropy_composed(fn, x, t, weight, ignore_index, reduction, eps, ex):
     smooth = A.neg(A.sum_(lp if wb is None else A.mul(lp, wb.to(x.dtype), ex), [cdim], False,
                           ex), ex)
     keep = t != ignore_index                      # index data: no gradient flows through it
-    smooth = A.where(keep, smooth, _scalar(0.0, x), ex)
+    smooth = A.where(keep, smooth, B.scalar(0.0, x.dtype, x.device), ex)
     if reduction == "sum":
         smooth = A.sum_(smooth, None, False, ex)
     elif reduction == "mean":
         with torch.no_grad():   # nll_loss's denominator: the counted targets' summed weights
             den = (weight[t.clamp(0, C - 1)] * keep).sum() if weight is not None else keep.sum()
         smooth = A.div(A.sum_(smooth, None, False, ex), den.to(x.dtype), ex)
-    return A.add(A.mul(nll, _scalar(1.0 - eps, x), ex), A.mul(smooth, _scalar(eps / C, x), ex),
-                 ex)
+    return A.add(A.mul(nll, keep_w, ex), A.mul(smooth, spread_w, ex), ex)
 
 
 def cat(*args, dim=0, **kw):
@@ -355,7 +352,7 @@ def where(*args, **kw):
         raise TypeError(f"{fn}: input or other must be a tensor")
     ref = a if isinstance(a, torch.Tensor) else b
     a, b = _tensor_pair(fn, a if isinstance(a, torch.Tensor) else
-                        torch.tensor(a, dtype=torch.result_type(ref, a), device=ref.device), b)
+                        B.scalar(a, torch.result_type(ref, a), ref.device), b)
     return A.where(cond, a, b, ex)
 
 
@@ -386,7 +383,7 @@ def clamp(*args, min=None, max=None, **kw):   # noqa: A002 (torch's names)
         if b is None:
             return None
         if not isinstance(b, torch.Tensor):
-            return torch.tensor(b, dtype=rdt, device=x.device)
+            return B.scalar(b, rdt, x.device)
         return b if b.dtype == rdt else b.to(rdt)
 
     lo, hi = as_t(min), as_t(max)
@@ -496,11 +493,11 @@ def addmm(*args, beta=1, alpha=1, **kw):
     (c,) = A.autocast_lower(a, c)
     out = A.matmul(a, b, ex)
     if alpha != 1:
-        out = A.mul(out, torch.tensor(alpha, dtype=out.dtype, device=out.device), ex)
+        out = A.mul(out, B.scalar(alpha, out.dtype, out.device), ex)
     if beta == 0:
         return out
     if beta != 1:
-        c = A.mul(c, torch.tensor(beta, dtype=c.dtype, device=c.device), ex)
+        c = A.mul(c, B.scalar(beta, c.dtype, c.device), ex)
     return A.add(c, out, ex)
 
 

@@ -122,6 +122,10 @@ class Adam(torch.optim.Optimizer):
                 st = state["step"]
                 if not isinstance(st, torch.Tensor):   # a number from an old state dict
                     st = state["step"] = torch.tensor(float(st), dtype=torch.float32)
+                elif not st.is_cpu:
+                    # torch's load_state_dict puts it on the parameter's device for a group
+                    # with fused=True; a host counter is read without waiting on the device
+                    st = state["step"] = st.to("cpu", torch.float32)
                 dev = p.device
                 ex = executors.get(dev)
                 if ex is None:

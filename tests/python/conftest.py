@@ -36,6 +36,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "host_memory: asserts CPU-memory semantics (zero-copy views of host memory); "
         "skipped when HG_TEST_BACKEND names a device backend")
+    config.addinivalue_line(
+        "markers", "torch_cuda: hologram_torch on torch CUDA tensors (skipped without a GPU)")
 
 
 def pytest_report_header(config):
@@ -111,6 +113,46 @@ def random_array(np_dtype, n, rng):
         info = np.iinfo(np_dtype)
         return rng.integers(info.min, info.max, n, dtype=np_dtype, endpoint=True)
     return rng.standard_normal(n).astype(np_dtype)
+
+
+def torch_cuda_missing():
+    """Why torch CUDA tensors cannot be tested here (None where they can): a CUDA build of torch
+    with a GPU and hologram's CUDA backend (the emulation does not count: its memory is host
+    memory, which torch would not take as a CUDA tensor)."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return (f"no CUDA tensors here (torch {torch.__version__}, CUDA build: "
+                f"{torch.version.cuda or 'no'}, GPU: no)")
+    if os.environ.get("HOLOGRAM_CUDA_EMULATE", "0") not in ("", "0"):
+        return "HOLOGRAM_CUDA_EMULATE is set: hologram's CUDA executor would not run on the GPU"
+    if not hg.is_cuda_available():
+        return "hologram's CUDA backend is unavailable (hologram info says why)"
+    return None
+
+
+# The devices the hologram_torch tests that take the `torch_device` fixture run on; the CUDA
+# ones carry the `torch_cuda` marker (scripts/gpu_check.sh runs them as a step of their own).
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.torch_cuda)])
+def torch_device(request):
+    import torch
+    if request.param == "cuda":
+        why = torch_cuda_missing()
+        if why:
+            pytest.skip(why)
+    return torch.device(request.param)
+
+
+@pytest.fixture
+def cuda_device():
+    """The CUDA device of tests that only mean something there (streams, synchronization)."""
+    import torch
+    why = torch_cuda_missing()
+    if why:
+        pytest.skip(why)
+    return torch.device("cuda", torch.cuda.current_device())
 
 
 def import_hologram_torch():

@@ -1,5 +1,6 @@
 """hologram_torch.functional against the torch ops themselves: values, dtypes, shapes,
-broadcasting, strided views, 0-d and empty tensors, NaN/inf, the executor forms, and errors."""
+broadcasting, strided views, 0-d and empty tensors, NaN/inf, the executor forms, and errors.
+The elementwise tests also run on CUDA tensors where torch has a GPU (`torch_device`)."""
 import math
 
 import pytest
@@ -44,15 +45,17 @@ def views(dtype=torch.float32):
 
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
-def test_binary_matches_torch(name, dtype):
+def test_binary_matches_torch(name, dtype, torch_device):
     f, tf = getattr(F, name), getattr(torch, name)
     for a in views(dtype):
+        a = a.to(torch_device)
         for b in (rand(*a.shape, dtype=dtype, seed=3), rand(a.shape[-1] if a.dim() else 1,
                                                             dtype=dtype, seed=4)):
+            b = b.to(torch_device)
             if a.dim() == 0 and b.dim() == 1:
                 b = b[:1]
             close(f(a, b), tf(a, b), dtype)
-    x = rand(5, 7, dtype=dtype, special=True)
+    x = rand(5, 7, dtype=dtype, special=True).to(torch_device)
     close(f(x, x.flip(0)), tf(x, x.flip(0)), dtype)
 
 
@@ -76,10 +79,11 @@ def test_binary_promotion_scalars_and_alpha():
     ("sqrt", "sqrt"), ("neg", "neg"), ("abs", "abs"), ("silu", "silu"), ("softplus", "softplus"),
 ])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
-def test_unary_matches_torch(name, tname, dtype):
+def test_unary_matches_torch(name, tname, dtype, torch_device):
     tf = getattr(TF, tname, None) or getattr(torch, tname)
     # silu at -inf is compared in test_limits_at_infinity (torch gives NaN there).
     for x in views(dtype) + [rand(33, dtype=dtype, special=name != "silu")]:
+        x = x.to(torch_device)
         if name in ("log", "sqrt"):
             x = x.abs() + 0.1
         close(getattr(F, name)(x), tf(x), dtype)

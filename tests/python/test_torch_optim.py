@@ -1,5 +1,6 @@
 """hologram_torch.optim (Adam, AdamW on the C library's hg_adam_step) against torch.optim on
-the same parameters and gradients: every option, f64/f32/f16/bf16, param groups,
+the same parameters and gradients (on CPU tensors, and on CUDA tensors where torch has a GPU:
+the `torch_device` fixture): every option, f64/f32/f16/bf16, param groups,
 non-contiguous parameters, state_dicts loaded both ways, closures, refusals; and the digits MLP
 trained with it on the same loss curve as torch.nn + torch.optim.Adam."""
 import copy
@@ -17,9 +18,9 @@ TOL = {torch.float64: (1e-12, 1e-14), torch.float32: (2e-6, 1e-7),
        torch.float16: (2e-3, 1e-3), torch.bfloat16: (2e-2, 1e-2)}
 
 
-def _pair(dtype, seed=0, shapes=((20, 30), (20,), (5, 20))):
+def _pair(dtype, seed=0, shapes=((20, 30), (20,), (5, 20)), device="cpu"):
     g = torch.Generator().manual_seed(seed)
-    a = [torch.nn.Parameter(torch.randn(s, generator=g).to(dtype)) for s in shapes]
+    a = [torch.nn.Parameter(torch.randn(s, generator=g).to(device, dtype)) for s in shapes]
     b = [torch.nn.Parameter(p.detach().clone()) for p in a]
     return a, b
 
@@ -28,7 +29,7 @@ def _run(ours, theirs, pa, pb, steps, seed=1, grad_scale=1.0):
     g = torch.Generator().manual_seed(seed)
     for _ in range(steps):
         for p, q in zip(pa, pb):
-            gr = (torch.randn(p.shape, generator=g) * grad_scale).to(p.dtype)
+            gr = (torch.randn(p.shape, generator=g) * grad_scale).to(p.device, p.dtype)
             p.grad, q.grad = gr.clone(), gr.clone()
         ours.step()
         theirs.step()
@@ -43,23 +44,23 @@ def _run(ours, theirs, pa, pb, steps, seed=1, grad_scale=1.0):
                                 {"betas": (0.0, 0.5), "eps": 1e-3},
                                 {"betas": (0.3, 0.99), "weight_decay": 0.1,
                                  "decoupled_weight_decay": True}])
-def test_adam_matches_torch(dtype, kw):
-    pa, pb = _pair(dtype)
+def test_adam_matches_torch(dtype, kw, torch_device):
+    pa, pb = _pair(dtype, device=torch_device)
     _run(O.Adam(pa, lr=1e-2, **kw), torch.optim.Adam(pb, lr=1e-2, **kw), pa, pb, 6)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize("kw", [{}, {"weight_decay": 0.3, "amsgrad": True}])
-def test_adamw_matches_torch(dtype, kw):
-    pa, pb = _pair(dtype)
+def test_adamw_matches_torch(dtype, kw, torch_device):
+    pa, pb = _pair(dtype, device=torch_device)
     _run(O.AdamW(pa, lr=3e-2, **kw), torch.optim.AdamW(pb, lr=3e-2, **kw), pa, pb, 6)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_half_parameters_match_torch(dtype):
+def test_half_parameters_match_torch(dtype, torch_device):
     # gradients of about 1: (1 - beta2) g^2 stays normal in f16 (below it underflows there
     # exactly as in torch's own f16 update)
-    pa, pb = _pair(dtype)
+    pa, pb = _pair(dtype, device=torch_device)
     _run(O.Adam(pa, lr=1e-2, eps=1e-4), torch.optim.Adam(pb, lr=1e-2, eps=1e-4), pa, pb, 4)
 
 
@@ -85,8 +86,8 @@ def test_param_groups_and_skipped_parameters():
     assert torch.equal(pa[0].detach(), before)   # no gradient: untouched, as torch
 
 
-def test_state_dict_loads_both_ways():
-    pa, pb = _pair(torch.float32)
+def test_state_dict_loads_both_ways(torch_device):
+    pa, pb = _pair(torch.float32, device=torch_device)
     ours, theirs = O.Adam(pa, lr=1e-2, amsgrad=True), torch.optim.Adam(pb, lr=1e-2, amsgrad=True)
     _run(ours, theirs, pa, pb, 3)
     sd = ours.state_dict()
