@@ -720,7 +720,7 @@ PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t 
         return NULL;
     }
     // A bare capsule: its consumer reads on the legacy default stream (DLPack's default).
-    dl_stream ds = {1, (void*)(uintptr_t)1};
+    dl_stream ds = {e->backend == HG_BACKEND_CUDA, (void*)(uintptr_t)1};
     PyObject* cap = export_capsule(c, &out, 0, 0, &ds);
     if (cap) c->freed = 1;   // only the capsule can reach it; the memory goes with the capsule
     Py_DECREF(c);
