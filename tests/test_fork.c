@@ -15,6 +15,20 @@
 #include "base/error.h"
 #include "hg_test.h"
 
+// ThreadSanitizer cannot follow threads started in a child of a multi-threaded fork ("dup
+// thread with used id"): under it the child skips what starts pool threads, and TSan checks the
+// parent's side (the fork handlers racing with the busy threads).
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
 #define N 100000    // several parts on the pool
 #define M 48        // matmul size (the GEMM packing cache and pool)
 #define FORKS 12
@@ -117,16 +131,19 @@ static int child_main(hg_executor cuda_before) {
     alarm(30);   // a hang kills the child: the parent sees a signal
     vecs v;
     float* out = malloc(N * sizeof(float));
-    if (!out || !vecs_make(g_ex, &v, 3.0f)) return 2;
-    for (int r = 0; r < 3; r++)
+    if (!out || !vecs_make(g_ex, &v, 3.0f)) return 2;   // buffers: the executor's locks
+    for (int r = 0; r < 3 && !UNDER_TSAN; r++)
         if (!round_ok(&v, out)) return 3;
+    if (hg_buffer_read(v.a, 0, out, N) || memcmp(out, v.ha, N * sizeof(float))) return 3;
     vecs_free(&v);
-    hg_executor_options o = {HG_BACKEND_CPU, 0, 2};
-    hg_executor ex2;
-    if (hg_executor_create_ex(&o, &ex2)) return 4;
-    if (!vecs_make(ex2, &v, 5.0f) || !round_ok(&v, out)) return 5;
-    vecs_free(&v);
-    if (hg_executor_destroy(ex2)) return 6;
+    if (!UNDER_TSAN) {
+        hg_executor_options o = {HG_BACKEND_CPU, 0, 2};
+        hg_executor ex2;
+        if (hg_executor_create_ex(&o, &ex2)) return 4;
+        if (!vecs_make(ex2, &v, 5.0f) || !round_ok(&v, out)) return 5;
+        vecs_free(&v);
+        if (hg_executor_destroy(ex2)) return 6;
+    }
     hg_log_set_callback(count_log, NULL);
     hg_log(HG_LOG_ERROR, "test_fork: a message from the child");
     hg_log_set_callback(NULL, NULL);
