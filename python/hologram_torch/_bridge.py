@@ -25,9 +25,10 @@ DTYPES = {
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 _lock = threading.Lock()
-_executors = {}          # id -> Executor (ids are never reused)
+_executors = {}          # id -> Executor (ids are never reused); closed ones are dropped
 _ids = {}                # id(Executor) -> id
 _next = [1]
+_sweep_at = [16]         # registry size at which closed executors are next dropped
 _cpu = [None]            # the default CPU executor, cached
 
 
@@ -44,7 +45,26 @@ def executor_id(ex):
             _next[0] += 1
             _executors[i] = ex
             _ids[id(ex)] = i
+            if len(_executors) >= _sweep_at[0]:
+                _drop_closed()
         return i
+
+
+def _drop_closed():
+    """Forgets the closed executors (caller holds _lock): a loop that makes and closes an
+    executor per step keeps none of them. Amortized O(1): the next sweep waits until the
+    registry has doubled."""
+    for i in [i for i, e in _executors.items() if e.closed]:
+        e = _executors.pop(i)
+        if _ids.get(id(e)) == i:
+            del _ids[id(e)]
+    _sweep_at[0] = max(16, 2 * len(_executors))
+
+
+def registered_executors():
+    """How many executors the registry holds (tests: closed ones must not accumulate)."""
+    with _lock:
+        return len(_executors)
 
 
 def executor_of(ex_id, device, fn):
@@ -56,7 +76,10 @@ def executor_of(ex_id, device, fn):
             ex = _cpu[0] = hg.default_cpu_executor()
         return ex
     if ex_id:
-        ex = _executors[ex_id]
+        ex = _executors.get(ex_id)
+        if ex is None:   # dropped from the registry: it was closed
+            raise hg.errors.InvalidHandleError(f"{fn}: the executor was closed (Executor used "
+                                               f"after close())")
         want = "cpu" if device.type == "cpu" else "cuda" if device.type == "cuda" else None
         if ex.backend != want or (want == "cuda" and ex.device_index != (device.index or 0)):
             raise ValueError(
