@@ -478,40 +478,34 @@ static void test_bench(void) {
           strstr(json, "\"verified\": true"));
 }
 
+// `hologram run vector_add.hasm` on zeros:4 inputs a and b, n = 4, and `extra` (which gives c).
+static int cli_vector_add(const char* extra) {
+    char args[4096];
+    snprintf(args, sizeof args, "run '%s' --backend cpu --arg a=zeros:4 --arg b=zeros:4 --arg n=4 %s",
+             example("vector_add.hasm"), extra);
+    return cli(args);
+}
+
 // Launch and size bounds: each refused up front with the real limit in the message.
 static void test_cli_bounds(void) {
-    char args[4096];
-    const char* va = example("vector_add.hasm");
     // 2^56 lanes passed validation and ran for ever: refused by the launch API's bound.
-    snprintf(args, sizeof args, "run '%s' --backend cpu --arg a=zeros:4 --arg b=zeros:4 "
-             "--arg c=zeros:4 --arg n=4 --grid 65536,65536,65536", va);
-    int rc = cli(args);
+    int rc = cli_vector_add("--arg c=zeros:4 --grid 65536,65536,65536");
     CHECK_MSG(rc == 1 && strstr(g_err, "HG_ERR_LAUNCH_CONFIG") && strstr(g_err, "2^40") &&
               strstr(g_err, "split the work"), "2^56 lanes: exit %d: %s", rc, g_err);
     // 2^33 blocks of 512 lanes (2^42), each dimension's %gid within u32: over the bound too.
-    snprintf(args, sizeof args, "run '%s' --backend cpu --arg a=zeros:4 --arg b=zeros:4 "
-             "--arg c=zeros:4 --arg n=4 --grid 65536,65536,2 --block 512", va);
-    rc = cli(args);
-    CHECK_MSG(rc == 1 && strstr(g_err, "2^40"), "2^41 lanes: exit %d: %s", rc, g_err);
+    rc = cli_vector_add("--arg c=zeros:4 --grid 65536,65536,2 --block 512");
+    CHECK_MSG(rc == 1 && strstr(g_err, "2^40"), "2^42 lanes: exit %d: %s", rc, g_err);
     // A block too large without --grid: the block's limit, not --grid auto's 1-D rule.
-    snprintf(args, sizeof args, "run '%s' --arg a=zeros:4 --arg b=zeros:4 --arg c=zeros:4 "
-             "--arg n=4 --block 65536,65536,65536", va);
-    rc = cli(args);
+    rc = cli_vector_add("--arg c=zeros:4 --block 65536,65536,65536");
     CHECK_MSG(rc == 2 && strstr(g_err, "at most 1024") && !strstr(g_err, "1-D"),
               "big block: exit %d: %s", rc, g_err);
-    snprintf(args, sizeof args, "run '%s' --arg a=zeros:4 --arg b=zeros:4 --arg c=zeros:4 "
-             "--arg n=4 --block 2048", va);
-    rc = cli(args);
+    rc = cli_vector_add("--arg c=zeros:4 --block 2048");
     CHECK_MSG(rc == 2 && strstr(g_err, "2048 lanes"), "block 2048: exit %d: %s", rc, g_err);
     // zeros:N beyond what a buffer can hold says so (N is a fine integer).
-    snprintf(args, sizeof args, "run '%s' --arg a=zeros:4 --arg b=zeros:4 "
-             "--arg c=zeros:4611686018427387904 --arg n=4", va);
-    rc = cli(args);
+    rc = cli_vector_add("--arg c=zeros:4611686018427387904");
     CHECK_MSG(rc == 2 && strstr(g_err, "more bytes than a buffer can hold") &&
               !strstr(g_err, "non-negative integer"), "zeros:2^62: exit %d: %s", rc, g_err);
-    snprintf(args, sizeof args, "run '%s' --arg a=zeros:4 --arg b=zeros:4 --arg c=zeros:-4 "
-             "--arg n=4", va);
-    rc = cli(args);
+    rc = cli_vector_add("--arg c=zeros:-4");
     CHECK_MSG(rc == 2 && strstr(g_err, "non-negative integer"), "zeros:-4: exit %d: %s", rc, g_err);
 }
 

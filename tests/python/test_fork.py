@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 
 import numpy as np
 import pytest
@@ -82,14 +83,21 @@ def child_work(ex):
     ops_ok(hg.Executor("cpu"), 101)
 
 
-def _mp_target(ex):
+def run_in_child(fn, *args):
+    """In a forked child: runs fn and exits with its return value (None: 0), or 3 after an
+    exception (printed); never returns into the test runner."""
+    code = 3
     try:
-        child_work(ex)
+        code = fn(*args) or 0
     except BaseException:  # noqa: BLE001 - the exit code tells the parent
-        import traceback
         traceback.print_exc()
-        os._exit(3)
-    os._exit(0)
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _mp_target(ex):
+    run_in_child(child_work, ex)
 
 
 def test_multiprocessing_fork_while_threads_run_ops():
@@ -132,16 +140,8 @@ def test_os_fork_while_threads_run_ops():
         for i in range(FORKS):
             busy.wait_for_round(i)
             pid = os.fork()
-            if pid == 0:   # the child: never returns into pytest
-                code = 0
-                try:
-                    child_work(ex)
-                except BaseException:  # noqa: BLE001
-                    import traceback
-                    traceback.print_exc()
-                    code = 3
-                sys.stderr.flush()
-                os._exit(code)
+            if pid == 0:
+                run_in_child(child_work, ex)
             code = wait_pid(pid, CHILD_TIMEOUT)
             assert code is not None, f"fork {i}: the child hung"
             assert code == 0, f"fork {i}: the child failed (exit code {code})"
@@ -157,28 +157,22 @@ def test_cuda_executor_made_before_fork_refuses_in_child(monkeypatch):
     cu = hg.Executor("cuda")
     buf = cu.allocate(8)
     buf.from_numpy(np.arange(8, dtype=np.float32))
+    def child():
+        try:
+            cu.allocate(8)
+            return 4
+        except hg.errors.ExecutorDeadError as e:
+            if "created before fork()" not in str(e) or "create a new one in the child" not in str(e):
+                print("unexpected message:", e, file=sys.stderr)
+                return 5
+        fresh = hg.Executor("cuda")
+        b = fresh.allocate(8)
+        b.from_numpy(np.arange(8, dtype=np.float32) * 2)
+        return 0 if np.array_equal(b.to_numpy(), np.arange(8, dtype=np.float32) * 2) else 6
+
     pid = os.fork()
     if pid == 0:
-        code = 0
-        try:
-            try:
-                cu.allocate(8)
-                code = 4
-            except hg.HologramError as e:
-                if "created before fork()" not in str(e) or "create a new one in the child" not in str(e):
-                    print("unexpected message:", e, file=sys.stderr)
-                    code = 5
-            fresh = hg.Executor("cuda")
-            b = fresh.allocate(8)
-            b.from_numpy(np.arange(8, dtype=np.float32) * 2)
-            if not np.array_equal(b.to_numpy(), np.arange(8, dtype=np.float32) * 2):
-                code = 6
-        except BaseException:  # noqa: BLE001
-            import traceback
-            traceback.print_exc()
-            code = 7
-        sys.stderr.flush()
-        os._exit(code)
+        run_in_child(child)
     code = wait_pid(pid, CHILD_TIMEOUT)
     assert code == 0, f"the child failed (exit code {code})"
     np.testing.assert_array_equal(buf.to_numpy(), np.arange(8, dtype=np.float32))
