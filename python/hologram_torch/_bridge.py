@@ -9,12 +9,12 @@ ordinary torch tensor.
 Executors cross torch's dispatcher as integers (an op's schema can only carry ints): 0 is the
 default executor of the tensor's device, other ids come from :func:`executor_id`.
 """
-import threading
 
 import torch
 
 import hologram as hg
 from hologram import _C
+from hologram._fork import fork_safe_lock
 
 # torch dtype -> hologram dtype name: the dtypes hologram ops run on.
 DTYPES = {
@@ -24,7 +24,7 @@ DTYPES = {
 }
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-_lock = threading.Lock()
+_lock = fork_safe_lock()
 _executors = {}          # id -> Executor (ids are never reused); closed ones are dropped
 _ids = {}                # id(Executor) -> id
 _next = [1]

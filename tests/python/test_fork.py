@@ -176,3 +176,25 @@ def test_cuda_executor_made_before_fork_refuses_in_child(monkeypatch):
     code = wait_pid(pid, CHILD_TIMEOUT)
     assert code == 0, f"the child failed (exit code {code})"
     np.testing.assert_array_equal(buf.to_numpy(), np.arange(8, dtype=np.float32))
+
+
+def test_python_layer_locks_are_free_in_the_child():
+    """A thread of the parent inside a lock of the Python layers at the fork (here the default
+    executor's): the child takes it (hologram._fork re-makes them) instead of waiting for ever."""
+    from hologram import _interop
+    held, release = threading.Event(), threading.Event()
+
+    def holder():
+        with _interop._default_lock:
+            held.set()
+            release.wait()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait()
+    pid = os.fork()
+    if pid == 0:
+        run_in_child(lambda: 0 if _interop._default_lock.acquire(timeout=10) else 9)
+    release.set()
+    t.join()
+    assert wait_pid(pid, CHILD_TIMEOUT) == 0
