@@ -107,6 +107,7 @@ static int round_ok(vecs* v, float* out) {
 static void* busy(void* arg) {
     float seed = (float)(intptr_t)arg;
     vecs v;
+    memset(&v, 0, sizeof v);
     float* out = malloc(N * sizeof(float));
     int ok = out && vecs_make(g_ex, &v, seed);
     while (ok && !atomic_load(&g_stop)) {
