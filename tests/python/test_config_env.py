@@ -18,6 +18,8 @@ ex = hg.Executor('auto')
 print('backend', ex.backend)
 print('cuda', hg.is_cuda_available())
 np.testing.assert_allclose((hg.asarray(np.arange(5.0)) * 2 + 1).numpy(), np.arange(5.0) * 2 + 1)
+f = hg.jit(lambda a: a * 2 + 1)   # a graph compile: reads HOLOGRAM_DISABLE_FUSION, HOLOGRAM_DUMP
+np.testing.assert_allclose(f(hg.asarray(np.arange(5.0))).numpy(), np.arange(5.0) * 2 + 1)
 """
 
 
@@ -53,6 +55,9 @@ def test_cuda_emulate_off_values_keep_emulation_off(value):
     ("HOLOGRAM_LOG_LEVEL", "garbage", "trace, debug, info, warn, error, off"),
     ("HOLOGRAM_NUM_THREADS", "many", "positive integer"),
     ("HOLOGRAM_CPU_MEMORY_CACHE", "1GB", "byte count"),
+    ("HOLOGRAM_STREAM_STORES", "big", "byte count"),
+    ("HOLOGRAM_DISABLE_FUSION", "maybe", "true/false"),
+    ("HOLOGRAM_DUMP", "everything", "passes"),
 ])
 def test_bad_values_warn_naming_variable_value_and_accepted(var, value, accepted):
     _, err = run({var: value})
@@ -63,7 +68,8 @@ def test_bad_values_warn_naming_variable_value_and_accepted(var, value, accepted
     ("HOLOGRAM_CPU_LEVEL", "AVX2"), ("HOLOGRAM_CPU_LEVEL", "Generic"),
     ("HOLOGRAM_LOG_LEVEL", "ERROR"), ("HOLOGRAM_DISABLE_FUSION", "false"),
     ("HOLOGRAM_DISABLE_FUSION", "Yes"), ("HOLOGRAM_CUDA_TF32", "on"),
-    ("HOLOGRAM_NUM_THREADS", " 2 "),
+    ("HOLOGRAM_NUM_THREADS", " 2 "), ("HOLOGRAM_STREAM_STORES", "0"),
+    ("HOLOGRAM_CPU_MEMORY_CACHE", "1048576"),
 ])
 def test_documented_values_are_taken_silently(var, value):
     _, err = run({var: value})
