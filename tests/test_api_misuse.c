@@ -362,6 +362,15 @@ static void test_launch_errors(void) {
     cfg = hg_launch_1d(N, 1024);
     cfg.grid.x = 1u << 22;  // 2^32 lanes in x: %gid.x would not fit in u32
     BOTH(HG_ERR_LAUNCH_CONFIG, "gid");
+    // More lanes than one launch may have (each dimension's %gid fits): 2^56, then 2^40 + 2^20
+    // just past the bound (HG_MAX_LAUNCH_LANES = 2^40).
+    cfg = hg_launch_1d(N, 256);
+    cfg.grid.x = cfg.grid.y = cfg.grid.z = 65536;
+    BOTH(HG_ERR_LAUNCH_CONFIG, "2^40");
+    cfg = hg_launch_1d(N, 1024);
+    cfg.grid.x = (1u << 20) + 1;
+    cfg.grid.y = 1024;
+    BOTH(HG_ERR_LAUNCH_CONFIG, "split the work");
     cfg = hg_launch_1d(N, 8);
     cfg.shared_bytes = 4;
     BOTH(HG_ERR_LAUNCH_CONFIG, "unsized");

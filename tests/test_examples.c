@@ -478,6 +478,59 @@ static void test_bench(void) {
           strstr(json, "\"verified\": true"));
 }
 
+// `hologram run vector_add.hasm` on zeros:4 inputs a and b, n = 4, and `extra` (which gives c).
+static int cli_vector_add(const char* extra) {
+    char args[4096];
+    snprintf(args, sizeof args, "run '%s' --backend cpu --arg a=zeros:4 --arg b=zeros:4 --arg n=4 %s",
+             example("vector_add.hasm"), extra);
+    return cli(args);
+}
+
+// Launch and size bounds: each refused up front with the real limit in the message.
+static void test_cli_bounds(void) {
+    // 2^56 lanes passed validation and ran for ever: refused by the launch API's bound.
+    int rc = cli_vector_add("--arg c=zeros:4 --grid 65536,65536,65536");
+    CHECK_MSG(rc == 1 && strstr(g_err, "HG_ERR_LAUNCH_CONFIG") && strstr(g_err, "2^40") &&
+              strstr(g_err, "split the work"), "2^56 lanes: exit %d: %s", rc, g_err);
+    // 2^33 blocks of 512 lanes (2^42), each dimension's %gid within u32: over the bound too.
+    rc = cli_vector_add("--arg c=zeros:4 --grid 65536,65536,2 --block 512");
+    CHECK_MSG(rc == 1 && strstr(g_err, "2^40"), "2^42 lanes: exit %d: %s", rc, g_err);
+    // A block too large without --grid: the block's limit, not --grid auto's 1-D rule.
+    rc = cli_vector_add("--arg c=zeros:4 --block 65536,65536,65536");
+    CHECK_MSG(rc == 2 && strstr(g_err, "at most 1024") && !strstr(g_err, "1-D"),
+              "big block: exit %d: %s", rc, g_err);
+    rc = cli_vector_add("--arg c=zeros:4 --block 2048");
+    CHECK_MSG(rc == 2 && strstr(g_err, "2048 lanes"), "block 2048: exit %d: %s", rc, g_err);
+    // zeros:N beyond what a buffer can hold says so (N is a fine integer).
+    rc = cli_vector_add("--arg c=zeros:4611686018427387904");
+    CHECK_MSG(rc == 2 && strstr(g_err, "more bytes than a buffer can hold") &&
+              !strstr(g_err, "non-negative integer"), "zeros:2^62: exit %d: %s", rc, g_err);
+    rc = cli_vector_add("--arg c=zeros:-4");
+    CHECK_MSG(rc == 2 && strstr(g_err, "non-negative integer"), "zeros:-4: exit %d: %s", rc, g_err);
+}
+
+// Environment variables through the one parser: a value in another case is accepted, anything
+// else is a warning naming the variable, the value and what is accepted.
+static void test_cli_env(void) {
+    setenv("HOLOGRAM_CPU_LEVEL", "GENERIC", 1);
+    int rc = cli("info");
+    CHECK_MSG(rc == 0 && strstr(g_out, "cpu kernels:  generic") && !strstr(g_err, "ignoring"),
+              "HOLOGRAM_CPU_LEVEL=GENERIC: %s%s", g_out, g_err);
+    setenv("HOLOGRAM_CPU_LEVEL", "fastest", 1);
+    rc = cli("info");
+    CHECK_MSG(rc == 0 && strstr(g_err, "HOLOGRAM_CPU_LEVEL='fastest'") &&
+              strstr(g_err, "generic, avx2, avx512"), "HOLOGRAM_CPU_LEVEL=fastest: %s", g_err);
+    unsetenv("HOLOGRAM_CPU_LEVEL");
+    setenv("HOLOGRAM_LOG_LEVEL", "loud", 1);
+    rc = cli("info");
+    CHECK_MSG(rc == 0 && strstr(g_err, "HOLOGRAM_LOG_LEVEL='loud'") && strstr(g_err, "debug"),
+              "HOLOGRAM_LOG_LEVEL=loud: %s", g_err);
+    setenv("HOLOGRAM_LOG_LEVEL", "DEBUG", 1);
+    rc = cli("info");
+    CHECK_MSG(rc == 0 && !strstr(g_err, "ignoring"), "HOLOGRAM_LOG_LEVEL=DEBUG: %s", g_err);
+    unsetenv("HOLOGRAM_LOG_LEVEL");
+}
+
 int main(void) {
     const char* bin = getenv("HG_BINARY_DIR");
     snprintf(g_bin, sizeof g_bin, "%s/hologram", bin ? bin : ".");
@@ -505,6 +558,8 @@ int main(void) {
     test_matmul(64, 64, 64, 10);
     test_matmul(1, 1, 1, 11);
     test_cli_errors();
+    test_cli_bounds();
+    test_cli_env();
     test_bench();
 
     // Remove the temporary files (only ours, in our own mkdtemp directory).

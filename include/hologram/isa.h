@@ -244,9 +244,16 @@ HG_API hg_status hg_program_equal(hg_program a, hg_program b, int* out);
 // ---------------------------------------------------------------------------------------------
 typedef struct hg_dim3 { uint32_t x, y, z; } hg_dim3;
 
+// Launch bounds (HG_ERR_LAUNCH_CONFIG beyond them): lanes per block (x*y*z), and lanes per
+// launch in all (grid x*y*z times block x*y*z, 2^40: about 10^12, minutes of work on a GPU and
+// hours on a CPU; a larger job is split into several launches). Besides, grid.d * block.d must
+// fit %gid.d (u32) in each dimension d.
+#define HG_MAX_BLOCK_LANES 1024u
+#define HG_MAX_LAUNCH_LANES (UINT64_C(1) << 40)
+
 typedef struct hg_launch_config {
     hg_dim3 grid;            // blocks per dimension (each >= 1)
-    hg_dim3 block;           // lanes per block (each >= 1; x*y*z <= 1024)
+    hg_dim3 block;           // lanes per block (each >= 1; x*y*z <= HG_MAX_BLOCK_LANES)
     uint32_t shared_bytes;   // bytes for the program's unsized shared array (0 if none)
 } hg_launch_config;
 

@@ -4,15 +4,15 @@ the C layer calls for arrays, lists and numpy scalars."""
 
 import numbers
 import os
-import threading
 
 import numpy as np
 
 from . import _C
+from ._fork import fork_safe_lock
 from .errors import InvalidArgumentError, UnsupportedError
 from .tensor import Tensor, _dtype_name, _is_bf16
 
-_default_lock = threading.Lock()
+_default_lock = fork_safe_lock()
 _default_cpu = None
 _default_any = None   # default_executor() when HOLOGRAM_BACKEND names a backend ...
 _default_env = None   # ... and that name
@@ -376,7 +376,7 @@ class _Random:
     def __init__(self, seed=0):
         self.seed = int(seed)
         self.offset = 0
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def _take(self, n):
         with self._lock:

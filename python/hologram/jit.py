@@ -21,10 +21,10 @@ eagerly from then on for that signature, with one warning (``f.fallbacks`` count
 
 import functools
 import numbers
-import threading
 import warnings
 
 from . import _C
+from ._fork import fork_safe_lock
 from ._trace import Tracer, Traced, TraceError
 from .tensor import Tensor
 
@@ -89,7 +89,7 @@ def jit(fn=None, *, executor=None):
         return lambda f: jit(f, executor=executor)
 
     cache = {}
-    lock = threading.Lock()
+    lock = fork_safe_lock()
 
     # The repeated call runs in C (_C.JitFunction: signature match, outputs, plan). This is
     # the rest: new signatures, arguments to convert (numpy arrays, lists, numpy scalars),

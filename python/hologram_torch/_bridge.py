@@ -9,12 +9,12 @@ ordinary torch tensor.
 Executors cross torch's dispatcher as integers (an op's schema can only carry ints): 0 is the
 default executor of the tensor's device, other ids come from :func:`executor_id`.
 """
-import threading
 
 import torch
 
 import hologram as hg
 from hologram import _C
+from hologram._fork import fork_safe_lock
 
 # torch dtype -> hologram dtype name: the dtypes hologram ops run on.
 DTYPES = {
@@ -24,11 +24,12 @@ DTYPES = {
 }
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-_lock = threading.Lock()
-_executors = {}          # id -> Executor (ids are never reused)
+_lock = fork_safe_lock()
+_executors = {}          # id -> Executor (ids are never reused); closed ones are dropped
 _devices = {}            # id -> the executor's (backend, device index)
 _ids = {}                # id(Executor) -> id
 _next = [1]
+_sweep_at = [16]         # registry size at which closed executors are next dropped
 _cpu = [None]            # the default CPU executor, cached
 _cuda = {}               # device index -> the default CUDA executor, cached
 # Executor.set_stream / Executor.stream: CUDA executors that enqueue on a given stream.
@@ -50,7 +51,27 @@ def executor_id(ex):
             _executors[i] = ex
             _devices[i] = (ex.backend, ex.device["index"])
             _ids[id(ex)] = i
+            if len(_executors) >= _sweep_at[0]:
+                _drop_closed()
         return i
+
+
+def _drop_closed():
+    """Forgets the closed executors (caller holds _lock): a loop that makes and closes an
+    executor per step keeps none of them. Amortized O(1): the next sweep waits until the
+    registry has doubled."""
+    for i in [i for i, e in _executors.items() if e.closed]:
+        e = _executors.pop(i)
+        _devices.pop(i, None)
+        if _ids.get(id(e)) == i:
+            del _ids[id(e)]
+    _sweep_at[0] = max(16, 2 * len(_executors))
+
+
+def registered_executors():
+    """How many executors the registry holds (tests: closed ones must not accumulate)."""
+    with _lock:
+        return len(_executors)
 
 
 def executor_of(ex_id, device, fn):
@@ -63,7 +84,10 @@ def executor_of(ex_id, device, fn):
             ex = _cpu[0] = hg.default_cpu_executor()
         return ex
     if ex_id:
-        ex = _executors[ex_id]
+        ex = _executors.get(ex_id)
+        if ex is None:   # dropped from the registry: it was closed
+            raise hg.errors.InvalidHandleError(f"{fn}: the executor was closed (Executor used "
+                                               f"after close())")
         backend, index = _devices[ex_id]
         want = "cpu" if device.type == "cpu" else "cuda" if device.type == "cuda" else None
         if backend != want or (want == "cuda" and index != (device.index or 0)):

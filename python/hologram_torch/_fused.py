@@ -4,16 +4,16 @@ fusion; a plan per argument signature, traced once in ~50 us). Arguments and res
 hologram tensors; variants (optional weights, the result dtype) are separate functions, made
 on first use. _grad_ops.py and _ops_loss.py call them."""
 import struct
-import threading
 
 import hologram as hg
+from hologram._fork import fork_safe_lock
 
 # torch's eps of the binary cross-entropy gradient: 1e-12 as a float32 (9.9999999600e-13, also
 # for f64 inputs; the exact 1e-12 differs from torch by 4e-9 relative where p is 0 or 1).
 BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
 _made = {}
-_lock = threading.Lock()
+_lock = fork_safe_lock()
 
 
 def _variant(key, make):

@@ -171,6 +171,23 @@ static void log_callback(hg_log_level level, const char* message, void* user) {
     }
 }
 
+// A forked child: the lock made anew and the queue dropped (its messages are the parent's, and a
+// thread of the parent may have been linking one in). Not taken before fork: a library worker
+// holding an executor lock the library's own fork handler waits for may be queueing a message.
+static void queue_after_fork_child(void);
+static void register_fork_child(void) { (void)pthread_atfork(NULL, NULL, queue_after_fork_child); }
+
+static void queue_after_fork_child(void) {
+    pthread_mutex_init(&g_queue_lock, NULL);
+    g_queue_head = g_queue_tail = NULL;
+    g_flush_pending = 0;
+}
+
+void hgpy_errors_fork_init(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_fork_child);
+}
+
 PyObject* hgpy_set_log_handler(PyObject* self, PyObject* handler) {
     if (handler == Py_None) {
         hg_log_set_callback(NULL, NULL);

@@ -85,6 +85,8 @@ PyObject* hgpy_raise_status(hg_status status, const char* context);
 PyObject* hgpy_raise_msg(hg_status status, const char* fmt, ...);
 PyObject* hgpy_set_error_classes(PyObject* self, PyObject* args);
 PyObject* hgpy_set_log_handler(PyObject* self, PyObject* handler);
+// Registers the log queue's fork handler (once; module init).
+void hgpy_errors_fork_init(void);
 
 // --- dtype.c ----------------------------------------------------------------------------------
 // Converts a dtype spec (numpy dtype, type, or name such as "float32", "f32", "bfloat16") to

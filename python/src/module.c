@@ -118,6 +118,7 @@ static struct PyModuleDef ops_def = {
 };
 
 PyMODINIT_FUNC PyInit__C(void) {
+    hgpy_errors_fork_init();
     if (hgpy_dtype_init()) return NULL;
     if (PyType_Ready(&HgExecutor_Type) < 0 || PyType_Ready(&HgBuffer_Type) < 0 ||
         PyType_Ready(&HgOpFunction_Type) < 0)

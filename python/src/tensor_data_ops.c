@@ -143,7 +143,9 @@ static PyObject* f_scatter_add(PyObject* m, PyObject* const* args, Py_ssize_t na
     return add_op(args, nargs, kwnames, 1);
 }
 
-// copy_(dst, src): dst[...] = src (src broadcast to dst's shape, converted to dst's dtype).
+// copy_(dst, src): dst[...] = src (src broadcast to dst's shape, converted to dst's dtype). As
+// numpy's assignment and copyto, src may have more dims than dst where the extra leading ones
+// have size 1 (t[...] = np.ones((1, 3)) into a (3,) tensor): they are dropped first.
 static PyObject* f_copy(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     static const char* const names[] = {"dst", "src"};
     PARSE("copy", names, 2);
@@ -154,6 +156,18 @@ static PyObject* f_copy(PyObject* m, PyObject* const* args, Py_ssize_t nargs, Py
         return hgpy_call_result(&c, s);
     }
     hg_tensor src = c.op[0].t;
+    while (src.ndim > c.out.ndim && src.shape[0] == 1) {
+        hg_tensor q;
+        if ((s = hg_tensor_squeeze(&src, 0, &q)) != HG_OK) return hgpy_call_result(&c, s);
+        src = q;
+    }
+    if (src.ndim > c.out.ndim) {
+        call_end(&c);
+        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "could not broadcast a value of %d dims "
+                              "(leading size %lld) into a tensor of %d dims: only leading dims of "
+                              "size 1 may be dropped", (int)src.ndim, (long long)src.shape[0],
+                              (int)c.out.ndim);
+    }
     if (src.ndim != c.out.ndim || memcmp(src.shape, c.out.shape, sizeof src.shape)) {
         hg_tensor e;
         if ((s = hg_tensor_expand(&src, c.out.ndim, c.out.shape, &e)) != HG_OK)

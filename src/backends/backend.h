@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hologram.h"
+#include "base/fork.h"
 #include "isa/program.h"
 
 // A launch argument after the core checked it against the parameter.
@@ -122,6 +123,11 @@ typedef struct hg_backend_vtable {
                                       const void* a, int64_t lda, int64_t stride_a,
                                       const void* b, int64_t ldb, int64_t stride_b, double beta,
                                       void* c, int64_t ldc, int64_t stride_c, int64_t batch);
+    // Optional: the executor state's part in fork() (base/fork.h): PREPARE takes its locks
+    // (called after the executor's launch lock, before its list lock), PARENT releases them,
+    // CHILD makes them anew and forgets its threads, or marks the executor unusable where the
+    // device cannot be used after fork (CUDA).
+    void (*fork)(void* state, hg_fork_phase phase);
 } hg_backend_vtable;
 
 // The registry: the vtable of a concrete backend kind, or NULL when not built in.

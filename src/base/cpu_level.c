@@ -1,5 +1,6 @@
 // The CPU level (see cpu_level.h), read from the CPU model libgcc fills in at load time.
 #include "base/cpu_level.h"
+#include "base/config.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,10 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 // HOLOGRAM_CPU_LEVEL=generic|avx2 caps the level: the narrower kernels of a Zen 3 (AVX2) or a
 // baseline machine run, and are tested, on a wider CPU. A level the CPU lacks is never taken.
 static void cap_from_env(void) {
-    const char* e = getenv("HOLOGRAM_CPU_LEVEL");
-    if (!e) return;
-    hg_cpu_level cap = !strcmp(e, "generic") ? HG_CPU_GENERIC
-                       : !strcmp(e, "avx2")  ? HG_CPU_AVX2
-                                             : HG_CPU_AVX512;
+    static const char* const names[] = {"generic", "avx2", "avx512"};
+    _Static_assert(HG_CPU_GENERIC == 0 && HG_CPU_AVX2 == 1 && HG_CPU_AVX512 == 2, "cpu levels");
+    hg_cpu_level cap = (hg_cpu_level)hg_config_choice("HOLOGRAM_CPU_LEVEL", names, 3,
+                                                      HG_CPU_AVX512);
     if (cap < g_level) g_level = cap;
 }
 

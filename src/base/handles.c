@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/fork.h"
 
 #define PAGE_BITS 10
 #define PAGE_SLOTS (1u << PAGE_BITS)
@@ -177,3 +178,5 @@ uint64_t hg_handle_live_count(hg_handle_kind kind) {
     pthread_mutex_unlock(&g_lock);
     return n;
 }
+
+void hg_handles_fork(hg_fork_phase phase) { hg_fork_mutex(&g_lock, phase); }

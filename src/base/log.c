@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include "base/config.h"
 #include "base/error.h"
+#include "base/fork.h"
 
 static const char* const level_names[HG_LOG_LEVEL_COUNT] = {"trace", "debug", "info", "warn",
                                                             "error", "off"};
@@ -16,17 +18,21 @@ static pthread_mutex_t g_cb_lock = PTHREAD_MUTEX_INITIALIZER;
 static hg_log_fn g_cb = NULL;
 static void* g_cb_user = NULL;
 
+// A bad HOLOGRAM_LOG_LEVEL is itself logged (at warn) while it is being read: that nested
+// call sees the default level instead of reading the variable again.
+static _Thread_local int t_reading_env;
+
 static int level_from_env(void) {
-    const char* v = getenv("HOLOGRAM_LOG_LEVEL");
-    if (v)
-        for (int i = 0; i < HG_LOG_LEVEL_COUNT; i++)
-            if (!strcasecmp(v, level_names[i])) return i;
-    return HG_LOG_WARN;
+    t_reading_env = 1;
+    int l = hg_config_choice("HOLOGRAM_LOG_LEVEL", level_names, HG_LOG_LEVEL_COUNT, HG_LOG_WARN);
+    t_reading_env = 0;
+    return l;
 }
 
 hg_log_level hg_log_get_level(void) {
     int l = atomic_load(&g_level);
     if (l < 0) {
+        if (t_reading_env) return HG_LOG_WARN;
         int want = level_from_env();
         int expected = -1;
         atomic_compare_exchange_strong(&g_level, &expected, want);
@@ -68,3 +74,5 @@ void hg_log(hg_log_level level, const char* fmt, ...) {
     else
         fprintf(stderr, "hologram [%s] %s\n", level_names[level], msg);
 }
+
+void hg_log_fork(hg_fork_phase phase) { hg_fork_mutex(&g_cb_lock, phase); }

@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/dtype.h"
+#include "base/config.h"
 #include "base/error.h"
+#include "base/fork.h"
 
 #define MAX_EVENTS (1u << 20)   // ~200 MiB at most; later events are counted, not kept
 
@@ -190,8 +192,8 @@ static void stop_at_exit(void) {
 }
 
 static void env_init_once(void) {
-    const char* p = getenv("HOLOGRAM_TRACE");
-    if (!p || !p[0]) return;
+    const char* p = hg_config_string("HOLOGRAM_TRACE");
+    if (!p) return;
     if (hg_trace_start(p) != HG_OK) {
         fprintf(stderr, "hologram: HOLOGRAM_TRACE=%s: %s (tracing is off)\n", p, hg_last_error());
         hg_clear_error();
@@ -203,4 +205,13 @@ static void env_init_once(void) {
 void hg_trace_env_init(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, env_init_once);
+}
+
+// A child stops the trace it inherited, unwritten: the parent writes that file.
+void hg_trace_fork(hg_fork_phase phase) {
+    hg_fork_mutex(&lock, phase);
+    if (phase == HG_FORK_CHILD && hg_trace_on()) {
+        atomic_store(&hg_trace_flag, 0);
+        reset_locked();
+    }
 }

@@ -133,6 +133,8 @@ hg_status hg_plan_print_text(const hg_plan_obj* p, char** out_text);
 hg_status hg_fused_reduce_create(hg_executor_obj* ex, const hg_ew_expr* e, hg_reduce_op op,
                                  hg_dtype rdt, hg_fused_reduce** out);
 void hg_fused_reduce_destroy(hg_fused_reduce* f);
+// In a forked child: the lock made anew (its holder, if any, is gone).
+void hg_fused_reduce_fork_child(hg_fused_reduce* f);
 // inputs: e's inputs; out: 0-d (or all-ones shape) tensor of rdt. HG_ERR_UNSUPPORTED when the
 // input layouts are not ones the kernel reads directly (contiguous or single-element).
 hg_status hg_fused_reduce_run(hg_fused_reduce* f, const hg_tensor* inputs, const hg_tensor* out);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/config.h"
 #include "base/error.h"
 #include "base/handles.h"
 #include "graph/graph_internal.h"
@@ -19,7 +20,24 @@ typedef struct plan_list {
     hg_plan_obj* head;
 } plan_list;
 
+// fork(): the list's and the plans' arena locks are leaves (their holders wait for no lock but
+// the handle table's), taken under the executor's locks. A fused reduction's lock is held
+// across launches, so its holder may wait for the executor: the child only makes it anew (its
+// partials are scratch of the run the fork interrupted).
+static void plan_list_fork(void* ext, hg_fork_phase phase) {
+    plan_list* l = ext;
+    if (phase == HG_FORK_PREPARE) pthread_mutex_lock(&l->lock);
+    for (hg_plan_obj* p = l->head; p; p = p->next) {
+        hg_fork_mutex(&p->pool_lock, phase);
+        if (phase == HG_FORK_CHILD)
+            for (int32_t i = 0; i < p->nsteps; i++)
+                if (p->steps[i].fred) hg_fused_reduce_fork_child(p->steps[i].fred);
+    }
+    if (phase != HG_FORK_PREPARE) hg_fork_mutex(&l->lock, phase);
+}
+
 static void* plan_list_create(void) {
+    hg_executor_ext_fork(HG_EXT_GRAPH, plan_list_fork);
     plan_list* l = calloc(1, sizeof *l);
     if (l) pthread_mutex_init(&l->lock, NULL);
     return l;
@@ -101,10 +119,9 @@ void hg_plan_release(hg_plan_obj* p) {
 void hg_compile_opts_from_env(hg_compile_opts* o) {
     o->rewrites = 1;
     o->fold = 1;
-    const char* f = getenv("HOLOGRAM_DISABLE_FUSION");
-    o->fusion = !(f && f[0] && strcmp(f, "0") != 0);
-    const char* d = getenv("HOLOGRAM_DUMP");
-    o->dump = d && strstr(d, "passes") != NULL;
+    o->fusion = !hg_config_bool("HOLOGRAM_DISABLE_FUSION", 0);
+    static const char* const dumps[] = {"passes"};
+    o->dump = hg_config_choice("HOLOGRAM_DUMP", dumps, 1, -1) == 0;
 }
 
 static void dump_ir(const hg_gir* g, const int32_t* group, const char* pass) {

@@ -250,6 +250,8 @@ hg_status hg_fused_reduce_create(hg_executor_obj* ex, const hg_ew_expr* e, hg_re
     return HG_OK;
 }
 
+void hg_fused_reduce_fork_child(hg_fused_reduce* f) { pthread_mutex_init(&f->lock, NULL); }
+
 void hg_fused_reduce_destroy(hg_fused_reduce* f) {
     if (!f) return;
     for (int gd = 0; gd < 2; gd++) {

@@ -13,7 +13,7 @@
 #define HG_MAX_INSTRS (1u << 20)
 #define HG_MAX_NESTING 64          // if/loop nesting depth
 #define HG_MAX_STATIC_SHARED_BYTES (48u * 1024u)
-#define HG_MAX_BLOCK_LANES 1024u
+// HG_MAX_BLOCK_LANES and HG_MAX_LAUNCH_LANES: hologram/isa.h (public).
 
 typedef struct hg_param_decl {
     char name[HG_NAME_MAX];

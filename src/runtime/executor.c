@@ -122,6 +122,58 @@ hg_status hg_device_query(hg_backend_kind kind, int index, hg_device_info* out) 
     return HG_OK;
 }
 
+// ---- fork (base/fork.h) ----
+// Every live executor, so that fork() can take their locks: launch_lock (waits for the launch
+// in flight), the backend's, then lock, then the layers'.
+static pthread_mutex_t g_all_lock = PTHREAD_MUTEX_INITIALIZER;
+static hg_executor_obj* g_all;
+static void (*_Atomic g_ext_fork[HG_EXT_SLOT_COUNT])(void* ext, hg_fork_phase phase);
+
+void hg_executor_ext_fork(hg_executor_ext_slot slot, void (*fn)(void* ext, hg_fork_phase phase)) {
+    if ((unsigned)slot < HG_EXT_SLOT_COUNT) atomic_store(&g_ext_fork[slot], fn);
+}
+
+static void executor_fork(hg_executor_obj* ex, hg_fork_phase phase) {
+    if (phase == HG_FORK_PREPARE) {
+        pthread_mutex_lock(&ex->launch_lock);
+        if (ex->vt->fork) ex->vt->fork(ex->state, phase);
+        pthread_mutex_lock(&ex->lock);
+    }
+    for (int i = 0; i < HG_EXT_SLOT_COUNT; i++) {
+        void (*fn)(void*, hg_fork_phase) = atomic_load(&g_ext_fork[i]);
+        if (fn && ex->ext[i]) fn(ex->ext[i], phase);
+    }
+    if (phase != HG_FORK_PREPARE) {
+        hg_fork_mutex(&ex->lock, phase);
+        if (ex->vt->fork) ex->vt->fork(ex->state, phase);
+        hg_fork_mutex(&ex->launch_lock, phase);
+    }
+}
+
+static void executors_fork(hg_fork_phase phase) {
+    if (phase == HG_FORK_PREPARE) pthread_mutex_lock(&g_all_lock);
+    for (hg_executor_obj* ex = g_all; ex; ex = ex->all_next) executor_fork(ex, phase);
+    if (phase != HG_FORK_PREPARE) hg_fork_mutex(&g_all_lock, phase);
+}
+
+static void all_link(hg_executor_obj* ex) {
+    hg_fork_set(HG_FORK_EXECUTORS, executors_fork);
+    pthread_mutex_lock(&g_all_lock);
+    ex->all_prev = NULL;
+    ex->all_next = g_all;
+    if (g_all) g_all->all_prev = ex;
+    g_all = ex;
+    pthread_mutex_unlock(&g_all_lock);
+}
+
+static void all_unlink(hg_executor_obj* ex) {
+    pthread_mutex_lock(&g_all_lock);
+    if (ex->all_prev) ex->all_prev->all_next = ex->all_next;
+    else g_all = ex->all_next;
+    if (ex->all_next) ex->all_next->all_prev = ex->all_prev;
+    pthread_mutex_unlock(&g_all_lock);
+}
+
 hg_status hg_executor_create_ex(const hg_executor_options* options, hg_executor* out) {
     hg_trace_env_init();   // HOLOGRAM_TRACE: every op needs an executor, so tracing starts first
     HG_CHECK_NULL(options, "options");
@@ -164,6 +216,7 @@ hg_status hg_executor_create_ex(const hg_executor_options* options, hg_executor*
         free(ex);
         return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory registering an executor handle");
     }
+    all_link(ex);
     hg_log(HG_LOG_DEBUG, "executor 0x%016llx created on backend %s, device %d, %d thread(s)",
            (unsigned long long)ex->handle, backend_names[kind], ex->device, o.num_threads);
     out->handle = ex->handle;
@@ -212,6 +265,7 @@ hg_status hg_executor_destroy(hg_executor h) {
     if (!ex)
         return hg_error(HG_ERR_INVALID_HANDLE, "hg_executor_destroy: executor handle 0x%016llx "
                         "was destroyed concurrently", (unsigned long long)h.handle);
+    all_unlink(ex);
     if (ex->vt->synchronize) ex->vt->synchronize(ex->state);
     hg_executor_destroy_events(ex);
     for (int i = 0; i < HG_EXT_SLOT_COUNT; i++)

@@ -144,6 +144,18 @@ static hg_status check_config(const hg_executor_obj* ex, const hg_prog* p,
         return hg_error(HG_ERR_LAUNCH_CONFIG,
                         "kernel '%s': block (%u, %u, %u) has more than %u lanes (x*y*z must be <= %u)",
                         p->name, b[0], b[1], b[2], HG_MAX_BLOCK_LANES, HG_MAX_BLOCK_LANES);
+    // Each factor < 2^32 and the block's product <= 2^10: no overflow up to the last factor,
+    // which is checked by division.
+    uint64_t blocks = (uint64_t)g[0] * g[1];
+    if (blocks > HG_MAX_LAUNCH_LANES || g[2] > HG_MAX_LAUNCH_LANES / blocks ||
+        blocks * g[2] > HG_MAX_LAUNCH_LANES / lanes)
+        return hg_error(HG_ERR_LAUNCH_CONFIG,
+                        "kernel '%s': grid (%u, %u, %u) of blocks (%u, %u, %u) is %.4g lanes, more "
+                        "than one launch may have (at most 2^40 = %llu, HG_MAX_LAUNCH_LANES); "
+                        "split the work into several launches",
+                        p->name, g[0], g[1], g[2], b[0], b[1], b[2],
+                        (double)g[0] * g[1] * g[2] * (double)lanes,
+                        (unsigned long long)HG_MAX_LAUNCH_LANES);
 
     uint64_t static_bytes = 0;
     int unsized = -1;

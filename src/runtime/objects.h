@@ -41,6 +41,7 @@ typedef struct hg_executor_obj {
     // and kernels still exist. Guarded by lock for creation only.
     void* ext[HG_EXT_SLOT_COUNT];
     void (*ext_free[HG_EXT_SLOT_COUNT])(void* ext);
+    struct hg_executor_obj *all_prev, *all_next;   // every live executor (for fork)
 } hg_executor_obj;
 
 struct hg_buffer_obj {
@@ -89,6 +90,11 @@ void hg_executor_unlink_kernel(hg_executor_obj* ex, hg_kernel_obj* k);
 // called once when the executor is destroyed. NULL if create returned NULL.
 void* hg_executor_ext(hg_executor_obj* ex, hg_executor_ext_slot slot, void* (*create)(void),
                       void (*destroy)(void* ext));
+
+// The part of a layer's state in fork() (base/fork.h), for every executor's ext in slot: PREPARE
+// runs under the executor's locks (take only locks whose holders wait for no executor lock),
+// PARENT and CHILD after. Set once, by the layer, when it creates its first ext.
+void hg_executor_ext_fork(hg_executor_ext_slot slot, void (*fn)(void* ext, hg_fork_phase phase));
 
 // Releases a buffer's memory and object (the handle must already be removed).
 void hg_buffer_release(hg_buffer_obj* b);

@@ -168,8 +168,14 @@ static int bind_buffer(hg_executor ex, param_slot* p, int bf16_as_u16) {
     hg_status st;
     if (strncmp(v, "zeros:", 6) == 0) {
         uint64_t n;
-        if (!cli_parse_u64(v + 6, (uint64_t)SIZE_MAX / 16, &n))
+        if (!cli_parse_u64(v + 6, UINT64_MAX, &n))
             return cli_usage("run", "--arg %s=%s: expected zeros:N with N a non-negative integer", name, v);
+        size_t esize = hg_dtype_size(p->info.dtype);
+        if (n > (uint64_t)SIZE_MAX / esize)
+            return cli_usage("run", "--arg %s=%s: %llu %s elements are more bytes than a buffer "
+                             "can hold (at most %llu elements of %zu bytes)", name, v,
+                             (unsigned long long)n, want, (unsigned long long)(SIZE_MAX / esize),
+                             esize);
         st = hg_buffer_create(ex, p->info.dtype, (size_t)n, &p->buf);
         if (st != HG_OK) {
             char what[160];
@@ -346,6 +352,10 @@ static int launch_config(const run_opts* o, const param_slot* ps, uint32_t np, h
     cfg->block.x = 256; cfg->block.y = 1; cfg->block.z = 1;
     if (o->block && !cli_parse_dim3(o->block, &cfg->block))
         return cli_usage("run", "--block expects X[,Y[,Z]] with positive integers, got '%s'", o->block);
+    uint64_t block_lanes = (uint64_t)cfg->block.x * cfg->block.y * cfg->block.z;
+    if (block_lanes > HG_MAX_BLOCK_LANES)
+        return cli_usage("run", "--block %s has %llu lanes; a block has at most %u (x*y*z)",
+                         o->block, (unsigned long long)block_lanes, HG_MAX_BLOCK_LANES);
     if (o->shared) {
         uint64_t s;
         if (!cli_parse_u64(o->shared, UINT32_MAX, &s))

@@ -72,6 +72,7 @@ static hg_status cpu_executor_create(const hg_executor_options* opts, void** out
         cpu_executor_destroy(st);
         return hg_error(HG_ERR_OUT_OF_MEMORY, "could not start %d CPU worker threads", n);
     }
+    hg_fork_set(HG_FORK_GEMM, hg_cpu_gemm_fork);
     *out_state = st;
     return HG_OK;
 }
@@ -219,6 +220,21 @@ static hg_status cpu_dgemm_strided(void* state, int64_t m, int64_t n, int64_t k,
     return s;
 }
 
+// fork(): st->lock waits for the launch or library call in flight; the memory cache and the
+// pool are used under it (the cache also by frees from any thread: a leaf lock).
+static void cpu_fork(void* state, hg_fork_phase phase) {
+    cpu_state* st = state;
+    if (phase == HG_FORK_PREPARE) {
+        pthread_mutex_lock(&st->lock);
+        pthread_mutex_lock(&st->mem_cache.lock);
+        hg_pool_fork(st->pool, phase);
+        return;
+    }
+    hg_pool_fork(st->pool, phase);
+    hg_fork_mutex(&st->mem_cache.lock, phase);
+    hg_fork_mutex(&st->lock, phase);
+}
+
 const hg_backend_vtable hg_cpu_backend = {
     .api_version = HG_BACKEND_API_VERSION,
     .kind = HG_BACKEND_CPU,
@@ -245,4 +261,5 @@ const hg_backend_vtable hg_cpu_backend = {
     .host_parallel = cpu_host_parallel,
     .sgemm = cpu_sgemm,
     .dgemm_strided = cpu_dgemm_strided,
+    .fork = cpu_fork,
 };

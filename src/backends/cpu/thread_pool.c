@@ -15,6 +15,7 @@ struct hg_pool {
     int size;                 // workers including the caller
     pthread_t* threads;       // size - 1
     int started;              // threads actually created
+    int respawn;              // a forked child: start the threads at the next run
     pthread_mutex_t m;
     pthread_cond_t wake;      // a new job or stop
     pthread_cond_t done_cv;   // the last running part finished
@@ -99,6 +100,22 @@ static void* worker_main(void* arg) {
     return NULL;
 }
 
+// Starts the missing threads; returns how many run.
+static int spawn(hg_pool* p) {
+    for (int i = p->started + 1; i < p->size; i++) {
+        worker_arg* wa = malloc(sizeof *wa);
+        if (!wa) break;
+        wa->p = p;
+        wa->index = i;
+        if (pthread_create(&p->threads[i - 1], NULL, worker_main, wa) != 0) {
+            free(wa);
+            break;
+        }
+        p->started++;
+    }
+    return p->started;
+}
+
 hg_pool* hg_pool_create(int nthreads) {
     if (nthreads < 1) nthreads = 1;
     hg_pool* p = calloc(1, sizeof *p);
@@ -114,18 +131,7 @@ hg_pool* hg_pool_create(int nthreads) {
             return NULL;
         }
     }
-    for (int i = 1; i < nthreads; i++) {
-        worker_arg* wa = malloc(sizeof *wa);
-        if (!wa) break;
-        wa->p = p;
-        wa->index = i;
-        if (pthread_create(&p->threads[i - 1], NULL, worker_main, wa) != 0) {
-            free(wa);
-            break;
-        }
-        p->started++;
-    }
-    if (p->started != nthreads - 1) {
+    if (spawn(p) != nthreads - 1) {
         hg_pool_destroy(p);
         return NULL;
     }
@@ -148,7 +154,29 @@ void hg_pool_destroy(hg_pool* p) {
 
 int hg_pool_size(const hg_pool* p) { return p->size; }
 
+void hg_pool_fork(hg_pool* p, hg_fork_phase phase) {
+    if (phase == HG_FORK_PREPARE) {
+        pthread_mutex_lock(&p->m);
+    } else if (phase == HG_FORK_PARENT) {
+        pthread_mutex_unlock(&p->m);
+    } else {
+        pthread_mutex_init(&p->m, NULL);
+        pthread_cond_init(&p->wake, NULL);
+        pthread_cond_init(&p->done_cv, NULL);
+        atomic_store(&p->gen, 0);
+        atomic_store(&p->stop, 0);
+        atomic_store(&p->active, 0);
+        p->nparts = p->next_part = 0;
+        p->respawn = p->started > 0;
+        p->started = 0;
+    }
+}
+
 void hg_pool_run(hg_pool* p, int nworkers, hg_pool_fn fn, void* ctx) {
+    if (p->respawn) {
+        p->respawn = 0;
+        spawn(p);   // a child of fork(): fewer threads (or none) if the system refuses some
+    }
     if (nworkers > p->size) nworkers = p->size;
     if (hg_trace_on()) hg_trace_note_threads(p->started == 0 || nworkers < 1 ? 1 : nworkers);
     if (nworkers <= 1 || p->started == 0) {

@@ -17,5 +17,9 @@ void hg_pool_destroy(hg_pool* p);
 int hg_pool_size(const hg_pool* p);
 // Runs fn for min(nworkers, size) parts.
 void hg_pool_run(hg_pool* p, int nworkers, hg_pool_fn fn, void* ctx);
+// The pool's part in fork() (base/fork.h; the owner holds its launch lock): in the child the
+// pool's threads are gone, and the next hg_pool_run starts new ones.
+#include "base/fork.h"
+void hg_pool_fork(hg_pool* p, hg_fork_phase phase);
 
 #endif

@@ -22,8 +22,8 @@ hg_status hg_cuda_mark_dead(cuda_dev* d, const char* what) {
         d->dead = 1;
         snprintf(d->dead_msg, sizeof d->dead_msg, "%s", what);
     }
-    return hg_error(HG_ERR_EXECUTOR_DEAD, "the CUDA executor is unusable after a device error "
-                    "(%s); destroy it and create a new one", d->dead_msg);
+    return hg_error(HG_ERR_EXECUTOR_DEAD, "the CUDA executor is unusable (%s); destroy it and "
+                    "create a new one", d->dead_msg);
 }
 
 static hg_status alive(cuda_dev* d) {
@@ -67,6 +67,30 @@ static hg_status cuda_device_info(int index, hg_device_info* out) {
     return HG_OK;
 }
 
+// ---- fork (base/fork.h) -----------------------------------------------------------------------
+// CUDA forbids using a context after fork(): in the child every call on an executor made before
+// fails fast (a new executor made in the child works where the driver allows).
+static void cuda_fork(void* state, hg_fork_phase phase) {
+    cuda_dev* d = state;
+    if (phase == HG_FORK_PREPARE) {
+        pthread_mutex_lock(&d->lock);
+        pthread_mutex_lock(&d->alloc.lock);
+        return;
+    }
+    hg_fork_mutex(&d->alloc.lock, phase);
+    hg_fork_mutex(&d->lock, phase);
+    if (phase == HG_FORK_CHILD && !d->dead) {
+        d->dead = 1;
+        snprintf(d->dead_msg, sizeof d->dead_msg, "the CUDA executor was created before fork(); "
+                 "create a new one in the child");
+    }
+}
+
+static void cuda_globals_fork(hg_fork_phase phase) {
+    hg_cuda_kcache_fork(phase);
+    hg_cuda_emu_fork(phase);
+}
+
 // ---- executors --------------------------------------------------------------------------------
 static void cuda_executor_destroy(void* state) {
     cuda_dev* d = state;
@@ -86,6 +110,7 @@ static hg_status cuda_executor_create(const hg_executor_options* opts, void** ou
     d->device = opts ? opts->device : 0;
     pthread_mutex_init(&d->lock, NULL);
     pthread_mutex_init(&d->alloc.lock, NULL);
+    hg_fork_set(HG_FORK_CUDA, cuda_globals_fork);
     hg_status s = d->impl->open(d, d->device);
     if (s) {
         pthread_mutex_destroy(&d->alloc.lock);
@@ -360,4 +385,5 @@ const hg_backend_vtable hg_cuda_backend = {
     .event_query = hg_cuda_event_query,
     .event_elapsed_ms = hg_cuda_event_elapsed_ms,
     .event_wait = hg_cuda_event_wait,
+    .fork = cuda_fork,
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/config.h"
 #include "base/error.h"
 
 typedef struct loaded {
@@ -40,8 +41,8 @@ typedef struct lib_spec {
 static void* open_first(const char* env, const char* const* names, char* path, size_t path_len,
                         char* err, size_t err_len) {
     err[0] = 0;
-    const char* over = getenv(env);
-    if (over && over[0]) {
+    const char* over = hg_config_string(env);
+    if (over) {
         void* h = dlopen(over, RTLD_NOW | RTLD_LOCAL);
         if (!h) snprintf(err, err_len, "%s='%.150s' could not be loaded: %.200s", env, over, dlerror());
         else if (path) snprintf(path, path_len, "%s", over);

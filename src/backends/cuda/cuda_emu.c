@@ -18,18 +18,18 @@
 #include "backends/cuda/cuda_emu.h"
 #include "base/checksum.h"
 #include "backends/cuda/cuda_internal.h"
+#include "base/config.h"
 #include "base/error.h"
 
 extern char** environ;
 
 int hg_cuda_emulating(void) {
-    const char* v = getenv("HOLOGRAM_CUDA_EMULATE");
-    return v && v[0] && strcmp(v, "0") != 0;
+    return hg_config_bool("HOLOGRAM_CUDA_EMULATE", 0);
 }
 
 static const char* cxx(void) {
-    const char* c = getenv("HOLOGRAM_CUDA_EMULATE_CXX");
-    if (!c || !c[0]) c = getenv("CXX");
+    const char* c = hg_config_string("HOLOGRAM_CUDA_EMULATE_CXX");
+    if (!c) c = getenv("CXX");
     return c && c[0] ? c : "c++";
 }
 
@@ -123,6 +123,8 @@ static int run_compiler(char* const* args, const char* logp, int* spawn_err) {
 // path, or "" when it could not be made (kernels then include the full text).
 static pthread_once_t g_pch_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void hg_cuda_emu_fork(hg_fork_phase phase) { hg_fork_mutex(&g_launch_lock, phase); }
 static char g_pch[1200];
 
 // Kernels include the header by its absolute path: a quoted relative path would be looked up
@@ -219,9 +221,8 @@ static hg_status emu_load(cuda_dev* d, const char* src, size_t len, cuda_kernel*
     (void)d;
     // HOLOGRAM_CUDA_EMULATE_NVRTC=90 (a compute capability): also compile every kernel with
     // NVRTC for that architecture, so emulated runs check that the GPU compiler takes them too.
-    const char* nvc = getenv("HOLOGRAM_CUDA_EMULATE_NVRTC");
-    if (nvc && nvc[0]) {
-        int cc = atoi(nvc);
+    int cc = (int)hg_config_int("HOLOGRAM_CUDA_EMULATE_NVRTC", 0, 1000, 0);
+    if (cc) {
         void* img = NULL;
         size_t n = 0;
         char key[40];

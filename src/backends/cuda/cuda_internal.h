@@ -171,5 +171,8 @@ hg_status hg_cuda_mark_dead(cuda_dev* d, const char* what);
 
 // 1 when HOLOGRAM_CUDA_EMULATE is set to a non-zero value.
 int hg_cuda_emulating(void);
+// The process-wide locks' part in fork() (base/fork.h): kernel cache, emulated launches.
+void hg_cuda_kcache_fork(hg_fork_phase phase);
+void hg_cuda_emu_fork(hg_fork_phase phase);
 
 #endif

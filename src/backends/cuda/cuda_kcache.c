@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "backends/cuda/cuda_internal.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/checksum.h"
 
@@ -55,7 +56,7 @@ static pthread_once_t g_dir_once = PTHREAD_ONCE_INIT;
 static char g_dir[1024];
 
 static void find_dir(void) {
-    const char* over = getenv("HOLOGRAM_CACHE_DIR");
+    const char* over = hg_config_string("HOLOGRAM_CACHE_DIR");
     const char* xdg = getenv("XDG_CACHE_HOME");
     const char* home = getenv("HOME");
     char d[1024] = "";
@@ -84,6 +85,8 @@ static void put_le32(unsigned char* p, uint32_t v) {
 static uint32_t get_le32(const unsigned char* p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+
+void hg_cuda_kcache_fork(hg_fork_phase phase) { hg_fork_mutex(&g_lock, phase); }
 
 static void mem_put(const char* key, const char* ext, const void* image, size_t len) {
     void* copy = malloc(len ? len : 1);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cuda/cuda_internal.h"
+#include "base/config.h"
 #include "base/error.h"
 
 #define STAGE_BYTES ((size_t)4 << 20)   // per staging buffer
@@ -327,8 +328,7 @@ static hg_status blas_ready(cuda_dev* d, const char* fn, const hg_cublas_api** o
             return hg_error(HG_ERR_EXECUTION, "cublasCreate failed");
         bl->cublasSetStream(s->blas, cur(d));
         // TF32 only when asked for: results then differ from IEEE f32 in the 10th bit or so.
-        const char* tf = getenv("HOLOGRAM_CUDA_TF32");
-        int tf32 = tf && tf[0] && strcmp(tf, "0") != 0;
+        int tf32 = hg_config_bool("HOLOGRAM_CUDA_TF32", 0);
         bl->cublasSetMathMode(s->blas, tf32 ? HG_CUBLAS_TF32_TENSOR_OP_MATH : HG_CUBLAS_DEFAULT_MATH);
     }
     *out = bl;

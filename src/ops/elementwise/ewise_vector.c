@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/config.h"
 #include "base/dtype.h"
 #include "ops/elementwise/ewise_internal.h"
 #include "ops/elementwise/ewise_vector.h"
@@ -22,10 +23,7 @@
 
 int hg_ew_vector_enabled(void) {
     static int on = -1;   // read once: a benchmark switch, not a per-call option
-    if (on < 0) {
-        const char* v = getenv("HOLOGRAM_EW_VECTOR");
-        on = !(v && v[0] == '0' && v[1] == 0);
-    }
+    if (on < 0) on = hg_config_bool("HOLOGRAM_EW_VECTOR", 1);
     return on;
 }
 

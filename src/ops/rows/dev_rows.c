@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/config.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
@@ -342,8 +343,8 @@ static hg_status run(const rw_spec* s, hg_buffer xb, int64_t xoff, hg_buffer obu
 // Whether the merged dims allow the register-resident kernels: at most one outer dim (a
 // constant row stride) and the row one dim of unit stride in x, out, weight and bias.
 static int reg_rows(const rw_spec* s) {
-    const char* e = getenv("HOLOGRAM_DEV_ROWS");
-    if (e && !strcmp(e, "generic")) return 0;
+    static const char* const kinds[] = {"auto", "generic"};
+    if (hg_config_choice("HOLOGRAM_DEV_ROWS", kinds, 2, 0) == 1) return 0;
     if (s->R > HG_DEV_ROWS_REG_MAX || s->od.nd > 1 || s->id.nd > 1) return 0;
     if (s->id.nd == 1)
         for (int t = 0; t < 4; t++)

@@ -72,6 +72,8 @@ static void buf_put(float* p, size_t n) {
     pthread_mutex_unlock(&cache_lock);
 }
 
+void hg_cpu_gemm_fork(hg_fork_phase phase) { hg_fork_mutex(&cache_lock, phase); }
+
 // ---- packing --------------------------------------------------------------------------------
 // op(A) block rows [0, mc), depth [0, kc) -> micro-panels of MR rows: dst[ir*kc + p*MR + i].
 // Rows past mc are zero so the kernel always computes full tiles.

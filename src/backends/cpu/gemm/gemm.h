@@ -47,6 +47,10 @@ typedef struct hg_sgemm_kernel {
     void (*pack_bt_rows)(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
 } hg_sgemm_kernel;
 
+// The packing cache's part in fork() (base/fork.h).
+#include "base/fork.h"
+void hg_cpu_gemm_fork(hg_fork_phase phase);
+
 void hg_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                   float* c, int64_t ldc, hg_pool* pool);
