@@ -465,9 +465,8 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
     if (!device && weight && (s = load_param(&c, weight, "weight", f64, &w, &w_owned))) goto done;
     if (!device && bias && (s = load_param(&c, bias, "bias", f64, &b, &b_owned))) goto done;
     if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) goto done;
-    if ((s = hg_op_no_overlap(&c, out, x, "x")) ||
-        (weight && (s = hg_op_no_overlap(&c, out, weight, "weight"))) ||
-        (bias && (s = hg_op_no_overlap(&c, out, bias, "bias"))))
+    if ((s = hg_op_read_first(&c, out, &x, 1)) || (s = hg_op_read_first(&c, out, &weight, 1)) ||
+        (s = hg_op_read_first(&c, out, &bias, 1)))
         goto done;
     if (device) {
         s = hg_dev_rows(&c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, x, x->ndim - nnorm, weight,
