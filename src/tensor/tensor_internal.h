@@ -27,6 +27,13 @@ int hg_tensor_extent(int32_t ndim, const int64_t* shape, const int64_t* strides,
 // two buffers wrapping the same memory overlap too; ab and bb are the views' buffers.
 int hg_tensor_overlap(const hg_tensor* a, const hg_buffer_obj* ab, const hg_tensor* b,
                       const hg_buffer_obj* bb);
+// hg_tensor_overlap's first test, inline for the ops' repeated-call path: 1 when the buffers'
+// whole memory ranges are apart (separate allocations, or one of them empty), so no views of
+// them overlap.
+static inline int hg_tensor_mem_apart(const hg_buffer_obj* a, const hg_buffer_obj* b) {
+    uintptr_t a0 = (uintptr_t)a->mem, b0 = (uintptr_t)b->mem;
+    return a0 + a->nbytes <= b0 || b0 + b->nbytes <= a0;
+}
 // 1 if the two views are the same elements in the same order: equal dtype and shape, the same
 // first address and equal strides on every dim longer than 1 (any buffers).
 int hg_tensor_same_view(const hg_tensor* a, const hg_buffer_obj* ab, const hg_tensor* b,

@@ -26,10 +26,8 @@ static int byte_span(const hg_tensor* t, const hg_buffer_obj* b, uintptr_t* lo, 
 
 int hg_tensor_overlap(const hg_tensor* a, const hg_buffer_obj* ab, const hg_tensor* b,
                       const hg_buffer_obj* bb) {
-    if (!ab->mem || !bb->mem) return 0;   // a zero-byte buffer holds nothing
     // Separate allocations (the usual case) are told apart by their whole ranges.
-    uintptr_t a0 = (uintptr_t)ab->mem, b0 = (uintptr_t)bb->mem;
-    if (ab != bb && (a0 + ab->nbytes <= b0 || b0 + bb->nbytes <= a0)) return 0;
+    if (!ab->mem || !bb->mem || hg_tensor_mem_apart(ab, bb)) return 0;
     uintptr_t alo, ahi, blo, bhi;
     if (!byte_span(a, ab, &alo, &ahi) || !byte_span(b, bb, &blo, &bhi)) return 0;
     return alo < bhi && blo < ahi;

@@ -137,8 +137,8 @@ void hg_op_copies_release(hg_op_ctx* c) {
     }
 }
 
-hg_status hg_op_read_first_buf(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj* out_buf,
-                               const hg_tensor** in, hg_buffer_obj** in_buf, int same_ok) {
+hg_status hg_op_read_first_slow(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj* out_buf,
+                                const hg_tensor** in, hg_buffer_obj** in_buf, int same_ok) {
     const hg_tensor* x = *in;
     if (!x || !out || out->ndim < 0 || out->ndim > HG_MAX_DIMS) return HG_OK;   // unchecked out
     hg_buffer_obj* ob = out_buf ? out_buf : buffer_of(out);
@@ -174,7 +174,7 @@ hg_status hg_op_read_first_buf(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj
 
 hg_status hg_op_read_first(hg_op_ctx* c, const hg_tensor* out, const hg_tensor** in,
                            int same_ok) {
-    return hg_op_read_first_buf(c, out, NULL, in, NULL, same_ok);
+    return hg_op_read_first_slow(c, out, NULL, in, NULL, same_ok);
 }
 
 hg_status hg_op_finish(hg_op_ctx* c, hg_tensor* out, hg_status s) {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "base/trace.h"
 #include "runtime/objects.h"
+#include "tensor/tensor_internal.h"
 #include "hologram.h"
 
 typedef struct hg_op_ctx hg_op_ctx;
@@ -91,8 +92,16 @@ hg_status hg_op_existing_output(hg_op_ctx* c, const hg_tensor* out, const char* 
 hg_status hg_op_read_first(hg_op_ctx* c, const hg_tensor* out, const hg_tensor** in,
                            int same_ok);
 // The same with the buffers of out and *in known (NULL: looked up); *in_buf follows *in.
-hg_status hg_op_read_first_buf(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj* out_buf,
-                               const hg_tensor** in, hg_buffer_obj** in_buf, int same_ok);
+// Inline: buffers whose memory is apart (the usual case) cost two compares.
+hg_status hg_op_read_first_slow(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj* out_buf,
+                                const hg_tensor** in, hg_buffer_obj** in_buf, int same_ok);
+static inline hg_status hg_op_read_first_buf(hg_op_ctx* c, const hg_tensor* out,
+                                             hg_buffer_obj* out_buf, const hg_tensor** in,
+                                             hg_buffer_obj** in_buf, int same_ok) {
+    if (!*in || (out_buf && in_buf && *in_buf && hg_tensor_mem_apart(out_buf, *in_buf)))
+        return HG_OK;
+    return hg_op_read_first_slow(c, out, out_buf, in, in_buf, same_ok);
+}
 // 1 if two live tensors' memory may overlap (hg_tensor_overlap; 0 for empty tensors).
 int hg_op_overlaps(const hg_tensor* a, const hg_tensor* b);
 
