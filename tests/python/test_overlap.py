@@ -114,7 +114,8 @@ def test_elementwise_out(c):
 
 
 @settings_n(100)
-@given(c=cases(["where", "clip", "copy"] + INPLACE + ["setitem", "setitem_shift"]))
+@given(c=cases(["where", "clip", "copy"] + INPLACE +
+               ["setitem", "setitem_shift", "setitem_rows", "index_add"]))
 def test_where_clip_inplace_setitem(c):
     m = Memory(c["n"], c["seed"])
     n, kind = c["n"], c["kind"]
@@ -136,6 +137,14 @@ def test_where_clip_inplace_setitem(c):
     elif kind == "setitem_shift":   # a shifted block of out from a shifted block of the input
         no[1:] = na[:-1]
         ho[1:] = ha[:-1]
+    elif kind == "setitem_rows":   # rows chosen by an index array (distinct: no write order)
+        idx = np.random.default_rng(c["seed"]).permutation(n)
+        no[idx] = na
+        ho[idx] = ha
+    elif kind == "index_add":   # numpy.add.at: repeated rows add up
+        idx = np.random.default_rng(c["seed"]).integers(0, n, size=n)
+        np.add.at(no, idx, na)
+        hg.ops.index_add(ho, 0, hg.asarray(idx), ha)
     else:   # in-place operators
         with np.errstate(all="ignore"):
             exec(f"no {kind} nb", {}, {"no": no, "nb": nb})
