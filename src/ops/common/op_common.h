@@ -91,10 +91,11 @@ hg_status hg_op_existing_output(hg_op_ctx* c, const hg_tensor* out, const char* 
 // elementwise ones). in (and *in) may be NULL. Out of memory for the copy is the only error.
 hg_status hg_op_read_first(hg_op_ctx* c, const hg_tensor* out, const hg_tensor** in,
                            int same_ok);
-// The same with the buffers of out and *in known (NULL: looked up); *in_buf follows *in.
-// Inline: buffers whose memory is apart (the usual case) cost two compares.
+// The out-of-line part of hg_op_read_first_buf (out_buf, in_buf may be NULL: looked up).
 hg_status hg_op_read_first_slow(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj* out_buf,
                                 const hg_tensor** in, hg_buffer_obj** in_buf, int same_ok);
+// hg_op_read_first with the buffers of out and *in known; *in_buf follows *in. Inline for the
+// repeated-call path: buffers whose memory is apart (the usual case) cost two compares.
 static inline hg_status hg_op_read_first_buf(hg_op_ctx* c, const hg_tensor* out,
                                              hg_buffer_obj* out_buf, const hg_tensor** in,
                                              hg_buffer_obj** in_buf, int same_ok) {

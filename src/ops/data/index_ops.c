@@ -302,7 +302,8 @@ static void run_add(const hg_host_view* acc, const hg_host_view* src, const int6
     }
 }
 
-// The checks both share: acc, index and src valid, equal dtypes (bool refused), axis in range; *ax the resolved axis.
+// The checks both share: acc, index and src valid, equal dtypes (bool refused), axis in range;
+// *ax the resolved axis.
 static hg_status add_setup(hg_op_ctx* c, const hg_tensor* acc, int32_t axis,
                            const hg_tensor* index, const hg_tensor* src, int32_t* ax) {
     hg_status s;
