@@ -4,8 +4,9 @@
 // as two numpy arrays over one allocation). Random layouts (transposed, reversed, strided,
 // shifted, the exact same view) over a small memory; the reference runs the same op on
 // separate copies of the inputs (and of out's old values, for the ops that read out) and the
-// expected memory is the old memory with out's elements replaced. On CPU executors and on
-// HG_TEST_BACKEND (the CUDA emulation in ctest's *_cuda_emu).
+// expected memory is the old memory with out's elements replaced. Also a compiled graph plan
+// (hg_plan_run). On CPU executors and on HG_TEST_BACKEND (the CUDA emulation in ctest's
+// *_cuda_emu).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@ enum { N = 6, MEM = 3 * N * N + 4 };
 
 static hg_executor g_ex;
 static hg_buffer g_mem, g_alias;   // one memory, two handles
+static hg_plan g_plan;             // a compiled graph: (x * y) - x, fused
 static uint64_t g_rng = 0x51AB1E5ull;
 
 static int64_t rnd(int64_t n) { return (int64_t)(hg_test_rand(&g_rng) % (uint64_t)n); }
@@ -97,11 +99,11 @@ static hg_tensor copy_of(const view* v, const float* mem) {
 
 enum {
     OP_NEG, OP_ADD, OP_WHERE, OP_CLIP, OP_SUM, OP_SOFTMAX, OP_LAYER_NORM, OP_MATMUL, OP_GEMM,
-    OP_INDEX_SELECT, OP_INDEX_ADD, OP_CONCAT, OP_MSE, OP_COPY, OP_COUNT
+    OP_INDEX_SELECT, OP_INDEX_ADD, OP_CONCAT, OP_MSE, OP_COPY, OP_PLAN, OP_COUNT
 };
 static const char* const op_names[OP_COUNT] = {
     "neg", "add", "where", "clip", "sum", "softmax", "layer_norm", "matmul", "gemm",
-    "index_select", "index_add", "concat", "mse_loss", "tensor_copy"};
+    "index_select", "index_add", "concat", "mse_loss", "tensor_copy", "plan_run"};
 
 // Runs op on inputs in[] into out (all tensors of the call); cond and idx are separate.
 static hg_status run_op(int op, const hg_tensor* in, hg_tensor* out, const hg_tensor* cond,
@@ -120,6 +122,7 @@ static hg_status run_op(int op, const hg_tensor* in, hg_tensor* out, const hg_te
     case OP_INDEX_ADD: return hg_index_add(out, 0, idx, &in[0]);
     case OP_CONCAT: return hg_concat(2, in, 0, out);
     case OP_MSE: return hg_mse_loss(&in[0], &in[1], HG_REDUCTION_NONE, out);
+    case OP_PLAN: return hg_plan_run(g_plan, 2, in, 1, out);
     default: return hg_tensor_copy(out, &in[0]);
     }
 }
@@ -257,9 +260,20 @@ static void run(int on_device) {
     CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, MEM, &g_mem));
     CHECK_OK(hg_buffer_device_address(g_mem, &addr));
     CHECK_OK(hg_buffer_wrap_device(g_ex, HG_DTYPE_F32, addr, MEM, &g_alias));
+    hg_graph g;
+    int32_t x, y, t;
+    CHECK_OK(hg_graph_create(&g));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, (int64_t[]){N, N}, &x));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, (int64_t[]){N, N}, &y));
+    CHECK_OK(hg_graph_binary(g, HG_BINARY_MUL, x, y, &t));
+    CHECK_OK(hg_graph_binary(g, HG_BINARY_SUB, t, x, &t));
+    CHECK_OK(hg_graph_output(g, t));
+    CHECK_OK(hg_graph_compile(g, g_ex, &g_plan));
+    CHECK_OK(hg_graph_destroy(g));
     issue_cases();
     for (int op = 0; op < OP_COUNT; op++)
         for (int trial = 0; trial < 40; trial++) one_trial(op, trial);
+    CHECK_OK(hg_plan_destroy(g_plan));
     hg_buffer_destroy(g_alias);
     hg_buffer_destroy(g_mem);
 }
