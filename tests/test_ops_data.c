@@ -411,11 +411,8 @@ static void test_concat_errors(bufset* s) {
     scramble(s, HG_DTYPE_I32);
     CHECK_STATUS(hg_concat(2, in, 1, &oi), HG_ERR_DTYPE_MISMATCH);
     CHECK(matches_expect(s, HG_DTYPE_I32));
-    hg_tensor ov;                                                           // overlaps b
-    CHECK_OK(hg_tensor_view(f, 2, (int64_t[]){2, 7}, NULL, 101, &ov));
+    // (An out overlapping an input is computed as numpy does: test_ops_overlap.c.)
     scramble(s, HG_DTYPE_F32);
-    CHECK_STATUS(hg_concat(2, in, 1, &ov), HG_ERR_INVALID_ARGUMENT);
-    CHECK(matches_expect(s, HG_DTYPE_F32));
     hg_tensor z0[1];                                                        // 0-d inputs
     CHECK_OK(hg_tensor_view(f, 0, NULL, NULL, 3, &z0[0]));
     hg_tensor zo = {0};
@@ -609,7 +606,6 @@ static void test_index_errors(bufset* s) {
     hg_tensor ok_index, ov;
     CHECK_OK(hg_tensor_view(ib, 1, (int64_t[]){2}, NULL, 0, &ok_index));      // {0, 1}
     CHECK_OK(hg_tensor_view(s->b[HG_DTYPE_F32], 2, (int64_t[]){2, 5}, NULL, 3, &ov));
-    CHECK_STATUS(hg_index_select(&x, 0, &ok_index, &ov), HG_ERR_INVALID_ARGUMENT);  // overlap
     CHECK_STATUS(hg_index_select(NULL, 0, &ok_index, &ov), HG_ERR_NULL_POINTER);
     CHECK_STATUS(hg_index_select(&x, 0, NULL, &ov), HG_ERR_NULL_POINTER);
     CHECK(matches_expect(s, HG_DTYPE_F32));
@@ -634,8 +630,6 @@ static void test_index_errors(bufset* s) {
     CHECK_OK(hg_tensor_view(s->b[HG_DTYPE_F32], 2, (int64_t[]){2, 2}, NULL, 1, &gov));
     CHECK_STATUS(hg_gather(&x, 1, &gi, &gov), HG_ERR_OUT_OF_RANGE);           // 7 on size 5
     CHECK_OK(hg_tensor_view(ib, 2, (int64_t[]){1, 2}, NULL, 0, &gi));          // {0, 1}
-    CHECK_OK(hg_tensor_view(s->b[HG_DTYPE_F32], 2, (int64_t[]){1, 2}, NULL, 1, &gov));
-    CHECK_STATUS(hg_gather(&x, 1, &gi, &gov), HG_ERR_INVALID_ARGUMENT);       // overlaps x
     hg_tensor dead = x;
     CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, 20, &dead.buffer));
     CHECK_OK(hg_buffer_destroy(dead.buffer));
@@ -762,7 +756,6 @@ static void test_index_add(hg_executor ex) {
     CHECK_STATUS(hg_index_add(&to, 0, &ti, &tc), HG_ERR_DTYPE_MISMATCH);
     CHECK_STATUS(hg_index_add(&to, 0, NULL, &ts), HG_ERR_NULL_POINTER);
     CHECK_STATUS(hg_scatter_add(&to, 0, &ti, &ts), HG_ERR_SIZE_MISMATCH);
-    CHECK_STATUS(hg_index_add(&ts, 0, &ti, &ts), HG_ERR_INVALID_ARGUMENT);   // out is src
     CHECK_OK(hg_buffer_read(bo, 0, got, R * C));
     CHECK(memcmp(got, want, sizeof got) == 0);
     hg_buffer_destroy(bo);

@@ -582,11 +582,13 @@ static void errors(ctx_t* c) {
     float xb[24];
     for (int i = 0; i < 24; i++) xb[i] = (float)i;
     CHECK_OK(hg_buffer_write(b, 0, xb, 24));
-    CHECK_STATUS(hg_reduce(HG_REDUCE_SUM, &x, 1, (int32_t[]){0}, 0, &ovl), HG_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(hg_last_error(), "overlaps") != NULL);
+    // An out overlapping x: numpy's rule, as if x were read before anything is written.
+    CHECK_OK(hg_reduce(HG_REDUCE_SUM, &x, 1, (int32_t[]){0}, 0, &ovl));
     float after[24];
     CHECK_OK(hg_buffer_read(b, 0, after, 24));
-    CHECK(memcmp(xb, after, sizeof xb) == 0);
+    for (int i = 0; i < 24; i++)
+        CHECK(after[i] == (i >= 3 && i < 9 ? (float)(4 * (i - 3) + 36) : xb[i]));
+    CHECK_OK(hg_buffer_write(b, 0, xb, 24));
     // Same view in place is allowed (no axes: elementwise identity of sum).
     CHECK_OK(hg_reduce(HG_REDUCE_SUM, &x, 0, (int32_t[]){0}, 0, &x));
     CHECK_OK(hg_buffer_read(b, 0, after, 24));

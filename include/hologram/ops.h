@@ -28,9 +28,11 @@ extern "C" {
 //   existing tensor the result is written into: its shape must equal the result shape; its dtype
 //   may differ from the result dtype when numpy's "same_kind" casting allows it (the result is
 //   computed in the result dtype and converted once on store).
-// - Out may be one of the inputs exactly (same buffer, offset, shape and strides: in place);
-//   any other overlap between out and an input is refused with HG_ERR_INVALID_ARGUMENT.
-//   A failing op writes nothing.
+// - Overlap (numpy's rule): out may share memory with any input - the same buffer or two
+//   buffers wrapping the same memory - and the result is as if every input were read before
+//   anything is written (an overlapping input is copied first; out exactly an input's view
+//   runs in place where the op reads each element before writing it). A failing op writes
+//   nothing.
 // - All tensors of one call must live on one executor (HG_ERR_INVALID_ARGUMENT otherwise).
 // - dtypes: every numeric dtype where numpy defines the op; f16 and bf16 are computed in f32
 //   and rounded once. Type promotion follows numpy (hg_result_type; bf16 with f16 gives f32,
@@ -191,8 +193,9 @@ HG_API hg_status hg_rms_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor*
 // Floats and integers (integers accumulate in their own type, wrapping, as numpy).
 HG_API hg_status hg_matmul(const hg_tensor* a, const hg_tensor* b, hg_tensor* out);
 // BLAS gemm on 2-D tensors: c = alpha * op(a) @ op(b) + beta * c, op = transpose when trans_*
-// is 1. c must exist (it is read when beta != 0; beta == 0 ignores its contents, NaN included)
-// and must not overlap a or b. Float dtypes only (integers: use hg_matmul).
+// is 1. c must exist (it is read when beta != 0; beta == 0 ignores its contents, NaN included);
+// a or b overlapping c is read first (the overlap rule above). Float dtypes only (integers:
+// use hg_matmul).
 HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor* a,
                          const hg_tensor* b, double beta, const hg_tensor* c);
 // y = a @ x with a 2-D (m, n) and x 1-D (n): out 1-D (m).
@@ -300,7 +303,8 @@ HG_API hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tens
 HG_API hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index,
                            hg_tensor* out);
 // Accumulate in place (the backward of index_select / embedding and of gather), out and src of
-// one dtype (not bool), no overlap; indices as above, range-checked before anything is added.
+// one dtype (not bool); src overlapping out is read first (numpy.add.at); indices as above,
+// range-checked before anything is added.
 // torch.Tensor.index_add_: out[..., index[i], ...] += src[..., i, ...] along axis (index 1-D;
 // src is out's shape with len(index) along axis). Repeated indices add up.
 HG_API hg_status hg_index_add(const hg_tensor* out, int32_t axis, const hg_tensor* index,

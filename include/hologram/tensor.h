@@ -91,8 +91,8 @@ HG_API hg_status hg_broadcast_shapes(int32_t na, const int64_t* a, int32_t nb, c
                                      int32_t* out_ndim, int64_t* out_shape);
 // dst[...] = src[...] elementwise: same dtype, same executor, src's shape must broadcast to dst's.
 // dst may not reach one element through a zero stride on a dim of size > 1. Overlapping views
-// of the same memory behave as if src were read completely before dst is written. CPU
-// (host-visible) backends only for now; others give HG_ERR_UNSUPPORTED.
+// of the same memory (one buffer, or two wrapping the same memory) behave as if src were read
+// completely before dst is written. On devices an ISA copy kernel does the same.
 HG_API hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src);
 // If t is C-contiguous: *out = *t and *out_copied = 0. Otherwise allocates a new buffer of
 // numel elements on t's executor, copies t into it, *out = that C-contiguous tensor and

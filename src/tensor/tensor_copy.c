@@ -198,15 +198,6 @@ static void strided_copy(unsigned char* d, const unsigned char* s, size_t es, in
     run_plan(&p);
 }
 
-// Byte range [lo, hi) of a checked nonempty tensor's reachable elements.
-static void byte_range(const hg_tensor* t, const unsigned char* mem, size_t es, uintptr_t* lo,
-                       uintptr_t* hi) {
-    int64_t l = 0, h = 0;
-    hg_tensor_extent(t->ndim, t->shape, t->strides, t->offset, &l, &h);
-    *lo = (uintptr_t)(mem + (size_t)l * es);
-    *hi = (uintptr_t)(mem + (size_t)(h + 1) * es);
-}
-
 // Strides of a (shape, strides) source broadcast to dst's shape, numpy's rules; 0 if the
 // shapes do not broadcast.
 int hg_tensor_broadcast_strides(const hg_tensor* dst, int32_t ndim, const int64_t* shape,
@@ -260,11 +251,9 @@ hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src) {
     const unsigned char* sbase = (const unsigned char*)sb->mem;
     unsigned char* d = dbase + (size_t)dst->offset * es;
     const unsigned char* sp = sbase + (size_t)src->offset * es;
-    uintptr_t dlo, dhi, slo, shi;
-    byte_range(dst, dbase, es, &dlo, &dhi);
-    byte_range(src, sbase, es, &slo, &shi);
+    // Overlap also through two wraps of the same memory (hg_tensor_overlap compares addresses).
+    int overlap = hg_tensor_overlap(dst, db, src, sb);
     if (!db->ex->vt->host_visible) {   // device memory: an ISA copy kernel
-        int overlap = db == sb && dlo < shi && slo < dhi;
         if (overlap && d == sp) {
             int same = 1;
             for (int32_t i = 0; same && i < dst->ndim; i++)
@@ -273,9 +262,9 @@ hg_status hg_tensor_copy(const hg_tensor* dst, const hg_tensor* src) {
         }
         return hg_tensor_copy_device(dst, src, sstr, sn, overlap);
     }
-    if (dlo < shi && slo < dhi) {
-        // Overlap (also through two wraps of the same memory). The identical view is a no-op;
-        // anything else goes through a contiguous temporary holding src's elements.
+    if (overlap) {
+        // The identical view is a no-op; anything else goes through a contiguous temporary
+        // holding src's elements.
         int same = d == sp;
         for (int32_t i = 0; same && i < dst->ndim; i++)
             same = dst->shape[i] == 1 || dst->strides[i] == sstr[i];

@@ -22,6 +22,23 @@ hg_status hg_tensor_check(const hg_tensor* t, const char* fn, const char* name,
 int hg_tensor_extent(int32_t ndim, const int64_t* shape, const int64_t* strides, int64_t offset,
                      int64_t* lo, int64_t* hi);
 
+// 1 if the byte ranges two checked views reach in their buffers' memory intersect (0 when
+// either is empty): numpy's conservative may_share_memory test. Addresses are compared, so
+// two buffers wrapping the same memory overlap too; ab and bb are the views' buffers.
+int hg_tensor_overlap(const hg_tensor* a, const hg_buffer_obj* ab, const hg_tensor* b,
+                      const hg_buffer_obj* bb);
+// hg_tensor_overlap's first test, inline for the ops' repeated-call path: 1 when the buffers'
+// whole memory ranges are apart (separate allocations, or one of them empty), so no views of
+// them overlap.
+static inline int hg_tensor_mem_apart(const hg_buffer_obj* a, const hg_buffer_obj* b) {
+    uintptr_t a0 = (uintptr_t)a->mem, b0 = (uintptr_t)b->mem;
+    return a0 + a->nbytes <= b0 || b0 + b->nbytes <= a0;
+}
+// 1 if the two views are the same elements in the same order: equal dtype and shape, the same
+// first address and equal strides on every dim longer than 1 (any buffers).
+int hg_tensor_same_view(const hg_tensor* a, const hg_buffer_obj* ab, const hg_tensor* b,
+                        const hg_buffer_obj* bb);
+
 // 1 if a checked tensor with numel elements is C-contiguous (hg_tensor_is_contiguous's rule).
 int hg_tensor_is_c_contiguous(const hg_tensor* t, int64_t numel);
 

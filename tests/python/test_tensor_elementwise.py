@@ -327,10 +327,9 @@ def test_out_argument_and_aliasing():
         ops.add(a, a, out=hg.zeros((3,)))
     with pytest.raises(hg.DtypeError):
         ops.add(a, a, out=hg.zeros((4,), np.int32))   # same_kind refuses float -> int
-    with pytest.raises(hg.InvalidArgumentError) as e:
-        ops.add(a[1:], a[1:], out=a[:3])   # overlaps an input without being it
-    assert "overlap" in str(e.value)
-    assert a.tolist() == [0, 1, 2, 3]   # nothing written
+    # out overlapping an input without being it: numpy's rule, as if a were read first
+    ops.add(a[1:], a[1:], out=a[:3])
+    assert a.tolist() == [2, 4, 6, 3]
 
 
 def test_where_clip_fma_cast():

@@ -2,9 +2,11 @@
 #include "ops/common/op_common.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/handles.h"
 #include "tensor/tensor_internal.h"
 #include "ops/common/op_dispatch.h"
 
@@ -111,37 +113,68 @@ hg_status hg_op_existing_output(hg_op_ctx* c, const hg_tensor* out, const char* 
     return HG_OK;
 }
 
-static int numel_zero(const hg_tensor* t) {
-    for (int32_t i = 0; i < t->ndim; i++)
-        if (t->shape[i] == 0) return 1;
-    return 0;
+static hg_buffer_obj* buffer_of(const hg_tensor* t) {
+    return hg_handle_get(t->buffer.handle, HG_HANDLE_BUFFER);
 }
 
 int hg_op_overlaps(const hg_tensor* a, const hg_tensor* b) {
-    if (a->buffer.handle != b->buffer.handle || numel_zero(a) || numel_zero(b)) return 0;
-    int64_t alo, ahi, blo, bhi;
-    if (!hg_tensor_extent(a->ndim, a->shape, a->strides, a->offset, &alo, &ahi) ||
-        !hg_tensor_extent(b->ndim, b->shape, b->strides, b->offset, &blo, &bhi))
-        return 1;
-    return alo <= bhi && blo <= ahi;
+    hg_buffer_obj* ab = buffer_of(a);
+    hg_buffer_obj* bb = b->buffer.handle == a->buffer.handle ? ab : buffer_of(b);
+    return ab && bb && hg_tensor_overlap(a, ab, b, bb);
 }
 
-static int same_view(const hg_tensor* a, const hg_tensor* b) {
-    if (a->buffer.handle != b->buffer.handle || a->dtype != b->dtype || a->ndim != b->ndim ||
-        a->offset != b->offset)
-        return 0;
-    for (int32_t i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i] || (a->shape[i] > 1 && a->strides[i] != b->strides[i]))
-            return 0;
-    return 1;
+struct hg_op_copy {
+    hg_tensor t;
+    hg_op_copy* next;
+};
+
+void hg_op_copies_release(hg_op_ctx* c) {
+    while (c->copies) {
+        hg_op_copy* k = c->copies;
+        c->copies = k->next;
+        hg_buffer_destroy(k->t.buffer);   // cannot fail for a buffer made here
+        free(k);
+    }
 }
 
-hg_status hg_op_no_overlap(hg_op_ctx* c, const hg_tensor* out, const hg_tensor* in,
-                           const char* name) {
-    if (!in || !hg_op_overlaps(out, in) || same_view(out, in)) return HG_OK;
-    return hg_error(HG_ERR_INVALID_ARGUMENT,
-                    "%s: 'out' overlaps input '%s' without being the same view (in-place "
-                    "works only with out exactly equal to the input)", c->fn, name);
+hg_status hg_op_read_first_slow(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj* out_buf,
+                                const hg_tensor** in, hg_buffer_obj** in_buf, int same_ok) {
+    const hg_tensor* x = *in;
+    if (!x || !out || out->ndim < 0 || out->ndim > HG_MAX_DIMS) return HG_OK;   // unchecked out
+    hg_buffer_obj* ob = out_buf ? out_buf : buffer_of(out);
+    hg_buffer_obj* xb = in_buf && *in_buf ? *in_buf : buffer_of(x);
+    if (!ob || !xb || !hg_tensor_overlap(out, ob, x, xb)) return HG_OK;
+    if (same_ok && hg_tensor_same_view(out, ob, x, xb)) return HG_OK;
+    hg_op_copy* k = malloc(sizeof *k);
+    if (!k)
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: out of memory copying an input that overlaps "
+                        "'out'", c->fn);
+    int64_t n = 1;
+    for (int32_t i = 0; i < x->ndim; i++) n *= x->shape[i];
+    hg_executor exh = {xb->ex->handle};
+    hg_buffer nb;
+    hg_status s = hg_buffer_create_ex(exh, x->dtype, (size_t)n, HG_BUFFER_UNINITIALIZED, &nb);
+    if (s) {
+        free(k);
+        return hg_error_prefix(s, "%s: copying an input that overlaps 'out'", c->fn);
+    }
+    memset(&k->t, 0, sizeof k->t);
+    k->t.buffer = nb;
+    k->t.dtype = x->dtype;
+    k->t.ndim = x->ndim;
+    memcpy(k->t.shape, x->shape, sizeof k->t.shape);
+    hg_tensor_contiguous_strides(x->ndim, x->shape, k->t.strides);
+    k->next = c->copies;
+    c->copies = k;
+    if ((s = hg_tensor_copy(&k->t, x))) return hg_error_prefix(s, "%s", c->fn);
+    *in = &k->t;
+    if (in_buf) *in_buf = buffer_of(&k->t);
+    return HG_OK;
+}
+
+hg_status hg_op_read_first(hg_op_ctx* c, const hg_tensor* out, const hg_tensor** in,
+                           int same_ok) {
+    return hg_op_read_first_slow(c, out, NULL, in, NULL, same_ok);
 }
 
 hg_status hg_op_finish(hg_op_ctx* c, hg_tensor* out, hg_status s) {

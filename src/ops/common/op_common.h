@@ -6,7 +6,7 @@
 //     HG_OP_CTX(c);  hg_op_begin(&c, "hg_softmax");
 //     if ((s = hg_op_input(&c, x, "x", &xb, &n))) return s;
 //     if ((s = hg_op_output(&c, out, result_dtype, ndim, shape))) return s;   // may allocate
-//     if ((s = hg_op_no_overlap(&c, out, x, "x"))) return hg_op_fail(&c, out, s);
+//     if ((s = hg_op_read_first(&c, out, &x, 1))) return hg_op_finish(&c, out, s);
 //     ... compute ...
 //     return hg_op_finish(&c, out, s);   // releases an allocated output on failure
 #ifndef HG_OPS_OP_COMMON_H
@@ -14,9 +14,11 @@
 #include <stdint.h>
 #include "base/trace.h"
 #include "runtime/objects.h"
+#include "tensor/tensor_internal.h"
 #include "hologram.h"
 
 typedef struct hg_op_ctx hg_op_ctx;
+typedef struct hg_op_copy hg_op_copy;
 // Tracing hooks of hg_op_begin / HG_OP_CTX (op_trace.c).
 void hg_op_trace_begin(hg_op_ctx* c);
 // Tensor t of the call: role 0 an input (its bytes; its dtype and shape when nothing is
@@ -29,6 +31,7 @@ struct hg_op_ctx {
     const char* fn;            // public function name for messages
     hg_executor_obj* ex;       // executor of the first tensor seen (all must match)
     int allocated;             // 1 when hg_op_output allocated out->buffer
+    hg_op_copy* copies;        // inputs copied by hg_op_read_first, released with the context
     // Tracing only (base/trace.h; trace.t0 == 0 when off): the call's span, the dtype and
     // shape of its result (or first input) and the bytes of its tensors.
     hg_trace_span trace;
@@ -40,7 +43,11 @@ struct hg_op_ctx {
     int trace_nseen, trace_result;
 };
 
+// Destroys the copies hg_op_read_first made for the call.
+void hg_op_copies_release(hg_op_ctx* c);
+
 static inline void hg_op_ctx_done(hg_op_ctx* c) {
+    if (c->copies) hg_op_copies_release(c);
     if (c->trace.t0) hg_op_trace_end(c, c->fn);
 }
 
@@ -52,6 +59,7 @@ static inline void hg_op_begin(hg_op_ctx* c, const char* fn) {
     c->fn = fn;
     c->ex = NULL;
     c->allocated = 0;
+    c->copies = NULL;
     c->trace.t0 = 0;
     if (hg_trace_on()) hg_op_trace_begin(c);
 }
@@ -75,11 +83,27 @@ hg_status hg_op_output(hg_op_ctx* c, hg_tensor* out, hg_dtype dtype, int32_t ndi
 // An output given by the caller that the op never allocates (fill, arange, gemm's c, ...).
 hg_status hg_op_existing_output(hg_op_ctx* c, const hg_tensor* out, const char* name);
 
-// HG_ERR_INVALID_ARGUMENT if out and in share memory without being the same view (same
-// buffer, dtype, offset, shape and strides). Element ranges are compared conservatively.
-hg_status hg_op_no_overlap(hg_op_ctx* c, const hg_tensor* out, const hg_tensor* in,
-                           const char* name);
-// 1 if the two tensors' element ranges in one buffer intersect (0 for empty tensors).
+// numpy's overlap rule, for every op that writes out while reading inputs: the result is as if
+// every input were read before anything is written. When in's memory may overlap out's
+// (hg_tensor_overlap: byte ranges, so also two buffers wrapping the same memory), *in is
+// replaced by a contiguous copy made now, which lives until the context ends - except when in
+// is exactly out's view and same_ok (ops that read each element before writing it, as the
+// elementwise ones). in (and *in) may be NULL. Out of memory for the copy is the only error.
+hg_status hg_op_read_first(hg_op_ctx* c, const hg_tensor* out, const hg_tensor** in,
+                           int same_ok);
+// The out-of-line part of hg_op_read_first_buf (out_buf, in_buf may be NULL: looked up).
+hg_status hg_op_read_first_slow(hg_op_ctx* c, const hg_tensor* out, hg_buffer_obj* out_buf,
+                                const hg_tensor** in, hg_buffer_obj** in_buf, int same_ok);
+// hg_op_read_first with the buffers of out and *in known; *in_buf follows *in. Inline for the
+// repeated-call path: buffers whose memory is apart (the usual case) cost two compares.
+static inline hg_status hg_op_read_first_buf(hg_op_ctx* c, const hg_tensor* out,
+                                             hg_buffer_obj* out_buf, const hg_tensor** in,
+                                             hg_buffer_obj** in_buf, int same_ok) {
+    if (!*in || (out_buf && in_buf && *in_buf && hg_tensor_mem_apart(out_buf, *in_buf)))
+        return HG_OK;
+    return hg_op_read_first_slow(c, out, out_buf, in, in_buf, same_ok);
+}
+// 1 if two live tensors' memory may overlap (hg_tensor_overlap; 0 for empty tensors).
 int hg_op_overlaps(const hg_tensor* a, const hg_tensor* b);
 
 // On failure after hg_op_output allocated: destroys the buffer and clears out->buffer, so the

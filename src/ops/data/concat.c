@@ -1,6 +1,7 @@
 // hg_concat: numpy.concatenate along one axis on host-visible backends. Each input is copied
 // into its block of out (a strided sub-view), split over the executor's threads when large.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
@@ -19,6 +20,39 @@ typedef struct concat_job {
 static void concat_range(void* ctx, int64_t b, int64_t e) {
     concat_job* j = ctx;
     hg_copy_range(&j->dst, &j->src, b, e);
+}
+
+// Each input into its block of out (inputs apart from out).
+static hg_status concat_into(hg_op_ctx* c, int32_t n, const hg_tensor* inputs, int32_t ax,
+                             hg_tensor* out) {
+    hg_status s = HG_OK;
+    if (hg_op_route_of(c, HG_OPF_DATA, out->dtype) == HG_ROUTE_DEVICE) {   // converted too
+        int64_t at = 0;
+        for (int32_t k = 0; k < n && !s; k++) {
+            hg_tensor dst = *out;
+            dst.shape[ax] = inputs[k].shape[ax];
+            if (hg_dk_numel(&inputs[k])) dst.offset += at * out->strides[ax];
+            at += inputs[k].shape[ax];
+            s = hg_dev_copy_cast(c, &dst, &inputs[k]);
+        }
+        return s;
+    }
+    hg_host_view ov;
+    if ((s = hg_op_host_view(c, out, &ov))) return s;
+    int64_t at = 0;
+    size_t oes = hg_dtype_size(out->dtype);
+    for (int32_t k = 0; k < n && !s; k++) {
+        concat_job j;
+        if ((s = hg_op_host_view(c, &inputs[k], &j.src))) break;
+        // out[..., at : at + len_k, ...] as a view with the input's shape.
+        j.dst = ov;
+        j.dst.shape[ax] = j.src.shape[ax];
+        j.dst.numel = j.src.numel;
+        if (j.src.numel) j.dst.data = ov.data + at * ov.strides[ax] * (int64_t)oes;
+        at += j.src.shape[ax];
+        s = hg_for_range(c, j.src.numel, CONCAT_GRAIN, concat_range, &j);
+    }
+    return s;
 }
 
 hg_status hg_concat(int32_t n, const hg_tensor* inputs, int32_t axis, hg_tensor* out) {
@@ -73,35 +107,17 @@ hg_status hg_concat(int32_t n, const hg_tensor* inputs, int32_t axis, hg_tensor*
         numel *= shape[d];
     }
     if ((s = hg_op_output(&c, out, t0->dtype, t0->ndim, shape, 1))) return s;
-    for (int32_t k = 0; k < n; k++) {
-        snprintf(name, sizeof name, "inputs[%d]", (int)k);
-        if ((s = hg_op_no_overlap(&c, out, &inputs[k], name))) return hg_op_finish(&c, out, s);
-    }
-    if (hg_op_route_of(&c, HG_OPF_DATA, out->dtype) == HG_ROUTE_DEVICE) {   // each input into its block of out, converted
-        int64_t at = 0;
-        for (int32_t k = 0; k < n && !s; k++) {
-            hg_tensor dst = *out;
-            dst.shape[ax] = inputs[k].shape[ax];
-            if (hg_dk_numel(&inputs[k])) dst.offset += at * out->strides[ax];
-            at += inputs[k].shape[ax];
-            s = hg_dev_copy_cast(&c, &dst, &inputs[k]);
-        }
-        return hg_op_finish(&c, out, s);
-    }
-    hg_host_view ov;
-    if ((s = hg_op_host_view(&c, out, &ov))) return hg_op_finish(&c, out, s);
-    int64_t at = 0;
-    size_t oes = hg_dtype_size(out->dtype);
+    // numpy's overlap rule: every input overlapping out is copied before anything is written.
+    hg_tensor* ins = NULL;   // the inputs with those copies, when there are any
     for (int32_t k = 0; k < n && !s; k++) {
-        concat_job j;
-        if ((s = hg_op_host_view(&c, &inputs[k], &j.src))) break;
-        // out[..., at : at + len_k, ...] as a view with the input's shape.
-        j.dst = ov;
-        j.dst.shape[ax] = j.src.shape[ax];
-        j.dst.numel = j.src.numel;
-        if (j.src.numel) j.dst.data = ov.data + at * ov.strides[ax] * (int64_t)oes;
-        at += j.src.shape[ax];
-        s = hg_for_range(&c, j.src.numel, CONCAT_GRAIN, concat_range, &j);
+        const hg_tensor* in = &inputs[k];
+        if ((s = hg_op_read_first(&c, out, &in, 0)) || in == &inputs[k]) continue;
+        if (!ins && (ins = malloc((size_t)n * sizeof *ins)))
+            memcpy(ins, inputs, (size_t)n * sizeof *ins);
+        if (!ins) s = hg_error(HG_ERR_OUT_OF_MEMORY, "hg_concat: out of memory");
+        else ins[k] = *in;
     }
+    if (!s) s = concat_into(&c, n, ins ? ins : inputs, ax, out);
+    free(ins);
     return hg_op_finish(&c, out, s);
 }

@@ -1,7 +1,7 @@
 // hg_index_select (numpy.take along an axis / torch.index_select) and hg_gather (torch.gather)
 // on host-visible backends. Indices are read and range-checked first (so a bad index writes
 // nothing), then out is written in C order, split over the executor's threads when large.
-// out may be x exactly (in place): the result then goes through a temporary.
+// out may overlap x (numpy's rule): the result then goes through a temporary.
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,12 +145,12 @@ static hg_status run_index(hg_op_ctx* c, index_job* j, const hg_tensor* out, int
     return s;
 }
 
-// Checks x, index and out shared by both ops; fills the job's views. *via_temp: out is x.
-static hg_status finish_setup(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* index,
-                              hg_tensor* out, index_job* j, int* via_temp) {
+// Checks x and out shared by both ops; fills the job's views. *via_temp: out overlaps x.
+static hg_status finish_setup(hg_op_ctx* c, const hg_tensor* x, hg_tensor* out, index_job* j,
+                              int* via_temp) {
     hg_status s;
-    if ((s = hg_op_no_overlap(c, out, x, "x"))) return s;
-    if ((s = hg_op_no_overlap(c, out, index, "index"))) return s;
+    // numpy's overlap rule: the indices are already read (resolve_indices); out overlapping x
+    // is computed into a temporary and then copied.
     *via_temp = hg_op_overlaps(out, x);
     if (hg_op_route_of(c, HG_OPF_DATA, x->dtype) == HG_ROUTE_DEVICE)
         return HG_OK;   // the device kernel takes the tensors
@@ -182,7 +182,7 @@ hg_status hg_index_select(const hg_tensor* x, int32_t axis, const hg_tensor* ind
     memset(&j, 0, sizeof j);
     int via_temp = 0;
     if (!(s = hg_op_output(&c, out, x->dtype, x->ndim, shape, 1)) &&
-        !(s = finish_setup(&c, x, index, out, &j, &via_temp))) {
+        !(s = finish_setup(&c, x, out, &j, &via_temp))) {
         j.idx = idx;
         j.axis = ax;
         s = hg_op_route_of(&c, HG_OPF_DATA, x->dtype) == HG_ROUTE_DEVICE
@@ -229,7 +229,7 @@ hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index, hg
     memset(&j, 0, sizeof j);
     int via_temp = 0;
     if (!(s = hg_op_output(&c, out, x->dtype, index->ndim, index->shape, 1)) &&
-        !(s = finish_setup(&c, x, index, out, &j, &via_temp))) {
+        !(s = finish_setup(&c, x, out, &j, &via_temp))) {
         j.idx = idx;
         j.axis = ax;
         j.gather = 1;
@@ -302,8 +302,8 @@ static void run_add(const hg_host_view* acc, const hg_host_view* src, const int6
     }
 }
 
-// The checks both share: acc, index and src valid, acc writable and apart from both, equal
-// dtypes (bool refused), axis in range; *ax the resolved axis.
+// The checks both share: acc, index and src valid, equal dtypes (bool refused), axis in range;
+// *ax the resolved axis.
 static hg_status add_setup(hg_op_ctx* c, const hg_tensor* acc, int32_t axis,
                            const hg_tensor* index, const hg_tensor* src, int32_t* ax) {
     hg_status s;
@@ -318,19 +318,17 @@ static hg_status add_setup(hg_op_ctx* c, const hg_tensor* acc, int32_t axis,
     if (acc->ndim == 0)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: 'out' is 0-d; it needs an axis to index",
                         c->fn);
-    if ((s = hg_op_axis(c, acc->ndim, axis, ax))) return s;
-    // Not even exactly: adding a tensor into itself at indexed places reads values already added.
-    if (hg_op_overlaps(acc, src) || hg_op_overlaps(acc, index))
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: 'out' shares memory with '%s'; the "
-                        "accumulator must be apart from its inputs", c->fn,
-                        hg_op_overlaps(acc, src) ? "src" : "index");
-    return HG_OK;
+    return hg_op_axis(c, acc->ndim, axis, ax);
 }
 
 // Runs the add on acc's backend: atomics on devices (their dtypes), the serial loop on hosts.
 static hg_status add_run(hg_op_ctx* c, const hg_tensor* acc, const hg_tensor* src,
                          const int64_t* shape, int32_t ax, const int64_t* idx, int64_t nidx,
                          int scatter) {
+    // numpy's rule (numpy.add.at): src reads as before the adds, even as acc's exact view; the
+    // indices are already read (idx).
+    hg_status s = hg_op_read_first(c, acc, &src, 0);
+    if (s) return s;
     hg_tensor it = *src;   // src over the iterated shape (scatter_add: index's)
     for (int32_t d = 0; d < src->ndim; d++) it.shape[d] = shape[d];
     if (hg_op_route_of(c, HG_OPF_DATA, acc->dtype) == HG_ROUTE_DEVICE) {
@@ -343,7 +341,6 @@ static hg_status add_run(hg_op_ctx* c, const hg_tensor* acc, const hg_tensor* sr
         return hg_dev_index_add(c, acc, ax, idx, nidx, scatter, &it);
     }
     hg_host_view a, v;
-    hg_status s;
     if ((s = hg_op_host_view(c, acc, &a)) || (s = hg_op_host_view(c, &it, &v))) return s;
     run_add(&a, &v, shape, src->ndim, ax, idx, scatter);
     return HG_OK;

@@ -252,8 +252,9 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
         } else if (c->trace.t0) {
             hg_op_trace_tensor(c, out, 1);
         }
+        // numpy's rule: an input overlapping out other than as out's exact view is read first.
         for (int i = 0; i < k->nin; i++)
-            if (k->in[i].t && (s = hg_op_no_overlap(c, out, k->in[i].t, k->names[i]))) return s;
+            if ((s = hg_op_read_first_buf(c, out, ob, &k->in[i].t, &k->in[i].buf, 1))) return s;
     } else {
         if ((s = hg_op_output(c, out, k->result, k->ndim, k->shape, allow_cast))) return s;
         ob = hg_handle_get(out->buffer.handle, HG_HANDLE_BUFFER);
@@ -286,6 +287,7 @@ static hg_status run_call(ew_call* k, hg_tensor* out, int allow_cast) {
 // The cleanup of every ew_call (EW_CALL): with tracing on, the call's span, named by its op
 // ("add", "exp") rather than the C function.
 static void ew_call_done(ew_call* k) {
+    if (k->c.copies) hg_op_copies_release(&k->c);
     if (!k->c.trace.t0) return;
     const char* name = k->kind == K_UNARY    ? hg_unary_op_name((hg_unary_op)k->op)
                        : k->kind == K_BINARY ? hg_binary_op_name((hg_binary_op)k->op)

@@ -115,14 +115,16 @@ HG_API hg_status hg_gemm(int trans_a, int trans_b, double alpha, const hg_tensor
         return hg_error(HG_ERR_DTYPE_MISMATCH,
                         "hg_gemm: floats only (a %s, b %s, c %s); use hg_matmul for integers",
                         hg_dtype_name(a->dtype), hg_dtype_name(b->dtype), hg_dtype_name(ct->dtype));
-    if (hg_op_overlaps(ct, a) || hg_op_overlaps(ct, b))
-        return hg_error(HG_ERR_INVALID_ARGUMENT,
-                        "hg_gemm: c overlaps %s (c is written while a and b are read; pass a "
-                        "separate c)", hg_op_overlaps(ct, a) ? "a" : "b");
     if (hg_op_route_of(&c, HG_OPF_MATMUL, HG_DTYPE_F32) != HG_ROUTE_LIBRARY)
         return hg_error(HG_ERR_UNSUPPORTED, "hg_gemm: the %s backend has no sgemm", c.ex->vt->name);
     int64_t m = ct->shape[0], n = ct->shape[1];
     if (m == 0 || n == 0) return HG_OK;
+    // numpy's overlap rule: a or b overlapping c (which is written while they are read) is
+    // read first, into a copy.
+    const hg_tensor *ra = a, *rb = b;
+    if ((s = hg_op_read_first(&c, ct, &ra, 0)) || (s = hg_op_read_first(&c, ct, &rb, 0))) return s;
+    if (ra != a) oa = trans_a ? transposed(ra) : *ra;
+    if (rb != b) ob = trans_b ? transposed(rb) : *rb;
     if (gemm_blas_direct(&c, &oa, &ob, alpha, beta, ct, &s)) return s;
     if (!hg_op_host_memory(&c)) {   // one device kernel: the product and the update
         hg_dev_mm d;

@@ -24,11 +24,12 @@ hg_status hg_matmul_shape(hg_op_ctx* c, int32_t na, const int64_t* a, int32_t nb
                           int32_t* out_ndim, int64_t* out_shape);
 
 // out = a @ b. Inputs and out are checked by the caller (live, one executor, out's shape from
-// hg_matmul_shape, out's dtype hg_result_type(a, b) or a same_kind cast target of it, no
-// overlap other than out being exactly an input). The result is computed in the result dtype
-// and converted once on store. Fails only on a backend without host access or sgemm, or when
-// memory runs out (scratch is allocated before anything is written; the f64 kernel's pack
-// buffers are allocated per product, so a batched f64 call may fail part-way on exhaustion).
+// hg_matmul_shape, out's dtype hg_result_type(a, b) or a same_kind cast target of it); an
+// out that overlaps a or b is computed into scratch first (numpy's overlap rule). The result
+// is computed in the result dtype and converted once on store. Fails only on a backend without
+// host access or sgemm, or when memory runs out (scratch is allocated before anything is
+// written; the f64 kernel's pack buffers are allocated per product, so a batched f64 call may
+// fail part-way on exhaustion).
 hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
                          const hg_tensor* out);
 

@@ -169,11 +169,16 @@ static hg_status ew_run(hg_op_ctx* c, ew_loss* L, const hg_tensor* const* in, co
     for (int q = 0; q < IN_COUNT; q++)
         if (in[q] && (s = add_operand(c, L, q, in[q], names[q]))) return s;
     if ((s = hg_loss_output(c, out, r, rt, nd, shape))) return s;
-    for (int q = 0; q < IN_COUNT; q++)
-        if (in[q] && (s = hg_op_no_overlap(c, out, in[q], names[q]))) return hg_op_finish(c, out, s);
+    const hg_tensor* rin[IN_COUNT];   // the inputs, or copies of those that overlap out
+    for (int q = 0; q < IN_COUNT; q++) {
+        rin[q] = in[q];
+        if ((s = hg_op_read_first(c, out, &rin[q], 1)) ||
+            (rin[q] != in[q] && (s = add_operand(c, L, q, rin[q], names[q]))))
+            return hg_op_finish(c, out, s);
+    }
     if (hg_op_route_of(c, HG_OPF_LOSS, in[0]->dtype) == HG_ROUTE_DEVICE) {
         static const hg_dev_loss kinds[] = {HG_DEV_MSE, HG_DEV_BCE, HG_DEV_BCE_LOGITS};
-        s = hg_dev_ew_loss(c, kinds[L->kind], in, L->est, nd, shape, rt, r, out);
+        s = hg_dev_ew_loss(c, kinds[L->kind], rin, L->est, nd, shape, rt, r, out);
         return hg_op_finish(c, out, s);
     }
     hg_host_view ov;

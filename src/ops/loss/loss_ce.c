@@ -139,6 +139,9 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
         (s = hg_op_input(&c, target, "target", NULL, NULL)) ||
         (s = hg_loss_float(&c, logits, "logits")) || (s = hg_loss_reduction(&c, reduction)))
         return s;
+    // numpy's overlap rule before the views below are taken (out is checked further down).
+    if ((s = hg_op_read_first(&c, out, &logits, 1)) || (s = hg_op_read_first(&c, out, &target, 1)))
+        return s;
     int probs = hg_dtype_is_float((int)target->dtype);
     if (!probs && !hg_dtype_is_int((int)target->dtype))
         return hg_error(HG_ERR_DTYPE_MISMATCH, "hg_cross_entropy: 'target' has dtype %s; it must "
@@ -196,9 +199,6 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
     }
     hg_dtype rt = L.xdt;
     if ((s = hg_loss_output(&c, out, reduction, rt, ns, sshape))) return s;
-    if ((s = hg_op_no_overlap(&c, out, logits, "logits")) ||
-        (s = hg_op_no_overlap(&c, out, target, "target")))
-        return hg_op_finish(&c, out, s);
     if (dev)
         return hg_op_finish(&c, out, hg_dev_cross_entropy(&c, logits, target, cdim, probs,
                                                           ignore_index, rt, reduction, out));

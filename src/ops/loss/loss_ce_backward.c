@@ -113,9 +113,8 @@ hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logi
                         "%s", fn, hg_op_dims(a, grad->ndim, grad->shape),
                         hg_op_dims(b, gnd, sshape));
     if ((s = hg_op_output(&c, out, logits->dtype, logits->ndim, logits->shape, 1))) return s;
-    if ((s = hg_op_no_overlap(&c, out, logits, "logits")) ||
-        (s = hg_op_no_overlap(&c, out, target, "target")) ||
-        (s = hg_op_no_overlap(&c, out, grad, "grad")))
+    if ((s = hg_op_read_first(&c, out, &logits, 1)) ||
+        (s = hg_op_read_first(&c, out, &target, 1)) || (s = hg_op_read_first(&c, out, &grad, 1)))
         return hg_op_finish(&c, out, s);
     if (nsamples == 0 || logits->shape[cdim] == 0) return hg_op_finish(&c, out, HG_OK);
     s = ce_bw_composed(grad, logits, target, cdim, nsamples, ignore_index, reduction, out);

@@ -460,15 +460,16 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
     // allocates.
     if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) goto done;
     if (bias && (s = check_param(&c, bias, "bias", x, nnorm))) goto done;
+    // numpy's overlap rule before the parameters are loaded (they may be read in place):
+    // parameters overlapping the caller's out are copied first.
+    if ((s = hg_op_read_first(&c, out, &weight, 0)) || (s = hg_op_read_first(&c, out, &bias, 0)))
+        goto done;
     int device = hg_op_route_of(&c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE;
     int f64 = x->dtype == HG_DTYPE_F64;
     if (!device && weight && (s = load_param(&c, weight, "weight", f64, &w, &w_owned))) goto done;
     if (!device && bias && (s = load_param(&c, bias, "bias", f64, &b, &b_owned))) goto done;
     if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) goto done;
-    if ((s = hg_op_no_overlap(&c, out, x, "x")) ||
-        (weight && (s = hg_op_no_overlap(&c, out, weight, "weight"))) ||
-        (bias && (s = hg_op_no_overlap(&c, out, bias, "bias"))))
-        goto done;
+    if ((s = hg_op_read_first(&c, out, &x, 1))) goto done;
     if (device) {
         s = hg_dev_rows(&c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, x, x->ndim - nnorm, weight,
                         rms ? NULL : bias, eps, out);

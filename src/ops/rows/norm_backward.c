@@ -323,12 +323,10 @@ static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const h
     if (!s) s = nb_output(&c, gb, pdt, x, nnorm, &ab);
     c.allocated = 0;   // the outputs are released below, not by hg_op_finish
     hg_tensor* outs[3] = {gx, gw, gb};
-    const hg_tensor* ins[3] = {grad, x, weight};
-    const char* names[3] = {"grad", "x", "weight"};
+    const hg_tensor** ins[3] = {&grad, &x, &weight};
     for (int o = 0; o < 3 && !s; o++)
-        for (int i = 0; i < 3 && !s; i++)
-            if (outs[o] && ins[i] && !(o == 0 && i == 0))   // grad_x may be grad itself
-                s = hg_op_no_overlap(&c, outs[o], ins[i], names[i]);
+        for (int i = 0; i < 3 && !s; i++)   // grad_x may be grad itself
+            s = hg_op_read_first(&c, outs[o], ins[i], o == 0 && i == 0);
     for (int o = 0; o < 3 && !s; o++)
         for (int q = o + 1; q < 3 && !s; q++)
             if (outs[o] && outs[q] && hg_op_overlaps(outs[o], outs[q]))

@@ -136,7 +136,7 @@ static hg_status smb_call(const char* fn, int log, const hg_tensor* grad, const 
     }
     if ((s = hg_op_output(&c, out, y->dtype, y->ndim, y->shape, 1))) return s;
     // out may be grad or y exactly (each element is read before it is written).
-    if ((s = hg_op_no_overlap(&c, out, grad, "grad")) || (s = hg_op_no_overlap(&c, out, y, "y")))
+    if ((s = hg_op_read_first(&c, out, &grad, 1)) || (s = hg_op_read_first(&c, out, &y, 1)))
         return hg_op_finish(&c, out, s);
     int fast = (y->dtype == HG_DTYPE_F32 || y->dtype == HG_DTYPE_F64) &&
                out->dtype == y->dtype && (y->ndim == 0 || ax == y->ndim - 1) &&
