@@ -1,6 +1,6 @@
 // The row gradients and cross-entropy over the row lengths where the device row kernels change
-// shape (src/ops/rows/dev_rows_reg_bw.c: a warp per row holding 1..32 elements per lane up to
-// 1024, a block of 256/512/1024 lanes above, the composed or generic forms beyond 32768):
+// shape (src/ops/rows/dev_rows_reg_bw.c: a warp per row up to 512 or 1024 elements, a block of
+// 64 to 1024 lanes above, the composed or generic forms beyond 32768):
 // softmax_backward, log_softmax_backward, layer_norm_backward (grad_x; grad_weight and
 // grad_bias with grad_x written over grad), rms_norm_backward, cross_entropy (class indices,
 // some ignored; reductions none, sum and mean) and cross_entropy_backward, at odd row counts,
@@ -214,11 +214,13 @@ static void run_case(const bw_case* k) {
 }
 
 static void run(int on_device) {
-    // Row lengths at every kernel shape's edges (as test_ops_rows_shapes.c).
+    // Row lengths at every kernel shape's edges: a warp per row with 1..32 elements per lane
+    // (up to 512 for the kernels holding two rows, grad and x/y: 16 per lane), blocks of 64 to
+    // 1024 lanes above, the composed or generic forms beyond 32768.
     static const int64_t rows[][2] = {
         {3, 1}, {5, 2}, {7, 3}, {33, 31}, {9, 32}, {9, 33}, {17, 64}, {5, 100}, {3, 255},
-        {3, 1023}, {3, 1024}, {3, 1025}, {2, 2048}, {3, 4096}, {2, 4097}, {1, 32768},
-        {1, 32769}};
+        {3, 512}, {3, 513}, {3, 1023}, {3, 1024}, {3, 1025}, {2, 2048}, {3, 4096}, {2, 4097},
+        {1, 16384}, {1, 16385}, {1, 32768}, {1, 32769}};
     const size_t nr = sizeof rows / sizeof rows[0];
     static const hg_dtype dts[] = {HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
     for (int op = 0; op < OP_COUNT; op++) {

@@ -62,10 +62,20 @@ int hg_dev_rows_layout(const hg_tensor* const* ts, int nt, int32_t first_inner, 
     return 1;
 }
 
-static rg_shape pick_shape(uint64_t R) {
+// max_e: the elements per lane a kernel may hold (16 for the kernels that hold two rows, g and
+// x: at 32 they spilled under the 64 registers of __launch_bounds__(1024)); rows beyond 1024
+// lanes of them take 32.
+static rg_shape pick_shape(uint64_t R, uint32_t max_e) {
     rg_shape s;
-    s.blk = R > 1024;
-    s.T = !s.blk ? RG_WARP : R <= 2048 ? 256u : R <= 4096 ? 512u : 1024u;
+    s.blk = R > (uint64_t)RG_WARP * max_e;
+    if (!s.blk) {
+        s.T = RG_WARP;
+    } else if (max_e == RG_MAX_E) {
+        s.T = R <= 2048 ? 256u : R <= 4096 ? 512u : 1024u;
+    } else {
+        s.T = 64;
+        while (s.T < 1024 && (uint64_t)s.T * max_e < R) s.T <<= 1;
+    }
     s.rpb = s.blk ? 1u : RG_WARP_ROWS;
     uint64_t per = (R + s.T - 1) / s.T;
     s.E = 1;
@@ -423,7 +433,7 @@ hg_status hg_dev_rows_reg(const hg_dev_rows_job* j) {
         return hg_error(HG_ERR_INTERNAL, "%s: rows of %llu elements reached the register "
                         "kernels (at most %u)", j->fn, (unsigned long long)j->R,
                         HG_DEV_ROWS_REG_MAX);
-    rg_shape s = pick_shape(j->R);
+    rg_shape s = pick_shape(j->R, has_g(j->op) ? RG_MAX_E / 2 : RG_MAX_E);
     hg_prog* prog = NULL;
     hg_status st = build(j, s, &prog);
     if (st) return st;

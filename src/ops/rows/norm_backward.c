@@ -262,10 +262,10 @@ static hg_status nb_composed(const hg_tensor* g, const hg_tensor* x, int32_t nno
 static int dev_grad_x_job(hg_op_ctx* c, int rms, const hg_tensor* grad, const hg_tensor* x,
                           int32_t nnorm, const hg_tensor* weight, double eps, hg_tensor* gx,
                           hg_dev_rows_job* out) {
-    if (!gx || hg_op_route_of(c, HG_OPF_ROWS, x->dtype) != HG_ROUTE_DEVICE) return 0;
-    const hg_tensor* ts[3] = {x, grad, gx};
     hg_dev_rows_job* j = out;
     memset(j, 0, sizeof *j);
+    if (!gx || hg_op_route_of(c, HG_OPF_ROWS, x->dtype) != HG_ROUTE_DEVICE) return 0;
+    const hg_tensor* ts[3] = {x, grad, gx};
     int64_t rs[3], wrs;
     uint64_t one, wr;
     if (!hg_dev_rows_layout(ts, 3, x->ndim - nnorm, &j->M, &j->R, rs) ||
