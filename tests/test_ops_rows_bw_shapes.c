@@ -136,7 +136,9 @@ static void run_case(const bw_case* k) {
     for (int64_t r = 0; r < M; r++) {
         tv[r] = r % 4 == 2 ? IGN : (int64_t)((uint64_t)hg_test_rand(&g_rng) % (uint64_t)R);
         if (r == 1) tv[r] = R - 1;
-        tdv[r] = (double)tv[r];
+        // cross_entropy_backward also takes -C..-1 (the class t + C), as its composed form
+        int neg = k->op == OP_CEB && r % 8 == 5 && tv[r] != IGN;
+        tdv[r] = (double)(neg ? tv[r] - R : tv[r]);
         gs[r] = rows_round_to(dt, urand(0.5, 2));
         if (k->specials && tv[r] != IGN) {   // rows 0, 3: NaN; 4: +inf; 5: -inf off target
             int64_t off = (tv[r] + 1) % R;

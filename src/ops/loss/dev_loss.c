@@ -2,7 +2,10 @@
 // kernel with a lane per loss element (per sample for cross entropy) computes the loss in f64
 // exactly as loss.c / loss_ce.c do (the same f32 steps for f16/bf16/f32 inputs), then either
 // stores it rounded to the result dtype (reduction NONE) or into an f64 temporary that the
-// device reductions sum; a one-lane kernel divides (MEAN) and rounds once into out.
+// device reductions sum; a one-lane kernel divides (MEAN) and rounds once into out. Cross
+// entropy with class indices over contiguous class rows takes the register row kernel instead
+// (src/ops/rows/dev_rows_reg_bw.c: a warp or a block per sample, each row read once), whose
+// per-sample losses go through the same sum and finish.
 #include <math.h>
 #include <string.h>
 #include "base/dtype.h"

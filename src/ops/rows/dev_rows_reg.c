@@ -346,7 +346,8 @@ static void body_softmax(rg_k* k, int log_form) {
     store_row(k);
 }
 
-void hg_rg_rstd(rg_k* k) {
+// st := 1 / sqrt(acc / R + eps).
+static void rstd(rg_k* k) {
     const hg_dtype C = k->ct;
     op2(k, HG_OP_DIV, C, k->st, hg_reg(k->acc), k->Rf);
     op2(k, HG_OP_ADD, C, k->st, hg_reg(k->st), k->eps);
@@ -354,9 +355,17 @@ void hg_rg_rstd(rg_k* k) {
     op2(k, HG_OP_DIV, C, k->st, ctimm(k, 1.0), hg_reg(k->st));
 }
 
-void hg_rg_center(rg_k* k) {
+void hg_rg_norm_stats(rg_k* k, int rms) {
     hg_kb* b = &k->b;
     const hg_dtype C = k->ct;
+    if (rms) {
+        hg_kb_mov(b, C, k->acc, ctimm(k, 0.0));
+        for (uint32_t e = 0; e < k->s.E; e++)
+            hg_kb_set(b, HG_OP_FMA, C, k->acc, hg_reg(k->c[e]), hg_reg(k->c[e]), hg_reg(k->acc));
+        hg_rg_reduce(k, HG_OP_ADD, k->acc);
+        rstd(k);
+        return;
+    }
     // K: the row's first element (warp mode: lane 0's c[0]; block mode: loaded by every lane,
     // one cached broadcast read).
     if (!k->s.blk) {
@@ -383,21 +392,13 @@ void hg_rg_center(rg_k* k) {
         hg_kb_set(b, HG_OP_FMA, C, k->acc, hg_reg(k->c[e]), hg_reg(k->c[e]), hg_reg(k->acc));
     }
     hg_rg_reduce(k, HG_OP_ADD, k->acc);
+    rstd(k);
 }
 
 static void body_norm(rg_k* k, int rms) {
-    hg_kb* b = &k->b;
     const hg_dtype C = k->ct;
     load_row(k, 0.0);
-    if (rms) {
-        hg_kb_mov(b, C, k->acc, ctimm(k, 0.0));
-        for (uint32_t e = 0; e < k->s.E; e++)
-            hg_kb_set(b, HG_OP_FMA, C, k->acc, hg_reg(k->c[e]), hg_reg(k->c[e]), hg_reg(k->acc));
-        hg_rg_reduce(k, HG_OP_ADD, k->acc);
-    } else {
-        hg_rg_center(k);
-    }
-    hg_rg_rstd(k);
+    hg_rg_norm_stats(k, rms);
     for (uint32_t e = 0; e < k->s.E; e++)
         op2(k, HG_OP_MUL, C, k->c[e], hg_reg(k->c[e]), hg_reg(k->st));
     store_row(k);

@@ -76,15 +76,7 @@ static void norm_bw(rg_k* k, int rms) {
     hg_rg_setup(k);
     hg_rg_load(k, k->x, j->xdt, k->xl, k->xv, k->c, 0.0);
     hg_rg_load(k, k->g, j->gdt, k->gl, k->gv, k->d, 0.0);
-    if (rms) {
-        hg_kb_mov(b, C, k->acc, ctimm(k, 0.0));
-        for (uint32_t e = 0; e < k->s.E; e++)
-            hg_kb_set(b, HG_OP_FMA, C, k->acc, hg_reg(k->c[e]), hg_reg(k->c[e]), hg_reg(k->acc));
-        hg_rg_reduce(k, HG_OP_ADD, k->acc);
-    } else {
-        hg_rg_center(k);   // c[e] = x - mean, 0 where absent
-    }
-    hg_rg_rstd(k);   // st = rstd
+    hg_rg_norm_stats(k, rms);   // c[e] = x - mean (rms: x), 0 where absent; st = rstd
     // xhat in c[e], q = g w in d[e] (0 where absent: g is padded with 0, w not read)
     for (uint32_t e = 0; e < k->s.E; e++) {
         op2(k, HG_OP_MUL, C, k->c[e], hg_reg(k->c[e]), hg_reg(k->st));

@@ -54,11 +54,9 @@ void hg_rg_load(rg_k* k, uint32_t slot, hg_dtype dt, uint32_t base, uint32_t tmp
                 const uint32_t* dst, double pad);
 // Stores src[e] (rounded to x's dtype first when via_x) as out's dtype where it exists.
 void hg_rg_store(rg_k* k, const uint32_t* src, int via_x);
-// st := 1 / sqrt(acc / R + eps).
-void hg_rg_rstd(rg_k* k);
-// The layer_norm statistics of c[] (x): c[e] := x - mean (0 where absent), acc := the sum of
-// squared deviations.
-void hg_rg_center(rg_k* k);
+// The norms' statistics of c[] (x): layer_norm: c[e] := x - mean (0 where absent), acc := the
+// sum of squared deviations; rms_norm: acc := the sum of squares; then st := rstd.
+void hg_rg_norm_stats(rg_k* k, int rms);
 
 // dev_rows_reg_bw.c: the backward ops' and cross-entropy's registers and bodies.
 void hg_rg_declare_bw(rg_k* k);
