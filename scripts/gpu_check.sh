@@ -15,8 +15,9 @@
 #             then hologram_torch on torch CUDA tensors (the tests marked torch_cuda, left out
 #             of the two runs before); its parts are also steps of their own: python-install,
 #             python-cpu, python-cuda, python-torch
-#   sanitize  compute-sanitizer memcheck on the device tests (device ops, examples, parity) and
-#             racecheck on the block-cooperative kernels (reductions, softmax, norms, losses)
+#   sanitize  compute-sanitizer memcheck on the device tests (device ops, examples, instructions,
+#             row kernels, parity) and racecheck on the block-cooperative kernels (reductions,
+#             softmax, norms, losses and their gradients, the row kernels at every shape)
 #   bench     bench/cuda_bench.py: OUTDIR/cuda_bench.json and OUTDIR/cuda_bench.md
 # then OUTDIR/summary.md and OUTDIR/summary.json (step, status, seconds, failing lines). Exit
 # status 0 only when every step passed.
@@ -199,7 +200,8 @@ if want sanitize; then
       memcheck_all() {
         local rc=0
         for prog in test_device_ops test_backend_examples test_instructions_memory \
-                    test_instructions_atomics test_parity; do
+                    test_instructions_atomics test_instructions_shfl test_ops_rows_shapes \
+                    test_ops_rows_bw_shapes test_parity; do
           echo "--- memcheck $prog"
           HG_TEST_BACKEND=cuda HG_PARITY_BACKENDS=cuda san memcheck -- timeout 900 "$t/$prog" ||
             rc=1
@@ -207,14 +209,23 @@ if want sanitize; then
         return $rc
       }
       racecheck_rows() {
-        # the block-cooperative kernels: shared memory + barriers
+        # the block-cooperative kernels: shared memory + barriers (the parity filter is a
+        # prefix match: softmax also selects softmax_backward), and the row kernels at every
+        # shape (a block per row above 512 / 1024 elements)
+        local rc=0
         HG_PARITY_BACKENDS=cuda \
         HG_PARITY_OPS=reduce,var,std,softmax,log_softmax,layer_norm,rms_norm,mse_loss,cross_entropy,binary_cross \
-          san racecheck -- timeout 900 "$t/test_parity"
+          san racecheck -- timeout 900 "$t/test_parity" || rc=1
+        for prog in test_ops_rows_shapes test_ops_rows_bw_shapes; do
+          echo "--- racecheck $prog"
+          HG_TEST_BACKEND=cuda san racecheck -- timeout 900 "$t/$prog" || rc=1
+        done
+        return $rc
       }
-      run_step memcheck "memcheck: device ops, examples, memory/atomic instructions, parity ($how)" \
+      run_step memcheck "memcheck: device ops, examples, instructions, row kernels, parity ($how)" \
         memcheck_all
-      run_step racecheck "racecheck: reductions, softmax, norms, losses ($how)" racecheck_rows
+      run_step racecheck "racecheck: reductions, softmax, norms, losses, row kernels ($how)" \
+        racecheck_rows
     fi
   fi
 fi

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hg_test.h"
+#include "test_ops_rows_util.h"
 
 static hg_executor g_ex;
 static int g_on_device;
@@ -22,46 +23,6 @@ static const char* const k_op_names[OP_COUNT] = {"softmax", "log_softmax", "laye
 
 static double urand(double lo, double hi) {
     return lo + (hi - lo) * (double)(hg_test_rand(&g_rng) >> 11) * 0x1p-53;
-}
-
-// Value v as stored in dt, and back (so the reference sees exactly the inputs).
-static double round_to(hg_dtype dt, double v) {
-    switch (dt) {
-    case HG_DTYPE_F32: return (float)v;
-    case HG_DTYPE_F16: return hg_f16_to_f32(hg_f32_to_f16((float)v));
-    case HG_DTYPE_BF16: return hg_bf16_to_f32(hg_f32_to_bf16((float)v));
-    default: return v;
-    }
-}
-
-static void put(unsigned char* p, hg_dtype dt, double v) {
-    switch (dt) {
-    case HG_DTYPE_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
-    case HG_DTYPE_F16: { uint16_t u = hg_f32_to_f16((float)v); memcpy(p, &u, 2); break; }
-    case HG_DTYPE_BF16: { uint16_t u = hg_f32_to_bf16((float)v); memcpy(p, &u, 2); break; }
-    default: memcpy(p, &v, 8); break;
-    }
-}
-
-static double get(const unsigned char* p, hg_dtype dt) {
-    switch (dt) {
-    case HG_DTYPE_F32: { float f; memcpy(&f, p, 4); return f; }
-    case HG_DTYPE_F16: { uint16_t u; memcpy(&u, p, 2); return hg_f16_to_f32(u); }
-    case HG_DTYPE_BF16: { uint16_t u; memcpy(&u, p, 2); return hg_bf16_to_f32(u); }
-    default: { double d; memcpy(&d, p, 8); return d; }
-    }
-}
-
-// A buffer of n elements of dt holding v.
-static hg_buffer make_buf(hg_dtype dt, int64_t n, const double* v) {
-    hg_buffer b;
-    CHECK_OK(hg_buffer_create(g_ex, dt, (size_t)n, &b));
-    size_t es = hg_dtype_size(dt);
-    unsigned char* h = malloc((size_t)n * es);
-    for (int64_t i = 0; i < n; i++) put(h + (size_t)i * es, dt, v ? v[i] : NAN);
-    CHECK_OK(hg_buffer_write(b, 0, h, (size_t)n));
-    free(h);
-    return b;
 }
 
 // The reference row (x: R values) into y.
@@ -85,22 +46,13 @@ static void ref_row(int op, const double* x, int64_t R, const double* w, const d
     for (int64_t j = 0; j < R; j++) y[j] = (x[j] - mean) * rstd * w[j] + (bias ? bias[j] : 0.0);
 }
 
-static double nmse_limit(hg_dtype dt) {
-    switch (dt) {
-    case HG_DTYPE_F64: return 1e-24;
-    case HG_DTYPE_F32: return 1e-9;   // the CPU: 8e-10 with rows at 1e4 +- 4
-    case HG_DTYPE_F16: return 1e-6;
-    default: return 1e-4;
-    }
-}
-
 // One case: M rows of R elements (row stride rs >= R), xdt in, odt out; specials: put NaN,
 // +-inf and -0 into some rows.
 static void run_case(int op, hg_dtype xdt, hg_dtype odt, int64_t M, int64_t R, int64_t rs,
                      int specials, double shift) {
     int64_t nx = M * rs;
     double* xv = malloc((size_t)(nx ? nx : 1) * sizeof *xv);
-    for (int64_t i = 0; i < nx; i++) xv[i] = round_to(xdt, shift + urand(-4, 4));
+    for (int64_t i = 0; i < nx; i++) xv[i] = rows_round_to(xdt, shift + urand(-4, 4));
     if (specials) {
         static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0};
         for (int64_t r = 0; r < M; r++) {
@@ -111,9 +63,13 @@ static void run_case(int op, hg_dtype xdt, hg_dtype odt, int64_t M, int64_t R, i
     }
     double* wv = malloc((size_t)R * sizeof *wv);
     double* bv = malloc((size_t)R * sizeof *bv);
-    for (int64_t j = 0; j < R; j++) wv[j] = round_to(xdt, urand(0.5, 2)), bv[j] = round_to(xdt, urand(-1, 1));
-    hg_buffer bx = make_buf(xdt, nx ? nx : 1, xv), bo = make_buf(odt, M * R > 0 ? M * R : 1, NULL);
-    hg_buffer bw = make_buf(xdt, R, wv), bb = make_buf(xdt, R, bv);
+    for (int64_t j = 0; j < R; j++) {
+        wv[j] = rows_round_to(xdt, urand(0.5, 2));
+        bv[j] = rows_round_to(xdt, urand(-1, 1));
+    }
+    hg_buffer bx = rows_make_buf(g_ex, xdt, nx ? nx : 1, xv);
+    hg_buffer bo = rows_make_buf(g_ex, odt, M * R > 0 ? M * R : 1, NULL);
+    hg_buffer bw = rows_make_buf(g_ex, xdt, R, wv), bb = rows_make_buf(g_ex, xdt, R, bv);
     hg_tensor x, o, w, b;
     int64_t shape[2] = {M, R}, strides[2] = {rs, 1};
     CHECK_OK(hg_tensor_view(bx, 2, shape, strides, 0, &x));
@@ -142,7 +98,8 @@ static void run_case(int op, hg_dtype xdt, hg_dtype odt, int64_t M, int64_t R, i
         for (int64_t r = 0; r < M; r++) {
             ref_row(op, xv + r * rs, R, wv, op == OP_LAYER_NORM ? bv : NULL, y);
             for (int64_t j = 0; j < R; j++) {
-                double want = round_to(xdt, y[j]), got = get(h + (size_t)(r * R + j) * es, odt);
+                double want = rows_round_to(xdt, y[j]);
+                double got = rows_get(h + (size_t)(r * R + j) * es, odt);
                 if (isnan(want) || isinf(want) || isnan(got) || isinf(got)) {
                     int ok = isnan(want) ? isnan(got) : got == want;
                     if (!ok && bad++ < 3)
@@ -155,9 +112,9 @@ static void run_case(int op, hg_dtype xdt, hg_dtype odt, int64_t M, int64_t R, i
             }
         }
         double nmse = den > 0 ? num / den : num;
-        CHECK_MSG(bad == 0 && nmse <= nmse_limit(odt == HG_DTYPE_F64 ? xdt : odt),
+        CHECK_MSG(bad == 0 && nmse <= rows_nmse_limit(odt == HG_DTYPE_F64 ? xdt : odt),
                   "%s: %lld special-value mismatches, NMSE %.3g (limit %.3g)", what,
-                  (long long)bad, nmse, nmse_limit(odt == HG_DTYPE_F64 ? xdt : odt));
+                  (long long)bad, nmse, rows_nmse_limit(odt == HG_DTYPE_F64 ? xdt : odt));
         free(y);
         free(h);
     }

@@ -220,9 +220,17 @@ static void gen_simple(gen* g) {
         gen_memory(g);
         return;
     }
-    if (op == HG_OP_BAR) {
+    if (op == HG_OP_BAR && chance(g, 50)) op = HG_OP_SHFL;   // half of bar's share
+    if (op == HG_OP_BAR || op == HG_OP_SHFL) {   // block-uniform control flow only
         if (g->depth > 0 || g->exited) return;
-        hg_instr in = make(op, 0);
+        int t = op == HG_OP_SHFL ? pick_type(g, HG_TS_ALL) : 0;
+        hg_instr in = make(op, t);
+        if (op == HG_OP_SHFL) {
+            in.aux = (uint8_t)rnd(g, HG_SHFL_COUNT);
+            in.dst = hg_reg(reg_of(g, t));
+            in.src[0] = value(g, t);
+            in.src[1] = value(g, HG_DTYPE_U32);
+        }
         emit(g, &in);
         return;
     }

@@ -4,10 +4,10 @@
 // validator's rules as docs/isa.md §5/§7/§8 state them: operand types match the opcode table's
 // roles, destinations are registers, memory slots have the instruction's type and are not const
 // where written, control flow is balanced (if/else/endif, loop/endloop, break only in loops,
-// nesting <= 4), bar only at the top level before any exit, unique non-reserved names, at most one
-// unsized shared array. Every loop ends with an unconditional break, so programs terminate, but
-// memory indices are random: the programs are meant for the text/binary/validator paths, not for
-// running with meaningful results.
+// nesting <= 4), bar and shfl only at the top level before any exit, unique non-reserved names, at
+// most one unsized shared array. Every loop ends with an unconditional break, so programs
+// terminate, but memory indices are random: the programs are meant for the text/binary/validator
+// paths, not for running with meaningful results.
 #ifndef HG_TEST_RANDOM_PROGRAM_H
 #define HG_TEST_RANDOM_PROGRAM_H
 #include <stdint.h>

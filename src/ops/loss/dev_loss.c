@@ -2,13 +2,17 @@
 // kernel with a lane per loss element (per sample for cross entropy) computes the loss in f64
 // exactly as loss.c / loss_ce.c do (the same f32 steps for f16/bf16/f32 inputs), then either
 // stores it rounded to the result dtype (reduction NONE) or into an f64 temporary that the
-// device reductions sum; a one-lane kernel divides (MEAN) and rounds once into out.
+// device reductions sum; a one-lane kernel divides (MEAN) and rounds once into out. Cross
+// entropy with class indices over contiguous class rows takes the register row kernel instead
+// (src/ops/rows/dev_rows_reg_bw.c: a warp or a block per sample, each row read once), whose
+// per-sample losses go through the same sum and finish.
 #include <math.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
+#include "ops/rows/dev_rows_reg.h"
 #include "tensor/tensor_internal.h"
 
 #define DL_BLOCK 256u
@@ -607,6 +611,14 @@ static hg_status ce_build(const char* fn, const ce_spec* s, hg_prog** out) {
     return hg_dk_finish(b, fn, out);
 }
 
+// Whether the register row kernel serves this cross-entropy: class indices, the class dim
+// contiguous, the samples (dims, merged over out, x and t) at one stride.
+static int ce_rows(const hg_tensor* x, int32_t cdim, int probs, const hg_dk_dims* dims) {
+    int64_t C = x->shape[cdim];
+    return !probs && dims->nd <= 1 && C >= 1 && (x->strides[cdim] == 1 || C == 1) &&
+           hg_dev_rows_reg_ok((uint64_t)C);
+}
+
 hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* t, int32_t cdim,
                                int probs, int64_t ignore_index, hg_dtype rt, hg_reduction r,
                                const hg_tensor* out) {
@@ -674,7 +686,25 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     args[k++] = hg_arg_i64(probs ? t->strides[cdim] : 0);
     args[k++] = hg_arg_i64(ignore_index);
     k = hg_dk_arg_dims(args, k, &dims, 3);
-    if (n > 0) {
+    if (n > 0 && ce_rows(x, cdim, probs, &dims)) {
+        // class indices over contiguous class rows at one row stride: a warp or a block per
+        // sample, each row read once (dev_rows_reg_bw.c)
+        hg_dev_rows_job j;
+        memset(&j, 0, sizeof j);
+        j.fn = c->fn;
+        j.ex = c->ex;
+        j.op = HG_DEV_ROWS_CE;
+        j.xdt = x->dtype, j.tdt = t->dtype, j.odt = cs.odt;
+        j.M = (uint64_t)n, j.R = (uint64_t)x->shape[cdim];
+        j.x = x->buffer, j.xoff = x->offset, j.xrs = dims.nd ? dims.stride[1][0] : 0;
+        j.t = t->buffer, j.toff = t->offset, j.trs = dims.nd ? dims.stride[2][0] : 0;
+        j.o = write ? out->buffer : tmp, j.ooff = write ? out->offset : 0;
+        j.ors = dims.nd ? dims.stride[0][0] : 0;
+        j.cn = cnt;
+        j.ign = ignore_index;
+        j.raw = !write;
+        s = hg_dev_rows_reg(&j);
+    } else if (n > 0) {
         hg_prog* prog = NULL;
         s = ce_build(c->fn, &cs, &prog);
         if (!s) {

@@ -1,17 +1,112 @@
-// hg_cross_entropy_backward (ops.h): d loss / d logits with the softmax fused in, composed of
-// library ops so that it runs on every backend:
+// hg_cross_entropy_backward (ops.h): d loss / d logits with the softmax fused in. Class
+// indices on a device over contiguous class rows: one register row kernel (ce_bw_rows). Else
+// composed of library ops so that it runs on every backend:
 //   class probabilities t:  (softmax(x) sum_c t_c - t) * scale
 //   class indices t:        softmax(x) * w, then -w scattered into the target's class
 //                           (hg_scatter_add), w = scale where t != ignore_index, else 0
 // scale = grad per sample (NONE), grad (SUM), grad / (samples counted) (MEAN), in f32 (f64 for
 // f64 logits).
+#include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "ops/common/dev_kernel.h"
 #include "ops/common/op_common.h"
+#include "ops/common/op_dispatch.h"
 #include "ops/common/op_temps.h"
 #include "ops/loss/loss_common.h"
+#include "ops/rows/dev_rows_reg.h"
 #include "tensor/tensor_internal.h"
+
+// The per-sample scale of class-index targets: mask = (t != ignore_index), w = mask * scale
+// in cdt (temporaries of p).
+static hg_status ce_bw_scale(hg_op_temps* p, const hg_tensor* gc, const hg_tensor* t64,
+                             int64_t ignore_index, hg_reduction red, hg_dtype cdt,
+                             hg_tensor* mask, hg_tensor* w) {
+    hg_tensor* keep = hg_op_temp(p);
+    hg_status s = hg_binary_scalar(HG_BINARY_NE, t64, hg_scalar_i(ignore_index), 0, mask);
+    if (!s) s = hg_cast(mask, cdt, keep);
+    if (red == HG_REDUCTION_MEAN) {
+        hg_tensor *count = hg_op_temp(p), *sc = hg_op_temp(p);
+        if (!s) s = hg_reduce(HG_REDUCE_SUM, keep, 0, NULL, 0, count);
+        // Every row ignored: no row takes the scale, so the gradient is 0 as torch's (the loss
+        // itself is 0 / 0 = NaN); counting at least 1 keeps 0 * inf out of it.
+        if (!s) s = hg_binary_scalar(HG_BINARY_MAXIMUM, count, hg_scalar_f(1.0), 0, count);
+        if (!s) s = hg_binary(HG_BINARY_DIV, gc, count, sc);
+        if (!s) s = hg_binary(HG_BINARY_MUL, keep, sc, w);
+    } else if (!s) {
+        s = hg_binary(HG_BINARY_MUL, keep, gc, w);
+    }
+    return s;
+}
+
+// Whether every class index is ignore_index or in [-C, C) (the composed form's acceptance: its
+// scatter_add reports the first other one, so such targets go that way).
+static hg_status ce_bw_targets_ok(hg_op_ctx* c, const hg_tensor* target, int64_t ncls,
+                                  int64_t ignore_index, int* ok) {
+    hg_host_view v;
+    void* staged = NULL;
+    *ok = 1;
+    hg_status s = hg_dk_download(c, target, &v, &staged);
+    if (s) return s;
+    size_t es = hg_dtype_size(target->dtype);
+    for (int64_t i = 0; i < v.numel && *ok; i++) {
+        const unsigned char* q = (const unsigned char*)v.data + (size_t)i * es;
+        int64_t ti = hg_op_load_i64(target->dtype, q);
+        int big = hg_dtype_is_unsigned_int((int)target->dtype) && ti < 0;
+        *ok = ti == ignore_index || (!big && ti >= -ncls && ti < ncls);
+    }
+    free(staged);
+    return HG_OK;
+}
+
+// Class indices on a device, logits rows contiguous along the class dim (the last) at one row
+// stride: the register row kernel (dev_rows_reg_bw.c) reads each row once and writes
+// (softmax(x) - onehot(t)) * w. *done = 0 where it does not apply.
+static hg_status ce_bw_rows(hg_op_ctx* c, const hg_tensor* grad, const hg_tensor* logits,
+                            const hg_tensor* target, int32_t cdim, int64_t ignore_index,
+                            hg_reduction red, hg_tensor* out, int* done) {
+    *done = 0;
+    if (hg_dtype_is_float((int)target->dtype) || cdim != logits->ndim - 1 ||
+        hg_op_route_of(c, HG_OPF_LOSS, logits->dtype) != HG_ROUTE_DEVICE)
+        return HG_OK;
+    const hg_tensor* ts[2] = {logits, out};
+    hg_dev_rows_job j;
+    memset(&j, 0, sizeof j);
+    int64_t rs[2], trs;
+    uint64_t tm, tr;
+    // the target as rows of one element (a class dim of 1): its sample stride
+    hg_tensor tv = hg_op_expand_dim(target, cdim);
+    const hg_tensor* tt = &tv;
+    if (!hg_dev_rows_layout(ts, 2, cdim, &j.M, &j.R, rs) ||
+        !hg_dev_rows_layout(&tt, 1, cdim, &tm, &tr, &trs))
+        return HG_OK;
+    int ok;
+    hg_status s = ce_bw_targets_ok(c, target, logits->shape[cdim], ignore_index, &ok);
+    if (s || !ok) return s;
+    hg_op_temps p = {.n = 0};
+    hg_dtype cdt = logits->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
+    const hg_tensor *gc, *t64;
+    hg_tensor *mask = hg_op_temp(&p), *w = hg_op_temp(&p);
+    s = hg_op_temp_cast(&p, grad, cdt, &gc);
+    if (!s) s = hg_op_temp_cast(&p, target, HG_DTYPE_I64, &t64);
+    if (!s) s = ce_bw_scale(&p, gc, t64, ignore_index, red, cdt, mask, w);
+    if (!s) {
+        j.fn = c->fn;
+        j.ex = c->ex;
+        j.op = HG_DEV_ROWS_CE_BW;
+        j.xdt = logits->dtype, j.tdt = target->dtype, j.sdt = cdt, j.odt = out->dtype;
+        j.x = logits->buffer, j.xoff = logits->offset, j.xrs = rs[0];
+        j.o = out->buffer, j.ooff = out->offset, j.ors = rs[1];
+        j.t = target->buffer, j.toff = target->offset, j.trs = trs;
+        j.s = w->buffer, j.soff = w->offset, j.srs = 1;   // w: C-contiguous over the samples
+        j.ign = ignore_index;
+        s = hg_dev_rows_reg(&j);
+        *done = 1;
+    }
+    hg_op_temps_release(&p);
+    return s;
+}
 
 static hg_status ce_bw_composed(const hg_tensor* grad, const hg_tensor* logits,
                                 const hg_tensor* target, int32_t cdim, int64_t nsamples,
@@ -43,23 +138,11 @@ static hg_status ce_bw_composed(const hg_tensor* grad, const hg_tensor* logits,
         return s;
     }
     const hg_tensor* t64;
-    hg_tensor *mask = hg_op_temp(&p), *idx = hg_op_temp(&p), *keep = hg_op_temp(&p);
-    hg_tensor *w = hg_op_temp(&p), *negw = hg_op_temp(&p);
+    hg_tensor *mask = hg_op_temp(&p), *idx = hg_op_temp(&p), *w = hg_op_temp(&p);
+    hg_tensor* negw = hg_op_temp(&p);
     if (!s) s = hg_op_temp_cast(&p, target, HG_DTYPE_I64, &t64);
-    if (!s) s = hg_binary_scalar(HG_BINARY_NE, t64, hg_scalar_i(ignore_index), 0, mask);
+    if (!s) s = ce_bw_scale(&p, gc, t64, ignore_index, red, cdt, mask, w);
     if (!s) s = hg_binary(HG_BINARY_MUL, t64, mask, idx);   // ignored rows point at class 0
-    if (!s) s = hg_cast(mask, cdt, keep);
-    if (red == HG_REDUCTION_MEAN) {
-        hg_tensor *count = hg_op_temp(&p), *sc = hg_op_temp(&p);
-        if (!s) s = hg_reduce(HG_REDUCE_SUM, keep, 0, NULL, 0, count);
-        // Every row ignored: no row takes the scale, so the gradient is 0 as torch's (the loss
-        // itself is 0 / 0 = NaN); counting at least 1 keeps 0 * inf out of it.
-        if (!s) s = hg_binary_scalar(HG_BINARY_MAXIMUM, count, hg_scalar_f(1.0), 0, count);
-        if (!s) s = hg_binary(HG_BINARY_DIV, gc, count, sc);
-        if (!s) s = hg_binary(HG_BINARY_MUL, keep, sc, w);
-    } else if (!s) {
-        s = hg_binary(HG_BINARY_MUL, keep, gc, w);
-    }
     if (!s) s = hg_unary(HG_UNARY_NEG, w, negw);
     hg_tensor we, ne, ie;
     if (!s) {
@@ -117,6 +200,9 @@ hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logi
         (s = hg_op_read_first(&c, out, &target, 1)) || (s = hg_op_read_first(&c, out, &grad, 1)))
         return hg_op_finish(&c, out, s);
     if (nsamples == 0 || logits->shape[cdim] == 0) return hg_op_finish(&c, out, HG_OK);
-    s = ce_bw_composed(grad, logits, target, cdim, nsamples, ignore_index, reduction, out);
+    int done;
+    s = ce_bw_rows(&c, grad, logits, target, cdim, ignore_index, reduction, out, &done);
+    if (!s && !done)
+        s = ce_bw_composed(grad, logits, target, cdim, nsamples, ignore_index, reduction, out);
     return hg_op_finish(&c, out, s);
 }

@@ -15,7 +15,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/config.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/dev_kernel.h"
@@ -343,9 +342,7 @@ static hg_status run(const rw_spec* s, hg_buffer xb, int64_t xoff, hg_buffer obu
 // Whether the merged dims allow the register-resident kernels: at most one outer dim (a
 // constant row stride) and the row one dim of unit stride in x, out, weight and bias.
 static int reg_rows(const rw_spec* s) {
-    static const char* const kinds[] = {"auto", "generic"};
-    if (hg_config_choice("HOLOGRAM_DEV_ROWS", kinds, 2, 0) == 1) return 0;
-    if (s->R > HG_DEV_ROWS_REG_MAX || s->od.nd > 1 || s->id.nd > 1) return 0;
+    if (!hg_dev_rows_reg_ok(s->R) || s->od.nd > 1 || s->id.nd > 1) return 0;
     if (s->id.nd == 1)
         for (int t = 0; t < 4; t++)
             if (s->id.stride[t][0] != 1 && (t < 2 || (t == 2 ? s->has_w : s->has_b))) return 0;
@@ -393,7 +390,7 @@ hg_status hg_dev_rows(hg_op_ctx* c, hg_dev_row_op op, const hg_tensor* x, int32_
         memset(&j, 0, sizeof j);
         j.fn = s.fn;
         j.ex = s.ex;
-        j.op = op;
+        j.op = (hg_dev_rows_kind)op;
         j.xdt = s.xdt;
         j.odt = s.odt;
         j.wdt = s.wdt;

@@ -4,8 +4,10 @@
 //   grad_weight = sum over rows of grad xhat, grad_bias = sum over rows of grad.
 // Contiguous f32/f64 on a host backend: one kernel, rows split across the executor's threads,
 // each worker summing its rows' grad_weight / grad_bias terms in f64 (the workers' sums added in
-// order afterwards). Everything else (strided views, f16/bf16, devices) is composed of library
-// ops in f32 (f64 for f64).
+// order afterwards). On a device, grad_x of rows that are contiguous at a constant row stride
+// comes from the register-resident row kernel (dev_rows_reg_bw.c: each row of grad and x read
+// once), grad_weight / grad_bias (column sums over the rows) from the composed form. Everything
+// else (strided views, f16/bf16 on hosts) is composed of library ops in f32 (f64 for f64).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "ops/common/op_temps.h"
 #include "tensor/tensor_internal.h"
 #include "base/cpu_targets.h"
+#include "ops/rows/dev_rows_reg.h"
 #include "ops/rows/rows_grad.h"
 
 typedef struct nb_job {
@@ -255,6 +258,35 @@ static hg_status nb_composed(const hg_tensor* g, const hg_tensor* x, int32_t nno
     return s;
 }
 
+// Whether grad_x can come from the device row kernel (1, *j filled for hg_dev_rows_reg).
+static int dev_grad_x_job(hg_op_ctx* c, int rms, const hg_tensor* grad, const hg_tensor* x,
+                          int32_t nnorm, const hg_tensor* weight, double eps, hg_tensor* gx,
+                          hg_dev_rows_job* out) {
+    hg_dev_rows_job* j = out;
+    memset(j, 0, sizeof *j);
+    if (!gx || hg_op_route_of(c, HG_OPF_ROWS, x->dtype) != HG_ROUTE_DEVICE) return 0;
+    const hg_tensor* ts[3] = {x, grad, gx};
+    int64_t rs[3], wrs;
+    uint64_t one, wr;
+    if (!hg_dev_rows_layout(ts, 3, x->ndim - nnorm, &j->M, &j->R, rs) ||
+        (weight && !hg_dev_rows_layout(&weight, 1, 0, &one, &wr, &wrs)))
+        return 0;
+    j->fn = c->fn;
+    j->ex = c->ex;
+    j->op = rms ? HG_DEV_ROWS_RMS_NORM_BW : HG_DEV_ROWS_LAYER_NORM_BW;
+    j->xdt = j->gdt = x->dtype;
+    j->odt = gx->dtype;
+    j->x = x->buffer, j->xoff = x->offset, j->xrs = rs[0];
+    j->g = grad->buffer, j->goff = grad->offset, j->grs = rs[1];
+    j->o = gx->buffer, j->ooff = gx->offset, j->ors = rs[2];
+    if (weight) {
+        j->has_w = 1;
+        j->w = weight->buffer, j->woff = weight->offset, j->wdt = weight->dtype;
+    }
+    j->eps = eps;
+    return 1;
+}
+
 // Resolves one optional output of the normalized dims' shape.
 static hg_status nb_output(hg_op_ctx* c, hg_tensor* o, hg_dtype dt, const hg_tensor* x,
                            int32_t nnorm, int* allocated) {
@@ -338,7 +370,16 @@ static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const h
                hg_op_route_of(&c, HG_OPF_ROWS, x->dtype) != HG_ROUTE_DEVICE;
     for (int o = 0; o < 3; o++)
         if (outs[o]) fast = fast && outs[o]->dtype == x->dtype && hg_rg_c_contig(outs[o]);
-    if (!s && !fast) s = nb_composed(grad, x, nnorm, weight, eps, rms, gx, gw, gb);
+    if (!s && !fast) {
+        hg_dev_rows_job dj;
+        if (dev_grad_x_job(&c, rms, grad, x, nnorm, weight, eps, gx, &dj)) {
+            // the column sums first: grad_x may be grad itself
+            if (gw || gb) s = nb_composed(grad, x, nnorm, weight, eps, rms, NULL, gw, gb);
+            if (!s) s = hg_dev_rows_reg(&dj);
+        } else {
+            s = nb_composed(grad, x, nnorm, weight, eps, rms, gx, gw, gb);
+        }
+    }
     if (!s && fast) {
         hg_host_view gv, xv, wv, ov;
         nb_job j;

@@ -1,8 +1,11 @@
 // hg_softmax_backward / hg_log_softmax_backward (ops.h). Contiguous f32/f64 rows along the
 // last axis on a host backend: one pass per row on the executor's threads (sum, then the
-// result). Everything else (other axes, strided views, f16/bf16, devices) is composed of
-// library ops: a product, a sum with keepdims, a difference and a product, in f32 (f64 for f64).
+// result). On a device, rows along the last axis that are contiguous at a constant row stride
+// take the register-resident row kernel (dev_rows_reg_bw.c: each row of grad and y read once).
+// Everything else (other axes, strided views, f16/bf16 on hosts) is composed of library ops: a
+// product, a sum with keepdims, a difference and a product, in f32 (f64 for f64).
 #include <math.h>
+#include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
 #include "ops/common/op_common.h"
@@ -10,6 +13,7 @@
 #include "ops/common/op_temps.h"
 #include "tensor/tensor_internal.h"
 #include "base/cpu_targets.h"
+#include "ops/rows/dev_rows_reg.h"
 #include "ops/rows/rows_grad.h"
 #include "ops/rows/softmax_f32.h"
 
@@ -142,6 +146,24 @@ static hg_status smb_call(const char* fn, int log, const hg_tensor* grad, const 
                out->dtype == y->dtype && (y->ndim == 0 || ax == y->ndim - 1) &&
                hg_rg_c_contig(grad) && hg_rg_c_contig(y) && hg_rg_c_contig(out) &&
                hg_op_route_of(&c, HG_OPF_ROWS, y->dtype) != HG_ROUTE_DEVICE;
+    if (!fast && y->ndim && ax == y->ndim - 1 &&
+        hg_op_route_of(&c, HG_OPF_ROWS, y->dtype) == HG_ROUTE_DEVICE) {
+        const hg_tensor* ts[3] = {y, grad, out};
+        hg_dev_rows_job j;
+        memset(&j, 0, sizeof j);
+        int64_t rs[3];
+        if (hg_dev_rows_layout(ts, 3, ax, &j.M, &j.R, rs)) {
+            j.fn = fn;
+            j.ex = c.ex;
+            j.op = log ? HG_DEV_ROWS_LOG_SOFTMAX_BW : HG_DEV_ROWS_SOFTMAX_BW;
+            j.xdt = j.gdt = y->dtype;
+            j.odt = out->dtype;
+            j.x = y->buffer, j.xoff = y->offset, j.xrs = rs[0];
+            j.g = grad->buffer, j.goff = grad->offset, j.grs = rs[1];
+            j.o = out->buffer, j.ooff = out->offset, j.ors = rs[2];
+            return hg_op_finish(&c, out, hg_dev_rows_reg(&j));
+        }
+    }
     if (!fast) return hg_op_finish(&c, out, smb_composed(grad, y, ax, log, out));
     hg_host_view gv, yv, ov;
     if ((s = hg_op_host_view(&c, grad, &gv)) || (s = hg_op_host_view(&c, y, &yv)) ||

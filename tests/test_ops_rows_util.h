@@ -1,0 +1,61 @@
+// What the row-kernel shape tests (test_ops_rows_shapes.c, test_ops_rows_bw_shapes.c) share:
+// values as stored in a float dtype, buffers filled from doubles, and the NMSE bound per output
+// dtype.
+#ifndef HG_TEST_OPS_ROWS_UTIL_H
+#define HG_TEST_OPS_ROWS_UTIL_H
+#include <stdlib.h>
+#include <string.h>
+#include "hg_test.h"
+
+// Value v as stored in dt, and back (so the reference sees exactly the inputs).
+static inline double rows_round_to(hg_dtype dt, double v) {
+    switch (dt) {
+    case HG_DTYPE_F32: return (float)v;
+    case HG_DTYPE_F16: return hg_f16_to_f32(hg_f32_to_f16((float)v));
+    case HG_DTYPE_BF16: return hg_bf16_to_f32(hg_f32_to_bf16((float)v));
+    default: return v;
+    }
+}
+
+static inline void rows_put(unsigned char* p, hg_dtype dt, double v) {
+    switch (dt) {
+    case HG_DTYPE_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
+    case HG_DTYPE_F16: { uint16_t u = hg_f32_to_f16((float)v); memcpy(p, &u, 2); break; }
+    case HG_DTYPE_BF16: { uint16_t u = hg_f32_to_bf16((float)v); memcpy(p, &u, 2); break; }
+    case HG_DTYPE_I64: { int64_t i = (int64_t)v; memcpy(p, &i, 8); break; }
+    case HG_DTYPE_I32: { int32_t i = (int32_t)v; memcpy(p, &i, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+static inline double rows_get(const unsigned char* p, hg_dtype dt) {
+    switch (dt) {
+    case HG_DTYPE_F32: { float f; memcpy(&f, p, 4); return f; }
+    case HG_DTYPE_F16: { uint16_t u; memcpy(&u, p, 2); return hg_f16_to_f32(u); }
+    case HG_DTYPE_BF16: { uint16_t u; memcpy(&u, p, 2); return hg_bf16_to_f32(u); }
+    default: { double d; memcpy(&d, p, 8); return d; }
+    }
+}
+
+// A buffer of n elements of dt on ex holding v (NaN where v is NULL).
+static inline hg_buffer rows_make_buf(hg_executor ex, hg_dtype dt, int64_t n, const double* v) {
+    hg_buffer b;
+    CHECK_OK(hg_buffer_create(ex, dt, (size_t)n, &b));
+    size_t es = hg_dtype_size(dt);
+    unsigned char* h = malloc((size_t)n * es);
+    for (int64_t i = 0; i < n; i++) rows_put(h + (size_t)i * es, dt, v ? v[i] : NAN);
+    CHECK_OK(hg_buffer_write(b, 0, h, (size_t)n));
+    free(h);
+    return b;
+}
+
+static inline double rows_nmse_limit(hg_dtype dt) {
+    switch (dt) {
+    case HG_DTYPE_F64: return 1e-24;
+    case HG_DTYPE_F32: return 1e-9;   // the CPU: 8e-10 with rows at 1e4 +- 4
+    case HG_DTYPE_F16: return 1e-6;
+    default: return 1e-4;
+    }
+}
+
+#endif
