@@ -23,10 +23,17 @@ on each side's stream (bench/cuda_timing.py):
   compile    NVRTC cold compile of a new kernel, then a memory-cache hit, then a disk-cache
              hit in a fresh process (HOLOGRAM_CACHE_DIR in a temporary folder)
 
+  old        the kernels from before issue 31 (HOLOGRAM_DEV_ROWS=generic,
+             HOLOGRAM_EW_VECTOR=0) on the bandwidth and rows cases, in a child process
+             (bench/cuda_bench_old.py): `old_ms` and `old_over_ours` beside torch's ratios
+
     python bench/cuda_bench.py [--size 268435456] [--mm 1024,2048,4096,8192] [--repeats 20]
                                [--rows 4096x4096,...] [--bmm 64x512x512x512,...] [--json FILE]
-                               [--emulate]
+                               [--sections bandwidth,rows,...] [--no-old] [--quick] [--emulate]
 
+--sections runs only the sections named (bandwidth always runs: it measures the copy
+bandwidth the other cases are compared with); --no-old skips the old kernels' child process;
+--quick halves the repeats and the launch calls and keeps matmul at n = 4096 (a short lease).
 --emulate runs the hologram side on the backend's host emulation with tiny sizes (checks the
 script where there is no GPU; the numbers mean nothing). Without torch (or without a CUDA
 torch) the peer columns are left empty. Prints markdown tables, the issue's targets first;
@@ -48,6 +55,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_timing import (L2_FLUSH_BYTES, device_ms, hologram_clock, host_us,  # noqa: E402
                          torch_clock)
 from cuda_bench_torch import bmm_route, mlp_step  # noqa: E402
+from cuda_bench_old import merge_old, old_summary, run_old, select_kernels  # noqa: E402
+
+SECTIONS = ("bandwidth", "rows", "matmul", "bmm", "launch", "torch", "compile", "old")
 
 
 def log(*a):
@@ -74,7 +84,7 @@ def torch_cuda():
     return torch if torch.cuda.is_available() else None
 
 
-def bandwidth(hg, ex, torch, n, repeats, hc, tc):
+def bandwidth(hg, ex, torch, n, repeats, hc, tc, peers=True):
     log(f"bandwidth: {n} f32 elements per array")
     rows = []
     rng = np.random.default_rng(1)
@@ -98,7 +108,7 @@ def bandwidth(hg, ex, torch, n, repeats, hc, tc):
     ah, bh, ch = (t.numpy(copy=True) for t in (a, b, c))
     want = np.maximum(ah * bh + ch, 0) * np.float32(0.5)
     check(np.array_equal(got, want), "fused chain result differs from numpy")
-    if torch is not None:
+    if torch is not None and peers:
         res["torch_copy"] = device_ms(lambda: ty.copy_(ta), tc, repeats)
         res["torch_chain"] = device_ms(lambda: torch.relu(ta * tb + tc_) * 0.5, tc, repeats)
         compiled = torch.compile(lambda a, b, c: torch.relu(a * b + c) * 0.5)
@@ -114,12 +124,12 @@ def bandwidth(hg, ex, torch, n, repeats, hc, tc):
         b_, m_ = min(res[name]) / 1e3, statistics.median(res[name]) / 1e3
         rows.append({"case": name, "best_ms": b_ * 1e3, "median_ms": m_ * 1e3,
                      "GBps": nbytes * n / b_ / 1e9, "of_copy": nbytes * n / b_ / copy_bw})
-    peers = {"copy_GBps": copy_bw / 1e9}
-    if torch is not None:
+    out = {"copy_GBps": copy_bw / 1e9}
+    if "torch_chain" in res:
         hc_ = min(res["hg_chain"])
-        peers.update(torch_eager_over_ours=min(res["torch_chain"]) / hc_,
+        out.update(torch_eager_over_ours=min(res["torch_chain"]) / hc_,
                      torch_compile_over_ours=min(res["torch_compile_chain"]) / hc_)
-    return rows, peers
+    return rows, out
 
 
 # ---- rows ------------------------------------------------------------------------------------
@@ -150,7 +160,7 @@ def row_reference(op, x, w, b, g, y):
     return rstd * (dxh - dxh.mean(-1, keepdims=True) - xhat * (dxh * xhat).mean(-1, keepdims=True))
 
 
-def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps, hc, tc):
+def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps, hc, tc, peers=True):
     """Each row op on each shape, each side with its inputs shared (hologram wraps torch's
     tensors zero-copy) and its own output; results checked on a sample of rows against float64
     numpy."""
@@ -182,7 +192,7 @@ def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps, hc, tc):
             "layer_norm_backward": lambda: hg.ops.layer_norm_backward(g, x, c, w),
         }
         theirs = {}
-        if torch is not None:
+        if torch is not None and peers:
             F = torch.nn.functional
             # torch's own best forms: new tensors from its caching allocator
             theirs = {
@@ -370,7 +380,7 @@ def targets(res):
     """The issue's GPU targets against this run: (target, measured, met) rows."""
     out = []
     bw = {r["case"]: r for r in res["bandwidth"]}
-    rows = [r for r in res["rows"] if "torch_over_ours" in r]
+    rows = [r for r in res.get("rows", []) if "torch_over_ours" in r]
     if rows:
         worst = min(rows, key=lambda r: r["torch_over_ours"])
         out.append(("every row case >= 1.0x torch", f"lowest {worst['torch_over_ours']:.2f} "
@@ -382,18 +392,20 @@ def targets(res):
     if "torch_compile_over_ours" in res["peers"]:
         v = res["peers"]["torch_compile_over_ours"]
         out.append(("fused chain >= 1.0x torch.compile", f"{v:.2f}", v >= 1.0))
-    bm = [r for r in res["bmm"] if "ours_over_torch" in r]
+    bm = [r for r in res.get("bmm", []) if "ours_over_torch" in r]
     if bm:
         worst = min(bm, key=lambda r: r["ours_over_torch"])
         out.append(("bmm >= 0.95x torch.bmm", f"lowest {worst['ours_over_torch']:.3f} "
                     f"({worst['dtype']} {worst['batch']}x{worst['m']}x{worst['k']}x{worst['n']})",
                     worst["ours_over_torch"] >= 0.95))
-    la = res["launch"]
+    la = res.get("launch", {})
     if "torch_async_us" in la:
         out.append(("1-element add, asynchronous, <= torch's", f"{la['hg_async_us']:.2f} us vs "
                     f"{la['torch_async_us']:.2f} us", la["hg_async_us"] <= la["torch_async_us"]))
-    tm = res["torch"]
-    if "torch_over_ours" in tm:
+    tm = res.get("torch")
+    if tm is None:
+        pass
+    elif "torch_over_ours" in tm:
         v = max(tm["torch_over_ours"], tm["torch_over_ours_hg_adam"])
         out.append(("hologram_torch MLP step >= 1.0x torch eager", f"{v:.2f} (torch's Adam "
                     f"{tm['torch_over_ours']:.2f}, hologram_torch's {tm['torch_over_ours_hg_adam']:.2f})",
@@ -413,10 +425,13 @@ def report(res, args):
       f"{' and cuda events (torch)' if info['timing_torch'] else ''}, best of {args.repeats}; "
       f"L2 flushed ({info['l2_flush_bytes'] / 2**20:g} MiB written) before each sample.\n")
     p("| target | measured | met |\n|---|---|---|")
-    for name, measured, met in targets(res):
-        p(f"| {name} | {measured} | {'yes' if met else '**no**'} |")
+    for t in res["targets"]:
+        p(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else '**no**'} |")
+    line = old_summary(res)
+    if line:
+        p(f"\n{line}")
     p(f"\n{args.size} f32 elements; 'of copy' = bytes moved per second over the best "
-      "device-to-device copy in this run.\n")
+      "device-to-device copy in this run; `_old`: the kernels from before issue 31.\n")
     p("| case | best ms | median ms | GB/s | of copy |\n|---|---:|---:|---:|---:|")
     for r in bw:
         p(f"| {r['case']} | {r['best_ms']:.3f} | {r['median_ms']:.3f} | {r['GBps']:.1f} | "
@@ -424,31 +439,58 @@ def report(res, args):
     if "torch_eager_over_ours" in peers:
         p(f"\nfused chain: torch eager / ours = {peers['torch_eager_over_ours']:.2f}, "
           f"torch.compile / ours = {peers['torch_compile_over_ours']:.2f} (target >= 1)")
-    p("\nrows (f32, over the last dim; 'of copy' counts the bytes each op must move: 8 per "
-      "element forward, 12 backward):\n")
-    p("| op | shape | ours ms | torch ms | torch / ours | of copy |\n|---|---|---:|---:|---:|---:|")
-    for r in res["rows"]:
-        p(f"| {r['op']} | {r['rows']}x{r['cols']} | {r['ours_ms']:.4f} | {fmt(r.get('torch_ms'), '.4f')} "
-          f"| {fmt(r.get('torch_over_ours'), '.2f')} | {r['of_copy']:.3f} |")
-    p("\nmatmul, n x n:\n")
-    p("| dtype | n | ours TFLOP/s | torch TFLOP/s | ours / torch |\n|---|---:|---:|---:|---:|")
-    for r in res["matmul"]:
-        p(f"| {r['dtype']} | {r['n']} | {r['ours_TFLOPs']:.2f} | {fmt(r.get('torch_TFLOPs'), '.2f')} "
-          f"| {fmt(r.get('ours_over_torch'))} |")
-    p("\nbmm (batch x m x k x n; b^T: b a transposed view), against torch.bmm:\n")
-    p("| dtype | shape | ours ms | ours TFLOP/s | torch TFLOP/s | ours / torch |\n"
-      "|---|---|---:|---:|---:|---:|")
-    for r in res["bmm"]:
-        p(f"| {r['dtype']} | {r['batch']}x{r['m']}x{r['k']}x{r['n']}{' b^T' if r['b_transposed'] else ''} "
-          f"| {r['ours_ms']:.4f} | {r['ours_TFLOPs']:.2f} | {fmt(r.get('torch_TFLOPs'), '.2f')} "
-          f"| {fmt(r.get('ours_over_torch'))} |")
-    route = res["torch_bmm_route"]
-    p("\nhologram_torch on CUDA tensors, library calls: " + (
+    for section, fn in (("rows", report_rows), ("matmul", report_matmul), ("bmm", report_bmm),
+                        ("torch_bmm_route", report_route), ("launch", report_launch),
+                        ("torch", report_torch)):
+        if section in res:
+            fn(res[section])
+    if "compile" in res:
+        p("\nkernel compile/caches, ms: " +
+          ", ".join(f"{k} {v:.2f}" for k, v in res["compile"].items()))
+
+
+def report_rows(rows):
+    print("\nrows (f32, over the last dim; 'of copy' counts the bytes each op must move: 8 per "
+          "element forward, 12 backward; old: the kernels from before issue 31, "
+          "old / ours above 1 where the new one is faster):\n")
+    print("| op | shape | ours ms | torch ms | torch / ours | old ms | old / ours | of copy |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['op']} | {r['rows']}x{r['cols']} | {r['ours_ms']:.4f} "
+              f"| {fmt(r.get('torch_ms'), '.4f')} | {fmt(r.get('torch_over_ours'), '.2f')} "
+              f"| {fmt(r.get('old_ms'), '.4f')} | {fmt(r.get('old_over_ours'), '.2f')} "
+              f"| {r['of_copy']:.3f} |")
+
+
+def report_matmul(rows):
+    print("\nmatmul, n x n:\n")
+    print("| dtype | n | ours TFLOP/s | torch TFLOP/s | ours / torch |\n|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['dtype']} | {r['n']} | {r['ours_TFLOPs']:.2f} "
+              f"| {fmt(r.get('torch_TFLOPs'), '.2f')} | {fmt(r.get('ours_over_torch'))} |")
+
+
+def report_bmm(rows):
+    print("\nbmm (batch x m x k x n; b^T: b a transposed view), against torch.bmm:\n")
+    print("| dtype | shape | ours ms | ours TFLOP/s | torch TFLOP/s | ours / torch |\n"
+          "|---|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['dtype']} | {r['batch']}x{r['m']}x{r['k']}x{r['n']}"
+              f"{' b^T' if r['b_transposed'] else ''} | {r['ours_ms']:.4f} "
+              f"| {r['ours_TFLOPs']:.2f} | {fmt(r.get('torch_TFLOPs'), '.2f')} "
+              f"| {fmt(r.get('ours_over_torch'))} |")
+
+
+def report_route(route):
+    print("\nhologram_torch on CUDA tensors, library calls: " + (
         "; ".join(f"{k}: {', '.join(v['calls']) or 'none'} (max abs error vs torch.bmm "
                   f"{v['max_abs_err']:.2g})" for k, v in route.items())
         if "skipped" not in route and "error" not in route
         else f"not run ({route.get('skipped') or route.get('error')})"))
-    la = res["launch"]
+
+
+def report_launch(la):
+    p = print
     p("\nlaunch (1-element add from Python), us per call:\n")
     p("| | hologram | torch |\n|---|---:|---:|")
     p(f"| asynchronous (calls back to back, one synchronize) | {la['hg_async_us']:.2f} | "
@@ -458,19 +500,21 @@ def report(res, args):
     p(f"| device time per call (events around the calls) | {fmt(la.get('hg_events_us'), '.2f')} "
       f"| {fmt(la.get('torch_events_us'), '.2f')} |")
     p(f"| the call alone (host, no synchronize) | {la['hg_host_us']:.2f} | - |")
-    tm = res["torch"]
-    if "ours_ms" in tm:
-        p(f"\nhologram_torch MLP training step on CUDA tensors (batch {tm['batch']}), ms per step "
-          f"(first loss ours {tm['first_loss_ours']:.6f}, torch {tm['first_loss_torch']:.6f}):\n")
-        p("| variant | ms | torch / this |\n|---|---:|---:|")
-        for name, label in (("ours", "hologram_torch.nn + torch.optim.Adam"),
-                            ("ours_hg_adam", "hologram_torch.nn + hologram_torch.optim.Adam"),
-                            ("torch", "torch.nn + torch.optim.Adam"),
-                            ("torch_fused", "torch.nn + Adam(fused=True)")):
-            p(f"| {label} | {tm[name + '_ms']:.3f} | {tm['torch_ms'] / tm[name + '_ms']:.2f} |")
-    else:
+
+
+def report_torch(tm):
+    p = print
+    if "ours_ms" not in tm:
         p(f"\nhologram_torch MLP step: not run ({tm.get('skipped') or tm.get('error')})")
-    p("\nkernel compile/caches, ms: " + ", ".join(f"{k} {v:.2f}" for k, v in res["compile"].items()))
+        return
+    p(f"\nhologram_torch MLP training step on CUDA tensors (batch {tm['batch']}), ms per step "
+      f"(first loss ours {tm['first_loss_ours']:.6f}, torch {tm['first_loss_torch']:.6f}):\n")
+    p("| variant | ms | torch / this |\n|---|---:|---:|")
+    for name, label in (("ours", "hologram_torch.nn + torch.optim.Adam"),
+                        ("ours_hg_adam", "hologram_torch.nn + hologram_torch.optim.Adam"),
+                        ("torch", "torch.nn + torch.optim.Adam"),
+                        ("torch_fused", "torch.nn + Adam(fused=True)")):
+        p(f"| {label} | {tm[name + '_ms']:.3f} | {tm['torch_ms'] / tm[name + '_ms']:.2f} |")
 
 
 def parse_bmm(spec):
@@ -491,43 +535,71 @@ def main():
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--rows", default="4096x4096,8192x1024,262144x64,65536x4096")
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--sections", default=",".join(SECTIONS))
+    ap.add_argument("--no-old", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--old-kernels", action="store_true",
+                    help="the child process of the 'old' section (bench/cuda_bench_old.py)")
     ap.add_argument("--json")
     ap.add_argument("--emulate", action="store_true")
     args = ap.parse_args()
+    want = set(args.sections.split(",")) | {"bandwidth"}
+    if not want <= set(SECTIONS):
+        ap.error(f"--sections: unknown {sorted(want - set(SECTIONS))}; "
+                 f"known: {', '.join(SECTIONS)}")
+    if args.no_old or args.old_kernels:
+        want.discard("old")
     flush_elems = L2_FLUSH_BYTES // 4
+    if args.quick:
+        args.repeats, args.calls, args.mm = max(2, args.repeats // 2), args.calls // 4, "4096"
     if args.emulate:
         os.environ["HOLOGRAM_CUDA_EMULATE"] = "1"
         args.size, args.mm, args.repeats, args.calls = 4096, "32", 2, 50
         args.rows, args.bmm, flush_elems = "16x64,3x1500", "3x8x8x8,4x6x5x7t", 4096
+    select_kernels(args.old_kernels, log)
+    # the old kernels first, in their own process, while this one holds no device memory
+    old = run_old(os.path.abspath(__file__), args, log) if "old" in want else None
     import hologram as hg
     torch = None if args.emulate else torch_cuda()
+    peers = not args.old_kernels   # the child times hologram's side only
     ex = hg.Executor("cuda")
     hc = hologram_clock(hg, ex, flush_elems)
     tc = torch_clock(torch, flush_elems) if torch is not None else None
     info = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
             "emulated": args.emulate, "torch": getattr(torch, "__version__", None),
             "timing_hologram": hc.method, "timing_torch": "cuda events" if tc else None,
-            "repeats": args.repeats, "l2_flush_bytes": flush_elems * 4}
+            "repeats": args.repeats, "l2_flush_bytes": flush_elems * 4,
+            "sections": [s for s in SECTIONS if s in want], "quick": args.quick}
     if torch is not None:
         info["gpu"] = torch.cuda.get_device_name(0)
-    bw, peers = bandwidth(hg, ex, torch, args.size, args.repeats, hc, tc)
+    bw, bw_peers = bandwidth(hg, ex, torch, args.size, args.repeats, hc, tc, peers)
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.rows.split(",")]
-    res = {"info": info, "bandwidth": bw, "peers": peers}
-    res["rows"] = rows_ops(hg, ex, torch, shapes, args.repeats, peers["copy_GBps"], hc, tc)
-    res["matmul"] = matmul(hg, ex, torch, [int(s) for s in args.mm.split(",")], args.repeats,
-                           hc, tc)
-    res["bmm"] = bmm(hg, ex, torch, parse_bmm(args.bmm), args.repeats, hc, tc)
-    res["launch"] = launch(hg, ex, torch, args.calls, hc, tc)
-    log("hologram_torch MLP step")
-    try:
-        res["torch"] = mlp_step(torch, max(3, args.repeats // 4))
-    except Exception as e:   # recorded, the rest of the run is kept
-        res["torch"] = {"error": f"{type(e).__name__}: {e}"}
-    try:
-        res["torch_bmm_route"] = bmm_route(hg, torch)
-    except Exception as e:
-        res["torch_bmm_route"] = {"error": f"{type(e).__name__}: {e}"}
-    res["compile"] = compile_times(args.emulate)
+    res = {"info": info, "bandwidth": bw, "peers": bw_peers}
+    if "rows" in want:
+        res["rows"] = rows_ops(hg, ex, torch, shapes, args.repeats, bw_peers["copy_GBps"],
+                               hc, tc, peers)
+    if "matmul" in want:
+        res["matmul"] = matmul(hg, ex, torch, [int(s) for s in args.mm.split(",")],
+                               args.repeats, hc, tc)
+    if "bmm" in want:
+        res["bmm"] = bmm(hg, ex, torch, parse_bmm(args.bmm), args.repeats, hc, tc)
+    if "launch" in want:
+        res["launch"] = launch(hg, ex, torch, args.calls, hc, tc)
+    if "torch" in want:
+        log("hologram_torch MLP step")
+        try:
+            res["torch"] = mlp_step(torch, max(3, args.repeats // 4))
+        except Exception as e:   # recorded, the rest of the run is kept
+            res["torch"] = {"error": f"{type(e).__name__}: {e}"}
+        try:
+            res["torch_bmm_route"] = bmm_route(hg, torch)
+        except Exception as e:
+            res["torch_bmm_route"] = {"error": f"{type(e).__name__}: {e}"}
+    if "compile" in want:
+        res["compile"] = compile_times(args.emulate)
+    if old is not None:
+        FAILED.extend(merge_old(res, old, args.size))
+    res["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(res)]
     report(res, args)
     res["failed_checks"] = FAILED
     if FAILED:
