@@ -76,12 +76,17 @@ def check(ok, what):
     return ok
 
 
-def torch_cuda():
+def torch_module():
     try:
         import torch
     except Exception:
         return None
-    return torch if torch.cuda.is_available() else None
+    return torch
+
+
+def torch_cuda():
+    torch = torch_module()
+    return torch if torch is not None and torch.cuda.is_available() else None
 
 
 def bandwidth(hg, ex, torch, n, repeats, hc, tc, peers=True):
@@ -354,6 +359,22 @@ print(first, second)
 """
 
 
+def check_torch(tm, route, dev):
+    """The hologram_torch section's results: the first losses of the same model and batch
+    agree, the batched products match torch.bmm, and on CUDA each is one strided-batched call."""
+    if "loss_rel_diff" in tm:
+        check(tm["loss_rel_diff"] < 1e-3, f"MLP step: first loss {tm['first_loss_ours']} vs "
+              f"torch's {tm['first_loss_torch']} (relative difference {tm['loss_rel_diff']:.3g})")
+    if "skipped" in route or "error" in route:
+        return
+    for name, v in route.items():
+        check(v["max_abs_err"] < 1e-3, f"hologram_torch {name}: max abs error {v['max_abs_err']:.3g}"
+              " against torch.bmm")
+        if dev == "cuda":
+            check(v["calls"] == ["gemm_strided_batched"], f"hologram_torch {name}: library calls "
+                  f"{v['calls']}, expected one gemm_strided_batched")
+
+
 def compile_times(emulate):
     log("NVRTC compile and kernel caches")
     env = dict(os.environ)
@@ -407,7 +428,8 @@ def targets(res):
         pass
     elif "torch_over_ours" in tm:
         v = max(tm["torch_over_ours"], tm["torch_over_ours_hg_adam"])
-        out.append(("hologram_torch MLP step >= 1.0x torch eager", f"{v:.2f} (torch's Adam "
+        dry = "CPU tensors, the dry run: " if tm.get("device") == "cpu" else ""
+        out.append(("hologram_torch MLP step >= 1.0x torch eager", f"{dry}{v:.2f} (torch's Adam "
                     f"{tm['torch_over_ours']:.2f}, hologram_torch's {tm['torch_over_ours_hg_adam']:.2f})",
                     v >= 1.0))
     else:
@@ -440,7 +462,8 @@ def report(res, args):
         p(f"\nfused chain: torch eager / ours = {peers['torch_eager_over_ours']:.2f}, "
           f"torch.compile / ours = {peers['torch_compile_over_ours']:.2f} (target >= 1)")
     for section, fn in (("rows", report_rows), ("matmul", report_matmul), ("bmm", report_bmm),
-                        ("torch_bmm_route", report_route), ("launch", report_launch),
+                        ("torch_bmm_route", lambda r: report_route(r, res["torch"])),
+                        ("launch", report_launch),
                         ("torch", report_torch)):
         if section in res:
             fn(res[section])
@@ -481,8 +504,8 @@ def report_bmm(rows):
               f"| {fmt(r.get('ours_over_torch'))} |")
 
 
-def report_route(route):
-    print("\nhologram_torch on CUDA tensors, library calls: " + (
+def report_route(route, tm):
+    print(f"\nhologram_torch on {tm.get('device', 'cuda').upper()} tensors, library calls: " + (
         "; ".join(f"{k}: {', '.join(v['calls']) or 'none'} (max abs error vs torch.bmm "
                   f"{v['max_abs_err']:.2g})" for k, v in route.items())
         if "skipped" not in route and "error" not in route
@@ -507,7 +530,8 @@ def report_torch(tm):
     if "ours_ms" not in tm:
         p(f"\nhologram_torch MLP step: not run ({tm.get('skipped') or tm.get('error')})")
         return
-    p(f"\nhologram_torch MLP training step on CUDA tensors (batch {tm['batch']}), ms per step "
+    p(f"\nhologram_torch MLP training step on {tm['device'].upper()} tensors (batch {tm['batch']}), "
+      "ms per step "
       f"(first loss ours {tm['first_loss_ours']:.6f}, torch {tm['first_loss_torch']:.6f}):\n")
     p("| variant | ms | torch / this |\n|---|---:|---:|")
     for name, label in (("ours", "hologram_torch.nn + torch.optim.Adam"),
@@ -587,14 +611,21 @@ def main():
         res["launch"] = launch(hg, ex, torch, args.calls, hc, tc)
     if "torch" in want:
         log("hologram_torch MLP step")
+        # --emulate: the section's code on CPU tensors (a check of the script and of
+        # hologram_torch where there is no GPU; the numbers mean nothing)
+        tt, dev = (torch_module(), "cpu") if args.emulate else (torch, "cuda")
         try:
-            res["torch"] = mlp_step(torch, max(3, args.repeats // 4))
+            res["torch"] = mlp_step(tt, max(3, args.repeats // 4), steps=3 if args.emulate else 20,
+                                    device=dev)
         except Exception as e:   # recorded, the rest of the run is kept
             res["torch"] = {"error": f"{type(e).__name__}: {e}"}
         try:
-            res["torch_bmm_route"] = bmm_route(hg, torch)
+            res["torch_bmm_route"] = bmm_route(hg, tt, device=dev)
         except Exception as e:
             res["torch_bmm_route"] = {"error": f"{type(e).__name__}: {e}"}
+        for k in ("torch", "torch_bmm_route"):
+            check("error" not in res[k], f"{k} section: {res[k].get('error')}")
+        check_torch(res["torch"], res["torch_bmm_route"], dev)
     if "compile" in want:
         res["compile"] = compile_times(args.emulate)
     if old is not None:
