@@ -18,6 +18,8 @@ import time
 
 OLD_KERNELS = {"HOLOGRAM_DEV_ROWS": "generic", "HOLOGRAM_EW_VECTOR": "0"}
 OLD_SECTIONS = "bandwidth,rows"
+# ~20 s on a GPU (start-up, kernel compiles, the cases): a hung child must not cost the lease
+CHILD_TIMEOUT_S = 300
 # bandwidth cases the switches change, with the bytes each moves per element
 OLD_CASES = (("hg_add", 12), ("hg_chain", 16))
 
@@ -43,7 +45,10 @@ def run_old(script, args, log):
         cmd = [sys.executable, script, "--old-kernels", "--sections", OLD_SECTIONS,
                "--json", path, "--size", str(args.size), "--rows", args.rows,
                "--repeats", str(args.repeats)] + (["--emulate"] if args.emulate else [])
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL)   # progress stays on stderr
+        try:   # progress stays on stderr
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, timeout=CHILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return {"error": f"the child ran over {CHILD_TIMEOUT_S} s and was stopped"}
         if not os.path.exists(path):
             return {"error": f"the child exited with status {r.returncode} and wrote no JSON"}
         with open(path) as f:
