@@ -7,9 +7,9 @@ on each side's stream (bench/cuda_timing.py):
              moved per second over the device-to-device copy bandwidth (the better of
              hologram's copy and torch's copy_), and the chain against torch eager and
              torch.compile on the same memory (hologram wraps torch's tensors zero-copy)
-  rows       softmax, log_softmax, layer_norm (weight and bias) and rms_norm (weight) over the
-             last dim of f32 rows, and the backward ops of softmax, log_softmax and layer_norm,
-             for --rows shapes (default 4096x4096, 8192x1024, 262144x64 short rows, 65536x4096
+  rows       softmax, log_softmax, layer_norm (weight and bias), rms_norm (weight) and
+             cross_entropy (class indices, mean) over the last dim of f32 rows, and the
+             backward ops of softmax, log_softmax, layer_norm and cross_entropy, for --rows shapes (default 4096x4096, 8192x1024, 262144x64 short rows, 65536x4096
              beyond L2): torch's time over ours, and bytes moved over the copy bandwidth
   matmul     f32, bf16, f16 n x n for --mm sizes: hologram (cuBLAS) over torch.matmul
   bmm        f32, bf16, f16 batched products for --bmm shapes (batch x m x k x n; a trailing
@@ -140,13 +140,27 @@ def bandwidth(hg, ex, torch, n, repeats, hc, tc, peers=True):
 # ---- rows ------------------------------------------------------------------------------------
 # op -> bytes moved per element: forward ops read x and write y; backward ops read the gradient
 # and y (softmax) or x (layer_norm) and write dx.
+# cross_entropy (mean over rows of class-index targets) reads the logits and writes one value;
+# its backward (dL/dlogits, softmax fused) reads the logits and writes dx.
 ROW_OPS = {"softmax": 8, "log_softmax": 8, "layer_norm": 8, "rms_norm": 8,
-           "softmax_backward": 12, "log_softmax_backward": 12, "layer_norm_backward": 12}
+           "softmax_backward": 12, "log_softmax_backward": 12, "layer_norm_backward": 12,
+           "cross_entropy": 4, "cross_entropy_backward": 8}
 
 
-def row_reference(op, x, w, b, g, y):
+def row_reference(op, x, w, b, g, y, t=None, n=None):
     """float64 numpy of op on host rows: x the input, w/b the weights, g the incoming gradient,
-    y the forward output the backward op is given (softmax / log_softmax of x)."""
+    y the forward output the backward op is given (softmax / log_softmax of x); t the rows'
+    class indices and n the batch's row count (cross_entropy: the per-row losses; its backward:
+    dL/dx of the mean)."""
+    if op.startswith("cross_entropy"):
+        z = x - x.max(-1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+        rows = np.arange(len(x))
+        if op == "cross_entropy":
+            return -logp[rows, t]
+        d = np.exp(logp)
+        d[rows, t] -= 1
+        return d / n
     if op == "softmax_backward":
         return y * (g - (g * y).sum(-1, keepdims=True))
     if op == "log_softmax_backward":
@@ -177,8 +191,10 @@ def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps, hc, tc, peers=True):
             tw, tb = torch.rand(c, device="cuda") + 0.5, torch.randn(c, device="cuda")
             tys, tyl = torch.softmax(tx, -1), torch.log_softmax(tx, -1)
             _, tmean, trstd = torch.native_layer_norm(tx, (c,), tw, tb, 1e-5)
+            tt = torch.randint(0, c, (r,), device="cuda")
             torch.cuda.synchronize()
-            x, g, w, b, ys, yl = (hg.from_dlpack(t, executor=ex) for t in (tx, tg, tw, tb, tys, tyl))
+            x, g, w, b, ys, yl, t = (hg.from_dlpack(v, executor=ex)
+                                     for v in (tx, tg, tw, tb, tys, tyl, tt))
         else:
             rng = np.random.default_rng(4)
             x, g = (hg.asarray(rng.standard_normal((r, c)).astype(np.float32), executor=ex)
@@ -186,7 +202,9 @@ def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps, hc, tc, peers=True):
             w = hg.asarray((rng.random(c) + 0.5).astype(np.float32), executor=ex)
             b = hg.asarray(rng.standard_normal(c).astype(np.float32), executor=ex)
             ys, yl = hg.ops.softmax(x, axis=-1), hg.ops.log_softmax(x, -1)
+            t = hg.asarray(rng.integers(0, c, r), executor=ex)
         y = hg.empty((r, c), "float32", executor=ex)
+        one = hg.asarray(np.array(1.0, np.float32), executor=ex)   # dL/dloss of the mean
         ours = {
             "softmax": lambda: hg.ops.softmax(x, axis=-1, out=y),
             "log_softmax": lambda: hg.ops.log_softmax(x, -1, out=y),
@@ -195,10 +213,14 @@ def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps, hc, tc, peers=True):
             "softmax_backward": lambda: hg.ops.softmax_backward(g, ys, -1, out=y),
             "log_softmax_backward": lambda: hg.ops.log_softmax_backward(g, yl, -1, out=y),
             "layer_norm_backward": lambda: hg.ops.layer_norm_backward(g, x, c, w),
+            "cross_entropy": lambda: hg.ops.cross_entropy(x, t),
+            "cross_entropy_backward": lambda: hg.ops.cross_entropy_backward(one, x, t, out=y),
         }
         theirs = {}
         if torch is not None and peers:
             F = torch.nn.functional
+            tone = torch.ones((), device="cuda")
+            tnw = torch.ops.aten.nll_loss_forward(tyl, tt, None, 1, -100)[1]   # total weight
             # torch's own best forms: new tensors from its caching allocator
             theirs = {
                 "softmax": lambda: torch.softmax(tx, -1),
@@ -211,17 +233,29 @@ def rows_ops(hg, ex, torch, shapes, repeats, copy_GBps, hc, tc, peers=True):
                     lambda: torch._log_softmax_backward_data(tg, tyl, -1, tx.dtype),
                 "layer_norm_backward": lambda: torch.ops.aten.native_layer_norm_backward(
                     tg, tx, [c], tmean, trstd, tw, tb, [True, True, True]),
+                "cross_entropy": lambda: F.cross_entropy(tx, tt),
+                # what torch's autograd runs for it: nll_loss's backward, then log_softmax's
+                "cross_entropy_backward": lambda: torch._log_softmax_backward_data(
+                    torch.ops.aten.nll_loss_backward(tone, tyl, tt, None, 1, -100, tnw),
+                    tyl, -1, tx.dtype),
             }
         k = min(r, 256)   # rows checked: the first k and the last
-        host = {name: np.concatenate([t[:k].numpy(copy=True), t[r - 1:].numpy(copy=True)])
-                .astype(np.float64) for name, t in (("x", x), ("g", g), ("ys", ys), ("yl", yl))}
+        def sample(v):
+            return np.concatenate([v[:k].numpy(copy=True), v[r - 1:].numpy(copy=True)])
+
+        host = {name: sample(v).astype(np.float64)
+                for name, v in (("x", x), ("g", g), ("ys", ys), ("yl", yl))}
+        th = sample(t)
         wh, bh = w.numpy(copy=True).astype(np.float64), b.numpy(copy=True).astype(np.float64)
         for op, nbytes in ROW_OPS.items():
-            res = ours[op]()
-            got = res[0] if op == "layer_norm_backward" else y
-            got = np.concatenate([got[:k].numpy(copy=True), got[r - 1:].numpy(copy=True)])
+            if op == "cross_entropy":   # checked per row (reduction 'none'), timed as the mean
+                got = hg.ops.cross_entropy(x, t, reduction="none")
+            else:
+                res = ours[op]()
+                got = res[0] if op == "layer_norm_backward" else y
+            got = sample(got)
             ref = row_reference(op, host["x"], wh, bh, host["g"],
-                                host["ys"] if op.startswith("softmax") else host["yl"])
+                                host["ys"] if op.startswith("softmax") else host["yl"], th, r)
             err = float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1.0))
             check(err < 1e-4, f"{op} {r}x{c}: error {err:.3g} against float64 numpy")
             t_ours = device_ms(ours[op], hc, repeats)
@@ -474,7 +508,7 @@ def report(res, args):
 
 def report_rows(rows):
     print("\nrows (f32, over the last dim; 'of copy' counts the bytes each op must move: 8 per "
-          "element forward, 12 backward; old: the kernels from before issue 31, "
+          "element forward, 12 backward, 4 and 8 for cross_entropy and its backward; old: the kernels from before issue 31, "
           "old / ours above 1 where the new one is faster):\n")
     print("| op | shape | ours ms | torch ms | torch / ours | old ms | old / ours | of copy |\n"
           "|---|---|---:|---:|---:|---:|---:|---:|")
