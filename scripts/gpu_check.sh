@@ -195,11 +195,15 @@ if want sanitize; then
       racecheck_rows() {
         # the block-cooperative kernels: shared memory + barriers; the register-resident row
         # kernels (a block per row: warp partials in shared memory) at every shape they take
+        local rc=0 prog
         HG_PARITY_BACKENDS=cuda \
         HG_PARITY_OPS=reduce,var,std,softmax,log_softmax,layer_norm,rms_norm,mse_loss,cross_entropy,binary_cross \
-          san racecheck -- timeout 900 "$t/test_parity" &&
-          HG_TEST_BACKEND=cuda san racecheck -- timeout 900 "$t/test_ops_rows_shapes" &&
-          HG_TEST_BACKEND=cuda san racecheck -- timeout 900 "$t/test_instructions_shfl"
+          san racecheck -- timeout 900 "$t/test_parity" || rc=1
+        for prog in test_ops_rows_shapes test_instructions_shfl; do
+          echo "--- racecheck $prog"
+          HG_TEST_BACKEND=cuda san racecheck -- timeout 900 "$t/$prog" || rc=1
+        done
+        return $rc
       }
       run_step memcheck "memcheck: device ops, examples, memory/atomic/vector/shfl instructions,\
  async, row shapes, parity ($how)" memcheck_all
@@ -232,7 +236,7 @@ target_row() {   # target_row TARGET STEP DETAIL: met when the step passed
   local st met; st=$(step_status "$2")
   case "$st" in
     pass) met=yes ;;
-    "not run") met="not run"; set -- "$1" "$2" ;;
+    "not run") met="not run"; set -- "$1" "$2" ;;   # no log: no detail
     *) met="**no**" ;;
   esac
   echo "| $1 | $2: $st${3:+; $3} | $met |"
