@@ -25,8 +25,9 @@
 # OUTDIR/logs.tar.gz (the device tool returns at most 8 files). HG_JOBS sets the parallelism,
 # HG_PYTHON the interpreter (default: build/venv/bin/python if present, else python3),
 # HG_GPU_BUILD the build folder (default build/gpu, or build/gpu-emu with --emulate).
-# HG_CTEST_ARGS and HG_PYTEST_ARGS add arguments to ctest and pytest (a short lease: ctest
-# "-R _cuda" runs only the CUDA tests; pytest "-n 8" where pytest-xdist is installed).
+# HG_CTEST_ARGS, HG_PYTEST_ARGS and HG_BENCH_ARGS add arguments to ctest, pytest and
+# bench/cuda_bench.py (a short lease: ctest "-R _cuda" runs only the CUDA tests; pytest "-n 8"
+# where pytest-xdist is installed; the bench "--quick").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -217,7 +218,7 @@ if want bench; then
   if [ -d "$site/hologram" ]; then
     bench() {
       PYTHONPATH="$site" "$py" bench/cuda_bench.py --json "$out/cuda_bench.json" \
-        $([ $emulate = 1 ] && echo --emulate) >"$out/cuda_bench.md"
+        $([ $emulate = 1 ] && echo --emulate) ${HG_BENCH_ARGS:-} >"$out/cuda_bench.md"
     }
     run_step bench "bench/cuda_bench.py$([ $emulate = 1 ] && echo ' --emulate')" bench
   else skip_step bench "bench/cuda_bench.py" "the package is not installed (python step)"; fi
