@@ -393,6 +393,26 @@ print(first, second)
 """
 
 
+def torch_section(hg, torch, args, res):
+    """res["torch"] and res["torch_bmm_route"], checked. --emulate: the section's code on CPU
+    tensors (a check of the script and of hologram_torch where there is no GPU; the numbers
+    mean nothing)."""
+    log("hologram_torch MLP step")
+    tt, dev = (torch_module(), "cpu") if args.emulate else (torch, "cuda")
+    try:
+        res["torch"] = mlp_step(tt, max(3, args.repeats // 4), steps=3 if args.emulate else 20,
+                                device=dev)
+    except Exception as e:   # recorded, the rest of the run is kept
+        res["torch"] = {"error": f"{type(e).__name__}: {e}"}
+    try:
+        res["torch_bmm_route"] = bmm_route(hg, tt, device=dev)
+    except Exception as e:
+        res["torch_bmm_route"] = {"error": f"{type(e).__name__}: {e}"}
+    for k in ("torch", "torch_bmm_route"):
+        check("error" not in res[k], f"{k} section: {res[k].get('error')}")
+    check_torch(res["torch"], res["torch_bmm_route"], dev)
+
+
 def check_torch(tm, route, dev):
     """The hologram_torch section's results: the first losses of the same model and batch
     agree, the batched products match torch.bmm, and on CUDA each is one strided-batched call."""
@@ -504,6 +524,8 @@ def report(res, args):
     if "compile" in res:
         p("\nkernel compile/caches, ms: " +
           ", ".join(f"{k} {v:.2f}" for k, v in res["compile"].items()))
+    p("\nseconds per section (the old kernels' child included in `old`): " +
+      ", ".join(f"{k} {v:g}" for k, v in info["seconds"].items()))
 
 
 def report_rows(rows):
@@ -615,8 +637,17 @@ def main():
         args.size, args.mm, args.repeats, args.calls = 4096, "32", 2, 50
         args.rows, args.bmm, flush_elems = "16x64,3x1500", "3x8x8x8,4x6x5x7t", 4096
     select_kernels(args.old_kernels, log)
+    t_start, secs = time.perf_counter(), {}   # seconds per section: what the GPU lease pays
+
+    def timed(name, fn, *a):
+        t0 = time.perf_counter()
+        try:
+            return fn(*a)
+        finally:
+            secs[name] = round(time.perf_counter() - t0, 2)
+
     # the old kernels first, in their own process, while this one holds no device memory
-    old = run_old(os.path.abspath(__file__), args, log) if "old" in want else None
+    old = timed("old", run_old, os.path.abspath(__file__), args, log) if "old" in want else None
     import hologram as hg
     torch = None if args.emulate else torch_cuda()
     peers = not args.old_kernels   # the child times hologram's side only
@@ -627,41 +658,29 @@ def main():
             "emulated": args.emulate, "torch": getattr(torch, "__version__", None),
             "timing_hologram": hc.method, "timing_torch": "cuda events" if tc else None,
             "repeats": args.repeats, "l2_flush_bytes": flush_elems * 4,
-            "sections": [s for s in SECTIONS if s in want], "quick": args.quick}
+            "sections": [s for s in SECTIONS if s in want], "quick": args.quick, "seconds": secs}
     if torch is not None:
         info["gpu"] = torch.cuda.get_device_name(0)
-    bw, bw_peers = bandwidth(hg, ex, torch, args.size, args.repeats, hc, tc, peers)
+    bw, bw_peers = timed("bandwidth", bandwidth, hg, ex, torch, args.size, args.repeats, hc, tc,
+                         peers)
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.rows.split(",")]
     res = {"info": info, "bandwidth": bw, "peers": bw_peers}
     if "rows" in want:
-        res["rows"] = rows_ops(hg, ex, torch, shapes, args.repeats, bw_peers["copy_GBps"],
-                               hc, tc, peers)
+        res["rows"] = timed("rows", rows_ops, hg, ex, torch, shapes, args.repeats,
+                            bw_peers["copy_GBps"], hc, tc, peers)
     if "matmul" in want:
-        res["matmul"] = matmul(hg, ex, torch, [int(s) for s in args.mm.split(",")],
-                               args.repeats, hc, tc)
+        res["matmul"] = timed("matmul", matmul, hg, ex, torch,
+                              [int(s) for s in args.mm.split(",")], args.repeats, hc, tc)
     if "bmm" in want:
-        res["bmm"] = bmm(hg, ex, torch, parse_bmm(args.bmm), args.repeats, hc, tc)
+        res["bmm"] = timed("bmm", bmm, hg, ex, torch, parse_bmm(args.bmm), args.repeats, hc, tc)
     if "launch" in want:
-        res["launch"] = launch(hg, ex, torch, args.calls, hc, tc)
+        res["launch"] = timed("launch", launch, hg, ex, torch, args.calls, hc, tc)
     if "torch" in want:
-        log("hologram_torch MLP step")
-        # --emulate: the section's code on CPU tensors (a check of the script and of
-        # hologram_torch where there is no GPU; the numbers mean nothing)
-        tt, dev = (torch_module(), "cpu") if args.emulate else (torch, "cuda")
-        try:
-            res["torch"] = mlp_step(tt, max(3, args.repeats // 4), steps=3 if args.emulate else 20,
-                                    device=dev)
-        except Exception as e:   # recorded, the rest of the run is kept
-            res["torch"] = {"error": f"{type(e).__name__}: {e}"}
-        try:
-            res["torch_bmm_route"] = bmm_route(hg, tt, device=dev)
-        except Exception as e:
-            res["torch_bmm_route"] = {"error": f"{type(e).__name__}: {e}"}
-        for k in ("torch", "torch_bmm_route"):
-            check("error" not in res[k], f"{k} section: {res[k].get('error')}")
-        check_torch(res["torch"], res["torch_bmm_route"], dev)
+        timed("torch", torch_section, hg, torch, args, res)
     if "compile" in want:
-        res["compile"] = compile_times(args.emulate)
+        res["compile"] = timed("compile", compile_times, args.emulate)
+    secs["total"] = round(time.perf_counter() - t_start, 2)
+    log("seconds: " + ", ".join(f"{k} {v:g}" for k, v in secs.items()))
     if old is not None:
         FAILED.extend(merge_old(res, old, args.size))
     res["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(res)]
