@@ -28,8 +28,9 @@
 # OUTDIR/logs.tar.gz (the device tool returns at most 8 files). HG_JOBS sets the parallelism,
 # HG_PYTHON the interpreter (default: build/venv/bin/python if present, else python3),
 # HG_GPU_BUILD the build folder (default build/gpu, or build/gpu-emu with --emulate).
-# HG_CTEST_ARGS and HG_PYTEST_ARGS add arguments to ctest and pytest (a short lease: ctest
-# "-R _cuda" runs only the CUDA tests; pytest "-n 8" where pytest-xdist is installed).
+# HG_CTEST_ARGS, HG_PYTEST_ARGS and HG_BENCH_ARGS add arguments to ctest, pytest and
+# bench/cuda_bench.py (a short lease: ctest "-R _cuda" runs only the CUDA tests; pytest "-n 8"
+# where pytest-xdist is installed; the bench "--quick").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -200,8 +201,8 @@ if want sanitize; then
       memcheck_all() {
         local rc=0
         for prog in test_device_ops test_backend_examples test_instructions_memory \
-                    test_instructions_atomics test_instructions_shfl test_ops_rows_shapes \
-                    test_ops_rows_bw_shapes test_parity; do
+                    test_instructions_atomics test_instructions_vector test_instructions_shfl \
+                    test_async test_ops_rows_shapes test_ops_rows_bw_shapes test_parity; do
           echo "--- memcheck $prog"
           HG_TEST_BACKEND=cuda HG_PARITY_BACKENDS=cuda san memcheck -- timeout 900 "$t/$prog" ||
             rc=1
@@ -209,22 +210,21 @@ if want sanitize; then
         return $rc
       }
       racecheck_rows() {
-        # the block-cooperative kernels: shared memory + barriers (the parity filter is a
-        # prefix match: softmax also selects softmax_backward), and the row kernels at every
-        # shape (a block per row above 512 / 1024 elements)
-        local rc=0
+        # the block-cooperative kernels: shared memory + barriers; the register-resident row
+        # kernels (a block per row: warp partials in shared memory) at every shape they take
+        local rc=0 prog
         HG_PARITY_BACKENDS=cuda \
         HG_PARITY_OPS=reduce,var,std,softmax,log_softmax,layer_norm,rms_norm,mse_loss,cross_entropy,binary_cross \
           san racecheck -- timeout 900 "$t/test_parity" || rc=1
-        for prog in test_ops_rows_shapes test_ops_rows_bw_shapes; do
+        for prog in test_ops_rows_shapes test_ops_rows_bw_shapes test_instructions_shfl; do
           echo "--- racecheck $prog"
           HG_TEST_BACKEND=cuda san racecheck -- timeout 900 "$t/$prog" || rc=1
         done
         return $rc
       }
-      run_step memcheck "memcheck: device ops, examples, instructions, row kernels, parity ($how)" \
-        memcheck_all
-      run_step racecheck "racecheck: reductions, softmax, norms, losses, row kernels ($how)" \
+      run_step memcheck "memcheck: device ops, examples, memory/atomic/vector/shfl instructions,\
+ async, row shapes, parity ($how)" memcheck_all
+      run_step racecheck "racecheck: reductions, softmax, norms, losses, row shapes, shfl ($how)" \
         racecheck_rows
     fi
   fi
@@ -234,13 +234,64 @@ if want bench; then
   if [ -d "$site/hologram" ]; then
     bench() {
       PYTHONPATH="$site" "$py" bench/cuda_bench.py --json "$out/cuda_bench.json" \
-        $([ $emulate = 1 ] && echo --emulate) >"$out/cuda_bench.md"
+        $([ $emulate = 1 ] && echo --emulate) ${HG_BENCH_ARGS:-} >"$out/cuda_bench.md"
     }
     run_step bench "bench/cuda_bench.py$([ $emulate = 1 ] && echo ' --emulate')" bench
   else skip_step bench "bench/cuda_bench.py" "the package is not installed (python step)"; fi
 fi
 
 # --- summary ------------------------------------------------------------------------------------
+step_status() {   # the status of step $1, or "not run"
+  local r n st
+  for r in "${results[@]}"; do
+    IFS=$'\t' read -r n st _ _ <<<"$r"
+    [ "$n" = "$1" ] && { echo "$st"; return; }
+  done
+  echo "not run"
+}
+target_row() {   # target_row TARGET STEP DETAIL: met when the step passed
+  local st met; st=$(step_status "$2")
+  case "$st" in
+    pass) met=yes ;;
+    "not run") met="not run"; set -- "$1" "$2" ;;   # no log: no detail
+    *) met="**no**" ;;
+  esac
+  echo "| $1 | $2: $st${3:+; $3} | $met |"
+}
+san_summary() {   # compute-sanitizer's summary lines in step $2's log, counted
+  grep -ho "$1: .*" "$logs/$2.log" 2>/dev/null | sort | uniq -c | tr -s ' ' | paste -sd ';'
+}
+# Issue 31's targets (docs/cuda.md, "The GPU check"): the steps that must pass, with the counts
+# of their logs, then the benchmark's targets from cuda_bench.json.
+targets_table() {
+  local l=$logs
+  echo "## Issue 31's targets"; echo
+  echo "| target | measured | met |"; echo "|---|---|---|"
+  target_row "C suite passes, the CUDA tests on the GPU" c \
+    "$(grep -ho '[0-9]*% tests passed.*' "$l/c.log" 2>/dev/null | tail -1)"
+  target_row "Python suite against a CUDA executor passes" python-cuda \
+    "$(grep -hoE '[0-9]+ (passed|failed).* in [0-9.]+s' "$l/python-cuda.log" 2>/dev/null | tail -1)"
+  local tsk
+  tsk=$(awk '/SKIPPED \[[0-9]+\] tests\/python\/test_torch/ {gsub(/[^0-9]/, "", $2); n += $2}
+             END {print n + 0}' "$l/python-cuda.log" 2>/dev/null)
+  target_row "hologram_torch tests run (none skipped) in that suite" python-cuda \
+    "${tsk:-?} skipped in tests/python/test_torch_*" |
+    { [ "${tsk:-0}" = 0 ] && cat || sed 's/| yes |$/| **no** |/'; }
+  target_row "memcheck: 0 errors" memcheck \
+    "$(san_summary 'ERROR SUMMARY' memcheck)"
+  target_row "racecheck: 0 hazards" racecheck \
+    "$(san_summary 'RACECHECK SUMMARY' racecheck)"
+  if [ -f "$out/cuda_bench.json" ]; then
+    "$py" - "$out/cuda_bench.json" <<'PY'
+import json, sys
+for t in json.load(open(sys.argv[1])).get("targets", []):
+    print(f"| {t['target']} | bench: {t['measured']} | {'yes' if t['met'] else '**no**'} |")
+PY
+  else
+    target_row "the benchmark's targets (bench/cuda_bench.py)" bench "no cuda_bench.json"
+  fi
+}
+
 fails=0
 {
   echo "# GPU check, $(date -u +%Y-%m-%d) $([ $emulate = 1 ] && echo '(host emulation: a dry run)')"
@@ -252,6 +303,7 @@ fails=0
     IFS=$'\t' read -r n st sec what <<<"$r"
     echo "| $n | $st | $sec | $what |"
   done
+  echo; targets_table
   for r in "${results[@]}"; do
     IFS=$'\t' read -r n st sec what <<<"$r"
     case "$st" in

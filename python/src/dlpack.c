@@ -719,8 +719,10 @@ PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t 
         hg_buffer_destroy(out.buffer);
         return NULL;
     }
-    // A bare capsule: its consumer reads on the legacy default stream (DLPack's default).
-    dl_stream ds = {e->backend == HG_BACKEND_CUDA, (void*)(uintptr_t)1};
+    // A bare capsule of CUDA memory: its consumer reads on the legacy default stream (DLPack's
+    // default). Host memory has no stream to order.
+    int cuda = e->backend == HG_BACKEND_CUDA;
+    dl_stream ds = {cuda, cuda ? (void*)(uintptr_t)1 : NULL};
     PyObject* cap = export_capsule(c, &out, 0, 0, &ds);
     if (cap) c->freed = 1;   // only the capsule can reach it; the memory goes with the capsule
     Py_DECREF(c);

@@ -24,6 +24,11 @@ expect_usage_error "one OUTDIR" "$tmp/o" "$tmp/p"
 "$s" "$tmp/skip" --emulate --steps c,sanitize 2>/dev/null >/dev/null
 grep -q "| c | skipped: no build in $tmp/build" "$tmp/skip/summary.md"
 grep -q "| sanitize | skipped: no build" "$tmp/skip/summary.md"
+# issue 31's targets: a skipped step is not met, one not asked for is not run
+grep -q "^## Issue 31's targets" "$tmp/skip/summary.md"
+grep -q "^| C suite passes, the CUDA tests on the GPU | c: skipped: no build in $tmp/build.* | \*\*no\*\* |" \
+  "$tmp/skip/summary.md"
+grep -q "^| memcheck: 0 errors | memcheck: not run | not run |" "$tmp/skip/summary.md"
 
 "$s" "$tmp/env" --emulate --steps env --pack 2>/dev/null >"$tmp/stdout.txt"
 grep -q "^| env | pass |" "$tmp/env/summary.md"
