@@ -14,8 +14,9 @@ import sys
 LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 5, "graph": 6}
 # Families an op family may use besides ops/common: softmax/norms reuse the row reductions;
 # random walks host views with data's helpers and builds its device kernel on data's
-# lane-per-element frame (data/dev_lane.h).
-FAMILY_USES = {("rows", "reduce"), ("random", "data")}
+# lane-per-element frame (data/dev_lane.h); cross-entropy with class indices is a row op on
+# devices (log-softmax and the pick in one read of the row: rows/dev_rows_reg.h).
+FAMILY_USES = {("rows", "reduce"), ("random", "data"), ("loss", "rows")}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
 
 
