@@ -35,16 +35,7 @@ class Adam(torch.optim.Optimizer):
         name = type(self).__name__
         if isinstance(lr, torch.Tensor):
             lr = float(lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyper(lr, betas, eps, weight_decay)
         if capturable or differentiable:
             raise ValueError(f"hologram_torch.optim.{name}: capturable and differentiable are "
                              f"not supported (the update is not recorded by autograd or CUDA "
@@ -67,48 +58,83 @@ class Adam(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
-        """One update of every parameter with a gradient; returns closure's loss if given."""
+        """One update of every parameter with a gradient; returns closure's loss if given.
+        All or nothing: every parameter, gradient, state entry and hyperparameter is checked
+        before the first update, so a refused step (a sparse gradient, a mismatched state, ...)
+        raises with every parameter and state as it was (torch.optim.Adam checks a group
+        before updating it; here all groups are checked first)."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
+        fn = f"hologram_torch.optim.{type(self).__name__}.step"
+        plan = self._plan(fn)
         written, steps = [], []   # tensors updated in place; the step counters to advance
         try:
-            self._step_groups(f"hologram_torch.optim.{type(self).__name__}.step", written, steps)
+            self._run(plan, written, steps)
         finally:
-            # Each counter once its update is done (a refused update changes nothing), in one
-            # call. hologram writes through DLPack, which torch does not see: the written
-            # tensors' version counters move as torch's in-place ops move them, so a graph that
-            # saved a parameter before the step fails its backward ("modified by an inplace
-            # operation") instead of using the new values silently.
+            # Each counter once its update is done, in one call. hologram writes through
+            # DLPack, which torch does not see: the written tensors' version counters move as
+            # torch's in-place ops move them, so a graph that saved a parameter before the step
+            # fails its backward ("modified by an inplace operation") instead of using the new
+            # values silently.
             if steps:
                 torch._foreach_add_(steps, 1.0)
             if written:
                 increment_version(written)
         return loss
 
-    def _step_groups(self, fn, written, steps):
-        to_dlpack, from_capsule = torch._C._to_dlpack, _C._from_capsule
+    def _plan(self, fn):
+        """[(group's hyperparameters, [(param, grad, executor)])]: everything the update
+        needs, checked; nothing written."""
         floats, strided = B.FLOATS, torch.strided
         executors = {}   # device -> Executor
+        plan = []
         for group in self.param_groups:
-            b1, b2 = group["betas"]
-            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            if isinstance(lr, torch.Tensor):
-                lr = float(lr)
-            ams, mx = group["amsgrad"], group["maximize"]
-            dec = group.get("decoupled_weight_decay", self._decoupled_default)
+            lr = group["lr"]
+            lr = float(lr) if isinstance(lr, torch.Tensor) else lr
+            ams = group["amsgrad"]
+            _check_hyper(lr, group["betas"], group["eps"], group["weight_decay"])
+            hyper = (lr, group["betas"], group["eps"], group["weight_decay"], ams,
+                     group["maximize"],
+                     group.get("decoupled_weight_decay", self._decoupled_default))
+            items = []
             for p in group["params"]:
                 g = p.grad
                 if g is None:
                     continue
+                if g.is_sparse:
+                    raise RuntimeError(f"{fn}: Adam does not support sparse gradients, please "
+                                       f"consider SparseAdam instead (as torch.optim.Adam)")
                 if g.layout is not strided or p.layout is not strided or \
                         p.dtype not in floats or g.dtype not in floats:
-                    if g.is_sparse:
-                        raise RuntimeError(f"{fn}: sparse gradients are not supported (as in "
-                                           f"torch.optim.Adam; use torch.optim.SparseAdam)")
                     B.check_tensor(p, "a parameter", fn, floats_only=True)
                     B.check_tensor(g, "a gradient", fn, floats_only=True)
+                _check_like(fn, p, g, "its gradient")
+                state = self.state.get(p)
+                for key in ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if ams else ()):
+                    if state and key in state:
+                        _check_like(fn, p, state[key], f"its state {key!r}")
+                ts = [g] + [state[k] for k in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+                            if state and k in state]
+                for i, t in enumerate(ts):   # the update reads g while it writes the rest
+                    for u in [p] + ts[i + 1:]:
+                        if _overlap(t, u):
+                            raise RuntimeError(f"{fn}: a parameter of shape {list(p.shape)} "
+                                               f"shares memory with its gradient or state; "
+                                               f"expected separate tensors")
+                dev = p.device
+                ex = executors.get(dev)
+                if ex is None:
+                    ex = executors[dev] = B.executor_of(self._ex_id, dev, fn)
+                items.append((p, g, ex))
+            plan.append((hyper, items))
+        return plan
+
+    def _run(self, plan, written, steps):
+        to_dlpack, from_capsule = torch._C._to_dlpack, _C._from_capsule
+        for (lr, (b1, b2), eps, wd, ams, mx, dec), items in plan:
+            for p, g, ex in items:
                 state = self.state[p]
                 if len(state) == 0:
                     # torch's layout: a float32 0-d step tensor and moments like the parameter
@@ -126,10 +152,6 @@ class Adam(torch.optim.Optimizer):
                     # torch's load_state_dict puts it on the parameter's device for a group
                     # with fused=True; a host counter is read without waiting on the device
                     st = state["step"] = st.to("cpu", torch.float32)
-                dev = p.device
-                ex = executors.get(dev)
-                if ex is None:
-                    ex = executors[dev] = B.executor_of(self._ex_id, dev, fn)
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 vmax = state["max_exp_avg_sq"] if ams else None
                 _C.adam_step(from_capsule(to_dlpack(p), ex), from_capsule(to_dlpack(g), ex),
@@ -140,6 +162,40 @@ class Adam(torch.optim.Optimizer):
                 written += (p, m, v)
                 if vmax is not None:
                     written.append(vmax)
+
+
+def _check_hyper(lr, betas, eps, weight_decay):
+    """torch.optim.Adam's checks and messages; also what hg_adam_step refuses (each finite)."""
+    for v, what in ((lr, "learning rate"), (eps, "epsilon value"),
+                    (weight_decay, "weight_decay value")):
+        if not 0.0 <= v < float("inf"):
+            raise ValueError(f"Invalid {what}: {v}")
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _check_like(fn, p, t, what):
+    """t (a gradient or a moment) matches the parameter p: dtype, shape, device, strided."""
+    if t.layout is not torch.strided or t.dtype != p.dtype or t.shape != p.shape or \
+            t.device != p.device:
+        raise RuntimeError(f"{fn}: a parameter ({p.dtype}, shape {list(p.shape)}, {p.device}) "
+                           f"and {what} ({t.dtype}, {t.layout}, shape {list(t.shape)}, "
+                           f"{t.device}) do not match; expected the parameter's dtype, shape "
+                           f"and device")
+
+
+def _overlap(a, b):
+    """Whether a's and b's memory ranges meet (the range test hg_adam_step applies)."""
+    if a.device != b.device or not a.numel() or not b.numel():
+        return False
+
+    def span(t):
+        lo = t.data_ptr()
+        return lo, lo + (1 + sum((n - 1) * abs(s) for n, s in
+                                          zip(t.shape, t.stride()))) * t.element_size()
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a0 < b1 and b0 < a1
 
 
 class AdamW(Adam):
