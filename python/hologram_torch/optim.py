@@ -110,20 +110,15 @@ class Adam(torch.optim.Optimizer):
                         p.dtype not in floats or g.dtype not in floats:
                     B.check_tensor(p, "a parameter", fn, floats_only=True)
                     B.check_tensor(g, "a gradient", fn, floats_only=True)
-                _check_like(fn, p, g, "its gradient")
                 state = self.state.get(p)
-                for key in ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if ams else ()):
-                    if state and key in state:
-                        _check_like(fn, p, state[key], f"its state {key!r}")
-                ts = [g] + [state[k] for k in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
-                            if state and k in state]
-                for i, t in enumerate(ts):   # the update reads g while it writes the rest
-                    for u in [p] + ts[i + 1:]:
-                        if _overlap(t, u):
-                            raise RuntimeError(f"{fn}: a parameter of shape {list(p.shape)} "
-                                               f"shares memory with its gradient or state; "
-                                               f"expected separate tensors")
-                dev = p.device
+                kept = tuple(k for k in _MOMENTS[ams] if k in state) if state else ()
+                ts = [g] + [state[k] for k in kept]
+                pdt, shape, dev = p.dtype, p.shape, p.device
+                for t, what in zip(ts, ("gradient",) + kept):
+                    if t.dtype is not pdt or t.shape != shape or t.device != dev or \
+                            t.layout is not strided:
+                        _refuse_unlike(fn, p, t, what)
+                _check_apart(fn, p, ts)
                 ex = executors.get(dev)
                 if ex is None:
                     ex = executors[dev] = B.executor_of(self._ex_id, dev, fn)
@@ -164,40 +159,6 @@ class Adam(torch.optim.Optimizer):
                     written.append(vmax)
 
 
-def _check_hyper(lr, betas, eps, weight_decay):
-    """torch.optim.Adam's checks and messages; also what hg_adam_step refuses (each finite)."""
-    for v, what in ((lr, "learning rate"), (eps, "epsilon value"),
-                    (weight_decay, "weight_decay value")):
-        if not 0.0 <= v < float("inf"):
-            raise ValueError(f"Invalid {what}: {v}")
-    for i in (0, 1):
-        if not 0.0 <= betas[i] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
-
-
-def _check_like(fn, p, t, what):
-    """t (a gradient or a moment) matches the parameter p: dtype, shape, device, strided."""
-    if t.layout is not torch.strided or t.dtype != p.dtype or t.shape != p.shape or \
-            t.device != p.device:
-        raise RuntimeError(f"{fn}: a parameter ({p.dtype}, shape {list(p.shape)}, {p.device}) "
-                           f"and {what} ({t.dtype}, {t.layout}, shape {list(t.shape)}, "
-                           f"{t.device}) do not match; expected the parameter's dtype, shape "
-                           f"and device")
-
-
-def _overlap(a, b):
-    """Whether a's and b's memory ranges meet (the range test hg_adam_step applies)."""
-    if a.device != b.device or not a.numel() or not b.numel():
-        return False
-
-    def span(t):
-        lo = t.data_ptr()
-        return lo, lo + (1 + sum((n - 1) * abs(s) for n, s in
-                                          zip(t.shape, t.stride()))) * t.element_size()
-    (a0, a1), (b0, b1) = span(a), span(b)
-    return a0 < b1 and b0 < a1
-
-
 class AdamW(Adam):
     """torch.optim.AdamW computed by hologram: Adam with decoupled weight decay (default
     0.01), ``p *= 1 - lr * weight_decay`` before the update."""
@@ -211,3 +172,51 @@ class AdamW(Adam):
                          decoupled_weight_decay=True, foreach=foreach, fused=fused,
                          capturable=capturable, differentiable=differentiable,
                          executor=executor)
+
+
+def _check_hyper(lr, betas, eps, weight_decay):
+    """torch.optim.Adam's checks and messages; also what hg_adam_step refuses (each finite)."""
+    for v, what in ((lr, "learning rate"), (eps, "epsilon value"),
+                    (weight_decay, "weight_decay value")):
+        if not 0.0 <= v < float("inf"):
+            raise ValueError(f"Invalid {what}: {v}")
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+_MOMENTS = {False: ("exp_avg", "exp_avg_sq"), True: ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")}
+
+
+def _refuse_unlike(fn, p, t, what):
+    raise RuntimeError(f"{fn}: a parameter ({p.dtype}, shape {list(p.shape)}, {p.device}) and "
+                       f"its {what} ({t.dtype}, {t.layout}, shape {list(t.shape)}, {t.device}) do "
+                       f"not match; expected the parameter's dtype, shape and device")
+
+
+def _span(t):
+    """t's memory as [first byte, end) (the range hg_adam_step compares)."""
+    lo = t.data_ptr()
+    return lo, lo + (1 + sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))) * \
+        t.element_size()
+
+
+def _check_apart(fn, p, ts):
+    """The update reads the gradient while it writes the parameter and the moments: their
+    memory ranges must not meet (all of p's shape, dtype and device, checked before)."""
+    size = p.numel() * p.element_size()
+    if not size:
+        return
+    ts = [p] + ts
+    contiguous = True
+    for t in ts:
+        contiguous = contiguous and t.is_contiguous()
+    if contiguous:   # the common case: each range is size bytes from its start
+        starts = sorted([t.data_ptr() for t in ts])
+        met = any(b - a < size for a, b in zip(starts, starts[1:]))
+    else:   # sorted by start, only neighbours need comparing: a meets c only if it meets b
+        spans = sorted([_span(t) for t in ts])
+        met = any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+    if met:
+        raise RuntimeError(f"{fn}: a parameter of shape {list(p.shape)} shares memory with its "
+                           f"gradient or state; expected separate tensors")
