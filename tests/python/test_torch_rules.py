@@ -378,3 +378,21 @@ def test_refused_state_or_hyperparameter_changes_nothing():
     with pytest.raises(RuntimeError, match="sparse"):
         opt2.step()
     _assert_same(before, _snapshot(opt2))
+
+
+def test_gradient_or_state_sharing_memory_is_refused_before_any_update():
+    a, b = _params(torch.float32, 8)[:2]
+    opt = ht.optim.Adam([a, b], lr=0.1)
+    a.grad, b.grad = torch.ones_like(a), torch.ones_like(b)
+    opt.step()
+    before = _snapshot(opt)
+    b.grad = b.detach()   # the gradient is the parameter's own memory
+    with pytest.raises(RuntimeError, match="shares memory"):
+        opt.step()
+    _assert_same(before, _snapshot(opt))
+    b.grad = torch.ones_like(b)
+    opt.state[b]["exp_avg_sq"] = opt.state[b]["exp_avg"]   # one moment twice
+    before = _snapshot(opt)
+    with pytest.raises(RuntimeError, match="shares memory"):
+        opt.step()
+    _assert_same(before, _snapshot(opt))
