@@ -295,7 +295,7 @@ class _Norm(_Fn):
     @once_differentiable
     def backward(ctx, g):
         x, w = ctx.saved_tensors
-        eps = ctx.eps if ctx.eps is not None else torch.finfo(x.dtype).eps
+        eps = ctx.eps if ctx.eps is not None else O.rms_norm_eps(x.dtype)
         gx, gw, gb = G.norm_backward(g.contiguous(), x, ctx.shape, w, eps, ctx.rms, ctx.ex)
         return (gx if ctx.needs_input_grad[0] else None, None,
                 gw if ctx.needs_input_grad[2] else None,
@@ -339,11 +339,11 @@ class _Matmul(_Fn):
         # 1-D operands as matrices (torch.matmul's rule), then the dims put back.
         a2 = a.unsqueeze(0) if a.dim() == 1 else a
         b2 = b.unsqueeze(-1) if b.dim() == 1 else b
-        g2 = g
-        if a.dim() == 1:
-            g2 = g2.unsqueeze(-2)
+        g2 = g   # b's column first: two 1-D operands give a 0-d g, made (1, 1)
         if b.dim() == 1:
             g2 = g2.unsqueeze(-1)
+        if a.dim() == 1:
+            g2 = g2.unsqueeze(-2)
         ga = gb = None
         if ctx.needs_input_grad[0]:
             ga = _sum_to(matmul(g2, _mT(b2), ex), a2.shape, ex).reshape(a.shape)
@@ -660,6 +660,12 @@ class _BCEWithLogits(_Fn):
 
 def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex=0):
     x, t, w, pw = autocast_fp32(x, x, t, w, pw)
+    if x.dtype != t.dtype and x.is_floating_point() and t.is_floating_point():
+        # torch builds the loss in place on (1 - target): the result has the target's dtype,
+        # computed in the promoted one
+        dt = torch.promote_types(x.dtype, t.dtype)
+        return binary_cross_entropy_with_logits(x.to(dt), t.to(dt), w, pw, reduction,
+                                                ex).to(t.dtype)
     if _needs_grad(x, t, w, pw):
         if _needs_grad(w, pw):
             raise NotImplementedError("hologram_torch.binary_cross_entropy_with_logits: "

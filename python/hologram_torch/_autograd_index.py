@@ -73,8 +73,8 @@ def _gather_sparse_grad(g, dim, index, shape):
                                        g.reshape(-1), shape, check_invariants=False)
     coords = []
     for d in range(len(shape)):
-        if d == dim:   # negative indices count from the end (ours; torch refuses them)
-            coords.append((index.to(torch.long) % shape[d]).reshape(-1))
+        if d == dim:   # the forward refused indices outside [0, shape[d])
+            coords.append(index.to(torch.long).reshape(-1))
         else:
             c = torch.arange(g.shape[d], device=g.device).reshape(
                 [-1 if k == d else 1 for k in range(g.dim())])

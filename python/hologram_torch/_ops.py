@@ -13,6 +13,7 @@ import torch
 import hologram as hg
 
 from . import _bridge as B
+from . import _scalars as S
 
 LIB = torch.library.Library("hologram", "DEF")
 # The bridge's conversions, bound here for the binary ops' per-call path (B.to_hg / B.to_torch
@@ -126,6 +127,8 @@ def _binary(name, hg_fn):
             B.broadcast_shape(fn, a.shape, b.shape)   # torch's message before anything runs
         da, db = a.dtype, b.dtype
         rdt = da if da == db and (name != "div" or da.is_floating_point) else rtype(a, b)
+        if name == "sub" and torch.bool in (da, db):   # torch's refusal
+            S.check_sub(a, b)
         dev = a.device
         e = B.executor_of(ex, dev if b.device == dev else B.same_device(fn, a, b), fn)
         if da == db and da == rdt:   # one dtype: the whole op in one C call
@@ -329,6 +332,12 @@ def _vmap_norm(name):
 _vmap_norm("layer_norm")
 
 
+def rms_norm_eps(dtype):
+    """torch's eps=None for rms_norm: the machine epsilon of the dtype it computes in (float32
+    for float16 / bfloat16 inputs, as torch's opmath type)."""
+    return torch.finfo(torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype).eps
+
+
 def _rms_norm_fake(x, normalized_shape, weight=None, eps=None, ex=0):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -337,7 +346,7 @@ def _rms_norm_impl(x, normalized_shape, weight=None, eps=None, ex=0):
     fn = "hologram_torch.rms_norm"
     shape = _norm_check(fn, x, normalized_shape, weight, None)
     if eps is None:
-        eps = torch.finfo(x.dtype).eps   # torch's default
+        eps = rms_norm_eps(x.dtype)
     e, dev, (hx, hw) = _hg_args(fn, ex, x, weight)
     out, out_h = B.empty_pair(x.shape, x.dtype, e)
     if out.numel():
@@ -501,6 +510,8 @@ def _reduction(name, hg_fn):
         fn = f"hologram_torch.{name}"
         B.check_tensor(x, "x", fn, floats_only=name == "mean")
         dims = None if dim is None or len(dim) == 0 else tuple(_dim(fn, d, x.dim()) for d in dim)
+        if x.dim() == 0:   # dim 0 or -1 of a 0-d tensor (torch takes them): the value itself
+            dims = None
         e, dev, (hx,) = _hg_args(fn, ex, x)
         rdt = x.dtype if x.dtype.is_floating_point else torch.int64
         out, out_h = B.empty_pair(_red_shape(x, dim, keepdim), rdt, e)
@@ -534,5 +545,6 @@ mean = _reduction("mean", hg.mean)
 from ._ops_loss import (binary_cross_entropy,  # noqa: E402,F401
                         binary_cross_entropy_with_logits, cross_entropy, dropout,
                         dropout_uniform, mse_loss, nll_check, nll_loss, nll_picked)
-from ._ops_data import (_check_index, cat, clamp, embedding_freq_scale,  # noqa: E402,F401
-                        embedding_renorm_, gather, index_add_zeros, index_select, stack, where)
+from ._ops_data import (_check_index, cat, check_index_range, clamp,  # noqa: E402,F401
+                        embedding_freq_scale, embedding_renorm_, gather, index_add_zeros,
+                        index_select, stack, where)

@@ -17,6 +17,20 @@ def _check_index(fn, index, what="index"):
                         f"{index.dtype}")
 
 
+def check_index_range(fn, index, size, dim, exc=IndexError, what="index"):
+    """torch's rule for index values: each in [0, size). hologram's ops follow numpy's (a
+    negative index counts from the end), so the torch ops check here first: one min/max pass
+    over the index (hologram reads the indices on the host anyway). exc: torch's class for the
+    op (IndexError; gather's is RuntimeError)."""
+    if not index.numel():
+        return
+    lo, hi = index.aminmax()
+    lo, hi = int(lo), int(hi)
+    if lo < 0 or hi >= size:
+        raise exc(f"{fn}: {what} {lo if lo < 0 else hi} is out of range for dim {dim} of size "
+                  f"{size} (valid: 0..{size - 1}; negative indices are refused, as by torch)")
+
+
 def _index_select_fake(x, dim, index, ex=0):
     shape = list(x.shape)
     if shape:
@@ -34,6 +48,7 @@ def _index_select_impl(x, dim, index, ex=0):
         raise ValueError(f"{fn}: an index into a 0-d input can have only 1 value, got "
                          f"{index.numel()}")
     d = _dim(fn, dim, x.dim())
+    check_index_range(fn, index, x.shape[d] if x.dim() else 1, d)
     e, dev, (hx, hi) = _hg_args(fn, ex, x, index.reshape(-1))
     if x.dim() == 0:
         hx = hx.reshape((1,))
@@ -53,6 +68,7 @@ def _gather_impl(x, dim, index, ex=0):
     B.check_tensor(x, "input", fn)
     _check_index(fn, index)
     d = _dim(fn, dim, x.dim())
+    check_index_range(fn, index, x.shape[d] if x.dim() else 1, d, RuntimeError)
     e, dev, (hx, hi) = _hg_args(fn, ex, x, index)
     return B.to_torch(hg.gather(hx, d, hi))
 
@@ -172,26 +188,30 @@ def _renorm_fake(weight, indices, max_norm, norm_type, ex=0):
 
 def _renorm_impl(weight, indices, max_norm, norm_type, ex=0):
     """torch.embedding_renorm_: each row of weight that indices name, with a norm (norm_type)
-    above max_norm, scaled by max_norm / (norm + 1e-7), once however often it is named. The
-    norm is rounded to weight's dtype and the scale computed in double, as torch's; the new rows
-    are added as differences (shared among a row's repeats), so a row can differ from torch's
-    product by an ulp or two."""
+    above max_norm, scaled by max_norm / (norm + 1e-7), once however often it is named. As
+    torch's: the norm rounded to weight's dtype, the scale computed in double, the product in
+    float32 (float64 for f64 weights) rounded once. The rows are written as row + (-row) + new
+    through index_add over the distinct indices (both adds exact; -0.0, the exact identity,
+    where a row is not scaled), so a row is torch's product."""
     fn = "hologram_torch.embedding_renorm_"
     B.check_tensor(weight, "weight", fn, floats_only=True)
     _check_index(fn, indices, "input")
     if weight.dim() != 2:
         raise ValueError(f"{fn}: weight must be 2-D, got {list(weight.shape)}")
-    e, dev, (hw, hi) = _hg_args(fn, ex, weight, indices.reshape(-1))
-    if not hi.size:
+    check_index_range(fn, indices, weight.shape[0], 0, what="input")
+    if not indices.numel():
         return
+    e, dev, (hw, hi) = _hg_args(fn, ex, weight, indices.reshape(-1).unique())
     dt = hw.dtype_name
     rows = hg.index_select(hw, 0, hi)
     norm = hg.cast(hg.cast(_row_norms(rows, norm_type), dt), "f64")
-    scale = hg.where(hg.greater(norm, max_norm), hg.divide(max_norm, hg.add(norm, 1e-7)), 1.0)
-    scale = hg.cast(scale, dt).reshape((-1, 1))
-    delta = hg.subtract(hg.multiply(rows, scale), rows)
-    counts = hg.take(_index_counts(hi, weight.shape[0], e, dt), hi).reshape((-1, 1))
-    hg.index_add(hw, 0, hi, hg.divide(delta, counts))
+    scaled = hg.greater(norm, max_norm)
+    scale = hg.where(scaled, hg.divide(max_norm, hg.add(norm, 1e-7)), 1.0)
+    ct = "f64" if dt == "f64" else "f32"
+    new = hg.cast(hg.multiply(hg.cast(rows, ct), hg.cast(scale, ct).reshape((-1, 1))), dt)
+    scaled = scaled.reshape((-1, 1))
+    hg.index_add(hw, 0, hi, hg.where(scaled, hg.negative(rows), -0.0))
+    hg.index_add(hw, 0, hi, hg.where(scaled, new, -0.0))
     increment_version(weight)
 
 

@@ -163,6 +163,18 @@ def nll_check(fn, x, target, weight):
     return cdim
 
 
+def check_targets(fn, target, C, ignore_index):
+    """torch's rule for class targets: each in [0, C) or ignore_index (a negative one raises
+    IndexError, where hologram's take would count it from the end)."""
+    if not target.numel():
+        return
+    bad = ((target < 0) | (target >= C)) & (target != ignore_index)
+    if bool(bad.any()):
+        v = int(target[bad].reshape(-1)[0])
+        raise IndexError(f"{fn}: target {v} is out of bounds (valid: 0..{C - 1}, or "
+                         f"ignore_index {ignore_index})")
+
+
 def nll_picked(hx, ht, hw, cdim, ignore_index, dt):
     """(-x[target] * w[target] per sample with 0 where ignored, w[target] per sample with 0
     where ignored) as hologram tensors of target's shape, in dt."""
@@ -189,6 +201,7 @@ def _nll_impl(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0)
     if reduction not in REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     cdim = nll_check(fn, x, target, weight)
+    check_targets(fn, target, x.shape[cdim], ignore_index)
     e, dev, (hx, ht, hw) = _hg_args(fn, ex, x, target, weight)
     loss, wt = nll_picked(hx, ht, hw, cdim, ignore_index, x.dtype)
     if reduction == "sum":

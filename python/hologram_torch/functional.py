@@ -16,6 +16,7 @@ import hologram as hg
 from . import _autograd as A
 from . import _bridge as B
 from . import _ops as O
+from . import _scalars as S
 
 _Tensor = torch.Tensor
 _MISSING = object()   # an argument not given
@@ -39,17 +40,6 @@ def _split(fn, args, kw, n):
     return B.executor_id(ex), args
 
 
-def _tensor_pair(fn, a, b):
-    """Python numbers as 0-d tensors of torch's result dtype (torch treats them as weak)."""
-    if isinstance(a, numbers.Number) and isinstance(b, torch.Tensor):
-        a = B.scalar(a, torch.result_type(b, a), b.device)
-    if isinstance(b, numbers.Number) and isinstance(a, torch.Tensor):
-        b = B.scalar(b, torch.result_type(a, b), a.device)
-    B.check_tensor(a, "input", fn)
-    B.check_tensor(b, "other", fn)
-    return a, b
-
-
 def _binary(name, op):
     plain = getattr(O, name)   # the op without autograd
     grad_enabled = torch.is_grad_enabled
@@ -68,11 +58,19 @@ def _binary(name, op):
         ex, (a, b) = _split(fn, args, kw, 2)
         if kw:
             raise TypeError(f"{fn}: unexpected keyword arguments {sorted(kw)}")
-        a, b = _tensor_pair(fn, a, b)
-        if alpha is not None and alpha != 1:
-            b = A.mul(b, B.scalar(alpha, torch.result_type(b, alpha), b.device),
-                      ex)
-        return op(a, b, ex)
+        if name == "sub":
+            S.check_sub(a, b)
+        rdt = S.arith_dtype(name, a, b)   # torch's, Python numbers as wrapped numbers
+        cdt = S.compute_dtype(name, rdt, a, b, alpha)
+        a, b = S.operands(fn, a, b, cdt)
+        if cdt != rdt:   # float16 / bfloat16 beside a number: computed in float32
+            a, b = (t if t.dtype == cdt else t.to(cdt) for t in (a, b))
+        if alpha is not None:
+            al = S.alpha_operand(alpha, cdt, b.device)
+            if al is not None:   # other * alpha in the op's dtype, as torch
+                b = A.mul(b if b.dtype == cdt else b.to(cdt), al, ex)
+        out = op(a, b, ex)
+        return out if cdt == rdt else out.to(rdt)
 
     f.__name__ = name
     f.__doc__ = f"torch.{name}(input, other) on hologram: broadcasting and torch's promotion."
@@ -153,21 +151,31 @@ def _dim_arg(fn, args, kw, name="dim"):
     raise TypeError(f"{fn}: missing argument '{name}' (softmax needs the dim, as torch's)")
 
 
+def _softmax_input(fn, x, rest, kw):
+    """softmax's input in its dtype= (torch casts the input first; the third positional
+    argument or the keyword); after _dim_arg took the dim."""
+    pos = [r for r in rest[1:] if type(r) is type(torch.float32)]   # torch.softmax(x, d, dtype)
+    dtype = kw.pop("dtype", pos[0] if pos else None)
+    kw.pop("_stacklevel", None)   # torch.nn.functional's
+    if kw:
+        raise TypeError(f"{fn}: unexpected keyword arguments {sorted(kw)}")
+    B.check_tensor(x, "input", fn)
+    return x if dtype is None or x.dtype == dtype else x.to(dtype)
+
+
 def softmax(*args, **kw):
-    """torch.softmax(input, dim) along dim."""
+    """torch.softmax(input, dim, dtype=None) along dim (dtype: the input cast first)."""
     fn = "hologram_torch.functional.softmax"
     ex, (x, *rest) = _split(fn, args, kw, 1)
-    dim = _dim_arg(fn, rest, kw)
-    B.check_tensor(x, "input", fn)
+    dim, x = _dim_arg(fn, rest, kw), _softmax_input(fn, x, rest, kw)
     return A.softmax(x, int(dim), ex)
 
 
 def log_softmax(*args, **kw):
-    """torch.log_softmax(input, dim) along dim."""
+    """torch.log_softmax(input, dim, dtype=None) along dim (dtype: the input cast first)."""
     fn = "hologram_torch.functional.log_softmax"
     ex, (x, *rest) = _split(fn, args, kw, 1)
-    dim = _dim_arg(fn, rest, kw)
-    B.check_tensor(x, "input", fn)
+    dim, x = _dim_arg(fn, rest, kw), _softmax_input(fn, x, rest, kw)
     return A.softmax(x, int(dim), ex, log=True)
 
 
@@ -236,9 +244,12 @@ def _reduction(name, op, doc):
         if len(rest) > 1:
             keepdim = rest[1]
         B.check_tensor(x, "input", fn)
-        if dtype is not None:
-            x = x.to(dtype)
-        return op(x, _dims(dim), bool(keepdim), ex)
+        if dtype is None:
+            return op(x, _dims(dim), bool(keepdim), ex)
+        # torch: the input cast to dtype, the result in dtype (hologram sums integers and bool
+        # in int64: the cast back wraps as an int8 accumulator would; bool is "any nonzero")
+        r = op(x.to(dtype), _dims(dim), bool(keepdim), ex)
+        return r if r.dtype == dtype else r.to(dtype)
 
     f.__name__ = name
     f.__doc__ = doc
@@ -344,22 +355,22 @@ def stack(*args, dim=0, **kw):
 
 def where(*args, **kw):
     """torch.where(condition, input, other): broadcasting, torch's promotion; Python numbers
-    for input/other."""
+    for input/other (converted with torch's overflow check)."""
     fn = "hologram_torch.functional.where"
     ex, (cond, a, b) = _split(fn, args, kw, 3)
     B.check_tensor(cond, "condition", fn)
-    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+    if S.is_number(a) and S.is_number(b):
         raise TypeError(f"{fn}: input or other must be a tensor")
-    ref = a if isinstance(a, torch.Tensor) else b
-    a, b = _tensor_pair(fn, a if isinstance(a, torch.Tensor) else
-                        B.scalar(a, torch.result_type(ref, a), ref.device), b)
+    a, b = S.operands(fn, a, b, arith=False)
     return A.where(cond, a, b, ex)
 
 
 def clamp(*args, min=None, max=None, **kw):   # noqa: A002 (torch's names)
     """torch.clamp(input, min, max): number or tensor bounds (at least one; tensors broadcast
-    against the input; the result dtype is torch's promotion of all three). NaN in the input or
-    a bound gives NaN; min > max gives max, as torch."""
+    against the input). The result dtype is torch's promotion of all three, numbers as wrapped
+    numbers (an integer tensor with integer bounds stays integer; bool with number bounds is
+    int64); number bounds of an integer result are converted with torch's overflow check. NaN
+    in the input or a bound gives NaN; min > max gives max, as torch."""
     fn = "hologram_torch.functional.clamp"
     ex, (x, *rest) = _split(fn, args, kw, 1)
     if rest:
@@ -367,17 +378,19 @@ def clamp(*args, min=None, max=None, **kw):   # noqa: A002 (torch's names)
     if len(rest) > 1:
         max = rest[1]
     B.check_tensor(x, "input", fn)
-    if not isinstance(min, torch.Tensor) and not isinstance(max, torch.Tensor):
-        return A.clamp(x, min, max, ex)
     if min is None and max is None:
         raise ValueError(f"{fn}: at least one of min and max must be given")
-    bounds = [b for b in (min, max) if b is not None]
-    rdt = x.dtype
-    for b in bounds:
+    rdt = S.bound_dtype(x, (min, max))
+    tensors = isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor)
+    if not tensors and rdt.is_floating_point:   # one op with the bounds as parameters
+        min, max = (None if v is None else S.checked_bound(v, rdt) for v in (min, max))
+        return A.clamp(x if x.dtype == rdt else x.to(rdt), min, max, ex)
+    if rdt == torch.bool and not tensors:
+        raise NotImplementedError(f"{fn}: clamp of a bool tensor with bool bounds is not "
+                                  f"implemented (as in torch)")
+    for b in (min, max):
         if isinstance(b, torch.Tensor):
             B.check_tensor(b, "min" if b is min else "max", fn)
-        rdt = torch.promote_types(rdt, b.dtype if isinstance(b, torch.Tensor)
-                                  else torch.result_type(x, b))
 
     def as_t(b):
         if b is None:
@@ -477,6 +490,14 @@ def bmm(*args, **kw):
     return A.matmul(a, b, ex)
 
 
+def _ignored(t, value, ex):
+    """value broadcast to t's and value's shape, with a zero gradient for t (an operand that a
+    zero coefficient drops: its values, NaN included, are not read)."""
+    shape = B.broadcast_shape("hologram_torch.functional.addmm", t.shape, value.shape)
+    drop = torch.zeros((), dtype=torch.bool, device=value.device).expand(shape)
+    return A.where(drop, t, value, ex)
+
+
 def addmm(*args, beta=1, alpha=1, **kw):
     """torch.addmm(input, mat1, mat2, beta, alpha): beta * input + alpha * (mat1 @ mat2), input
     broadcast to the product's shape; beta = 0 ignores input (NaN in it included), as torch."""
@@ -492,10 +513,12 @@ def addmm(*args, beta=1, alpha=1, **kw):
     B.broadcast_shape(fn, c.shape, (a.shape[0], b.shape[1]))
     (c,) = A.autocast_lower(a, c)
     out = A.matmul(a, b, ex)
-    if alpha != 1:
+    if alpha == 0:   # the product ignored (inf or NaN in it included), as torch
+        out = _ignored(out, torch.zeros((), dtype=out.dtype, device=out.device), ex)
+    elif alpha != 1:
         out = A.mul(out, B.scalar(alpha, out.dtype, out.device), ex)
-    if beta == 0:
-        return out
+    if beta == 0:   # input ignored; it still gets its (zero) gradient, as torch
+        return _ignored(c, out, ex) if A._needs_grad(c) else out
     if beta != 1:
         c = A.mul(c, B.scalar(beta, c.dtype, c.device), ex)
     return A.add(c, out, ex)
@@ -510,7 +533,8 @@ def index_select(*args, **kw):
 
 def gather(*args, sparse_grad=False, **kw):
     """torch.gather(input, dim, index, sparse_grad=False): index of input's ndim, at most
-    input's size on every dim but dim. Negative indices count from the end (torch refuses them).
+    input's size on every dim but dim; every index in [0, input.size(dim)) (a negative one
+    raises RuntimeError, as torch).
     sparse_grad: input's gradient is a sparse COO tensor, as torch's."""
     fn = "hologram_torch.functional.gather"
     ex, (x, dim, index) = _split(fn, args, kw, 3)
