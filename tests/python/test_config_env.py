@@ -8,9 +8,12 @@ import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHONPATH = os.pathsep.join(p for p in [os.path.join(HERE, "..", "..", "python"),
-                                         os.environ.get("PYTHONPATH", "")] if p)
+import hologram as hg
+
+# The child imports the hologram this process tests (installed, or a source tree with its
+# extension), not python/ of the checkout, which has no built extension in a fresh clone.
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(hg.__file__)))
+PYTHONPATH = os.pathsep.join(p for p in [_PKG, os.environ.get("PYTHONPATH", "")] if p)
 
 SCRIPT = """
 import numpy as np, hologram as hg
