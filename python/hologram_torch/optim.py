@@ -83,7 +83,7 @@ class Adam(torch.optim.Optimizer):
             for c in counters:
                 c.value += 1.0   # rounded once to the counter's dtype, as torch's add
             if steps:
-                torch._foreach_add_(steps, 1.0)
+                torch._foreach_add_(steps, 1)   # an int: an integer counter stays one, as torch
             if written:
                 increment_version(written)
         return loss

@@ -396,3 +396,52 @@ def test_gradient_or_state_sharing_memory_is_refused_before_any_update():
     with pytest.raises(RuntimeError, match="shares memory"):
         opt.step()
     _assert_same(before, _snapshot(opt))
+
+
+@pytest.mark.parametrize("case", ["grad is param, fresh", "moments overlap by half",
+                                  "transposed moments, one memory", "amsgrad max is exp_avg"])
+def test_partly_shared_memory_is_refused_before_any_update(case):
+    # the step screens contiguous ranges and checks the rest exactly: each kind of overlap is
+    # refused with nothing written (the first parameter would be updated first)
+    a = _params(torch.float32, 12)[0]
+    b = torch.nn.Parameter(torch.randn(4, 3))
+    opt = ht.optim.Adam([a, b], lr=0.1, amsgrad=case.startswith("amsgrad"))
+    a.grad, b.grad = torch.ones_like(a), torch.ones_like(b)
+    if case.endswith("fresh"):
+        b.grad = b.detach()
+    else:
+        opt.step()
+        st = opt.state[b]
+        if case == "moments overlap by half":
+            buf = torch.zeros(18)
+            st["exp_avg"], st["exp_avg_sq"] = buf[:12].view(4, 3), buf[6:].view(4, 3)
+        elif case == "transposed moments, one memory":
+            base = torch.zeros(4, 4)   # rows 0-2 and rows 1-3, each transposed
+            st["exp_avg"], st["exp_avg_sq"] = base[:3].t(), base[1:].t()
+            assert not st["exp_avg"].is_contiguous()
+        else:
+            st["max_exp_avg_sq"] = st["exp_avg"]
+    before = _snapshot(opt)
+    with pytest.raises(RuntimeError, match="shares memory"):
+        opt.step()
+    _assert_same(before, _snapshot(opt))
+
+
+def test_incomplete_or_foreign_state_is_refused_before_any_update():
+    ps = _params(torch.float32, 9)
+    opt = ht.optim.Adam(ps, lr=0.1)
+    _grads(ps, 10)
+    opt.step()
+    _grads(ps, 11)
+    good = opt.state[ps[3]]
+    for bad, err, match in (({"step": good["step"]}, KeyError, "exp_avg"),   # as torch's Adam
+                            (dict(good, exp_avg_sq=0.5), RuntimeError, "exp_avg_sq .a float"),
+                            ({"exp_avg": good["exp_avg"], "exp_avg_sq": good["exp_avg_sq"]},
+                             KeyError, "step")):
+        opt.state[ps[3]] = bad
+        before = _snapshot(opt)
+        with pytest.raises(err, match=match):
+            opt.step()
+        _assert_same(before, _snapshot(opt))
+    opt.state[ps[3]] = good
+    opt.step()
