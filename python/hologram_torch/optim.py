@@ -122,7 +122,8 @@ class Adam(torch.optim.Optimizer):
                     ex = executors[dev] = B.executor_of(self._ex_id, dev, fn)
                 state = state_of(p)
                 # The views: each from_capsule refuses a device other than ex's, to_dlpack
-                # a sparse tensor; a missing state entry raises KeyError
+                # a sparse tensor; a missing state entry raises KeyError (as torch's Adam)
+                st = c = None
                 try:
                     hs = [from_capsule(to_dlpack(p), ex), from_capsule(to_dlpack(g), ex)]
                     if state:
@@ -130,7 +131,8 @@ class Adam(torch.optim.Optimizer):
                         hs.append(from_capsule(to_dlpack(state["exp_avg_sq"]), ex))
                         if ams and "max_exp_avg_sq" in state:
                             hs.append(from_capsule(to_dlpack(state["max_exp_avg_sq"]), ex))
-                        state["step"]
+                        st = state["step"]
+                        c = _counter(st)
                     failed = None
                 except Exception as e:
                     failed = e
@@ -140,7 +142,9 @@ class Adam(torch.optim.Optimizer):
                     _check_exact(fn, p, g, state, ams)
                     if failed is not None:
                         raise failed
-                items.append((p, state, ex, hs))
+                if c is None and state:
+                    _check_step(fn, st)
+                items.append((p, state, ex, hs, st, c))
             plan.append((hyper, items))
         return plan
 
@@ -151,11 +155,12 @@ class Adam(torch.optim.Optimizer):
         parameter's update), other counters as tensors."""
         to_dlpack, from_capsule = torch._C._to_dlpack, _C._from_capsule
         for (lr, (b1, b2), eps, wd, ams, mx, dec), items in plan:
-            for p, state, ex, hs in items:
+            for p, state, ex, hs, st, c in items:
                 if not state:
                     # torch's layout: a float32 0-d step tensor and moments like the parameter
                     state = self.state[p]
-                    state["step"] = torch.tensor(0.0, dtype=torch.float32)
+                    st = state["step"] = torch.tensor(0.0, dtype=torch.float32)
+                    c = _counter(st)
                     for k in ("exp_avg", "exp_avg_sq"):
                         state[k] = torch.zeros_like(p, memory_format=torch.preserve_format)
                         hs.append(from_capsule(to_dlpack(state[k]), ex))
@@ -163,8 +168,6 @@ class Adam(torch.optim.Optimizer):
                     vmax = state["max_exp_avg_sq"] = torch.zeros_like(
                         p, memory_format=torch.preserve_format)
                     hs.append(from_capsule(to_dlpack(vmax), ex))
-                st = state["step"]
-                c = _counter(st)
                 if c is None:
                     if not isinstance(st, torch.Tensor):   # a number from an old state dict
                         st = state["step"] = torch.tensor(float(st), dtype=torch.float32)
@@ -250,6 +253,19 @@ def _screen(hp, *hs):
             return False
     a = sorted([hp.device_ptr] + [h.device_ptr for h in hs])
     return not n or all(y - x >= n for x, y in zip(a, a[1:]))
+
+
+def _check_step(fn, st):
+    """Refuses a step counter that is neither a real number nor a one-element real tensor."""
+    if isinstance(st, torch.Tensor):
+        if st.layout is torch.strided and st.numel() == 1 and not st.is_complex():
+            return
+    elif isinstance(st, (int, float)) and not isinstance(st, bool):
+        return
+    got = (f"a {st.layout} {st.dtype} tensor of shape {list(st.shape)}"
+           if isinstance(st, torch.Tensor) else f"a {type(st).__name__}")
+    raise RuntimeError(f"{fn}: a parameter's step counter is {got}; expected a number or a "
+                       f"one-element real tensor (torch's state layout)")
 
 
 def _check_exact(fn, p, g, state, ams):

@@ -437,7 +437,9 @@ def test_incomplete_or_foreign_state_is_refused_before_any_update():
     for bad, err, match in (({"step": good["step"]}, KeyError, "exp_avg"),   # as torch's Adam
                             (dict(good, exp_avg_sq=0.5), RuntimeError, "exp_avg_sq .a float"),
                             ({"exp_avg": good["exp_avg"], "exp_avg_sq": good["exp_avg_sq"]},
-                             KeyError, "step")):
+                             KeyError, "step"),
+                            (dict(good, step=torch.ones(2)), RuntimeError, "step counter"),
+                            (dict(good, step="3"), RuntimeError, "step counter is a str")):
         opt.state[ps[3]] = bad
         before = _snapshot(opt)
         with pytest.raises(err, match=match):
