@@ -224,3 +224,26 @@ def test_step_counters_advance_as_torch(kind):
         a, b = ours.state[p]["step"], theirs.state[q]["step"]
         assert a.dtype == b.dtype == dtype and a.item() == b.item() == 6.0
         assert a._version > v
+
+
+def test_step_leaves_the_garbage_collector_as_it_was():
+    # the step holds its views with the collector off; a refused step and a user's own
+    # gc.disable() come out as they went in
+    import gc
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = O.Adam([p], lr=0.1)
+    p.grad = torch.ones(3)
+    assert gc.isenabled()
+    opt.step()
+    assert gc.isenabled()
+    p.grad = torch.ones(3).to_sparse()
+    with pytest.raises(RuntimeError, match="sparse"):
+        opt.step()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        p.grad = torch.ones(3)
+        opt.step()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
