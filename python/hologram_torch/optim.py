@@ -245,28 +245,27 @@ def _counter(st):
     return None
 
 
-def _screen(hp, *hs):
-    """True when the views hs have hp's dtype and shape and hp and they are contiguous ranges
-    apart: a conservative test of ~0.4 us (the common case of four views is written out;
-    False sends the parameter to _check_exact)."""
+def _screen(hp, g, m=None, v=None, x=None):
+    """True when the views g (gradient), m, v, x (moments; None where the state has none yet)
+    have param view hp's dtype and shape, and all are contiguous ranges apart: a conservative
+    test of ~0.4 us, written out (a loop or map costs twice that). False sends the parameter
+    to _check_exact. Equal ranges of n bytes are apart when their sorted starts are."""
     dt, shape, n = hp.dtype, hp.shape, hp.nbytes
-    if len(hs) == 3:
-        g, m, v = hs
-        if not (g.dtype is dt and m.dtype is dt and v.dtype is dt and g.shape == shape and
-                m.shape == shape and v.shape == shape and hp.is_contiguous and
-                g.is_contiguous and m.is_contiguous and v.is_contiguous):
-            return False
-        if not n:
-            return True
-        a, b, c, d = sorted((hp.device_ptr, g.device_ptr, m.device_ptr, v.device_ptr))
-        return b - a >= n and c - b >= n and d - c >= n
-    if not hp.is_contiguous:
+    if not (g.dtype is dt and g.shape == shape and hp.is_contiguous and g.is_contiguous):
         return False
-    for h in hs:
-        if h.dtype is not dt or h.shape != shape or not h.is_contiguous:
-            return False
-    a = sorted([hp.device_ptr] + [h.device_ptr for h in hs])
-    return not n or all(y - x >= n for x, y in zip(a, a[1:]))
+    if m is None:   # a first step: the moments are made like the parameter
+        return not n or abs(hp.device_ptr - g.device_ptr) >= n
+    if not (m.dtype is dt and v.dtype is dt and m.shape == shape and v.shape == shape and
+            m.is_contiguous and v.is_contiguous):
+        return False
+    if x is None:
+        a, b, c, d = sorted((hp.device_ptr, g.device_ptr, m.device_ptr, v.device_ptr))
+        return not n or (b - a >= n and c - b >= n and d - c >= n)
+    if not (x.dtype is dt and x.shape == shape and x.is_contiguous):
+        return False
+    a, b, c, d, e = sorted((hp.device_ptr, g.device_ptr, m.device_ptr, v.device_ptr,
+                            x.device_ptr))
+    return not n or (b - a >= n and c - b >= n and d - c >= n and e - d >= n)
 
 
 def _check_step(fn, st):
