@@ -3,13 +3,14 @@
 the python/hologram_torch/optim.py of other git revisions, interleaved in one process.
 
     python3 bench/adam_step.py [--params 100] [--size 16] [--rev 6d34121 --rev ed4ea7d]
-                               [--mlp] [--threads 2] [--repeats 15]
+                               [--mlp] [--no-torch] [--threads 2] [--repeats 15]
 
 Default: one step of --params parameters of --size x --size f32 with their gradients, per
 version, plus torch.optim.Adam (default and fused=True) on the same parameters. --mlp: the
 whole training step of bench/torch_peers.py's MLP (batch 256, hologram modules) per version,
 and torch.nn with torch's Adam and Adam(fused=True). Rounds alternate between the sides, each
-round begun by another; best and median per step are printed.
+round begun by another; best and median per step are printed. --no-torch: the versions only
+(torch's OpenMP threads spin on after its steps and slow the next side on a loaded machine).
 """
 import argparse
 import importlib.util
@@ -24,7 +25,7 @@ import torch
 
 import hologram as hg
 import hologram_torch as ht
-from torch_peers import mlp, timed, train_step
+from torch_peers import mlp_setup, timed, train_step
 
 
 def optim_at(rev, tmp):
@@ -47,6 +48,7 @@ def main():
     p.add_argument("--size", type=int, default=16)
     p.add_argument("--rev", action="append", default=[])
     p.add_argument("--mlp", action="store_true")
+    p.add_argument("--no-torch", action="store_true")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=15)
     args = p.parse_args()
@@ -59,25 +61,15 @@ def main():
         if args.mlp:
             x, t = torch.randn(256, 784), torch.randint(0, 10, (256,))
             sides = [(name, mod, ht.nn) for name, mod in versions.items()] + [
-                ("torch.nn + torch.optim.Adam", None, torch.nn),
-                ("torch.nn + Adam(fused=True)", "fused", torch.nn)]
+                ("torch.nn + torch.optim.Adam", "torch", torch.nn),
+                ("torch.nn + Adam(fused=True)", "fused", torch.nn)][:0 if args.no_torch else 2]
             for name, mod, nn in sides:
-                torch.manual_seed(1)
-                m = mlp(nn)
-                if nn is ht.nn:
-                    for layer in m:
-                        if isinstance(layer, ht.nn._HgModule):
-                            layer._set_executor(ex)
-                    opt = mod.Adam(m.parameters(), lr=1e-3, executor=ex)
-                    loss = ht.nn.CrossEntropyLoss(ex)
-                else:
-                    opt = torch.optim.Adam(m.parameters(), lr=1e-3, fused=mod == "fused" or None)
-                    loss = torch.nn.CrossEntropyLoss()
-                steps[name] = train_step(m, opt, loss, x, t)
+                steps[name] = train_step(*mlp_setup(nn, mod, ex), x, t)
             what = "MLP training step, batch 256"
         else:
             sides = [(name, mod) for name, mod in versions.items()] + [
-                ("torch.optim.Adam", None), ("torch.optim.Adam(fused=True)", "fused")]
+                ("torch.optim.Adam", None),
+                ("torch.optim.Adam(fused=True)", "fused")][:0 if args.no_torch else 2]
             for name, mod in sides:
                 torch.manual_seed(0)
                 ps = [torch.nn.Parameter(torch.randn(args.size, args.size))

@@ -351,12 +351,18 @@ def test_refused_step_is_all_or_nothing_as_torch(opt_name, amsgrad, fresh):
         assert not torch.equal(_bits(ps[0]), before[0][0])
 
 
-def test_refused_state_or_hyperparameter_changes_nothing():
-    ps = _params(torch.float32, 3)
+def _stepped_adam(seed):
+    """Adam over four parameters after one step, with the next step's gradients."""
+    ps = _params(torch.float32, seed)
     opt = ht.optim.Adam(ps, lr=0.1)
-    _grads(ps, 4)
+    _grads(ps, seed + 1)
     opt.step()
-    _grads(ps, 5)
+    _grads(ps, seed + 2)
+    return ps, opt
+
+
+def test_refused_state_or_hyperparameter_changes_nothing():
+    ps, opt = _stepped_adam(3)
     good = opt.state[ps[3]]["exp_avg"]
     opt.state[ps[3]]["exp_avg"] = torch.zeros(7)   # a state of another shape (a wrong load)
     before = _snapshot(opt)
@@ -428,11 +434,7 @@ def test_partly_shared_memory_is_refused_before_any_update(case):
 
 
 def test_incomplete_or_foreign_state_is_refused_before_any_update():
-    ps = _params(torch.float32, 9)
-    opt = ht.optim.Adam(ps, lr=0.1)
-    _grads(ps, 10)
-    opt.step()
-    _grads(ps, 11)
+    ps, opt = _stepped_adam(9)
     good = opt.state[ps[3]]
     for bad, err, match in (({"step": good["step"]}, KeyError, "exp_avg"),   # as torch's Adam
                             (dict(good, exp_avg_sq=0.5), RuntimeError, "exp_avg_sq .a float"),
