@@ -55,6 +55,24 @@ def mlp(nn):
                                nn.Linear(1024, 10))
 
 
+def mlp_setup(nn, adam, ex):
+    """(model, optimizer, loss) of the MLP from nn (hologram modules run on ex); adam: a module
+    with an Adam class (hologram_torch.optim, or another revision's: bench/adam_step.py),
+    "torch" or "fused" (torch.optim.Adam, for-loop or fused)."""
+    torch.manual_seed(1)
+    m = mlp(nn)
+    if nn is ht.nn:
+        for mod in m:
+            if isinstance(mod, ht.nn._HgModule):
+                mod._set_executor(ex)
+    if isinstance(adam, str):
+        opt = torch.optim.Adam(m.parameters(), lr=1e-3, fused=adam == "fused" or None)
+    else:
+        opt = adam.Adam(m.parameters(), lr=1e-3, executor=ex)
+    loss_fn = ht.nn.CrossEntropyLoss(ex) if nn is ht.nn else torch.nn.CrossEntropyLoss()
+    return m, opt, loss_fn
+
+
 def train_step(m, opt, loss_fn, x, t):
     """One training step of model m on (x, t) as a function of no arguments."""
     def f():
@@ -107,22 +125,9 @@ def main():
     # name -> (model, optimizer, loss): hologram modules with torch's Adam ("ours") or with
     # hologram_torch.optim.Adam ("ours+hg adam"); torch.nn with torch's default Adam (for-loop on
     # the CPU) or its fused one.
-    models = {}
-    variants = (("ours", ht.nn, "torch"), ("ours+hg adam", ht.nn, "hg"),
+    variants = (("ours", ht.nn, "torch"), ("ours+hg adam", ht.nn, ht.optim),
                 ("torch", torch.nn, "torch"), ("torch fused", torch.nn, "fused"))
-    for name, nn, optk in variants:
-        torch.manual_seed(1)
-        m = mlp(nn)
-        if nn is ht.nn:
-            for mod in m:
-                if isinstance(mod, ht.nn._HgModule):
-                    mod._set_executor(ex)
-        if optk == "hg":
-            opt = ht.optim.Adam(m.parameters(), lr=1e-3, executor=ex)
-        else:
-            opt = torch.optim.Adam(m.parameters(), lr=1e-3, fused=optk == "fused" or None)
-        loss_fn = (ht.nn.CrossEntropyLoss(ex) if nn is ht.nn else torch.nn.CrossEntropyLoss())
-        models[name] = (m, opt, loss_fn)
+    models = {name: mlp_setup(nn, adam, ex) for name, nn, adam in variants}
 
     def fwd(name):
         m, _, loss_fn = models[name]

@@ -203,3 +203,47 @@ def test_step_bumps_autograd_versions():
         assert w._version > v0
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             loss.backward()
+
+
+@pytest.mark.parametrize("kind", ["float32", "float64", "int64", "float16", "number"])
+def test_step_counters_advance_as_torch(kind):
+    """A counter of torch's layout (one float32 / float64 host element) is advanced through a
+    view of its memory, any other by a torch op: either way as torch.optim.Adam advances it
+    (the same value and dtype), with its autograd version moved as by torch's in-place add."""
+    pa, pb = _pair(torch.float32, shapes=((6, 5), (5,)))
+    ours, theirs = O.Adam(pa, lr=1e-2), torch.optim.Adam(pb, lr=1e-2)
+    _run(ours, theirs, pa, pb, 1)
+    dtype = torch.float32 if kind == "number" else getattr(torch, kind)
+    for p, q in zip(pa, pb):
+        ours.state[p]["step"] = 4.0 if kind == "number" else torch.tensor(4, dtype=dtype)
+        theirs.state[q]["step"] = torch.tensor(4, dtype=dtype)
+    _run(ours, theirs, pa, pb, 1, seed=3)   # bias corrections of step 5, as torch's
+    versions = [ours.state[p]["step"]._version for p in pa]
+    _run(ours, theirs, pa, pb, 1, seed=4)
+    for p, q, v in zip(pa, pb, versions):
+        a, b = ours.state[p]["step"], theirs.state[q]["step"]
+        assert a.dtype == b.dtype == dtype and a.item() == b.item() == 6.0
+        assert a._version > v
+
+
+def test_step_leaves_the_garbage_collector_as_it_was():
+    # the step holds its views with the collector off; a refused step and a user's own
+    # gc.disable() come out as they went in
+    import gc
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = O.Adam([p], lr=0.1)
+    p.grad = torch.ones(3)
+    assert gc.isenabled()
+    opt.step()
+    assert gc.isenabled()
+    p.grad = torch.ones(3).to_sparse()
+    with pytest.raises(RuntimeError, match="sparse"):
+        opt.step()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        p.grad = torch.ones(3)
+        opt.step()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

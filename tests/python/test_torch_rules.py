@@ -351,12 +351,18 @@ def test_refused_step_is_all_or_nothing_as_torch(opt_name, amsgrad, fresh):
         assert not torch.equal(_bits(ps[0]), before[0][0])
 
 
-def test_refused_state_or_hyperparameter_changes_nothing():
-    ps = _params(torch.float32, 3)
+def _stepped_adam(seed):
+    """Adam over four parameters after one step, with the next step's gradients."""
+    ps = _params(torch.float32, seed)
     opt = ht.optim.Adam(ps, lr=0.1)
-    _grads(ps, 4)
+    _grads(ps, seed + 1)
     opt.step()
-    _grads(ps, 5)
+    _grads(ps, seed + 2)
+    return ps, opt
+
+
+def test_refused_state_or_hyperparameter_changes_nothing():
+    ps, opt = _stepped_adam(3)
     good = opt.state[ps[3]]["exp_avg"]
     opt.state[ps[3]]["exp_avg"] = torch.zeros(7)   # a state of another shape (a wrong load)
     before = _snapshot(opt)
@@ -396,3 +402,50 @@ def test_gradient_or_state_sharing_memory_is_refused_before_any_update():
     with pytest.raises(RuntimeError, match="shares memory"):
         opt.step()
     _assert_same(before, _snapshot(opt))
+
+
+@pytest.mark.parametrize("case", ["grad is param, fresh", "moments overlap by half",
+                                  "transposed moments, one memory", "amsgrad max is exp_avg"])
+def test_partly_shared_memory_is_refused_before_any_update(case):
+    # the step screens contiguous ranges and checks the rest exactly: each kind of overlap is
+    # refused with nothing written (the first parameter would be updated first)
+    a = _params(torch.float32, 12)[0]
+    b = torch.nn.Parameter(torch.randn(4, 3))
+    opt = ht.optim.Adam([a, b], lr=0.1, amsgrad=case.startswith("amsgrad"))
+    a.grad, b.grad = torch.ones_like(a), torch.ones_like(b)
+    if case.endswith("fresh"):
+        b.grad = b.detach()
+    else:
+        opt.step()
+        st = opt.state[b]
+        if case == "moments overlap by half":
+            buf = torch.zeros(18)
+            st["exp_avg"], st["exp_avg_sq"] = buf[:12].view(4, 3), buf[6:].view(4, 3)
+        elif case == "transposed moments, one memory":
+            base = torch.zeros(4, 4)   # rows 0-2 and rows 1-3, each transposed
+            st["exp_avg"], st["exp_avg_sq"] = base[:3].t(), base[1:].t()
+            assert not st["exp_avg"].is_contiguous()
+        else:
+            st["max_exp_avg_sq"] = st["exp_avg"]
+    before = _snapshot(opt)
+    with pytest.raises(RuntimeError, match="shares memory"):
+        opt.step()
+    _assert_same(before, _snapshot(opt))
+
+
+def test_incomplete_or_foreign_state_is_refused_before_any_update():
+    ps, opt = _stepped_adam(9)
+    good = opt.state[ps[3]]
+    for bad, err, match in (({"step": good["step"]}, KeyError, "exp_avg"),   # as torch's Adam
+                            (dict(good, exp_avg_sq=0.5), RuntimeError, "exp_avg_sq .a float"),
+                            ({"exp_avg": good["exp_avg"], "exp_avg_sq": good["exp_avg_sq"]},
+                             KeyError, "step"),
+                            (dict(good, step=torch.ones(2)), RuntimeError, "step counter"),
+                            (dict(good, step="3"), RuntimeError, "step counter is a str")):
+        opt.state[ps[3]] = bad
+        before = _snapshot(opt)
+        with pytest.raises(err, match=match):
+            opt.step()
+        _assert_same(before, _snapshot(opt))
+    opt.state[ps[3]] = good
+    opt.step()
