@@ -45,6 +45,9 @@ def main():
         mod = net.module if world > 1 else net
         torch.save({k: v.detach().clone() for k, v in mod.state_dict().items()}, out)
     if world > 1:
+        # Both ranks past their last collective before either tears gloo down: a rank that
+        # closes its pairs while the other still sends can abort in gloo's destructor.
+        dist.barrier()
         dist.destroy_process_group()
 
 
