@@ -352,7 +352,7 @@ static const char* const hgpy_names_adam_step[] = {"param", "grad", "exp_avg", "
     HGPY_FASTCALL("cast", f_cast, \
                   "cast(x, dtype, out=None)"), \
     HGPY_FASTCALL("reduce", f_reduce, \
-                  "reduce(op, x, axis=None, keepdims=False, out=None, ddof=0.0)"), \
+                  "reduce(op, x, axis=None, keepdims=False, out=None, ddof=0)"), \
     HGPY_FASTCALL("softmax", f_softmax, \
                   "softmax(x, axis=-1, log=False, out=None)"), \
     HGPY_FASTCALL("layer_norm", f_layer_norm, \

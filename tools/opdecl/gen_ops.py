@@ -516,7 +516,10 @@ def check_python(root, records):
             # ops.py: names, order, keyword-only split and default values.
             iname = r.py_impl.get(fn.name, fn.name)
             if iname is not None:
-                got = impl.get(iname)
+                got = impl.get(iname.split(".")[0])
+                if got and "." in iname:   # a function defined inside a factory
+                    got = [n for n in ast.walk(got[0]) if isinstance(n, ast.FunctionDef) and
+                           n.name == iname.split(".")[1]]
                 if not got:
                     errs.append(f"{impl_rel}: no function {iname} (declared by {r.name})")
                 else:

@@ -20,7 +20,8 @@
 #            parenthesis names the C function it reaches when that is not the first.
 #            Checked against ops.py (names, order, defaults) and ops.pyi (names, types).
 #   py_impl  {py name: the ops.py function that holds its signature} for dispatchers
-#            written as f(*args, **kw) (the flat forms); None: no ops.py check, stub only
+#            written as f(*args, **kw) (the flat forms) and functions made by a factory
+#            ("outer.inner"); None: no ops.py check, stub only
 #   doc      the docs page whose generated table lists it ("" for none); dtypes, computes:
 #            that table's columns (computes: one text, or one per C function)
 OPS = [
@@ -58,7 +59,10 @@ OPS = [
          args=["x: tensor", "dtype: dtype", "out: out = None"],
          py=["cast(x, dtype, out=)"]),
     # --- reductions, softmax, norms ------------------------------------------------------------
-    dict(name="reduce", src="tensor_ops", body="custom", doc="",
+    dict(name="reduce", src="tensor_ops", body="custom", doc="ops_reductions",
+         dtypes="numeric (result dtypes below)",
+         computes=["sum mean prod min max argmin argmax var std logsumexp any all over axes",
+                   "variance with numpy's ddof", "standard deviation with numpy's ddof"],
          c=["hg_reduce(hg_reduce_op op, const hg_tensor* x, int32_t naxes, const int32_t* axes, "
             "int keepdims, hg_tensor* out)",
             "hg_var(const hg_tensor* x, int32_t naxes, const int32_t* axes, int keepdims, "
@@ -66,9 +70,15 @@ OPS = [
             "hg_std(const hg_tensor* x, int32_t naxes, const int32_t* axes, int keepdims, "
             "double ddof, hg_tensor* out)"],
          args=["op: reduce_op", "x: tensor", "axis: axes = None", "keepdims: bool = False",
-               "out: out = None", "ddof: double = 0.0"],
-         py=["var(x, axis=, keepdims=, ddof: int=, out=)->hg_var",
-             "std(x, axis=, keepdims=, ddof: int=, out=)->hg_std"]),
+               "out: out = None", "ddof: double = 0"],
+         py=[f"{n}(x, axis=, keepdims=, out=)" for n in ("sum", "mean", "prod", "amin", "amax",
+                                                         "logsumexp", "any", "all")] +
+            [f"{n}(x, axis: Optional[int]=, keepdims=, out=)" for n in ("argmin", "argmax")] +
+            ["var(x, axis=, keepdims=, ddof: int=, out=)->hg_var",
+             "std(x, axis=, keepdims=, ddof: int=, out=)->hg_std"],
+         # (the reductions are made by one factory in ops.py: its inner function's signature)
+         py_impl={n: "_reduction.f" for n in ("sum", "mean", "prod", "amin", "amax", "logsumexp",
+                                              "any", "all", "argmin", "argmax")}),
     dict(name="softmax", src="tensor_ops", body="generated", doc="ops_reductions",
          dtypes="floats", variant=("log", "hg_log_softmax", "log_softmax"),
          computes=["`exp(x - max) / sum(exp(x - max))` along axis", "`x - logsumexp(x, axis)`"],
