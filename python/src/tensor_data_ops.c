@@ -1,5 +1,7 @@
 // The _C functions behind hologram.ops' data ops and creation: fill, arange, random, concat,
-// index_select, gather, copy and empty (the conventions of tensor_ops.c; op_call.h).
+// index_select, gather, index_add, scatter_add (declared in tools/opdecl/ops_decl.py, the last
+// four generated whole into tensor_data_ops_decl.h), copy and empty (the conventions of
+// tensor_ops.c; op_call.h).
 #include <string.h>
 #include "op_call.h"
 

@@ -3,8 +3,9 @@
 // (a + b, -a, a @ b, ...). Every function takes tensors (Tensor, Buffer as 1-D, or anything the
 // package's _as_tensor hook turns into a Tensor) and Python scalars where the library takes
 // hg_scalar. `out=None` lets the library allocate the result on the inputs' executor; an `out`
-// Tensor receives it (numpy's out rules, docs/ops.md) and is returned. Data ops and creation:
-// tensor_data_ops.c; the shared call machinery: op_call.h.
+// Tensor receives it (numpy's out rules, docs/ops.md) and is returned. Each op function is
+// declared in tools/opdecl/ops_decl.py (tensor_ops_decl.h is generated from it). Data ops and
+// creation: tensor_data_ops.c; the shared call machinery: op_call.h.
 #include <string.h>
 #include "op_call.h"
 
@@ -267,7 +268,7 @@ static PyObject* f_cast(PyObject* m, PyObject* const* args, Py_ssize_t nargs, Py
     return hgpy_call_result(&c, s);
 }
 
-// --- reductions, softmax, norms -----------------------------------------------------------------
+// --- reductions ----------------------------------------------------------------------------------
 static PyObject* f_reduce(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     PARSE_DECL(reduce);
     long long op = 0;
