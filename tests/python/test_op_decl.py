@@ -76,6 +76,10 @@ def test_tree_agrees_with_the_declarations():
      "                             double eps, hg_tensor* out);",
      "int32_t nnorm, const hg_tensor* weight,\n                             float eps, "
      "hg_tensor* out);", "include/hologram/ops.h: hg_rms_norm differs"),
+    # a C op added to the header without a declaration
+    ("include/hologram/ops.h", "HG_API hg_status hg_matmul(",
+     "HG_API hg_status hg_new_op(const hg_tensor* x, hg_tensor* out);\n"
+     "HG_API hg_status hg_matmul(", "include/hologram/ops.h: hg_new_op is neither declared"),
     # a hand edit of a generated file
     ("python/src/tensor_ops_decl.h", '"eps", 1e-06,', '"eps", 1e-07,',
      "python/src/tensor_ops_decl.h is out of date with tools/opdecl/ops_decl.py: run "

@@ -10,7 +10,8 @@ Generated (whole file, or the region between `ops-decl: begin` / `ops-decl: end`
   python/hologram/_C.pyi    the stubs of the op functions of hologram._C
   docs/<page>.md            the table of the ops the page documents
 Checked only (hand-written, with logic beyond the signature):
-  include/hologram/ops.h    each declared C prototype (the public header stays byte for byte)
+  include/hologram/ops.h    each declared C prototype (the public header stays byte for byte),
+                            and every function there has a record or an ELSEWHERE entry
   python/hologram/ops.py    each Python function's parameter names, order and defaults
   python/hologram/ops.pyi   each Python function's stub: names, order, types, which have defaults
   python/src/<src>.c        custom bindings exist and take their arguments from the header;
@@ -29,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DECL = "tools/opdecl/ops_decl.py"
 COMMAND = "python3 tools/opdecl/gen_ops.py"
 BEGIN, END = "ops-decl: begin", "ops-decl: end"
+ELSEWHERE = {}   # ops.h functions with no record (set by load)
 
 # kind -> (_C.pyi type, ops.pyi type, what the binding does with it)
 KINDS = {
@@ -161,6 +163,8 @@ def load(root):
     with open(path) as f:
         exec(compile(f.read(), path, "exec"), ns)
     records = [Record(d) for d in ns["OPS"]]
+    global ELSEWHERE
+    ELSEWHERE = ns.get("ELSEWHERE", {})
     names = [r.name for r in records]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -475,6 +479,14 @@ def check_header(root, records):
     for m in re.finditer(r"HG_API hg_status (hg_\w+)\((.*?)\);", text, re.S):
         protos[m.group(1)] = norm_proto(f"{m.group(1)}({m.group(2)})")
     errs = []
+    declared = {n for r in records for n in r.c_names}
+    for m in re.finditer(r"HG_API [\w ]+?\**\s*(hg_\w+)\(", text):
+        name = m.group(1)
+        if name not in declared and name not in ELSEWHERE:
+            errs.append(f"{rel}: {name} is neither declared in {DECL} nor listed in its "
+                        f"ELSEWHERE (where its Python surface is)")
+    for name in sorted(set(ELSEWHERE) & declared):
+        errs.append(f"{DECL}: {name} is declared and listed in ELSEWHERE")
     for r in records:
         for p, name in zip(r.c, r.c_names):
             if name not in protos:

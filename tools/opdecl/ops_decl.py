@@ -274,3 +274,19 @@ OPS = [
          args=["out: out!", "axis: int = 0", "index: tensor", "src: tensor"],
          py=["scatter_add(out: _C.Tensor, axis, index, src)"]),
 ]
+
+# The functions of include/hologram/ops.h that no record declares, with where their Python
+# surface is instead. A function added to ops.h must be declared above or listed here
+# (gen_ops.py --check fails naming it).
+_FLAT = "a flat form of the product documents: hologram._C.ops (python/src/ops.c)"
+ELSEWHERE = dict(
+    {"hg_result_type": "no binding: the Python layer uses numpy's result_type",
+     "hg_unary_op_name": "the keys of _C.unary_ops (the elementwise table UNARY_OPS)",
+     "hg_binary_op_name": "the keys of _C.binary_ops (the elementwise table BINARY_OPS)",
+     "hg_reduce_op_name": "the keys of _C.reduce_ops (the reductions above)"},
+    **{f"hg_{n}": _FLAT for n in (
+        "vector_add", "vector_sub", "vector_mul", "vector_div", "vector_min", "vector_max",
+        "vector_abs", "vector_neg", "vector_relu", "vector_clip", "scalar_add", "scalar_mul",
+        "vector_sigmoid", "vector_tanh", "vector_gelu", "vector_softmax", "reduce_sum",
+        "reduce_min", "reduce_max", "mse_loss_flat", "cross_entropy_loss_flat",
+        "binary_cross_entropy_loss_flat", "gemm_flat", "matvec_flat")})
