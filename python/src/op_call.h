@@ -181,6 +181,10 @@ static inline void call_executor_from(call* c, PyObject* const* a, int n) {
     call_init(&c, fn);                                                                          \
     call_executor_from(&c, a_, (int)(sizeof(names) / sizeof(names[0])))
 
+// PARSE for an op declared in tools/opdecl/ops_decl.py: its argument names, required count and
+// name in messages come from the generated <file>_decl.h the binding's file includes.
+#define PARSE_DECL(op) PARSE(HGPY_FN_##op, hgpy_names_##op, HGPY_NREQ_##op)
+
 #define FAIL_IF(cond) \
     do {              \
         if (cond) {   \

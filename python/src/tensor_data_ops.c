@@ -1,5 +1,7 @@
 // The _C functions behind hologram.ops' data ops and creation: fill, arange, random, concat,
-// index_select, gather, copy and empty (the conventions of tensor_ops.c; op_call.h).
+// index_select, gather, index_add, scatter_add (declared in tools/opdecl/ops_decl.py, the last
+// four generated whole into tensor_data_ops_decl.h), copy and empty (the conventions of
+// tensor_ops.c; op_call.h).
 #include <string.h>
 #include "op_call.h"
 
@@ -15,9 +17,12 @@ static int need_out(call* c, PyObject* o) {
     return 0;
 }
 
+// Declared in tools/opdecl/ops_decl.py: argument names, defaults and method entries come from
+// the generated header, index_select, gather, index_add and scatter_add whole.
+#include "tensor_data_ops_decl.h"
+
 static PyObject* f_fill(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"out", "value"};
-    PARSE("fill", names, 2);
+    PARSE_DECL(fill);
     hg_scalar v;
     FAIL_IF(need_out(&c, a_[0]) || hgpy_get_scalar(&c, a_[1], "value", &v));
     hg_status s;
@@ -26,27 +31,27 @@ static PyObject* f_fill(PyObject* m, PyObject* const* args, Py_ssize_t nargs, Py
 }
 
 static PyObject* f_arange(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"out", "start", "step"};
-    PARSE("arange", names, 1);
+    PARSE_DECL(arange);
     double start = 0.0, step = 1.0;
-    FAIL_IF(need_out(&c, a_[0]) || hgpy_get_dbl(&c, a_[1], "start", 0.0, &start) ||
-            hgpy_get_dbl(&c, a_[2], "step", 1.0, &step));
+    FAIL_IF(need_out(&c, a_[0]) ||
+            hgpy_get_dbl(&c, a_[1], "start", HGPY_DFLT_arange_start, &start) ||
+            hgpy_get_dbl(&c, a_[2], "step", HGPY_DFLT_arange_step, &step));
     hg_status s;
     CALL_RUN(&c, s, s = hg_arange(&c.out, start, step));
     return hgpy_call_result(&c, s);
 }
 
 static PyObject* f_random(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"out", "normal", "seed", "offset", "a", "b"};
-    PARSE("random", names, 2);
+    PARSE_DECL(random);
     int normal = PyObject_IsTrue(a_[1]);
     uint64_t seed = 0, offset = 0;
     double pa = 0.0, pb = 1.0;
     c.fn = normal > 0 ? "random_normal" : "random_uniform";
-    FAIL_IF(normal < 0 || need_out(&c, a_[0]) || hgpy_get_u64(&c, a_[2], "seed", 0, &seed) ||
-            hgpy_get_u64(&c, a_[3], "offset", 0, &offset) ||
-            hgpy_get_dbl(&c, a_[4], normal ? "mean" : "low", 0.0, &pa) ||
-            hgpy_get_dbl(&c, a_[5], normal ? "std" : "high", 1.0, &pb));
+    FAIL_IF(normal < 0 || need_out(&c, a_[0]) ||
+            hgpy_get_u64(&c, a_[2], "seed", HGPY_DFLT_random_seed, &seed) ||
+            hgpy_get_u64(&c, a_[3], "offset", HGPY_DFLT_random_offset, &offset) ||
+            hgpy_get_dbl(&c, a_[4], normal ? "mean" : "low", HGPY_DFLT_random_a, &pa) ||
+            hgpy_get_dbl(&c, a_[5], normal ? "std" : "high", HGPY_DFLT_random_b, &pb));
     hg_status s;
     if (normal) CALL_RUN(&c, s, s = hg_random_normal(&c.out, seed, offset, pa, pb));
     else CALL_RUN(&c, s, s = hg_random_uniform(&c.out, seed, offset, pa, pb));
@@ -54,10 +59,10 @@ static PyObject* f_random(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
 }
 
 static PyObject* f_concat(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"tensors", "axis", "out"};
-    PARSE("concat", names, 1);
+    PARSE_DECL(concat);
     long long axis = 0;
-    FAIL_IF(hgpy_get_int(&c, a_[1], "axis", 0, &axis) || hgpy_call_out(&c, a_[2]));
+    FAIL_IF(hgpy_get_int(&c, a_[1], "axis", HGPY_DFLT_concat_axis, &axis) ||
+            hgpy_call_out(&c, a_[2]));
     PyObject* fast = PySequence_Fast(a_[0], "concat: tensors must be a sequence");
     FAIL_IF(!fast);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
@@ -101,46 +106,6 @@ done:
     Py_DECREF(fast);
     if (!r) call_end(&c);
     return r;
-}
-
-static PyObject* index_op(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, int gather) {
-    static const char* const names[] = {"x", "axis", "index", "out"};
-    PARSE(gather ? "gather" : "index_select", names, 3);
-    long long axis = 0;
-    FAIL_IF(hgpy_get_int(&c, a_[1], "axis", 0, &axis) || hgpy_call_out(&c, a_[3]) ||
-            hgpy_call_arg(&c, a_[0], 0, "x") < 0 || hgpy_call_arg(&c, a_[2], 0, "index") < 0);
-    hg_status s;
-    if (gather) CALL_RUN(&c, s, s = hg_gather(T(&c, 0), (int32_t)axis, T(&c, 1), &c.out));
-    else CALL_RUN(&c, s, s = hg_index_select(T(&c, 0), (int32_t)axis, T(&c, 1), &c.out));
-    return hgpy_call_result(&c, s);
-}
-static PyObject* f_index_select(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                                PyObject* kwnames) {
-    return index_op(args, nargs, kwnames, 0);
-}
-static PyObject* f_gather(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    return index_op(args, nargs, kwnames, 1);
-}
-
-// index_add(out, axis, index, src) / scatter_add(...): accumulate into out in place; returns out.
-static PyObject* add_op(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, int scatter) {
-    static const char* const names[] = {"out", "axis", "index", "src"};
-    PARSE(scatter ? "scatter_add" : "index_add", names, 4);
-    long long axis = 0;
-    FAIL_IF(hgpy_get_int(&c, a_[1], "axis", 0, &axis) || need_out(&c, a_[0]) ||
-            hgpy_call_arg(&c, a_[2], 0, "index") < 0 || hgpy_call_arg(&c, a_[3], 0, "src") < 0);
-    hg_status s;
-    if (scatter) CALL_RUN(&c, s, s = hg_scatter_add(&c.out, (int32_t)axis, T(&c, 0), T(&c, 1)));
-    else CALL_RUN(&c, s, s = hg_index_add(&c.out, (int32_t)axis, T(&c, 0), T(&c, 1)));
-    return hgpy_call_result(&c, s);
-}
-static PyObject* f_index_add(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                             PyObject* kwnames) {
-    return add_op(args, nargs, kwnames, 0);
-}
-static PyObject* f_scatter_add(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                               PyObject* kwnames) {
-    return add_op(args, nargs, kwnames, 1);
 }
 
 // copy_(dst, src): dst[...] = src (src broadcast to dst's shape, converted to dst's dtype). As
@@ -254,14 +219,7 @@ PyObject* hgpy_tensor_empty(HgExecutor* e, int32_t nd, const int64_t* shape, hg_
 }
 
 PyMethodDef hgpy_tensor_data_methods[] = {
-    HGPY_FASTCALL("fill", f_fill, "fill(out, value)"),
-    HGPY_FASTCALL("arange", f_arange, "arange(out, start=0, step=1)"),
-    HGPY_FASTCALL("random", f_random, "random(out, normal, seed=0, offset=0, a, b)"),
-    HGPY_FASTCALL("concat", f_concat, "concat(tensors, axis=0, out=None)"),
-    HGPY_FASTCALL("index_select", f_index_select, "index_select(x, axis, index, out=None)"),
-    HGPY_FASTCALL("gather", f_gather, "gather(x, axis, index, out=None)"),
-    HGPY_FASTCALL("index_add", f_index_add, "index_add(out, axis, index, src)"),
-    HGPY_FASTCALL("scatter_add", f_scatter_add, "scatter_add(out, axis, index, src)"),
+    HGPY_DECL_METHODS_tensor_data_ops
     HGPY_FASTCALL("copy", f_copy, "copy(dst, src): dst[...] = src"),
     HGPY_FASTCALL("empty", f_empty, "empty(executor, shape, dtype=float32, zero=False)"),
     

@@ -3,8 +3,9 @@
 // (a + b, -a, a @ b, ...). Every function takes tensors (Tensor, Buffer as 1-D, or anything the
 // package's _as_tensor hook turns into a Tensor) and Python scalars where the library takes
 // hg_scalar. `out=None` lets the library allocate the result on the inputs' executor; an `out`
-// Tensor receives it (numpy's out rules, docs/ops.md) and is returned. Data ops and creation:
-// tensor_data_ops.c; the shared call machinery: op_call.h.
+// Tensor receives it (numpy's out rules, docs/ops.md) and is returned. Each op function is
+// declared in tools/opdecl/ops_decl.py (tensor_ops_decl.h is generated from it). Data ops and
+// creation: tensor_data_ops.c; the shared call machinery: op_call.h.
 #include <string.h>
 #include "op_call.h"
 
@@ -170,10 +171,16 @@ PyObject* hgpy_matmul_operator(PyObject* a, PyObject* b, int inplace) {
     return hgpy_call_result(&c, s);
 }
 
+// --- the op functions ---------------------------------------------------------------------------
+// Declared in tools/opdecl/ops_decl.py: the generated header holds each one's argument names,
+// defaults and method entry, and the whole binding of the ops whose arguments follow the common
+// pattern (where, fma, softmax, the norms, matmul, matvec, the losses, most gradients). The
+// functions below are the ones written by hand (body="custom" there).
+#include "tensor_ops_decl.h"
+
 // --- elementwise --------------------------------------------------------------------------------
 static PyObject* f_unary(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"op", "x", "out"};
-    PARSE("unary", names, 2);
+    PARSE_DECL(unary);
     long long op = 0;
     FAIL_IF(hgpy_get_int(&c, a_[0], "op", 0, &op));
     if (op < 0 || op >= HG_UNARY_COUNT) {
@@ -188,8 +195,7 @@ static PyObject* f_unary(PyObject* m, PyObject* const* args, Py_ssize_t nargs, P
 }
 
 static PyObject* f_binary(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"op", "a", "b", "out"};
-    PARSE("binary", names, 3);
+    PARSE_DECL(binary);
     long long op = 0;
     FAIL_IF(hgpy_get_int(&c, a_[0], "op", 0, &op));
     if (op < 0 || op >= HG_BINARY_COUNT) {
@@ -220,30 +226,9 @@ static PyObject* f_binary(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     return hgpy_call_result(&c, s);
 }
 
-static PyObject* f_where(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"cond", "a", "b", "out"};
-    PARSE("where", names, 3);
-    FAIL_IF(hgpy_call_out(&c, a_[3]) || hgpy_call_arg(&c, a_[0], 0, "cond") < 0 ||
-            hgpy_call_arg(&c, a_[1], 0, "a") < 0 || hgpy_call_arg(&c, a_[2], 0, "b") < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_where(T(&c, 0), T(&c, 1), T(&c, 2), &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_fma(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"a", "b", "c", "out"};
-    PARSE("fma", names, 3);
-    FAIL_IF(hgpy_call_out(&c, a_[3]) || hgpy_call_arg(&c, a_[0], 0, "a") < 0 ||
-            hgpy_call_arg(&c, a_[1], 0, "b") < 0 || hgpy_call_arg(&c, a_[2], 0, "c") < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_fma(T(&c, 0), T(&c, 1), T(&c, 2), &c.out));
-    return hgpy_call_result(&c, s);
-}
-
 // clip(x, lo, hi, out): lo/hi None, Python numbers (weak promotion, as numpy) or tensors.
 static PyObject* f_clip(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"x", "lo", "hi", "out"};
-    PARSE("clip", names, 1);
+    PARSE_DECL(clip);
     FAIL_IF(hgpy_call_out(&c, a_[3]) || hgpy_call_arg(&c, a_[0], 0, "x") < 0);
     PyObject *lo = a_[1] ? a_[1] : Py_None, *hi = a_[2] ? a_[2] : Py_None;
     int lo_num = PyBool_Check(lo) || PyLong_Check(lo) || PyFloat_Check(lo);
@@ -274,8 +259,7 @@ static PyObject* f_clip(PyObject* m, PyObject* const* args, Py_ssize_t nargs, Py
 }
 
 static PyObject* f_cast(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"x", "dtype", "out"};
-    PARSE("astype", names, 2);
+    PARSE_DECL(cast);
     hg_dtype dt;
     FAIL_IF(hgpy_dtype_from_object(a_[1], &dt));
     FAIL_IF(hgpy_call_out(&c, a_[2]) || hgpy_call_arg(&c, a_[0], 0, "x") < 0);
@@ -284,10 +268,9 @@ static PyObject* f_cast(PyObject* m, PyObject* const* args, Py_ssize_t nargs, Py
     return hgpy_call_result(&c, s);
 }
 
-// --- reductions, softmax, norms -----------------------------------------------------------------
+// --- reductions ----------------------------------------------------------------------------------
 static PyObject* f_reduce(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"op", "x", "axis", "keepdims", "out", "ddof"};
-    PARSE("reduce", names, 2);
+    PARSE_DECL(reduce);
     long long op = 0;
     FAIL_IF(hgpy_get_int(&c, a_[0], "op", 0, &op));
     if (op < 0 || op >= HG_REDUCE_COUNT) {
@@ -296,10 +279,10 @@ static PyObject* f_reduce(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     }
     c.fn = hg_reduce_op_name((hg_reduce_op)op);
     int32_t axes[HG_MAX_DIMS], naxes;
-    int all, keep = a_[3] ? PyObject_IsTrue(a_[3]) : 0;
+    int all, keep = a_[3] ? PyObject_IsTrue(a_[3]) : HGPY_DFLT_reduce_keepdims;
     double ddof = 0.0;
     FAIL_IF(keep < 0 || hgpy_get_axes(&c, a_[2], axes, &naxes, &all) ||
-            hgpy_get_dbl(&c, a_[5], "ddof", 0.0, &ddof));
+            hgpy_get_dbl(&c, a_[5], "ddof", HGPY_DFLT_reduce_ddof, &ddof));
     FAIL_IF(hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[1], 0, "x") < 0);
     // numpy: argmin/argmax take one int axis; a 0-d input takes an int 0 or -1 but no tuple.
     int axis_seq = !all && !PyLong_Check(a_[2]);
@@ -326,106 +309,18 @@ static PyObject* f_reduce(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     return hgpy_call_result(&c, s);
 }
 
-static PyObject* f_softmax(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                           PyObject* kwnames) {
-    static const char* const names[] = {"x", "axis", "log", "out"};
-    PARSE("softmax", names, 1);
-    long long axis = 0;
-    int lg = a_[2] ? PyObject_IsTrue(a_[2]) : 0;
-    if (lg) c.fn = "log_softmax";
-    FAIL_IF(lg < 0 || hgpy_get_int(&c, a_[1], "axis", -1, &axis));
-    FAIL_IF(hgpy_call_out(&c, a_[3]) || hgpy_call_arg(&c, a_[0], 0, "x") < 0);
-    hg_status s;
-    if (lg) CALL_RUN(&c, s, s = hg_log_softmax(T(&c, 0), (int32_t)axis, &c.out));
-    else CALL_RUN(&c, s, s = hg_softmax(T(&c, 0), (int32_t)axis, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_layer_norm(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                              PyObject* kwnames) {
-    static const char* const names[] = {"x", "nnorm", "weight", "bias", "eps", "out"};
-    PARSE("layer_norm", names, 2);
-    long long nn = 1;
-    double eps = 0.0;
-    FAIL_IF(hgpy_get_int(&c, a_[1], "nnorm", 1, &nn) || hgpy_get_dbl(&c, a_[4], "eps", 1e-5, &eps));
-    FAIL_IF(hgpy_call_out(&c, a_[5]) || hgpy_call_arg(&c, a_[0], 0, "x") < 0);
-    int iw = -1, ib = -1;
-    if (a_[2] && a_[2] != Py_None) FAIL_IF((iw = hgpy_call_arg(&c, a_[2], 0, "weight")) < 0);
-    if (a_[3] && a_[3] != Py_None) FAIL_IF((ib = hgpy_call_arg(&c, a_[3], 0, "bias")) < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_layer_norm(T(&c, 0), (int32_t)nn, iw >= 0 ? T(&c, iw) : NULL,
-                                      ib >= 0 ? T(&c, ib) : NULL, eps, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_rms_norm(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                            PyObject* kwnames) {
-    static const char* const names[] = {"x", "nnorm", "weight", "eps", "out"};
-    PARSE("rms_norm", names, 2);
-    long long nn = 1;
-    double eps = 0.0;
-    FAIL_IF(hgpy_get_int(&c, a_[1], "nnorm", 1, &nn) || hgpy_get_dbl(&c, a_[3], "eps", 1e-6, &eps));
-    FAIL_IF(hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[0], 0, "x") < 0);
-    int iw = -1;
-    if (a_[2] && a_[2] != Py_None) FAIL_IF((iw = hgpy_call_arg(&c, a_[2], 0, "weight")) < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_rms_norm(T(&c, 0), (int32_t)nn, iw >= 0 ? T(&c, iw) : NULL, eps,
-                                    &c.out));
-    return hgpy_call_result(&c, s);
-}
-
 // --- gradients (the backward ops) -----------------------------------------------------------------
-static PyObject* f_activation_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                                       PyObject* kwnames) {
-    static const char* const names[] = {"op", "grad", "x", "y", "out"};
-    PARSE("activation_backward", names, 2);
-    long long op = 0;
-    FAIL_IF(hgpy_get_int(&c, a_[0], "op", 0, &op));
-    if (op < 0 || op >= HG_UNARY_COUNT) {
-        call_end(&c);
-        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT,
-                              "activation_backward: op code %lld out of range", op);
-    }
-    FAIL_IF(hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[1], 0, "grad") < 0);
-    int ix = -1, iy = -1;
-    if (a_[2] && a_[2] != Py_None) FAIL_IF((ix = hgpy_call_arg(&c, a_[2], 0, "x")) < 0);
-    if (a_[3] && a_[3] != Py_None) FAIL_IF((iy = hgpy_call_arg(&c, a_[3], 0, "y")) < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_activation_backward((hg_unary_op)op, T(&c, 0),
-                                               ix >= 0 ? T(&c, ix) : NULL,
-                                               iy >= 0 ? T(&c, iy) : NULL, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_softmax_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                                    PyObject* kwnames) {
-    static const char* const names[] = {"grad", "y", "axis", "log", "out"};
-    PARSE("softmax_backward", names, 2);
-    long long axis = -1;
-    int lg = a_[3] ? PyObject_IsTrue(a_[3]) : 0;
-    if (lg) c.fn = "log_softmax_backward";
-    FAIL_IF(lg < 0 || hgpy_get_int(&c, a_[2], "axis", -1, &axis));
-    FAIL_IF(hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[0], 0, "grad") < 0 ||
-            hgpy_call_arg(&c, a_[1], 0, "y") < 0);
-    hg_status s;
-    if (lg) CALL_RUN(&c, s, s = hg_log_softmax_backward(T(&c, 0), T(&c, 1), (int32_t)axis, &c.out));
-    else CALL_RUN(&c, s, s = hg_softmax_backward(T(&c, 0), T(&c, 1), (int32_t)axis, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
 // norm_backward(grad, x, nnorm, weight, eps, rms, grad_x, grad_weight, grad_bias): the outputs
 // are existing Tensors (or None: not computed); returns None.
 static PyObject* f_norm_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
                                  PyObject* kwnames) {
-    static const char* const names[] = {"grad", "x", "nnorm", "weight", "eps", "rms",
-                                        "grad_x", "grad_weight", "grad_bias"};
-    PARSE("norm_backward", names, 3);
+    PARSE_DECL(norm_backward);
     long long nn = 1;
     double eps = 0.0;
-    int rms = a_[5] ? PyObject_IsTrue(a_[5]) : 0;
+    int rms = a_[5] ? PyObject_IsTrue(a_[5]) : HGPY_DFLT_norm_backward_rms;
     if (rms) c.fn = "rms_norm_backward";
-    FAIL_IF(rms < 0 || hgpy_get_int(&c, a_[2], "nnorm", 1, &nn) ||
-            hgpy_get_dbl(&c, a_[4], "eps", 1e-5, &eps));
+    FAIL_IF(rms < 0 || hgpy_get_int(&c, a_[2], "nnorm", HGPY_DFLT_norm_backward_nnorm, &nn) ||
+            hgpy_get_dbl(&c, a_[4], "eps", HGPY_DFLT_norm_backward_eps, &eps));
     FAIL_IF(hgpy_call_arg(&c, a_[0], 0, "grad") < 0 || hgpy_call_arg(&c, a_[1], 0, "x") < 0);
     int iw = -1, io[3] = {-1, -1, -1};
     static const char* const onames[3] = {"grad_x", "grad_weight", "grad_bias"};
@@ -462,26 +357,23 @@ static PyObject* f_norm_backward(PyObject* m, PyObject* const* args, Py_ssize_t 
 
 // --- optimizers -----------------------------------------------------------------------------------
 // adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps,
-// weight_decay, step, decoupled, amsgrad, maximize): hg_adam_step in place; the written tensors
+// weight_decay, step, decoupled_weight_decay, amsgrad, maximize): hg_adam_step in place; the written tensors
 // must be Tensors (a converted copy would take the update); returns None.
 static PyObject* f_adam_step(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames) {
-    static const char* const names[] = {"param", "grad", "exp_avg", "exp_avg_sq",
-                                        "max_exp_avg_sq", "lr", "beta1", "beta2", "eps",
-                                        "weight_decay", "step", "decoupled", "amsgrad",
-                                        "maximize"};
-    PARSE("adam_step", names, 11);
+    PARSE_DECL(adam_step);
     hg_adam_options o;
     memset(&o, 0, sizeof o);
     long long step = 0;
     int fl[3] = {0, 0, 0};
     for (int k = 0; k < 3; k++) FAIL_IF(a_[11 + k] && (fl[k] = PyObject_IsTrue(a_[11 + k])) < 0);
-    FAIL_IF(hgpy_get_dbl(&c, a_[5], "lr", 1e-3, &o.lr) ||
-            hgpy_get_dbl(&c, a_[6], "beta1", 0.9, &o.beta1) ||
-            hgpy_get_dbl(&c, a_[7], "beta2", 0.999, &o.beta2) ||
-            hgpy_get_dbl(&c, a_[8], "eps", 1e-8, &o.eps) ||
-            hgpy_get_dbl(&c, a_[9], "weight_decay", 0.0, &o.weight_decay) ||
-            hgpy_get_int(&c, a_[10], "step", 1, &step));
+    FAIL_IF(hgpy_get_dbl(&c, a_[5], "lr", HGPY_DFLT_adam_step_lr, &o.lr) ||
+            hgpy_get_dbl(&c, a_[6], "beta1", HGPY_DFLT_adam_step_beta1, &o.beta1) ||
+            hgpy_get_dbl(&c, a_[7], "beta2", HGPY_DFLT_adam_step_beta2, &o.beta2) ||
+            hgpy_get_dbl(&c, a_[8], "eps", HGPY_DFLT_adam_step_eps, &o.eps) ||
+            hgpy_get_dbl(&c, a_[9], "weight_decay", HGPY_DFLT_adam_step_weight_decay,
+                         &o.weight_decay) ||
+            hgpy_get_int(&c, a_[10], "step", HGPY_DFLT_adam_step_step, &step));
     o.step = step;
     o.decoupled_weight_decay = fl[0];
     o.amsgrad = fl[1];
@@ -507,51 +399,15 @@ static PyObject* f_adam_step(PyObject* m, PyObject* const* args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
-static PyObject* f_cross_entropy_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                                          PyObject* kwnames) {
-    static const char* const names[] = {"grad", "logits", "target", "ignore_index", "reduction",
-                                        "out"};
-    PARSE("cross_entropy_backward", names, 3);
-    hg_reduction red = HG_REDUCTION_MEAN;
-    long long ii = -100;
-    FAIL_IF(hgpy_get_int(&c, a_[3], "ignore_index", -100, &ii) ||
-            hgpy_get_reduction(&c, a_[4], &red) || hgpy_call_out(&c, a_[5]) ||
-            hgpy_call_arg(&c, a_[0], 0, "grad") < 0 || hgpy_call_arg(&c, a_[1], 0, "logits") < 0 ||
-            hgpy_call_arg(&c, a_[2], 0, "target") < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_cross_entropy_backward(T(&c, 0), T(&c, 1), T(&c, 2), ii, red, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
 // --- linear algebra -----------------------------------------------------------------------------
-static PyObject* f_matmul(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"a", "b", "out"};
-    PARSE("matmul", names, 2);
-    FAIL_IF(hgpy_call_out(&c, a_[2]) || hgpy_call_arg(&c, a_[0], 0, "a") < 0 ||
-            hgpy_call_arg(&c, a_[1], 0, "b") < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_matmul(T(&c, 0), T(&c, 1), &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_matvec(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"a", "x", "out"};
-    PARSE("matvec", names, 2);
-    FAIL_IF(hgpy_call_out(&c, a_[2]) || hgpy_call_arg(&c, a_[0], 0, "a") < 0 ||
-            hgpy_call_arg(&c, a_[1], 0, "x") < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_matvec(T(&c, 0), T(&c, 1), &c.out));
-    return hgpy_call_result(&c, s);
-}
-
 // gemm(a, b, c, alpha=1, beta=0, trans_a=False, trans_b=False): c = alpha op(a) op(b) + beta c.
 static PyObject* f_gemm(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"a", "b", "c", "alpha", "beta", "trans_a", "trans_b"};
-    PARSE("gemm", names, 3);
+    PARSE_DECL(gemm);
     double alpha = 1.0, beta = 0.0;
-    int ta = a_[5] ? PyObject_IsTrue(a_[5]) : 0, tb = a_[6] ? PyObject_IsTrue(a_[6]) : 0;
-    FAIL_IF(ta < 0 || tb < 0 || hgpy_get_dbl(&c, a_[3], "alpha", 1.0, &alpha) ||
-            hgpy_get_dbl(&c, a_[4], "beta", 0.0, &beta));
+    int ta = a_[5] ? PyObject_IsTrue(a_[5]) : HGPY_DFLT_gemm_trans_a;
+    int tb = a_[6] ? PyObject_IsTrue(a_[6]) : HGPY_DFLT_gemm_trans_b;
+    FAIL_IF(ta < 0 || tb < 0 || hgpy_get_dbl(&c, a_[3], "alpha", HGPY_DFLT_gemm_alpha, &alpha) ||
+            hgpy_get_dbl(&c, a_[4], "beta", HGPY_DFLT_gemm_beta, &beta));
     if (!hgpy_is_tensor(a_[2]) && Py_TYPE(a_[2]) != &HgBuffer_Type) {
         call_end(&c);
         return PyErr_Format(PyExc_TypeError, "gemm: c must be a hologram.Tensor (it is written), "
@@ -561,66 +417,6 @@ static PyObject* f_gemm(PyObject* m, PyObject* const* args, Py_ssize_t nargs, Py
             hgpy_call_arg(&c, a_[1], 0, "b") < 0);
     hg_status s;
     CALL_RUN(&c, s, s = hg_gemm(ta, tb, alpha, T(&c, 0), T(&c, 1), beta, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-// --- losses -------------------------------------------------------------------------------------
-static PyObject* f_mse_loss(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                            PyObject* kwnames) {
-    static const char* const names[] = {"pred", "target", "reduction", "out"};
-    PARSE("mse_loss", names, 2);
-    hg_reduction red = HG_REDUCTION_MEAN;
-    FAIL_IF(hgpy_get_reduction(&c, a_[2], &red) || hgpy_call_out(&c, a_[3]) ||
-            hgpy_call_arg(&c, a_[0], 0, "pred") < 0 || hgpy_call_arg(&c, a_[1], 0, "target") < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_mse_loss(T(&c, 0), T(&c, 1), red, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_cross_entropy(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                                 PyObject* kwnames) {
-    static const char* const names[] = {"logits", "target", "ignore_index", "reduction", "out"};
-    PARSE("cross_entropy", names, 2);
-    hg_reduction red = HG_REDUCTION_MEAN;
-    long long ii = -100;
-    FAIL_IF(hgpy_get_int(&c, a_[2], "ignore_index", -100, &ii) ||
-            hgpy_get_reduction(&c, a_[3], &red) ||
-            hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[0], 0, "logits") < 0 ||
-            hgpy_call_arg(&c, a_[1], 0, "target") < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_cross_entropy(T(&c, 0), T(&c, 1), ii, red, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_bce(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const char* const names[] = {"prob", "target", "weight", "reduction", "out"};
-    PARSE("binary_cross_entropy", names, 2);
-    hg_reduction red = HG_REDUCTION_MEAN;
-    int iw = -1;
-    FAIL_IF(hgpy_get_reduction(&c, a_[3], &red) || hgpy_call_out(&c, a_[4]) ||
-            hgpy_call_arg(&c, a_[0], 0, "prob") < 0 || hgpy_call_arg(&c, a_[1], 0, "target") < 0);
-    if (a_[2] && a_[2] != Py_None) FAIL_IF((iw = hgpy_call_arg(&c, a_[2], 0, "weight")) < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_binary_cross_entropy(T(&c, 0), T(&c, 1), iw >= 0 ? T(&c, iw) : NULL,
-                                                red, &c.out));
-    return hgpy_call_result(&c, s);
-}
-
-static PyObject* f_bce_logits(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
-                              PyObject* kwnames) {
-    static const char* const names[] = {"logits", "target", "weight", "pos_weight", "reduction",
-                                        "out"};
-    PARSE("binary_cross_entropy_with_logits", names, 2);
-    hg_reduction red = HG_REDUCTION_MEAN;
-    int iw = -1, ip = -1;
-    FAIL_IF(hgpy_get_reduction(&c, a_[4], &red) || hgpy_call_out(&c, a_[5]) ||
-            hgpy_call_arg(&c, a_[0], 0, "logits") < 0 || hgpy_call_arg(&c, a_[1], 0, "target") < 0);
-    if (a_[2] && a_[2] != Py_None) FAIL_IF((iw = hgpy_call_arg(&c, a_[2], 0, "weight")) < 0);
-    if (a_[3] && a_[3] != Py_None) FAIL_IF((ip = hgpy_call_arg(&c, a_[3], 0, "pos_weight")) < 0);
-    hg_status s;
-    CALL_RUN(&c, s, s = hg_binary_cross_entropy_with_logits(
-                        T(&c, 0), T(&c, 1), iw >= 0 ? T(&c, iw) : NULL,
-                        ip >= 0 ? T(&c, ip) : NULL, red, &c.out));
     return hgpy_call_result(&c, s);
 }
 
@@ -634,41 +430,6 @@ PyObject* hgpy_binary_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kw
 
 PyMethodDef hgpy_tensor_op_methods[] = {
     {"_set_hooks", hgpy_set_hooks, METH_VARARGS, "_set_hooks(as_tensor, default_executor)"},
-    HGPY_FASTCALL("unary", f_unary, "unary(op, x, out=None)"),
-    HGPY_FASTCALL("binary", f_binary, "binary(op, a, b, out=None)"),
-    HGPY_FASTCALL("where", f_where, "where(cond, a, b, out=None)"),
-    HGPY_FASTCALL("fma", f_fma, "fma(a, b, c, out=None)"),
-    HGPY_FASTCALL("clip", f_clip, "clip(x, lo, hi, out=None)"),
-    HGPY_FASTCALL("cast", f_cast, "cast(x, dtype, out=None)"),
-    HGPY_FASTCALL("reduce", f_reduce,
-                  "reduce(op, x, axis=None, keepdims=False, out=None, ddof=0)"),
-    HGPY_FASTCALL("softmax", f_softmax, "softmax(x, axis=-1, log=False, out=None)"),
-    HGPY_FASTCALL("layer_norm", f_layer_norm,
-                  "layer_norm(x, nnorm, weight=None, bias=None, eps=1e-5, out=None)"),
-    HGPY_FASTCALL("rms_norm", f_rms_norm, "rms_norm(x, nnorm, weight=None, eps=1e-6, out=None)"),
-    HGPY_FASTCALL("matmul", f_matmul, "matmul(a, b, out=None)"),
-    HGPY_FASTCALL("matvec", f_matvec, "matvec(a, x, out=None)"),
-    HGPY_FASTCALL("gemm", f_gemm, "gemm(a, b, c, alpha=1, beta=0, trans_a=False, trans_b=False)"),
-    HGPY_FASTCALL("mse_loss", f_mse_loss, "mse_loss(pred, target, reduction='mean', out=None)"),
-    HGPY_FASTCALL("activation_backward", f_activation_backward,
-                  "activation_backward(op, grad, x=None, y=None, out=None)"),
-    HGPY_FASTCALL("softmax_backward", f_softmax_backward,
-                  "softmax_backward(grad, y, axis=-1, log=False, out=None)"),
-    HGPY_FASTCALL("adam_step", f_adam_step,
-                  "adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, "
-                  "eps, weight_decay, step, decoupled=False, amsgrad=False, maximize=False)"),
-    HGPY_FASTCALL("norm_backward", f_norm_backward,
-                  "norm_backward(grad, x, nnorm, weight=None, eps=1e-5, rms=False, grad_x=None, "
-                  "grad_weight=None, grad_bias=None)"),
-    HGPY_FASTCALL("cross_entropy_backward", f_cross_entropy_backward,
-                  "cross_entropy_backward(grad, logits, target, ignore_index=-100, "
-                  "reduction='mean', out=None)"),
-    HGPY_FASTCALL("cross_entropy", f_cross_entropy,
-                  "cross_entropy(logits, target, ignore_index=-100, reduction='mean', out=None)"),
-    HGPY_FASTCALL("binary_cross_entropy", f_bce,
-                  "binary_cross_entropy(prob, target, weight=None, reduction='mean', out=None)"),
-    HGPY_FASTCALL("binary_cross_entropy_with_logits", f_bce_logits,
-                  "binary_cross_entropy_with_logits(logits, target, weight=None, "
-                  "pos_weight=None, reduction='mean', out=None)"),
+    HGPY_DECL_METHODS_tensor_ops
     {NULL, NULL, 0, NULL},
 };
