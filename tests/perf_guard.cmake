@@ -14,12 +14,12 @@ if(HG_HAVE_CALLGRIND_H)
   if(Python3_Interpreter_FOUND)
     add_test(NAME perf_guard COMMAND ${Python3_EXECUTABLE}
       ${CMAKE_CURRENT_SOURCE_DIR}/perf_guard/perf_guard.py c $<TARGET_FILE:perf_guard>)
-    set_tests_properties(perf_guard PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+    set_tests_properties(perf_guard PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS perf)
   endif()
 elseif(Python3_Interpreter_FOUND)
   # Says why it is skipped (ctest shows the test as skipped, its output the reason).
   add_test(NAME perf_guard COMMAND ${Python3_EXECUTABLE}
     ${CMAKE_CURRENT_SOURCE_DIR}/perf_guard/perf_guard.py skip
     "valgrind/callgrind.h not found at configure time (install valgrind)")
-  set_tests_properties(perf_guard PROPERTIES SKIP_RETURN_CODE 77)
+  set_tests_properties(perf_guard PROPERTIES SKIP_RETURN_CODE 77 LABELS perf)
 endif()

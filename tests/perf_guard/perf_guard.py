@@ -160,6 +160,9 @@ def guard(section, toolchain_native, argv, env, update, path, filt, verbose):
     vg = valgrind_version()
     data = load_counts(path)
     sec = data.get(section, {})
+    if not sec.get("counts") and not update:
+        raise RuntimeError(f"{path} holds no {section} counts: store them with "
+                           + update_hint(section))
     stored_tc = sec.get("toolchain", "")
     if not update and not same_build(stored_tc, toolchain_native, BUILD_FIELDS):
         raise Skip(f"counts.json's {section} counts are for [{stored_tc}], this build is "
@@ -267,6 +270,9 @@ def main(argv=None):
     except Skip as e:
         print(f"perf_guard: skipped: {e}")
         return SKIP
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        print(f"perf_guard: error: {e}")
+        return 1
 
 
 if __name__ == "__main__":
