@@ -171,6 +171,9 @@ def guard(section, toolchain_native, argv, env, update, path, filt, verbose):
     stdout, measured = run_callgrind(argv, env)
     toolchain = parse_toolchain(stdout)
     if update:
+        if filt and toolchain != stored_tc:
+            raise RuntimeError(f"--filter updates only part of the counts, which are for "
+                               f"[{stored_tc}], not this run's [{toolchain}]: update them all")
         counts = dict(sec.get("counts", {})) if filt else {}
         counts.update(measured)
         data[section] = {"toolchain": toolchain, "valgrind": vg, "counts": counts}
