@@ -12,14 +12,15 @@ reported with the hint to update, a case missing on either side fails. --update 
 section's counts (and its toolchain) with the measured ones instead of comparing.
 
 Counts belong to one toolchain (compiler, build type, build features, the kernel set valgrind
-lets the library pick, the thread count; for Python also the Python and numpy versions); on
-another one the guard skips with a message instead of failing on noise. Exit status: 0 pass,
-1 failure, 77 skipped (ctest's SKIP_RETURN_CODE), 2 usage error.
+lets the library pick, the thread count, the CPU vendor; for Python also the Python and numpy
+versions); on another one the guard skips with a message instead of failing on noise. Exit
+status: 0 pass, 1 failure, 77 skipped (ctest's SKIP_RETURN_CODE), 2 usage error.
 """
 import argparse
 import glob
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -89,11 +90,25 @@ def parse_dump(text):
     return name.group(1).strip(), int(total.group(1))
 
 
+def cpu_vendor():
+    """The CPU's vendor (x86 vendor_id): glibc picks its string and math functions by CPU
+    model, so counts of another vendor may differ by a few instructions."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine() or "unknown"
+
+
 def parse_toolchain(stdout):
+    """The program's `toolchain:` line, with the CPU vendor appended."""
     line = next((l for l in stdout.splitlines() if l.startswith("toolchain: ")), None)
     if line is None:
         raise RuntimeError(f"no 'toolchain:' line in the program's output:\n{stdout}")
-    return line[len("toolchain: "):].strip()
+    return f"{line[len('toolchain: '):].strip()}; cpu_vendor={cpu_vendor()}"
 
 
 def clean_env(extra=None):
@@ -152,7 +167,7 @@ def same_build(stored_toolchain, toolchain, fields):
 
 # The fields a native run can tell before valgrind starts (a sanitizer build differs here and
 # would not run under valgrind at all).
-BUILD_FIELDS = ("compiler", "build_type", "features")
+BUILD_FIELDS = ("compiler", "build_type", "features", "cpu_vendor")
 
 
 def guard(section, toolchain_native, argv, env, update, path, filt, verbose):

@@ -73,6 +73,8 @@ def test_another_toolchain_is_told_apart():
                              "features=cpu avx2-kernels", pg.BUILD_FIELDS)
     assert not pg.same_build(stored, "compiler=gcc 12.2.0; build_type=RelWithDebInfo; "
                              "features=cpu avx2-kernels asan", pg.BUILD_FIELDS)
+    amd = stored + "; cpu_vendor=AuthenticAMD"
+    assert not pg.same_build(amd, stored + "; cpu_vendor=GenuineIntel", pg.BUILD_FIELDS)
 
 
 def test_stored_counts_are_whole_and_positive():
