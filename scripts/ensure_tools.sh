@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the build needs on a fresh Debian machine, from Debian's packages (apt, as root):
 # a C and a C++ compiler (the CUDA emulation's kernels), clang (the test suite also builds with
-# it), make, CMake >= 3.16, pkg-config (the
-# install test) and Python 3 with venv and its headers (the extension). Nothing goes into the
+# it), make, CMake >= 3.16, pkg-config (the install test), valgrind (the instruction-count
+# guard: callgrind and its client-request header) and Python 3 with venv and its headers (the
+# extension). Nothing goes into the
 # system Python with pip (Debian forbids it, PEP 668): the Python packages the tests use go into
 # build/venv (scripts/python_env.sh). Idempotent and quiet; not root and something missing: it
 # says what to install and fails.
@@ -13,6 +14,9 @@ command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
 command -v clang >/dev/null 2>&1 || command -v clang-14 >/dev/null 2>&1 || need_apt+=(clang)
 command -v make >/dev/null 2>&1 || need_apt+=(make)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+# Debian's valgrind package also holds the headers the guard's driver includes.
+{ command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ]; } ||
+  need_apt+=(valgrind)
 cmake_ok=0
 if command -v cmake >/dev/null 2>&1; then
   v=$(cmake --version | head -1 | sed 's/[^0-9.]*\([0-9][0-9.]*\).*/\1/')

@@ -4,8 +4,9 @@
 # optimized build and its C suite (including the CUDA backend on its host emulation), the same
 # suite under AddressSanitizer + UBSan with halt on error, the multi-threaded tests under
 # ThreadSanitizer, the library and C tests built by clang, and the Python tests (on CPU
-# executors, then against a CUDA executor on the host emulation). Exit status is non-zero on
-# any failure.
+# executors, then against a CUDA executor on the host emulation). The instruction-count guard
+# (docs/testing.md) runs as the release build's ctest `perf_guard` and, for its Python cases,
+# in the Python tests; it skips in the other builds. Exit status is non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_tools.sh
