@@ -1,4 +1,4 @@
-# The layers of src/ (docs/architecture.md) checked on every include: nothing includes a layer
+# The layers of src/ (docs/architecture.md) checked on every include and call: nothing uses a layer
 # above its own, backend implementations are private, op families use one another only as listed.
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)

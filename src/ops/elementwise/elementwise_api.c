@@ -409,7 +409,7 @@ hg_status hg_where(const hg_tensor* cond, const hg_tensor* a, const hg_tensor* b
     if ((s = check_input(&k, 0, cond, "cond")) || (s = check_input(&k, 1, a, "a")) ||
         (s = check_input(&k, 2, b, "b")))
         return s;
-    k.result = hg_ew_promote(a->dtype, b->dtype);
+    k.result = hg_dtype_promote(a->dtype, b->dtype);
     if ((s = broadcast_all(&k))) return s;
     return run_call(&k, out, 1);
 }
@@ -465,7 +465,7 @@ hg_status hg_fma(const hg_tensor* a, const hg_tensor* b, const hg_tensor* c, hg_
     if ((s = check_input(&k, 0, a, "a")) || (s = check_input(&k, 1, b, "b")) ||
         (s = check_input(&k, 2, c, "c")))
         return s;
-    k.result = hg_ew_promote(hg_ew_promote(a->dtype, b->dtype), c->dtype);
+    k.result = hg_dtype_promote(hg_dtype_promote(a->dtype, b->dtype), c->dtype);
     if ((s = broadcast_all(&k))) return s;
     return run_call(&k, out, 1);
 }
@@ -478,13 +478,13 @@ hg_status hg_clip(const hg_tensor* x, const hg_tensor* lo, const hg_tensor* hi, 
     k.result = x->dtype;
     if (lo) {
         if ((s = check_input(&k, k.nin, lo, "lo"))) return s;
-        k.result = hg_ew_promote(k.result, lo->dtype);
+        k.result = hg_dtype_promote(k.result, lo->dtype);
         k.flags |= 1;
         k.nin++;
     }
     if (hi) {
         if ((s = check_input(&k, k.nin, hi, "hi"))) return s;
-        k.result = hg_ew_promote(k.result, hi->dtype);
+        k.result = hg_dtype_promote(k.result, hi->dtype);
         k.flags |= 2;
         k.nin++;
     }
@@ -517,7 +517,7 @@ hg_status hg_clip_scalar(const hg_tensor* x, hg_scalar lo, hg_scalar hi, hg_tens
     set_scalar(&k, 1, ld, clamp_bound(lo, ld));
     set_scalar(&k, 2, hd, clamp_bound(hi, hd));
     k.flags = 3;
-    k.result = hg_ew_promote(hg_ew_promote(x->dtype, ld), hd);
+    k.result = hg_dtype_promote(hg_dtype_promote(x->dtype, ld), hd);
     k.ndim = x->ndim;
     memcpy(k.shape, x->shape, sizeof k.shape);
     return run_call(&k, out, 1);
