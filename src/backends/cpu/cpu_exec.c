@@ -510,8 +510,7 @@ static size_t launch_chunks(cpu_launch* L, int max_workers) {
     // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
     // still balance uneven chunks.
     // Uniform chunks split statically: with dynamic grabs a call's chunks land on other cores
-    // than the last call's (2-thread f32 add: 262,144 elements 20.7 -> 17.3 us, 524,288
-    // 47.7 -> 36.1 us).
+    // than the last call's (docs/performance.md).
     L->nparts = nworkers;
     L->static_parts = plan->uniform && !plan->block_mode && nworkers > 1;
     L->group = L->nchunks / ((uint64_t)nworkers * 8);

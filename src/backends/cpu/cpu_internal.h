@@ -34,10 +34,9 @@
 #define HG_CPU_CHUNK 4096u          // lanes per chunk for programs without bar/shared memory
 #define HG_CPU_STRIP_CHUNK 65536u   // ... whose body is strip-mined (chunk work is then O(1))
 #define HG_CPU_MAX_ARENA (8u << 20) // the chunk shrinks for programs with many registers
-// Lanes per worker at least (a launch of fewer runs on the caller alone): measured on the
-// lightest kernel, a 2-thread f32 add on the Xeon VM (one worker per 65,536 lanes: 32K add
-// 3.38 us, 64K 6.67 us; per 16,384: 2.81 and 5.10 us; per 8,192: 16K got slower, 1.72 ->
-// 2.21 us). Heavier kernels gain from threads at smaller sizes still: never a loss for them.
+// Lanes per worker at least (a launch of fewer runs on the caller alone): the best split of
+// the lightest kernel, an f32 add (docs/performance.md); heavier kernels gain from threads at
+// smaller sizes still: never a loss for them.
 #define HG_CPU_PARALLEL_LANES 16384u
 // Launches of a direct-shaped plan (cpu_direct) skip the chunk machinery (~750 instructions of
 // a 1-element add) at any size, except those of more than this many lanes whose output is
