@@ -96,14 +96,18 @@ static int simple_layout(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew
     const hg_tensor* ot = out[0].t;
     int32_t nin = k->e.ninputs, ndim = ot->ndim;
     int host = hg_op_host_memory_of(k->ex);
-    int64_t numel = hg_shape_numel(ndim, ot->shape);
+    // Element counts written out, not hg_shape_numel: every eager call comes here, and the
+    // inlined helper compiled to more instructions in this function (docs/performance.md).
+    int64_t numel = 1;
+    for (int32_t d = 0; d < ndim; d++) numel *= ot->shape[d];
     for (int32_t o = 0; o < k->nops; o++) {
         const hg_tensor* t = o < nin ? in[o].t : out[o - nin].t;
         if (!t) {
             L->cls[o] = CL_SCALAR;
             continue;
         }
-        int64_t n = hg_view_numel(t);
+        int64_t n = 1;
+        for (int32_t d = 0; d < t->ndim; d++) n *= t->shape[d];
         if (n == 1 && numel != 0) {
             L->cls[o] = o < nin && host ? CL_SCALAR : CL_LINEAR;
             if (L->cls[o] == CL_LINEAR && numel != 1) return 0;
