@@ -27,6 +27,9 @@ TREE = {
                           '    return v.f(x); }\n',
     "backends/cpu/cpu.c": 'int hg_cpu_backend = 1; int hg_cpu_run(void) { return 0; }\n',
     "backends/registry.c": 'int hg_reg(void) { return hg_cpu_backend + hg_cpu_run(); }\n',
+    "backends/cpu/cpu_lanes.c": 'int hg_cpu_l(void) { return hg_cpu_x(); }\n',
+    "backends/cpu/cpu_exec.c": 'int hg_cpu_x(void) { return 0; }\n'
+                               'int hg_cpu_y(void) { return hg_cpu_l(); }\n',
 }
 PUBLIC = "int hg_cast_it(int x);\nint hg_sum(int x);\n"
 EXPECT = {
@@ -35,6 +38,7 @@ EXPECT = {
     "ops/rows/soft.c uses hg_cast_it",         # a family's public entry, not in FAMILY_USES
     "ops/flat/flat.c uses hg_soft_in",         # a composed family: public entries only
     "backends/registry.c uses hg_cpu_run",     # a backend's files are private (not its vtable)
+    "backends/cpu/cpu_lanes.c uses hg_cpu_x",  # a file above it in FILE_ORDER
 }
 
 

@@ -1,14 +1,15 @@
 // Internal (CPU backend): the execution plan a kernel compiles to, the per-worker scratch, and
 // the functions the backend's files share.
 //
-// The files call one another in this order, each using only the ones below it:
+// The files call one another in this order, each using only the ones below it (check_layers.py
+// FILE_ORDER checks it):
 //   cpu_backend.c   the vtable: compile, launch, launch_rows, memory, library calls
 //   cpu_rows.c      row launches            -> cpu_exec, cpu_direct, cpu_lanes
 //   cpu_exec.c      chunks and the mask stack -> cpu_direct, cpu_strip, cpu_memory_ops, cpu_lanes
+//   cpu_compile.c   plans                   -> cpu_direct (find), cpu_strip (mark)
 //   cpu_direct.c    direct-shaped launches  -> cpu_lanes
 //   cpu_strip.c     strip-mined runs        -> cpu_lanes, cpu_stream
 //   cpu_memory_ops.c ld/st/atom/shfl/ldv/stv -> cpu_lanes
-//   cpu_compile.c   plans                   -> cpu_direct (find), cpu_strip (mark)
 //   cpu_lanes.c     errors, lane names, constant lanes, borrowed lanes, row gathers
 //   cpu_memory.c, cpu_stream.c, cpu_kernels.c, thread_pool.c, gemm/, simd/: leaves
 //
