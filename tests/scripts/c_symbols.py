@@ -4,7 +4,8 @@ source text: comments, strings and character literals blanked, preprocessor line
 over the tokens that follows brace depth. At depth 0 a name followed by a parameter list and
 a body is a definition (file-local when its declaration says `static`); every identifier
 inside a body (or an initializer) is a use, calls and function pointers alike. Needs only
-Python, no build: check_layers.py runs it as a ctest.
+Python, no build: check_layers.py runs it as a ctest. (Against `nm` of the built library it
+finds every external function but the per-CPU-level copies named by macros, HG_SIMD_NAME.)
 """
 import os
 import re
@@ -146,12 +147,16 @@ def _var_name(stmt):
 
 
 def read_symbols(path):
+    """The FileSymbols of one .c or .h file."""
     text = strip_c(open(path, encoding="utf-8").read())
     code, macros = split_preprocessor(text)
     fs = FileSymbols()
     _scan(code, fs)
     for name, body in macros:
-        fs.local.add(name) if path.endswith(".c") else fs.defines.add(name)
+        if path.endswith(".c"):
+            fs.local.add(name)
+        else:
+            fs.defines.add(name)
         fs.uses.update(t for t in _TOKEN.findall(body)
                        if (t[0].isalpha() or t[0] == "_") and t not in _KEYWORDS)
     if path.endswith(".h"):
