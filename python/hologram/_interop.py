@@ -10,7 +10,8 @@ import numpy as np
 from . import _C
 from ._fork import fork_safe_lock
 from .errors import InvalidArgumentError, UnsupportedError
-from .tensor import Tensor, _dtype_name, _is_bf16
+from ._dtypes import _dtype_name, _is_bf16
+from .tensor import Tensor
 
 _default_lock = fork_safe_lock()
 _default_cpu = None

@@ -8,6 +8,8 @@ import numbers
 import threading
 
 from . import _C
+from ._dtypes import _dtype_name, weak_scalar_dtype
+from .tensor import Tensor
 
 _U = _C.unary_ops
 _B = _C.binary_ops
@@ -36,7 +38,6 @@ class Tracer:
             if x.tracer is not self:
                 raise TraceError("jit: a value from another trace was used")
             return x.node
-        from .tensor import Tensor
         if isinstance(x, _C.Buffer):
             x = Tensor(x)
         if isinstance(x, Tensor):
@@ -101,7 +102,6 @@ def trace_dispatch(kind, *args):
         return _binary(tr, code, a, b)
     if kind == "where":
         c, a, b = args
-        from .ops import weak_scalar_dtype
 
         def side(v, other):   # a number beside an operand: a constant of numpy's weak dtype
             if _is_number(v) and not _is_number(other):
@@ -122,7 +122,6 @@ def trace_dispatch(kind, *args):
         return r
     if kind == "cast":
         x, dtype = args
-        from .tensor import _dtype_name
         return tr.wrap(g.cast(tr.node(x), _dtype_name(dtype)))
     if kind == "reduce":
         code, x, axis, keepdims = args

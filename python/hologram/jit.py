@@ -25,6 +25,7 @@ import warnings
 
 from . import _C
 from ._fork import fork_safe_lock
+from ._interop import asarray
 from ._trace import Tracer, Traced, TraceError
 from .tensor import Tensor
 
@@ -55,7 +56,6 @@ def _as_operand(a, ex):
     if type(a) is Tensor or type(a) in (int, float, bool) or isinstance(a, Tensor) or \
             isinstance(a, (bool, numbers.Number)):
         return a
-    from ._interop import asarray
     return asarray(a, executor=ex)
 
 

@@ -23,7 +23,13 @@ import math
 import numbers
 import operator
 
+import numpy as np
+
 from . import _C
+from ._dtypes import weak_scalar_dtype
+from ._interop import asarray as _asarray, empty as _empty, full as _full
+from .errors import SizeMismatchError as _SizeMismatchError
+from .tensor import Tensor as _Tensor
 from ._trace import TraceError, Traced, _is_number, traced, trace_dispatch
 
 _flat = _C.ops
@@ -160,8 +166,7 @@ def round(x, decimals=0, out=None):  # noqa: A001
             raise TraceError("jit: round of an integer tensor to negative decimals is not traced")
         f = 10.0 ** (decimals if decimals > 0 else -decimals)   # (abs is the op here)
         return _rint0(x * f) / f if decimals > 0 else _rint0(x / f) * f
-    from ._interop import asarray
-    r = asarray(x).round(decimals)
+    r = _asarray(x).round(decimals)
     return r if out is None else copy(r, out=out)
 
 
@@ -171,8 +176,7 @@ round_ = round
 def rint(x, out=None):
     """numpy.rint: round half to even; integer and bool inputs give numpy's float dtype."""
     if not traced(x):
-        from ._interop import asarray
-        x = asarray(x)
+        x = _asarray(x)
         if x.dtype.kind in "biu" and x.dtype_name != "bf16":   # (bf16 shows as uint16)
             x = _C.cast(x, "f16" if x.itemsize == 1 else "f32" if x.itemsize == 2 else "f64")
     return _rint0(x, out)
@@ -205,31 +209,16 @@ def gelu(*args, approximate="tanh", **kw):
     raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
 
 
-def weak_scalar_dtype(value, dtype_name):
-    """The dtype of a Python scalar beside an operand of dtype_name, as numpy (NEP 50): the
-    operand's, unless the scalar's kind is higher (a float beside integers or bools: f64; an
-    int beside bools: i64)."""
-    if isinstance(value, bool):
-        return dtype_name
-    kind = "b" if dtype_name == "bool" else "f" if dtype_name in ("f16", "bf16", "f32", "f64") \
-        else "i"
-    if isinstance(value, numbers.Integral):
-        return dtype_name if kind != "b" else "i64"
-    return dtype_name if kind == "f" else "f64"
-
-
 def where(cond, a, b, out=None):
     """cond ? a : b with broadcasting (cond: any dtype, nonzero = true); a Python number beside
     a tensor takes numpy's weak dtype (where(c, f32_tensor, 0.5) is f32)."""
     if traced(cond) or traced(a) or traced(b):
         return trace_dispatch("where", cond, a, b)
     na, nb = _is_number(a), _is_number(b)
-    if na != nb:   # one number beside an operand (imports here: tensor.py imports this module)
-        from .tensor import Tensor
-        from ._interop import full
+    if na != nb:   # one number beside an operand
         t, v = (b, a) if na else (a, b)
-        if isinstance(t, Tensor):
-            v = full((), v, weak_scalar_dtype(v, t.dtype_name), executor=t.executor)
+        if isinstance(t, _Tensor):
+            v = _full((), v, weak_scalar_dtype(v, t.dtype_name), executor=t.executor)
             a, b = (v, t) if na else (t, v)
     return _C.where(cond, a, b, out)
 
@@ -367,8 +356,7 @@ def _nnorm(x, normalized_shape):
     n = len(normalized_shape)
     shape = tuple(getattr(x, "shape", ()))
     if shape[len(shape) - n:] != tuple(normalized_shape):
-        from .errors import SizeMismatchError
-        raise SizeMismatchError(f"normalized_shape {tuple(normalized_shape)} does not match the "
+        raise _SizeMismatchError(f"normalized_shape {tuple(normalized_shape)} does not match the "
                                 f"last dims of the input shape {shape}", 103)
     return n
 
@@ -455,18 +443,15 @@ def concatenate(tensors, axis=0, out=None):
 
 def _joinable(tensors):
     """The inputs of concatenate/stack as Tensors of one dtype (the library's concat takes one)."""
-    from .tensor import Tensor
-    from ._interop import asarray
     tensors = list(tensors)
-    ex = next((t.executor for t in tensors if isinstance(t, Tensor)), None)
-    ts = [t if isinstance(t, Tensor) else asarray(t, executor=ex) for t in tensors]
+    ex = next((t.executor for t in tensors if isinstance(t, _Tensor)), None)
+    ts = [t if isinstance(t, _Tensor) else _asarray(t, executor=ex) for t in tensors]
     names = {t.dtype_name for t in ts}
     if len(names) < 2:
         return ts
     if "bf16" in names:   # the library's table (docs/ops.md): bf16 beside integers stays bf16
         dt = "f64" if "f64" in names else "f32" if names & {"f16", "f32"} else "bf16"
     else:
-        import numpy as np
         dt = np.result_type(*[t.dtype for t in ts])
     return [_C.cast(t, dt) for t in ts]
 
@@ -496,11 +481,9 @@ def take(x, index, axis=None, out=None):
 
 def embedding(index, weight, out=None):
     """Rows of weight (num, dim) for integer indices of any shape: shape index.shape + (dim,)."""
-    from .tensor import Tensor
-    idx = index if isinstance(index, Tensor) else None
+    idx = index if isinstance(index, _Tensor) else None
     if idx is None:
-        from ._interop import asarray
-        idx = asarray(index, executor=weight.executor)
+        idx = _asarray(index, executor=weight.executor)
     rows = _C.index_select(weight, 0, idx.reshape(-1))
     return rows.reshape(tuple(idx.shape) + (weight.shape[1],)) if out is None else \
         _C.copy(out, rows.reshape(tuple(idx.shape) + (weight.shape[1],)))
@@ -557,11 +540,10 @@ def _norm_backward(rms, grad, x, normalized_shape, weight, eps, outputs):
     nn = _nnorm(x, normalized_shape)
     pshape = tuple(x.shape[x.ndim - nn:])
     pdt = (weight if weight is not None else x).dtype_name
-    from ._interop import empty
-    made = [empty(x.shape, x.dtype_name, executor=x.executor) if outputs[0] else None,
-            empty(pshape, pdt, executor=x.executor) if outputs[1] else None]
+    made = [_empty(x.shape, x.dtype_name, executor=x.executor) if outputs[0] else None,
+            _empty(pshape, pdt, executor=x.executor) if outputs[1] else None]
     if not rms:
-        made.append(empty(pshape, pdt, executor=x.executor) if outputs[2] else None)
+        made.append(_empty(pshape, pdt, executor=x.executor) if outputs[2] else None)
     _C.norm_backward(grad, x, nn, weight, eps, rms, *made)
     return tuple(made)
 
@@ -622,7 +604,6 @@ def numpy_ufuncs():
     """numpy ufunc name -> the hologram op, for every elementwise op and alias that numpy has as
     a ufunc (np.exp(t) on a Tensor runs hologram's exp); keys are both the attribute name and the
     ufunc's own __name__ (np.bitwise_not is 'invert', np.true_divide is 'divide')."""
-    import numpy as np
     names = list(ELEMENTWISE) + [a for *_, aliases in UNARY_OPS + BINARY_OPS for a in aliases]
     table = {}
     for name in names:

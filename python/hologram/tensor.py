@@ -12,7 +12,8 @@ import operator
 import numpy as np
 
 from . import _C
-from .errors import UnsupportedError
+from ._dtypes import _dtype_name, _is_bf16  # noqa: F401  (hologram.tensor's own names too)
+from .errors import InvalidArgumentError, OutOfRangeError, UnsupportedError
 
 __all__ = ["Tensor"]
 
@@ -262,13 +263,11 @@ class Tensor(_C.Tensor):
 
     def to(self, executor):
         """The same values on another Executor (a copy; self when it is already there)."""
-        from ._interop import to_executor
-        return to_executor(self, executor)
+        return _interop.to_executor(self, executor)
 
     def cpu(self):
         """The values on the default CPU executor (self when already on a CPU executor)."""
-        from ._interop import default_cpu_executor
-        return self.to(default_cpu_executor()) if self.backend != "cpu" else self
+        return self.to(_interop.default_cpu_executor()) if self.backend != "cpu" else self
 
     # --- indexing ---------------------------------------------------------------------------
     def __getitem__(self, key):
@@ -289,10 +288,9 @@ class Tensor(_C.Tensor):
         if self.data_ptr == 0 and self.size:
             # Device memory: numpy's assignment on a host copy of this view, written back (the
             # whole view crosses the bus twice; basic-index assignment above stays on the device).
-            from ._interop import asarray
             host = self.numpy(copy=True)
             host[_numpy_key(key)] = np.asarray(_host_value(value))
-            _C.copy(self, asarray(host, executor=self.executor))
+            _C.copy(self, _interop.asarray(host, executor=self.executor))
             return
         self.numpy()[_numpy_key(key)] = np.asarray(_host_value(value))
 
@@ -329,8 +327,7 @@ class Tensor(_C.Tensor):
                 before = self._basic_index(key[:adv[0]] + (slice(None),) * (len(key) - adv[0]))
                 axis = sum(1 for k in key[:adv[0]] if isinstance(k, slice))
                 if idx_t is None:
-                    from ._interop import asarray
-                    idx_t = asarray(arr.astype(np.int64), executor=self.executor)
+                    idx_t = _interop.asarray(arr.astype(np.int64), executor=self.executor)
                 flat = idx_t.reshape(-1)
                 out = _C.index_select(before, axis, flat)
                 if idx_t.ndim != 1:
@@ -341,16 +338,15 @@ class Tensor(_C.Tensor):
                     out = out[(slice(None),) * (axis + idx_t.ndim) + rest]
                 return out
         # Boolean masks and several index arrays: numpy's rules (a copy, as numpy).
-        from ._interop import asarray
         if self.data_ptr == 0 and self.size:
             # Device memory: numpy's rules applied on the host to the element numbers (8 bytes
             # per element of this view), then one gather on the device.
             pos = np.arange(self.size, dtype=np.int64).reshape(self.shape)[_numpy_key(key)]
             flat = self.contiguous().reshape(-1)
-            idx = asarray(pos.reshape(-1), executor=self.executor)
+            idx = _interop.asarray(pos.reshape(-1), executor=self.executor)
             return _C.index_select(flat, 0, idx).reshape(pos.shape)
         res = self.numpy()[_numpy_key(key)]
-        return asarray(np.asarray(res), executor=self.executor, copy=True)
+        return _interop.asarray(np.asarray(res), executor=self.executor, copy=True)
 
     # --- reductions -------------------------------------------------------------------------
     def _reduce(self, name, axis, keepdims, out=None, ddof=0, dtype=None):
@@ -410,7 +406,6 @@ class Tensor(_C.Tensor):
     # --- a few elementwise methods (the rest: hologram.ops) -----------------------------------
     def clip(self, lo=None, hi=None, out=None):
         """Values limited to [lo, hi] (hologram.ops.clip)."""
-        from . import ops   # (ops imports this module)
         return ops.clip(self, lo, hi, out)
 
     def matmul(self, other):
@@ -421,8 +416,7 @@ class Tensor(_C.Tensor):
         """numpy.dot: a product when either is 0-d, matmul up to 2-D (or a 1-D other), else
         the sum over self's last axis and other's second-to-last (not matmul's batching)."""
         if not isinstance(other, _C.Tensor):
-            from ._interop import asarray
-            other = asarray(other, executor=self.executor)
+            other = _interop.asarray(other, executor=self.executor)
         if self.ndim == 0 or other.ndim == 0:
             return self * other
         if other.ndim == 1 or (self.ndim <= 2 and other.ndim <= 2):
@@ -471,7 +465,6 @@ def _axis(a, ndim, fn):
     """numpy's axis normalization: -ndim <= a < ndim, else an AxisError-like error."""
     a = operator.index(a)
     if not -ndim <= a < ndim:
-        from .errors import OutOfRangeError
         raise OutOfRangeError(f"{fn}: axis {a} is out of range for a tensor of {ndim} dims "
                               f"(valid: {-ndim}..{ndim - 1})", 105)
     return a % ndim
@@ -481,32 +474,8 @@ def _axes(axis, ndim, fn):
     """An int or tuple of axes, normalized; a repeated axis raises (numpy)."""
     axes = [_axis(a, ndim, fn) for a in (axis if isinstance(axis, tuple) else (axis,))]
     if len(set(axes)) != len(axes):
-        from .errors import InvalidArgumentError
         raise InvalidArgumentError(f"{fn}: repeated axis in {axis}", 100)
     return axes
-
-
-_NAMES = {np.dtype(k): v for k, v in [
-    ("bool", "bool"), ("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"),
-    ("uint8", "u8"), ("uint16", "u16"), ("uint32", "u32"), ("uint64", "u64"),
-    ("float16", "f16"), ("float32", "f32"), ("float64", "f64")]}
-
-
-def _dtype_name(dtype):
-    """hologram's dtype name for a dtype spec ('f32', 'bf16', ...)."""
-    if isinstance(dtype, str):
-        low = dtype.lower()
-        if low in ("bf16", "bfloat16"):
-            return "bf16"
-        if low in _C.dtype_names:
-            return low
-    d = np.dtype(dtype)
-    return "bf16" if _is_bf16(d) else _NAMES[d]
-
-
-def _is_bf16(d):
-    """True for ml_dtypes.bfloat16 (numpy's own dtypes have no bfloat16)."""
-    return d.name == "bfloat16"
 
 
 def _numpy_key(key):
@@ -534,9 +503,13 @@ def _ufunc_ops():
     """numpy ufunc name -> hologram.ops function (built on first use)."""
     global _UFUNCS
     if _UFUNCS is None:
-        from . import ops
         _UFUNCS = ops.numpy_ufuncs()
     return _UFUNCS
 
 
 _C._set_tensor_class(Tensor)
+
+
+# The constructors (_interop) and the ops build Tensors, and Tensor's methods call them: they
+# are imported once Tensor exists, here, the one import below the top of the module.
+from . import _interop, ops  # noqa: E402

@@ -7,6 +7,8 @@ keys and ``repr``, so optimizers, ``load_state_dict`` both ways and DDP work unc
 documents' form), as ``executor=``, or as a backend name (``backend='cpu'``: an Executor of that
 backend is made, with Executor's own error when the backend is not available here).
 """
+import warnings
+
 import torch
 
 import hologram as hg
@@ -282,7 +284,6 @@ def convert(model, executor=None, *, backend=None):
         m.__class__ = target   # a subclass holding the same state: the layer converts in place
         m._set_executor(ex)
     if kept:
-        import warnings
         warnings.warn("hologram_torch.nn.convert: kept torch's forward for " + "; ".join(kept),
                       UserWarning, stacklevel=2)
     return model

@@ -698,8 +698,7 @@ PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t 
     }
     memset(&out, 0, sizeof out);
     hg_status s;
-    int64_t na = 1;
-    for (int32_t d = 0; d < va.ndim; d++) na *= va.shape[d];
+    int64_t na = hgpy_numel(&va);
     if (na >= HGPY_GIL_ELEMS) {
         hgpy_buffer_hold(a);
         hgpy_buffer_hold(b);

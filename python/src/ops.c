@@ -75,9 +75,7 @@ static inline HgBuffer* get_buffer(const char* fn, const char* name, PyObject* o
                            fn, name);
             return NULL;
         }
-        int64_t n = 1;
-        for (int32_t d = 0; d < t->t.ndim; d++) n *= t->t.shape[d];
-        *count = (size_t)n;
+        *count = (size_t)hgpy_numel(&t->t);
     } else {
         PyErr_Format(PyExc_TypeError, "%s: argument '%s' must be a hologram.Buffer or Tensor, got "
                      "%.100s", fn, name, Py_TYPE(o)->tp_name);

@@ -31,6 +31,10 @@ static inline uint64_t hg_dtype_load_bits(int t, const void* p) {
     default: { uint64_t v; memcpy(&v, p, 8); return v; }
     }
 }
+// numpy result_type (+ torch's bf16 rule), dtype_promote.c; hg_result_type checks and calls it.
+hg_dtype hg_dtype_promote(hg_dtype a, hg_dtype b);
+// The float numpy pairs with an integer: bool/8-bit -> f16, 16-bit -> f32, wider -> f64.
+hg_dtype hg_dtype_float_of_int(hg_dtype t);
 // Bit set of dtypes (1u << dtype) used by the opcode table.
 #define HG_TS(t) (1u << (t))
 #define HG_TS_BOOL HG_TS(HG_DTYPE_BOOL)

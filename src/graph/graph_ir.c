@@ -7,6 +7,7 @@
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/shape.h"
 
 const hg_gop_info hg_gop_table[HG_GOP_COUNT] = {
     [HG_GOP_INPUT] = {"input", 0, 0},
@@ -152,9 +153,7 @@ fail:
 }
 
 int64_t hg_gir_numel(const hg_gnode* n) {
-    int64_t k = 1;
-    for (int32_t i = 0; i < n->ndim; i++) k *= n->shape[i];
-    return k;
+    return hg_shape_numel(n->ndim, n->shape);
 }
 
 int hg_gir_same_shape(const hg_gnode* a, const hg_gnode* b) {

@@ -5,13 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/shape.h"
 #include "graph/graph_internal.h"
-
-static int64_t numel_of(const hg_plan_value* v) {
-    int64_t k = 1;
-    for (int32_t i = 0; i < v->ndim; i++) k *= v->shape[i];
-    return k;
-}
 
 // The value whose memory a value is (a view's source chain ends in a real value).
 static int32_t base_of(const hg_plan_obj* p, int32_t v) {
@@ -57,7 +52,7 @@ hg_status hg_pass_plan(hg_plan_obj* p) {
             int32_t v = st->out[j];
             if (!needs[v]) continue;
             hg_plan_value* pv = &p->values[v];
-            int64_t want = numel_of(pv);
+            int64_t want = hg_shape_numel(pv->ndim, pv->shape);
             int32_t best = -1;
             for (int32_t k = 0; k < p->nslots; k++) {
                 if (owner[k] >= 0 || p->slots[k].dtype != pv->dtype) continue;

@@ -6,6 +6,7 @@
 #include "base/config.h"
 #include "base/error.h"
 #include "base/handles.h"
+#include "base/shape.h"
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"
@@ -388,11 +389,6 @@ static hg_status check_args(hg_plan_obj* p, int32_t ninputs, const hg_tensor* in
     return HG_OK;
 }
 
-static int64_t tensor_numel(const hg_tensor* t) {
-    int64_t k = 1;
-    for (int32_t i = 0; i < t->ndim; i++) k *= t->shape[i];
-    return k;
-}
 
 _Atomic int64_t hg_graph_reduce_fallbacks = 0;
 
@@ -461,7 +457,7 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
         if (hg_trace_on()) hg_trace_span_begin(&sp);
         switch (st->kind) {
         case HG_STEP_EW:
-            if (tensor_numel(&outs[0]) == 0) break;
+            if (hg_view_numel(&outs[0]) == 0) break;
             s = hg_ew_kernel_run(st->kernel, ins, outs);
             break;
         case HG_STEP_EW_REDUCE:
@@ -500,7 +496,7 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
             break;
         }
         case HG_STEP_COPY:
-            if (tensor_numel(&outs[0]) == 0) break;
+            if (hg_view_numel(&outs[0]) == 0) break;
             s = hg_tensor_copy(&outs[0], &ins[0]);
             break;
         default:
@@ -535,7 +531,7 @@ hg_status hg_plan_run(hg_plan h, int32_t ninputs, const hg_tensor* inputs, int32
         for (int32_t i = 0; i < ninputs; i++) {
             if (!hg_op_overlaps(&outputs[k], &inputs[i])) continue;
             const hg_tensor* o = &outputs[k];
-            int64_t n = tensor_numel(o);
+            int64_t n = hg_view_numel(o);
             if ((s = hg_buffer_create_ex(exh, o->dtype, (size_t)n, HG_BUFFER_UNINITIALIZED, &tmp[k]))) break;
             hg_tensor t;
             memset(&t, 0, sizeof t);
@@ -550,7 +546,7 @@ hg_status hg_plan_run(hg_plan h, int32_t ninputs, const hg_tensor* inputs, int32
     }
     if (!s) s = run_steps(p, a, inputs, outs, tv);
     for (int32_t k = 0; k < noutputs && !s; k++)
-        if (tmp[k].handle && tensor_numel(&outputs[k]) > 0) s = hg_tensor_copy(&outputs[k], &outs[k]);
+        if (tmp[k].handle && hg_view_numel(&outputs[k]) > 0) s = hg_tensor_copy(&outputs[k], &outs[k]);
 done:
     for (int32_t k = 0; tmp && k < noutputs; k++)
         if (tmp[k].handle) hg_buffer_destroy(tmp[k]);

@@ -13,10 +13,9 @@
 // are identical run to run; f64 accumulation keeps float sums far more accurate than pairwise
 // f32 summation. The intermediate elementwise result is never stored.
 //
-// Why this shape (16M f32, sum(relu(a*b + c)), 2 threads, best of 25): a per-lane loop with
-// register-indexed loads took ~30-57 ms, a per-block shared-memory tree ~1 s (every level a
-// masked pass over the block), this form ~11 ms — against ~12 ms for the chain kernel plus a
-// library reduction, which also writes and re-reads the 64 MB intermediate.
+// Why this shape: a per-lane loop with register-indexed loads, or a per-block shared-memory
+// tree (every level a masked pass over the block), are several times slower, and the chain
+// kernel plus a library reduction writes and re-reads the intermediate (docs/performance.md).
 //
 // Reads inputs directly, so it runs when every input is C-contiguous with the iteration's
 // element count or holds a single element; otherwise hg_fused_reduce_run says
@@ -28,6 +27,7 @@
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/shape.h"
 #include "graph/graph_internal.h"
 #include "isa/program.h"
 
@@ -190,8 +190,7 @@ hg_status hg_fused_reduce_create(hg_executor_obj* ex, const hg_ew_expr* e, hg_re
     if (e->noutputs != 1 || (op != HG_REDUCE_SUM && op != HG_REDUCE_MEAN && op != HG_REDUCE_MIN &&
                              op != HG_REDUCE_MAX))
         return hg_error(HG_ERR_UNSUPPORTED, "fused reduction: one output and sum/mean/min/max only");
-    int64_t n = 1;
-    for (int32_t d = 0; d < e->ndim; d++) n *= e->shape[d];
+    int64_t n = hg_shape_numel(e->ndim, e->shape);
     hg_dtype ydt = e->nodes[e->outputs[0].node].dtype;
     if (n >= (int64_t)UINT32_MAX || ydt == HG_DTYPE_BOOL)
         return hg_error(HG_ERR_UNSUPPORTED, "fused reduction: 2^32 elements or more, or bool");

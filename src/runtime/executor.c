@@ -3,33 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "backends/registry.h"
 #include "base/config.h"
 #include "base/error.h"
 #include "base/trace.h"
 #include "base/handles.h"
 #include "runtime/objects.h"
-
-static const char* const backend_names[HG_BACKEND_KIND_COUNT] = {"auto", "cpu", "cuda", "metal"};
-_Static_assert(sizeof(backend_names) / sizeof(backend_names[0]) == HG_BACKEND_KIND_COUNT,
-               "one name per backend kind");
-
-const char* hg_backend_name(hg_backend_kind kind) {
-    return ((int)kind >= 0 && kind < HG_BACKEND_KIND_COUNT) ? backend_names[kind] : NULL;
-}
-
-hg_status hg_backend_from_name(const char* name, hg_backend_kind* out) {
-    HG_CHECK_NULL(name, "name");
-    HG_CHECK_NULL(out, "out");
-    for (int k = 0; k < HG_BACKEND_KIND_COUNT; k++)
-        if (!strcasecmp(name, backend_names[k])) {
-            *out = (hg_backend_kind)k;
-            return HG_OK;
-        }
-    return hg_error(HG_ERR_INVALID_ARGUMENT,
-                    "unknown backend name '%s' (expected one of: auto, cpu, cuda, metal)", name);
-}
 
 static hg_status check_kind(hg_backend_kind kind, int allow_auto) {
     if ((int)kind < (allow_auto ? 0 : 1) || kind >= HG_BACKEND_KIND_COUNT)
@@ -47,7 +26,7 @@ hg_status hg_backend_query(hg_backend_kind kind, hg_backend_info* out) {
     hg_backend_info info;
     memset(&info, 0, sizeof info);
     info.kind = kind;
-    info.name = backend_names[kind];
+    info.name = hg_backend_name(kind);
     info.available = hg_backend_probe(kind, info.reason, sizeof info.reason, &info.device_count);
     *out = info;
     return HG_OK;
@@ -82,7 +61,7 @@ static hg_status resolve_kind(hg_backend_kind kind, hg_backend_kind* out, int* f
         }
         if (used < sizeof reasons)
             used += (size_t)snprintf(reasons + used, sizeof reasons - used, "%s%s: %s",
-                                     i ? "; " : "", backend_names[auto_order[i]], why);
+                                     i ? "; " : "", hg_backend_name(auto_order[i]), why);
     }
     return hg_error(HG_ERR_BACKEND_UNAVAILABLE, "no backend is available (%s)", reasons);
 }
@@ -94,14 +73,14 @@ static hg_status require_backend(hg_backend_kind kind, int from_env, int device,
     int count;
     if (!hg_backend_probe(kind, why, sizeof why, &count))
         return hg_error(HG_ERR_BACKEND_UNAVAILABLE, "backend '%s'%s is unavailable: %s",
-                        backend_names[kind], from_env ? " (from HOLOGRAM_BACKEND)" : "", why);
+                        hg_backend_name(kind), from_env ? " (from HOLOGRAM_BACKEND)" : "", why);
     if (device < 0 || device >= count)
         return hg_error(HG_ERR_OUT_OF_RANGE, "device index %d is out of range: backend '%s' has %d device%s",
-                        device, backend_names[kind], count, count == 1 ? "" : "s");
+                        device, hg_backend_name(kind), count, count == 1 ? "" : "s");
     *vt = hg_backend_get(kind);
     if (!*vt)
         return hg_error(HG_ERR_INTERNAL, "backend '%s' probed available but has no vtable",
-                        backend_names[kind]);
+                        hg_backend_name(kind));
     return HG_OK;
 }
 
@@ -204,7 +183,7 @@ hg_status hg_executor_create_ex(const hg_executor_options* options, hg_executor*
     ex->device = options->device;
     if ((s = vt->executor_create(&o, &ex->state))) {
         free(ex);
-        return hg_error_prefix(s, "creating a '%s' executor", backend_names[kind]);
+        return hg_error_prefix(s, "creating a '%s' executor", hg_backend_name(kind));
     }
     pthread_mutex_init(&ex->lock, NULL);
     pthread_mutex_init(&ex->launch_lock, NULL);
@@ -218,7 +197,7 @@ hg_status hg_executor_create_ex(const hg_executor_options* options, hg_executor*
     }
     all_link(ex);
     hg_log(HG_LOG_DEBUG, "executor 0x%016llx created on backend %s, device %d, %d thread(s)",
-           (unsigned long long)ex->handle, backend_names[kind], ex->device, o.num_threads);
+           (unsigned long long)ex->handle, hg_backend_name(kind), ex->device, o.num_threads);
     out->handle = ex->handle;
     return HG_OK;
 }

@@ -10,6 +10,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/handles.h"
+#include "base/shape.h"
 #include "isa/builder.h"
 #include "runtime/kernel.h"
 #include "tensor/tensor_internal.h"
@@ -143,8 +144,7 @@ static hg_status copy_views(const hg_tensor* dst, const hg_tensor* src, const in
 
 hg_status hg_tensor_copy_device(const hg_tensor* dst, const hg_tensor* src, const int64_t* sstr,
                                 int64_t src_numel, int overlap) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < dst->ndim; d++) n *= dst->shape[d];
+    int64_t n = hg_view_numel(dst);
     if (!overlap) return copy_views(dst, src, sstr, n);
     // Overlapping views go through a contiguous temporary holding src's elements.
     hg_buffer_obj* sb = hg_handle_get(src->buffer.handle, HG_HANDLE_BUFFER);

@@ -454,7 +454,7 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     // registers use fewer lanes so a worker's registers stay within a few MiB.
     // Strip-mined runs keep their registers in L1 whatever the chunk size, and the chunk-level
     // work of an elementwise kernel (guard, if) costs the same per chunk: bigger chunks then
-    // measured faster (fused chain, 16M f32: 20 ms at 4096 lanes, 15 ms at 65536).
+    // measured faster (docs/performance.md).
     p->chunk = HG_CPU_CHUNK;
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i].strip_end) p->chunk = HG_CPU_STRIP_CHUNK;

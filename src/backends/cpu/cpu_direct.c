@@ -200,8 +200,7 @@ int hg_cpu_run_direct(const cpu_launch* L, int parts) {
     direct_call* C = &j.C;
     if (!direct_bind(L->plan, L->args, L->total_lanes, C)) return 0;
     // Outputs the strip path writes with streaming stores go there. Below that the direct
-    // call's line-aligned stores are the faster: a 1-thread f32 add of 262,144 elements on
-    // numpy's 16-byte aligned memory, Zen 4, 35.3 -> 32.5 us (numpy 32.6).
+    // call's line-aligned stores are the faster (docs/performance.md).
     size_t stream = L->st->stream_bytes;
     if (L->total_lanes > HG_CPU_DIRECT_MAX_LANES && stream &&
         L->args[C->out_arg].count * C->es_out >= stream)

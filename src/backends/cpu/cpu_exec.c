@@ -1,71 +1,11 @@
 // Runs a compiled plan: splits the launch into chunks of lanes handed to the worker pool,
 // fills constant and special registers, and walks the instructions of each chunk with the
 // structured-control-flow mask stack of docs/isa.md §7.
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backends/cpu/cpu_internal.h"
 #include "base/error.h"
-
-void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...) {
-    // The first failing worker claims the error (others see `failed` and stop); the message
-    // is read only after every worker has returned from the pool.
-    int expected = 0;
-    if (!atomic_compare_exchange_strong(&L->failed, &expected, 1)) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(L->msg, sizeof L->msg, fmt, ap);
-    va_end(ap);
-    L->err = s;
-}
-
-// Coordinates of a global linear lane (x fastest: lanes of a block, then blocks).
-typedef struct lane_pos { uint64_t t[3], c[3]; } lane_pos;
-
-static lane_pos decompose(const cpu_launch* L, uint64_t lane) {
-    const hg_launch_config* g = &L->cfg;
-    lane_pos p;
-    uint64_t blk = lane / L->lanes_per_block, t = lane % L->lanes_per_block;
-    p.t[0] = t % g->block.x;
-    p.t[1] = (t / g->block.x) % g->block.y;
-    p.t[2] = t / ((uint64_t)g->block.x * g->block.y);
-    p.c[0] = blk % g->grid.x;
-    p.c[1] = (blk / g->grid.x) % g->grid.y;
-    p.c[2] = blk / ((uint64_t)g->grid.x * g->grid.y);
-    return p;
-}
-
-void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len) {
-    lane_pos p = decompose(c->L, c->first + i);
-    snprintf(buf, len, "block (%llu,%llu,%llu) lane (%llu,%llu,%llu)",
-             (unsigned long long)p.c[0], (unsigned long long)p.c[1], (unsigned long long)p.c[2],
-             (unsigned long long)p.t[0], (unsigned long long)p.t[1], (unsigned long long)p.t[2]);
-}
-
-void hg_cpu_fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n) {
-    switch (size) {
-    case 1: memset(dst, (int)(uint8_t)bits, n); break;
-    case 2: { uint16_t* d = dst; for (uint32_t i = 0; i < n; i++) d[i] = (uint16_t)bits; break; }
-    case 4: { uint32_t* d = dst; for (uint32_t i = 0; i < n; i++) d[i] = (uint32_t)bits; break; }
-    default: { uint64_t* d = dst; for (uint32_t i = 0; i < n; i++) d[i] = bits; break; }
-    }
-}
-
-// Value bits of a constant in register storage (f16/bf16 widened to float, bool 0/1).
-uint64_t hg_cpu_storage_bits(uint8_t type, uint64_t bits) {
-    switch (type) {
-    case HG_DTYPE_BOOL: return bits != 0;
-    case HG_DTYPE_F16: {
-        float f = hg_f16_to_f32((uint16_t)bits);
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        return u;
-    }
-    case HG_DTYPE_BF16: return (uint64_t)((uint32_t)(uint16_t)bits << 16);
-    default: return bits;
-    }
-}
 
 // Constant registers and the launch-uniform special registers, once per worker and launch,
 // unless the worker's arena holds them already from its previous launch (same plan, chunk,
@@ -106,14 +46,6 @@ static void fill_constants(cpu_launch* L, cpu_worker* W) {
 static void fill_run_const(uint32_t* d, uint32_t v, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) d[i] = v;
 }
-static void fill_run_iota(uint32_t* d, uint32_t v, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) d[i] = v + i;
-}
-
-void hg_cpu_fill_lazy(cpu_chunk* c) {
-    fill_run_iota(c->lazy, (uint32_t)c->first, c->n);
-    c->lazy = NULL;
-}
 
 // Per-chunk special registers (tid, ctaid, gid), filled in runs of lanes along x. In 1-D
 // launches %gid.x is left for hg_cpu_fill_lazy.
@@ -143,7 +75,7 @@ static void fill_specials(cpu_chunk* c) {
     const hg_launch_config* g = &L->cfg;
     const uint64_t bd[3] = {g->block.x, g->block.y, g->block.z};
     const uint64_t gd[3] = {g->grid.x, g->grid.y, g->grid.z};
-    lane_pos q = decompose(L, c->first);
+    hg_cpu_lane_pos q = hg_cpu_lane_at(L, c->first);
     uint32_t i = 0;
     while (i < c->n) {
         uint32_t run = (uint32_t)(bd[0] - q.t[0]);
@@ -152,8 +84,8 @@ static void fill_specials(cpu_chunk* c) {
             uint32_t t = (uint32_t)q.t[k], cc = (uint32_t)q.c[k];
             uint32_t gv = (uint32_t)(q.c[k] * bd[k] + q.t[k]);
             if (k == 0) {
-                if (tid[0]) fill_run_iota(tid[0] + i, t, run);
-                if (gid[0]) fill_run_iota(gid[0] + i, gv, run);
+                if (tid[0]) hg_cpu_fill_iota(tid[0] + i, t, run);
+                if (gid[0]) hg_cpu_fill_iota(gid[0] + i, gv, run);
             } else {
                 if (tid[k]) fill_run_const(tid[k] + i, t, run);
                 if (gid[k]) fill_run_const(gid[k] + i, gv, run);
@@ -174,23 +106,6 @@ static void fill_specials(cpu_chunk* c) {
             }
         }
     }
-}
-
-void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi) {
-    uint32_t keep = 0;
-    for (uint32_t j = 0; j < c->nborrowed; j++) {
-        uint32_t r = c->borrowed[j];
-        const uint8_t* q = c->ptr[r];
-        if (q >= c->base && q < c->arena_end) continue;  // took its storage back already
-        size_t len = (size_t)c->n * c->L->plan->reg_size[r];
-        if (lo == NULL || (q < hi && q + len > lo)) {
-            memcpy(cpu_own(c, r), q, len);
-            c->ptr[r] = cpu_own(c, r);
-        } else {
-            c->borrowed[keep++] = r;
-        }
-    }
-    c->nborrowed = keep;
 }
 
 // One level of the mask stack.
@@ -595,8 +510,7 @@ static size_t launch_chunks(cpu_launch* L, int max_workers) {
     // Grabbing several chunks at once keeps the shared counter cold; 8 grabs per worker
     // still balance uneven chunks.
     // Uniform chunks split statically: with dynamic grabs a call's chunks land on other cores
-    // than the last call's (2-thread f32 add: 262,144 elements 20.7 -> 17.3 us, 524,288
-    // 47.7 -> 36.1 us).
+    // than the last call's (docs/performance.md).
     L->nparts = nworkers;
     L->static_parts = plan->uniform && !plan->block_mode && nworkers > 1;
     L->group = L->nchunks / ((uint64_t)nworkers * 8);

@@ -1,6 +1,18 @@
 // Internal (CPU backend): the execution plan a kernel compiles to, the per-worker scratch, and
 // the functions the backend's files share.
 //
+// The files call one another in this order, each using only the ones below it (check_layers.py
+// FILE_ORDER checks it):
+//   cpu_backend.c   the vtable: compile, launch, launch_rows, memory, library calls
+//   cpu_rows.c      row launches            -> cpu_exec, cpu_direct, cpu_lanes
+//   cpu_exec.c      chunks and the mask stack -> cpu_direct, cpu_strip, cpu_memory_ops, cpu_lanes
+//   cpu_compile.c   plans                   -> cpu_direct (find), cpu_strip (mark)
+//   cpu_direct.c    direct-shaped launches  -> cpu_lanes
+//   cpu_strip.c     strip-mined runs        -> cpu_lanes, cpu_stream
+//   cpu_memory_ops.c ld/st/atom/shfl/ldv/stv -> cpu_lanes
+//   cpu_lanes.c     errors, lane names, constant lanes, borrowed lanes, row gathers
+//   cpu_memory.c, cpu_stream.c, cpu_kernels.c, thread_pool.c, gemm/, simd/: leaves
+//
 // Execution model: every instruction runs over a chunk of lanes at once. A register is an
 // array of `chunk` lanes (8 bytes reserved per lane, typed dense view); immediates and scalar
 // parameters are constant registers filled once per worker and launch, special registers are
@@ -23,10 +35,9 @@
 #define HG_CPU_CHUNK 4096u          // lanes per chunk for programs without bar/shared memory
 #define HG_CPU_STRIP_CHUNK 65536u   // ... whose body is strip-mined (chunk work is then O(1))
 #define HG_CPU_MAX_ARENA (8u << 20) // the chunk shrinks for programs with many registers
-// Lanes per worker at least (a launch of fewer runs on the caller alone): measured on the
-// lightest kernel, a 2-thread f32 add on the Xeon VM (one worker per 65,536 lanes: 32K add
-// 3.38 us, 64K 6.67 us; per 16,384: 2.81 and 5.10 us; per 8,192: 16K got slower, 1.72 ->
-// 2.21 us). Heavier kernels gain from threads at smaller sizes still: never a loss for them.
+// Lanes per worker at least (a launch of fewer runs on the caller alone): the best split of
+// the lightest kernel, an f32 add (docs/performance.md); heavier kernels gain from threads at
+// smaller sizes still: never a loss for them.
 #define HG_CPU_PARALLEL_LANES 16384u
 // Launches of a direct-shaped plan (cpu_direct) skip the chunk machinery (~750 instructions of
 // a 1-element add) at any size, except those of more than this many lanes whose output is
@@ -231,10 +242,27 @@ typedef struct cpu_chunk {
     uint32_t ones_pc;         // a guard at this op found every lane of the chunk in bounds
 } cpu_chunk;
 
+// ---- cpu_lanes.c: the helpers under every execution file ----
+// Records the launch's first error (later ones are dropped) and stops other workers.
+void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+// Coordinates of a global linear lane (x fastest: lanes of a block, then blocks).
+typedef struct hg_cpu_lane_pos { uint64_t t[3], c[3]; } hg_cpu_lane_pos;
+hg_cpu_lane_pos hg_cpu_lane_at(const cpu_launch* L, uint64_t lane);
+// "block (x,y,z) lane (x,y,z)" of lane i of the chunk.
+void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len);
+// n lanes of `bits` of `size` bytes; a constant's bits in register storage.
+void hg_cpu_fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n);
+uint64_t hg_cpu_storage_bits(uint8_t type, uint64_t bits);
+// d[i] = v + i for i < n (%gid.x and %tid.x along a row of lanes).
+static inline void hg_cpu_fill_iota(uint32_t* d, uint32_t v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) d[i] = v + i;
+}
+
 static inline void* cpu_own(const cpu_chunk* c, uint32_t slot) {
     return c->base + (size_t)slot * c->L->slot_bytes;
 }
-void hg_cpu_fill_lazy(cpu_chunk* c);
+void hg_cpu_fill_lazy(cpu_chunk* c);   // cpu_lanes.c
 // Lanes of a slot for reading.
 static inline void* cpu_slot(const cpu_chunk* c, uint32_t slot) {
     void* p = c->ptr[slot];
@@ -251,7 +279,7 @@ static inline void* cpu_wslot(cpu_chunk* c, uint32_t reg, int full) {
     }
     return own;
 }
-// Gives back borrowed buffer lanes (copying them) for every register borrowing from
+// cpu_lanes.c: gives back borrowed buffer lanes (copying them) for every register borrowing from
 // [lo, hi); all of them when lo == hi == NULL. Called before anything writes memory.
 void hg_cpu_unborrow(cpu_chunk* c, const uint8_t* lo, const uint8_t* hi);
 
@@ -266,9 +294,6 @@ int hg_cpu_run_direct(const cpu_launch* L, int parts);
 uint64_t hg_cpu_run_direct_rows(const cpu_plan* p, const hg_bound_arg* args, uint64_t lanes,
                                 uint64_t r0, uint64_t r1, const hg_row_args* ra,
                                 uint8_t* const* scratch);
-// cpu_exec.c: n lanes of `bits` of `size` bytes; a constant's bits in register storage.
-void hg_cpu_fill_lanes(void* dst, uint64_t bits, unsigned size, uint32_t n);
-uint64_t hg_cpu_storage_bits(uint8_t type, uint64_t bits);
 
 // cpu_compile.c
 hg_status hg_cpu_plan_build(const hg_prog* prog, const hg_cpu_kernels* k, cpu_plan** out);
@@ -288,7 +313,7 @@ hg_status hg_cpu_launch_serial_run(cpu_launch* L, const hg_bound_arg* args, int 
 hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launch_config* cfg,
                              const hg_bound_arg* args, size_t nargs, uint64_t rows,
                              const hg_row_args* ra);
-// cpu_rows.c: n elements of es bytes, step bytes apart at s, to d adjacent.
+// cpu_lanes.c: n elements of es bytes, step bytes apart at s, to d adjacent.
 void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step, size_t es);
 // Row launches gather an input whose consecutive rows are adjacent elements (a transposed
 // operand) HG_CPU_ROW_TILE rows at a time: each line read once for all of them.
@@ -296,14 +321,9 @@ void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step,
 static inline int hg_cpu_rows_tiled(const hg_row_args* ra, uint32_t i, size_t es) {
     return ra->row_step[i] == (int64_t)es;
 }
-// cpu_rows.c: rows t < nr of such an input: d[t * n + i] = the element at s + i * step + t * es.
+// cpu_lanes.c: rows t < nr of such an input: d[t * n + i] = the element at s + i * step + t * es.
 void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, int64_t step,
                         size_t es);
-// Records the launch's first error (later ones are dropped) and stops other workers.
-void hg_cpu_fail(cpu_launch* L, hg_status s, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-// "block (x,y,z) lane (x,y,z)" of lane i of the chunk.
-void hg_cpu_lane_name(const cpu_chunk* c, uint32_t i, char* buf, size_t len);
 
 // cpu_strip.c: straight-line runs of ld/ALU/st replayed in L1-sized strips of lanes.
 #define HG_CPU_STRIP_MAX_OPS 64

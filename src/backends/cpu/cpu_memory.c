@@ -139,8 +139,8 @@ void hg_cpu_mem_cache_release(cpu_mem_cache* c) {
 
 // Heap blocks of SMALL_MIN < n <= SMALL_MAX bytes (512 B .. 64 KiB) get a capacity rounded up to a quarter
 // octave (at most 25% more) and, when freed, wait in the executor's slots for the next block of
-// their class: an eager op's result of 1 KiB cost 120 ns to allocate and free through glibc,
-// whose per-thread cache (as fast as anything here) stops at 1,032 bytes with our header.
+// their class: glibc's per-thread cache (as fast as anything here) stops at 1,032 bytes with
+// our header, and beyond it an eager op's result cost much more (docs/performance.md).
 #define SMALL_MIN ((size_t)512)
 #define SMALL_MAX ((size_t)64 << 10)
 

@@ -17,7 +17,6 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/trace.h"
-#include "base/transpose.h"
 
 #define ROWS_MAX_ARGS 16   // arguments of a row bound on the stack (more: allocated)
 
@@ -34,46 +33,6 @@ typedef struct rows_job {
     hg_status err;
     char msg[sizeof(((cpu_launch*)0)->msg)];
 } rows_job;
-
-#define GATHER(T)                                                                  \
-    {                                                                              \
-        T* o = (T*)(void*)d;                                                       \
-        for (uint64_t i = 0; i < n; i++) memcpy(&o[i], s + (int64_t)i * step, sizeof(T)); \
-        return;                                                                    \
-    }
-void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step, size_t es) {
-    switch (es) {   // constant element sizes: plain loads and stores
-    case 1: GATHER(uint8_t)
-    case 2: GATHER(uint16_t)
-    case 4: GATHER(uint32_t)
-    case 8: GATHER(uint64_t)
-    default:
-        for (uint64_t i = 0; i < n; i++) memcpy(d + i * es, s + (int64_t)i * step, es);
-    }
-}
-#undef GATHER
-
-#define GATHER_TILE(T)                                                                    \
-    {                                                                                     \
-        T* o = (T*)(void*)d;                                                              \
-        for (uint64_t i = 0; i < n; i++) {                                                \
-            const uint8_t* src = s + (int64_t)i * step;                                   \
-            for (uint64_t t = 0; t < nr; t++) memcpy(&o[t * n + i], src + t * sizeof(T), sizeof(T)); \
-        }                                                                                 \
-        return;                                                                           \
-    }
-void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, int64_t step,
-                        size_t es) {
-    switch (es) {
-    case 1: GATHER_TILE(uint8_t)
-    case 2: GATHER_TILE(uint16_t)
-    case 4: hg_transpose_32(d, (int64_t)(n * 4), s, step, (int64_t)n, (int64_t)nr); return;
-    case 8: GATHER_TILE(uint64_t)
-    default:
-        for (uint64_t t = 0; t < nr; t++) hg_cpu_gather_lanes(d + t * n * es, s + t * es, n, step, es);
-    }
-}
-#undef GATHER_TILE
 
 static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_bound_arg* a) {
     const hg_row_args* ra = j->ra;

@@ -1,9 +1,8 @@
 // A persistent worker pool: threads sleep on a condition variable between jobs, so an idle
 // executor costs nothing; a job wakes them with a generation counter. The parts of a job are
 // claimed under the mutex by whoever comes first, the caller included: waking a sleeping
-// thread takes tens of microseconds on a VM (measured ~50 us here), and a caller that has
-// finished its part takes the next unclaimed one instead of waiting for that wake-up (a 70,000
-// element add on 2 threads: 58 us before, against 6.5 us on one).
+// thread takes tens of microseconds on a VM, and a caller that has finished its part takes the
+// next unclaimed one instead of waiting for that wake-up (docs/performance.md).
 #include "backends/cpu/thread_pool.h"
 #include "base/trace.h"
 #include <pthread.h>
@@ -30,7 +29,7 @@ struct hg_pool {
 
 // How long the caller spins for parts still running on pool threads before it sleeps: such a
 // part is already under way, and being woken from a condition variable costs as much as
-// waking a worker (2 parts of ~2.7 us each: 11 us sleeping, ~3 us spinning).
+// waking a worker.
 #define SPIN_WAIT_ROUNDS 20000
 
 // How long a pool thread stays awake after a job, watching for the next one, before it sleeps:

@@ -12,6 +12,7 @@
 #include "tensor/tensor_internal.h"
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/shape.h"
 
 hg_status hg_dk_finish(hg_kb* b, const char* fn, hg_prog** out) {
     hg_status s = hg_kb_finish(b, out);
@@ -61,6 +62,13 @@ void hg_dk_param_dims(hg_kb* b, const char* prefix, int32_t nd, int nt, hg_dk_di
     }
 }
 
+void hg_dk_scratch_declare(hg_kb* b, hg_dk_scratch* out) {
+    out->dq = hg_kb_reg(b, "dq", HG_DTYPE_U64);
+    out->dr = hg_kb_reg(b, "dr", HG_DTYPE_U64);
+    out->dc = hg_kb_reg(b, "dc", HG_DTYPE_I64);
+    out->dt = hg_kb_reg(b, "dt", HG_DTYPE_I64);
+}
+
 size_t hg_dk_arg_dims(hg_arg* args, size_t k, const hg_dk_dims* d, int nt) {
     for (int32_t i = 0; i < d->nd; i++) {
         args[k++] = hg_arg_u64((uint64_t)d->size[i]);
@@ -89,19 +97,12 @@ void hg_dk_emit_offsets(hg_kb* b, const hg_dk_dim_params* P, int32_t nd, int nt,
     }
 }
 
-int64_t hg_dk_numel(const hg_tensor* t) {
-    int64_t n = 1;
-    for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
 hg_status hg_dk_download(hg_op_ctx* c, const hg_tensor* index, hg_host_view* v, void** staged) {
     hg_tensor t;
     int copied = 0;
     hg_status s = hg_tensor_contiguous(index, &t, &copied);
     if (s) return hg_error_prefix(s, "%s (reading a tensor back)", c->fn);
-    int64_t n = 1;
-    for (int32_t d = 0; d < t.ndim; d++) n *= t.shape[d];
+    int64_t n = hg_view_numel(&t);
     size_t es = hg_dtype_size(t.dtype);
     void* h = malloc((size_t)(n ? n : 1) * es);
     if (!h) s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for %lld indices", c->fn, (long long)n);

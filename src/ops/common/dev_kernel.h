@@ -10,6 +10,7 @@
 #define HG_OPS_DEVICE_DEV_KERNEL_H
 #include <stdint.h>
 #include "runtime/objects.h"
+#include "base/shape.h"
 #include "isa/builder.h"
 #include "ops/common/op_common.h"
 #include "hologram.h"
@@ -42,6 +43,8 @@ void hg_dk_param_dims(hg_kb* b, const char* prefix, int32_t nd, int nt, hg_dk_di
 size_t hg_dk_arg_dims(hg_arg* args, size_t k, const hg_dk_dims* d, int nt);
 // The registers hg_dk_emit_offsets works in: u64 dq, dr and i64 dc, dt.
 typedef struct hg_dk_scratch { uint32_t dq, dr, dc, dt; } hg_dk_scratch;
+// Declares them (named so in kernel dumps) in a generator being built.
+void hg_dk_scratch_declare(hg_kb* b, hg_dk_scratch* out);
 // Code: for each tensor t < nt, offs[t] (i64 registers) += coordinate * stride over the dims,
 // for the linear index idx (u64).
 void hg_dk_emit_offsets(hg_kb* b, const hg_dk_dim_params* P, int32_t nd, int nt, hg_operand idx,
@@ -50,8 +53,5 @@ void hg_dk_emit_offsets(hg_kb* b, const hg_dk_dim_params* P, int32_t nd, int nt,
 // A device tensor read back into new host memory (*staged, C-contiguous; free it) with a host
 // view of it: for checks that must report the first bad element exactly as the CPU does.
 hg_status hg_dk_download(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v, void** staged);
-
-// Element count of a view's shape.
-int64_t hg_dk_numel(const hg_tensor* t);
 
 #endif

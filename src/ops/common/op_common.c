@@ -7,6 +7,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/handles.h"
+#include "base/shape.h"
 #include "tensor/tensor_internal.h"
 #include "ops/common/op_dispatch.h"
 
@@ -60,8 +61,7 @@ hg_status hg_op_output(hg_op_ctx* c, hg_tensor* out, hg_dtype dtype, int32_t ndi
             return hg_error(HG_ERR_INVALID_ARGUMENT,
                             "%s: 'out' has no buffer and there is no input tensor to take an "
                             "executor from (pass an existing output tensor)", c->fn);
-        int64_t numel = 1;
-        for (int32_t i = 0; i < ndim; i++) numel *= shape[i];
+        int64_t numel = hg_shape_numel(ndim, shape);
         hg_executor exh = {c->ex->handle};
         hg_buffer buf;
         hg_status s = hg_buffer_create_ex(exh, dtype, (size_t)numel, HG_BUFFER_UNINITIALIZED, &buf);
@@ -149,8 +149,7 @@ hg_status hg_op_read_first_slow(hg_op_ctx* c, const hg_tensor* out, hg_buffer_ob
     if (!k)
         return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: out of memory copying an input that overlaps "
                         "'out'", c->fn);
-    int64_t n = 1;
-    for (int32_t i = 0; i < x->ndim; i++) n *= x->shape[i];
+    int64_t n = hg_view_numel(x);
     hg_executor exh = {xb->ex->handle};
     hg_buffer nb;
     hg_status s = hg_buffer_create_ex(exh, x->dtype, (size_t)n, HG_BUFFER_UNINITIALIZED, &nb);

@@ -3,6 +3,7 @@
 #include "ops/common/op_common.h"
 #include <string.h>
 #include "base/dtype.h"
+#include "base/shape.h"
 
 void hg_op_trace_begin(hg_op_ctx* c) {
     hg_trace_span_begin(&c->trace);
@@ -24,9 +25,7 @@ void hg_op_trace_tensor(hg_op_ctx* c, const hg_tensor* t, int role) {
     int counts = role == 0 ? !seen : !c->trace_result;
     if (role != 0) c->trace_result = 1;
     if (counts) {
-        int64_t n = 1;
-        for (int32_t d = 0; d < t->ndim; d++) n *= t->shape[d];
-        c->trace_bytes += n * (int64_t)hg_dtype_size(t->dtype);
+        c->trace_bytes += hg_view_numel(t) * (int64_t)hg_dtype_size(t->dtype);
     }
     if (role == 0 && c->trace_ndim >= 0) return;
     c->trace_dtype = (int)t->dtype;

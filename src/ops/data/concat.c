@@ -31,7 +31,7 @@ static hg_status concat_into(hg_op_ctx* c, int32_t n, const hg_tensor* inputs, i
         for (int32_t k = 0; k < n && !s; k++) {
             hg_tensor dst = *out;
             dst.shape[ax] = inputs[k].shape[ax];
-            if (hg_dk_numel(&inputs[k])) dst.offset += at * out->strides[ax];
+            if (hg_view_numel(&inputs[k])) dst.offset += at * out->strides[ax];
             at += inputs[k].shape[ax];
             s = hg_dev_copy_cast(c, &dst, &inputs[k]);
         }

@@ -195,7 +195,7 @@ static hg_status ix_build(hg_dtype odt, hg_dtype xdt, int32_t nd, int32_t axis, 
 // needed on its own.
 static hg_status index_kernel(hg_op_ctx* c, const hg_tensor* x, int32_t axis, hg_buffer idx,
                               int gather, int add, const hg_tensor* out) {
-    uint64_t n = (uint64_t)hg_dk_numel(out);
+    uint64_t n = (uint64_t)hg_view_numel(out);
     if (n == 0) return HG_OK;
     int32_t nd = out->ndim;
     hg_prog* prog = NULL;
@@ -240,7 +240,7 @@ static hg_status upload_indices(hg_op_ctx* c, const int64_t* idx, int64_t nidx, 
 
 hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int64_t* idx,
                        int64_t nidx, int gather, const hg_tensor* out, int via_temp) {
-    if (hg_dk_numel(out) == 0) return HG_OK;
+    if (hg_view_numel(out) == 0) return HG_OK;
     hg_buffer ib;
     hg_status s = upload_indices(c, idx, nidx, &ib);
     if (s) return s;
@@ -260,7 +260,7 @@ hg_status hg_dev_index(hg_op_ctx* c, const hg_tensor* x, int32_t axis, const int
 
 hg_status hg_dev_index_add(hg_op_ctx* c, const hg_tensor* acc, int32_t axis, const int64_t* idx,
                            int64_t nidx, int scatter, const hg_tensor* src) {
-    if (hg_dk_numel(src) == 0) return HG_OK;
+    if (hg_view_numel(src) == 0) return HG_OK;
     hg_buffer ib;
     hg_status s = upload_indices(c, idx, nidx, &ib);
     if (s) return s;

@@ -18,12 +18,9 @@ void hg_dd_declare(hg_dd_kernel* k, const char* name, hg_dtype odt, int has_x, h
     k->ooff = hg_kb_scalar(b, "ooff", I);
     k->xoff = hg_kb_scalar(b, "xoff", I);
     k->i = hg_kb_reg(b, "i", U);
-    k->sc.dq = hg_kb_reg(b, "dq", U);
-    k->sc.dr = hg_kb_reg(b, "dr", U);
+    hg_dk_scratch_declare(b, &k->sc);
     k->oo = hg_kb_reg(b, "oo", I);
     k->xo = hg_kb_reg(b, "xo", I);
-    k->sc.dc = hg_kb_reg(b, "dc", I);
-    k->sc.dt = hg_kb_reg(b, "dt", I);
     k->in = hg_kb_reg(b, "in", HG_DTYPE_BOOL);
     k->ov = hg_kb_reg(b, "ov", odt);
 }
@@ -51,7 +48,7 @@ void hg_dd_setup(hg_dd_call* k, hg_op_ctx* c, const hg_tensor* out, const hg_ten
     k->c = c;
     k->out = out;
     k->x = x;
-    k->n = (uint64_t)hg_dk_numel(out);
+    k->n = (uint64_t)hg_view_numel(out);
     for (int32_t d = 0; d < out->ndim; d++) {
         int64_t st[2] = {out->strides[d], x ? x->strides[d] : 0};
         hg_dk_dims_push(&k->dims, x ? 2 : 1, out->shape[d], st);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/shape.h"
 #include "ops/data/data_common.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
@@ -234,7 +235,7 @@ hg_status hg_gather(const hg_tensor* x, int32_t axis, const hg_tensor* index, hg
         j.axis = ax;
         j.gather = 1;
         s = hg_op_route_of(&c, HG_OPF_DATA, x->dtype) == HG_ROUTE_DEVICE
-                ? hg_dev_index(&c, x, ax, idx, hg_dk_numel(index), 1, out, via_temp)
+                ? hg_dev_index(&c, x, ax, idx, hg_view_numel(index), 1, out, via_temp)
                 : run_index(&c, &j, out, via_temp);
     }
     free(idx);
@@ -285,8 +286,7 @@ static void add_elem(hg_dtype t, unsigned char* o, const unsigned char* s) {
 
 static void run_add(const hg_host_view* acc, const hg_host_view* src, const int64_t* shape,
                     int32_t nd, int32_t ax, const int64_t* idx, int scatter) {
-    int64_t n = 1, co[HG_MAX_DIMS] = {0};
-    for (int32_t d = 0; d < nd; d++) n *= shape[d];
+    int64_t n = hg_shape_numel(nd, shape), co[HG_MAX_DIMS] = {0};
     size_t es = hg_dtype_size(acc->dtype);
     for (int64_t i = 0; i < n; i++) {
         int64_t pos = scatter ? idx[i] : idx[co[ax]], so = 0, ao = 0;
@@ -397,7 +397,7 @@ hg_status hg_scatter_add(const hg_tensor* out, int32_t axis, const hg_tensor* in
                         hg_op_dims(ob, out->ndim, out->shape), (int)ax);
     int64_t* idx = NULL;
     if ((s = resolve_indices(&c, index, ax, out->shape[ax], &idx))) return s;
-    s = add_run(&c, out, src, index->shape, ax, idx, hg_dk_numel(index), 1);
+    s = add_run(&c, out, src, index->shape, ax, idx, hg_view_numel(index), 1);
     free(idx);
     return s;
 }

@@ -114,7 +114,7 @@ int32_t hg_ew_where(hg_ew_expr* e, int32_t cond, int32_t a, int32_t b) {
     if (!check_node(e, cond, "where condition") || !check_node(e, a, "where operand a") ||
         !check_node(e, b, "where operand b"))
         return -1;
-    hg_dtype r = hg_ew_promote(e->nodes[a].dtype, e->nodes[b].dtype);
+    hg_dtype r = hg_dtype_promote(e->nodes[a].dtype, e->nodes[b].dtype);
     return add_node(e, HG_EW_WHERE, 0, r, cond, a, b);
 }
 
@@ -122,7 +122,7 @@ int32_t hg_ew_fma(hg_ew_expr* e, int32_t a, int32_t b, int32_t c) {
     if (!check_node(e, a, "fma operand a") || !check_node(e, b, "fma operand b") ||
         !check_node(e, c, "fma operand c"))
         return -1;
-    hg_dtype r = hg_ew_promote(hg_ew_promote(e->nodes[a].dtype, e->nodes[b].dtype),
+    hg_dtype r = hg_dtype_promote(hg_dtype_promote(e->nodes[a].dtype, e->nodes[b].dtype),
                                e->nodes[c].dtype);
     return add_node(e, HG_EW_FMA, 0, r, a, b, c);
 }

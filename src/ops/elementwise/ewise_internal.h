@@ -11,8 +11,6 @@
 #include "ops/elementwise/ewise.h"
 
 // ---- dtype helpers (ewise_dtype.c) ----
-hg_dtype hg_ew_promote(hg_dtype a, hg_dtype b);            // numpy result_type (+ bf16 rule)
-hg_dtype hg_ew_float_of_int(hg_dtype t);                   // bool/8-bit f16, 16-bit f32, else f64
 int hg_ew_unary_is_float_fn(hg_unary_op op);               // sqrt, exp, gelu, ...
 // The dtype values of t are computed in: f32 for f16/bf16, else t.
 static inline hg_dtype hg_ew_compute_dtype(hg_dtype t) {

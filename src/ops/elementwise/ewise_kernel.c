@@ -23,6 +23,7 @@
 #include "base/error.h"
 #include "ops/elementwise/ewise.h"
 #include "base/handles.h"
+#include "base/shape.h"
 #include "ops/elementwise/ewise_internal.h"
 #include "ops/elementwise/ewise_vector.h"
 #include "runtime/kernel.h"
@@ -95,6 +96,8 @@ static int simple_layout(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew
     const hg_tensor* ot = out[0].t;
     int32_t nin = k->e.ninputs, ndim = ot->ndim;
     int host = hg_op_host_memory_of(k->ex);
+    // Element counts written out, not hg_shape_numel: every eager call comes here, and the
+    // inlined helper compiled to more instructions in this function (docs/performance.md).
     int64_t numel = 1;
     for (int32_t d = 0; d < ndim; d++) numel *= ot->shape[d];
     for (int32_t o = 0; o < k->nops; o++) {
@@ -139,8 +142,7 @@ static void compute_layout(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_
     int64_t st[EW_MAX_OPERANDS][HG_MAX_DIMS];
     int64_t size[HG_MAX_DIMS];
     int32_t nd = 0;
-    L->numel = 1;
-    for (int32_t d = 0; d < ndim; d++) L->numel *= shape[d];
+    L->numel = hg_shape_numel(ndim, shape);
     for (int32_t o = 0; o < nops; o++) {
         const hg_ew_arg* a = o < nin ? &in[o] : &out[o - nin];
         int64_t full[HG_MAX_DIMS] = {0};
@@ -524,18 +526,15 @@ static hg_status variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** o
 // Rows: on host memory, a layout whose innermost collapsed dim every operand steps through by 1
 // (an input also by 0: one value per row, e.g. x - mean(x, keepdims)) runs the linear variant
 // over each row, with the row's addresses and values bound (the backend's kernel_launch_rows):
-// no per-lane index arithmetic or gathers. 1 thread, f32, Zen 4: x[256,1024] - m[256,1] 303 ->
-// 23 us, x[128,128] * w[128] 5.7 -> 3.0 us, x[256,8] * w[8] 7.5 -> 2.3 us; rows of 2 to 4
-// were as fast or faster on the strided path (x[65536,2] * w: 296 us against 492).
+// no per-lane index arithmetic or gathers; rows of 2 to 4 are as fast or faster on the strided
+// path (docs/performance.md).
 #define EW_ROW_MIN 8
 // Short rows whose operands are adjacent rows or one row repeated (x[N, 10] * w[10]) run
 // grouped: k rows as one row of about EW_GROUP_LANES lanes, the repeated row copied k times into
 // a scratch row (kept by the kernel), so the per-row cost is paid per k rows. A one-op kernel's
 // row is a function call (the CPU's direct path): grouped up to EW_GROUP_COLS, beyond which the
-// scratch row costs more than it saves (x[1024, 1024] * w: 58 us by rows, 74 grouped); a fused
-// chain's row is a launch (~1 us): grouped up to a quarter of the group. 2 threads, f32, Zen 4:
-// x[104857, 10] * w 915 -> ~80 us (numpy 560); (x * t + 1) * w fused, x[104857, 10]
-// 10.7 ms -> ~120 us, x[1024, 1024] 153 -> ~115 us.
+// scratch row costs more than it saves; a fused chain's row is a launch: grouped up to a
+// quarter of the group (docs/performance.md).
 #define EW_GROUP_COLS 256
 #define EW_GROUP_LANES 8192
 

@@ -60,8 +60,7 @@ static void declare(mm_k* mk, int32_t nbatch) {
     mk->ka = hg_kb_reg(b, "ka", U);
     mk->kb = hg_kb_reg(b, "kb", U);
     mk->z = hg_kb_reg(b, "z", U);
-    mk->sc.dq = hg_kb_reg(b, "dq", U);
-    mk->sc.dr = hg_kb_reg(b, "dr", U);
+    hg_dk_scratch_declare(b, &mk->sc);
     mk->li = hg_kb_reg(b, "li", U);
     mk->ra = hg_kb_reg(b, "ra", U);
     mk->ix = hg_kb_reg(b, "ix", U);
@@ -69,8 +68,6 @@ static void declare(mm_k* mk, int32_t nbatch) {
     mk->bb = hg_kb_reg(b, "bb", I);
     mk->ob = hg_kb_reg(b, "ob", I);
     mk->off = hg_kb_reg(b, "off", I);
-    mk->sc.dc = hg_kb_reg(b, "dc", I);
-    mk->sc.dt = hg_kb_reg(b, "dt", I);
     mk->ri = hg_kb_reg(b, "ri", I);
     mk->av = hg_kb_reg(b, "av", mk->adt);
     mk->bv = hg_kb_reg(b, "bv", mk->bdt);

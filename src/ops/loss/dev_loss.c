@@ -381,7 +381,7 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
 
 hg_status hg_dev_first_bad_prob(hg_op_ctx* c, const hg_tensor* prob, int64_t* at, double* bad) {
     *at = -1;
-    int64_t n = hg_dk_numel(prob);
+    int64_t n = hg_view_numel(prob);
     if (n == 0) return HG_OK;
     hg_executor exh = {c->ex->handle};
     hg_buffer flags, pos;

@@ -14,6 +14,7 @@
 #include "base/cpu_targets.h"
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/shape.h"
 #include "ops/common/op_common.h"
 #include "ops/common/op_dispatch.h"
 #include "ops/common/op_temps.h"
@@ -35,8 +36,8 @@ typedef struct adam_job {
 
 // One body for every build (ISO C: no contraction, so the builds round identically). Tiles of
 // ADAM_TILE elements, each step a plain loop over the tile with the options tested once per
-// tile, so every loop vectorizes (one loop with the options inside ran at 1/3 of torch's fused
-// Adam's speed).
+// tile, so every loop vectorizes (one loop with the options inside does not:
+// docs/performance.md).
 #define ADAM_TILE 512
 #define ADAM_BODY(T, SQRT)                                                                       \
     do {                                                                                         \
@@ -282,8 +283,7 @@ hg_status hg_adam_step(const hg_adam_options* o, const hg_tensor* param, const h
     k.maximize = o->maximize != 0;
     int fast = (param->dtype == HG_DTYPE_F32 || param->dtype == HG_DTYPE_F64) &&
                hg_op_route_of(&c, HG_OPF_OPTIM, param->dtype) == HG_ROUTE_HOST;
-    int64_t n = 1;
-    for (int32_t d = 0; d < param->ndim; d++) n *= param->shape[d];
+    int64_t n = hg_view_numel(param);
     for (int i = 0; i < 5 && fast; i++)
         fast = !ts[i] || hg_tensor_is_c_contiguous(ts[i], n);
     if (n == 0) return HG_OK;

@@ -14,7 +14,7 @@
 #include "ops/common/dev_ops.h"
 #include "ops/common/op_dispatch.h"
 
-enum { RANDOM_GRAIN = 4096 };   // elements per worker (a Philox block costs ~20 ns here)
+enum { RANDOM_GRAIN = 4096 };   // elements per worker (docs/performance.md)
 
 // ---------------------------------------------------------------------------------------------
 // Philox-4x32-10

@@ -263,14 +263,11 @@ static void declare_regs(rd_k* k, const rd_spec* s) {
     k->sw = hg_kb_reg(b, "sw", U);
     k->pos = hg_kb_reg(b, "pos", U);
     k->gg = hg_kb_reg(b, "gg", U);
-    k->sc.dq = hg_kb_reg(b, "dq", U);
-    k->sc.dr = hg_kb_reg(b, "dr", U);
+    hg_dk_scratch_declare(b, &k->sc);
     k->kk = hg_kb_reg(b, "kk", U);
     k->xb = hg_kb_reg(b, "xb", I);
     k->ob = hg_kb_reg(b, "ob", I);
     k->xo = hg_kb_reg(b, "xo", I);
-    k->sc.dc = hg_kb_reg(b, "dc", I);
-    k->sc.dt = hg_kb_reg(b, "dt", I);
     k->idx = hg_kb_reg(b, "idx", I);
     k->bidx = hg_kb_reg(b, "bidx", I);
     k->acc = hg_kb_reg(b, "acc", s->adt);

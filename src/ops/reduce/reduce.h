@@ -35,13 +35,13 @@ hg_status hg_reduce_into(hg_op_ctx* c, hg_reduce_op op, const hg_tensor* x, uint
 // (relative error about 16 f32 ulps, independent of n). Used by softmax and norms too.
 double hg_reduce_sum_f32(const float* x, int64_t n);
 // out[r] = hg_reduce_sum_f32(x + r * ld, n) for r < rows, bit for bit: the rows' dependency
-// chains overlap in the core (one call per row left each row's add chain and final fold to
-// run alone; sums along rows of 256 ran at half of torch's speed).
+// chains overlap in the core (one call per row leaves each row's add chain and final fold to
+// run alone).
 void hg_reduce_sum_rows_f32(const float* x, int64_t ld, int64_t rows, int64_t n, double* out);
 // f[c] += (double)(sum over the nrows (<= 16) rows rp[g][c]) for c < kc: the rows added 4 at a
 // time in f32 ((x0 + x1) + (x2 + x3), 4 memory streams), the block sum into f64; tmp holds kc
-// floats of scratch. Built for AVX2 and AVX-512 (the same additions, the same bits): in the
-// baseline build (4 floats per instruction) column sums ran at 0.6 of torch's.
+// floats of scratch. Built for AVX2 and AVX-512 (the same additions, the same bits): the
+// baseline build adds only 4 floats per instruction.
 void hg_reduce_colsum_block_f32(const float* const* rp, int nrows, int64_t kc, float* tmp,
                                 double* f);
 // Sum of n contiguous doubles, blocked pairwise (16 lanes, blocks of 128, binary cascade).

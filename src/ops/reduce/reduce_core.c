@@ -12,10 +12,8 @@
 #define RED_CHUNK 1024          // elements converted at a time along a run
 #define RED_ROW_CHUNK 8192      // widest column band of the "rows" walk (several pages per row)
 // Below this many elements one thread does all the work, and a split of one output's range
-// keeps at least this many per piece. Measured (bench/sizes.py, 2-thread Xeon VM, f32, threads
-// woken from sleep as between calls of a real program): at 65,536 elements 2 threads lost to 1
-// (sum 5.7 vs 3.5 us, axis 0 of 256x256 17.7 vs 6.3, axis 1 8.6 vs 4.1); at 262,144 they
-// tie on sum (13.9 / 13.9) and lose on axis 0 (30.5 vs 24.2); from 1M elements they win.
+// keeps at least this many per piece: where 2 threads woken from sleep stop losing to one
+// (docs/performance.md).
 #define RED_MIN_PARALLEL 262144
 
 hg_status hg_reduce_dtype(hg_reduce_op op, hg_dtype x, hg_dtype* out) {

@@ -134,7 +134,7 @@ static inline __attribute__((always_inline)) void colsum_body(const float* const
 }
 
 // The same loops built for AVX2 and AVX-512 (the file's baseline build adds 4 floats per
-// instruction: a 256K-element sum ran at 0.4 of torch's), picked at run time; the same
+// instruction: docs/performance.md), picked at run time; the same
 // additions in the same order, so every build gives the same bits.
 #if defined(HG_HAVE_CPU_TARGETS)
 HG_TARGET_AVX2 static double sum_f32_avx2(const float* x, int64_t n) {

@@ -12,10 +12,8 @@
 #include <sys/mman.h>
 
 // Cache blocking per micro-kernel (docs/gemm.md): KC x NR B micro-panels stay in L1 while the
-// MC x KC A block stays in L2 and the KC x NC B block in L3. Measured best on the dev machines:
-// AVX-512 8x32 on the Intel Xeon VM: KC 256 (32 KiB B micro-panel, L1d
-// 48 KiB), MC 96 (KC 384 and 512 measured the same or worse); AVX2 6x16 on Zen 3 (32 KiB L1d, 512 KiB L2): KC 256, MC 72 (n = 4096: 84 GFLOP/s against
-// 74 with the Zen 4 sizes, whose 32 KiB B micro-panel then fills L1d by itself).
+// MC x KC A block stays in L2 and the KC x NC B block in L3; the sizes per micro-kernel are
+// the best measured on the dev machines (docs/performance.md).
 #define NC 4096
 
 #if defined(HG_HAVE_AVX2_KERNELS)

@@ -76,9 +76,8 @@ const char* hg_cpu_dgemm_kernel_name(void);
 
 // Skinny products: C has at most HG_SGEMM_SKINNY_MAX rows or columns, so the large operand is
 // read in place instead of packed (gemm/skinny.c), by kernels that take HG_SGEMM_SKINNY_GROUP
-// rows of the small operand at a time (simd/gemv_kernel.c, portable and AVX2 builds).
-// Measured (docs/gemm.md, 2026-11-25, Intel Xeon AVX-512, 1 thread): 8..16 x 1024 x 1024 runs
-// 2.4-4.9x faster than packed, 64 x 784 x 8..12 1.5-2.2x; at 16 columns packing wins.
+// rows of the small operand at a time (simd/gemv_kernel.c, portable and AVX2 builds). Up to
+// 16 rows or 12 columns they beat packing (docs/gemm.md, docs/performance.md).
 #define HG_SGEMM_SKINNY_MAX 16
 #define HG_SGEMM_SKINNY_COLS_MAX 12
 #define HG_SGEMM_SKINNY_GROUP 4
@@ -98,9 +97,7 @@ typedef void (*hg_sgemm_skinny_dots_fn)(int m, int64_t n, int64_t k, float alpha
 #define HG_SGEMM_NARROW_MAX 16
 // Small products with C up to 64 columns (and more than HG_SGEMM_SKINNY_MAX rows) run as
 // narrow products over 16-column panels of B and C, unpacked: packing A and B, and the edge
-// tiles of the 8 x 32 tile, cost more than they save there. From Python, 1 thread, this VM
-// (packed -> panels, us): 24^3 1.3 -> 0.8, 40^3 3.5 -> 1.6, 48^3 3.9 -> 2.0, 64x64x48 5.6
-// -> 3.5, 64^3 4.6 -> 4.3; 64x128x64 and 128x64x64 the same (8.2-8.5).
+// tiles of the 8 x 32 tile, cost more than they save there (docs/performance.md).
 #define HG_SGEMM_PANEL_MAX_COLS 64
 #define HG_SGEMM_PANEL_MAX_MNK (128.0 * 128.0 * 64.0)
 typedef void (*hg_sgemm_narrow_fn)(int64_t m, int n, int64_t k, float alpha, const float* a,

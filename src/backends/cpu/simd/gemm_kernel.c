@@ -70,11 +70,10 @@ void HG_SIMD_NAME(hg_sgemm_ukernel_)(int64_t kc, const float* a, const float* b,
 }
 
 // AVX-512F, 8 x 32: 16 zmm accumulators; per k step two B loads and 8 broadcasts feed 16 FMAs.
-// The 16 x 16 tile used before (one B load, 16 FMAs with an embedded broadcast of A) needs 17
-// loads per 16 FMAs; on cores with two load ports and two 512-bit FMA pipes (the Intel Xeon VM)
-// the loads bound it to ~0.75 of the FMA rate (512^3, 1 thread: 137 GFLOP/s, this one 172).
-// 12 x 32 measured the same on large products and worse on the 64-row ones users have (64 rows
-// are 5 1/3 tiles of 12); 8 rows divide every batch that is a multiple of 8.
+// A 16 x 16 tile (one B load, 16 FMAs with an embedded broadcast of A) needs 17 loads per 16
+// FMAs: on cores with two load ports and two 512-bit FMA pipes the loads bound it. 8 rows
+// divide every batch that is a multiple of 8; 12 rows fit the 64-row products users have
+// badly (docs/performance.md).
 __attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_avx512(
     int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
     __m512 acc0[8], acc1[8];
@@ -157,8 +156,8 @@ __attribute__((target("avx512f"))) void hg_sgemm_pack_a8_avx512(int64_t mr, int6
 // Packs rows [0, nr) (nr <= 32) of a row-major matrix (row stride ldb), each row one column of
 // op(B) = B^T, over kc steps into one 32-wide B micro-panel, dst[p*32 + j]; rows past nr are
 // zero. Whole 16-row halves go 16 steps at a time through an in-register 16 x 16 transpose
-// (64 shuffles per 256 values); the rest element by element. The scalar scatter was ~1 ms of
-// an MLP training step (the forward's x @ W^T packs W^T).
+// (64 shuffles per 256 values); the rest element by element (a scalar scatter is a visible
+// part of an MLP training step, whose forward x @ W^T packs W^T: docs/performance.md).
 __attribute__((target("avx512f"))) void hg_sgemm_pack_bt32_avx512(int64_t nr, int64_t kc,
                                                                   const float* b, int64_t ldb,
                                                                   float* dst) {

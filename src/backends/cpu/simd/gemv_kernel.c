@@ -1,7 +1,7 @@
 // Skinny SGEMM kernels (see backends/cpu/gemm/gemm.h): C = alpha * S * L + beta * C where S, the
 // small operand, has at most HG_SGEMM_SKINNY_GROUP rows and L, the large one, is read once, in
 // place, without packing. A packed GEMM copies all of L into micro-panels for one or two rows of
-// C (a 1 x 4096 . 4096 x 4096 product packed 64 MiB to use each value once: 1.8 GFLOP/s).
+// C (a 1 x 4096 . 4096 x 4096 product packs 64 MiB to use each value once).
 //
 // Two layouts of L (k x n), as its memory allows:
 //   rows: L(p, j) at l[p*ldl + j] - each step p is a contiguous row; C's columns are walked in
@@ -52,8 +52,8 @@ static inline float hsum(vf v) {
 
 // Accumulators of the rows layout: 16 KiB, which stay in L1. M rows of S get blocks of
 // ROWS_ACC / M columns, so each step reads runs of 4 KiB (M = 4) to 16 KiB (M = 1) of L's rows.
-// (A fixed 1,024-column block made a 1 x 4096 . 4096 x 4096 product read B in 4 KiB runs, 16 KiB
-// apart, each a new page for the prefetchers: 18 GB/s against numpy's 26 on Zen 4.)
+// (A fixed 1,024-column block read B in 4 KiB runs, 16 KiB apart, each a new page for the
+// prefetchers: docs/performance.md.)
 #define ROWS_ACC (HG_SGEMM_SKINNY_GROUP * 1024)
 
 // out = alpha * acc + beta * out for one row of C (beta == 0 does not read C).

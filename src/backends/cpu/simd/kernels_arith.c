@@ -6,7 +6,7 @@
 
 // These loops do one operation per element and, in elementwise kernels, stream from and to
 // DRAM: on Zen 4 a stream of 512-bit loads and stores moves data ~15% slower than 256-bit ones
-// (16M-element add: 6.7-7.2 ms against 5.8-6.2, one thread), while 512-bit vectors buy nothing
+// (docs/performance.md), while 512-bit vectors buy nothing
 // for one operation. So the AVX-512 build of this file keeps 256-bit vectors (AVX-512VL still
 // gives it masked tails and the extra registers); the math kernels stay 512-bit. CMakeLists.txt
 // compiles this file with -mprefer-vector-width=256 (a flag gcc and clang both know).

@@ -169,7 +169,7 @@ static void gelu_f64(void* dv, const void* av, const void* bv, const void* cv, s
 
 // gelu_erf (ISA 1.2) of f32: x Phi(x), Phi(x) = erfc(a) / 2 for x < 0 and 1 - erfc(a) / 2 above
 // (a = |x| / sqrt 2; no cancellation anywhere: torch's 0.5 x (1 + erf(x / sqrt 2)) in f32 loses
-// the negative tail), all in f32 (the f64 evaluation before ran at a quarter of torch's speed):
+// the negative tail), all in f32 (an f64 evaluation is much slower: docs/performance.md):
 //   erfc(a) = t e^(-x^2/2 + P(t)),  t = 1 / (1 + a/2),  P a degree-10 fit in u = (t - UM) UH
 // (absolute error 3.1e-8 with its f32 coefficients; fitted with t defined by GERF_A2 as
 // rounded), the classic form whose P is smooth on all of a >= 0. The exponent needs more bits than f32

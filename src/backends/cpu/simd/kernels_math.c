@@ -68,9 +68,8 @@ MATHS_(bf16, float, hg_v_round_bf16, F32_FUNCS)
 #if defined(HG_SIMD_AVX512)
 #include "base/vmath_zmm.h"
 // f32 exp and sigmoid on 16 lanes with base/vmath_zmm.h's exp, bit for bit the vmath.h
-// functions (test_math_ulp compares them with the portable set): exp 18 instructions per 16
-// elements instead of 26, sigmoid 6.9 -> 6.3 ms over 16M on one Zen 4 core. (tanh's 2^n is
-// already two integer instructions there: the same rewrite gained 1-2%, not kept.)
+// functions (test_math_ulp compares them with the portable set), in fewer instructions than
+// the portable form (docs/performance.md). tanh's 2^n is already two integer instructions.
 static void exp_f32_zmm(void* dv, const void* av, const void* bv, const void* cv, size_t n) {
     float* d = dv;
     const float* a = av;
