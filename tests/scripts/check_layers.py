@@ -11,7 +11,8 @@ import os
 import re
 import sys
 
-LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 5, "graph": 6}
+LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 5, "graph": 6,
+          "composite": 7}
 # Families an op family may use besides ops/common: softmax/norms reuse the row reductions;
 # random walks host views with data's helpers and builds its device kernel on data's
 # lane-per-element frame (data/dev_lane.h); cross-entropy with class indices is a row op on
