@@ -25,6 +25,8 @@ typedef enum hg_cop {
     HG_COP_LOG_SOFTMAX_BW,
     HG_COP_LAYER_NORM_BW,      // in: grad, x, weight?; out: grad_x?, grad_weight?, grad_bias?;
     HG_COP_RMS_NORM_BW,        //   axis = nnorm, eps
+    HG_COP_LAYER_NORM,         // in: x, weight?, bias?; out: y; axis = nnorm, eps
+    HG_COP_RMS_NORM,           // in: x, weight?; out: y; axis = nnorm, eps
     HG_COP_COUNT
 } hg_cop;
 

@@ -22,6 +22,8 @@ const hg_cop_info hg_cop_table[HG_COP_COUNT] = {
     [HG_COP_LOG_SOFTMAX_BW] = {"hg_log_softmax_backward", 2, 1, hg_decomp_softmax_bw},
     [HG_COP_LAYER_NORM_BW] = {"hg_layer_norm_backward", 3, 3, hg_decomp_norm_bw},
     [HG_COP_RMS_NORM_BW] = {"hg_rms_norm_backward", 3, 2, hg_decomp_norm_bw},
+    [HG_COP_LAYER_NORM] = {"hg_layer_norm", 3, 1, hg_decomp_norm},
+    [HG_COP_RMS_NORM] = {"hg_rms_norm", 2, 1, hg_decomp_norm},
 };
 _Static_assert(sizeof hg_cop_table / sizeof hg_cop_table[0] == HG_COP_COUNT,
                "one decomposition per composite op");

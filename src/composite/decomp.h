@@ -60,6 +60,7 @@ static inline hg_dtype hg_db_stat_dtype(hg_dtype t) {
 // The decompositions (hg_cop_decomp_fn), listed in hg_cop_table (composite_run.c).
 hg_status hg_decomp_softmax(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_softmax_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
+hg_status hg_decomp_norm(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 
 #endif

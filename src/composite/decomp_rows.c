@@ -1,5 +1,5 @@
 // The decompositions of the row ops (the ops' definitions; composite.h): softmax and
-// log_softmax, their backward ops and the norms' backward ops, after torch's _decomp formulas,
+// log_softmax, layer_norm and rms_norm, and the backward ops of both, after torch's _decomp formulas,
 // with today's accuracy contract: statistics in f32 for f16/bf16/f32 inputs and in f64 for
 // f64 (casts in the graph), the result rounded to the input's dtype (the forward ops) or cast
 // from the statistics' dtype to the output's (the backward ops, as their composed forms did).
@@ -54,6 +54,35 @@ hg_status hg_decomp_softmax_bw(hg_graph g, const hg_cop_call* k, const int32_t* 
     return b.s;
 }
 
+// The statistics of the norms over the last nnorm dims of x (in cdt): the centered x (x for
+// rms), rstd = 1 / sqrt(mean(centered^2) + eps) and xhat = centered * rstd.
+static void norm_stats(hg_db* b, int32_t x, int rms, int32_t nnorm, const int32_t* axes,
+                       double eps, int32_t* rstd, int32_t* xhat) {
+    int32_t cen = x;
+    if (!rms)
+        cen = hg_db_binary(b, HG_BINARY_SUB, x, hg_db_reduce(b, HG_REDUCE_MEAN, x, nnorm, axes, 1));
+    int32_t var = hg_db_reduce(b, HG_REDUCE_MEAN, hg_db_binary(b, HG_BINARY_MUL, cen, cen),
+                               nnorm, axes, 1);
+    *rstd = hg_db_unary(b, HG_UNARY_RSQRT, hg_db_scalar(b, HG_BINARY_ADD, var, eps));
+    *xhat = hg_db_binary(b, HG_BINARY_MUL, cen, *rstd);
+}
+
+// y = xhat * weight + bias (torch's native_layer_norm), rounded to x's dtype.
+hg_status hg_decomp_norm(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out) {
+    hg_db b = {g, HG_OK};
+    const hg_tensor* xt = k->in[0];
+    hg_dtype cdt = hg_db_stat_dtype(xt->dtype);
+    int32_t nnorm = k->axis, axes[HG_MAX_DIMS], rstd, y;
+    for (int32_t d = 0; d < nnorm; d++) axes[d] = xt->ndim - nnorm + d;
+    norm_stats(&b, hg_db_cast(&b, in[0], cdt), k->op == HG_COP_RMS_NORM, nnorm, axes, k->eps,
+               &rstd, &y);
+    if (in[1] >= 0) y = hg_db_binary(&b, HG_BINARY_MUL, y, hg_db_cast(&b, in[1], cdt));
+    if (k->op == HG_COP_LAYER_NORM && in[2] >= 0)
+        y = hg_db_binary(&b, HG_BINARY_ADD, y, hg_db_cast(&b, in[2], cdt));
+    out[0] = hg_db_cast(&b, y, xt->dtype);
+    return b.s;
+}
+
 // With xhat = (x - mean) rstd (rms: x rstd), rstd = 1 / sqrt(mean(centered^2) + eps) and
 // q = grad * weight (torch's native_layer_norm_backward):
 //   grad_x = rstd (q - mean(q) - xhat mean(q xhat))     (rms: no mean(q) term)
@@ -68,14 +97,8 @@ hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in,
     int32_t axes[HG_MAX_DIMS], lead[HG_MAX_DIMS];
     for (int32_t d = 0; d < nnorm; d++) axes[d] = nlead + d;
     for (int32_t d = 0; d < nlead; d++) lead[d] = d;
-    int32_t gr = hg_db_cast(&b, in[0], cdt), x = hg_db_cast(&b, in[1], cdt);
-    int32_t cen = x;
-    if (!rms)
-        cen = hg_db_binary(&b, HG_BINARY_SUB, x, hg_db_reduce(&b, HG_REDUCE_MEAN, x, nnorm, axes, 1));
-    int32_t var = hg_db_reduce(&b, HG_REDUCE_MEAN, hg_db_binary(&b, HG_BINARY_MUL, cen, cen),
-                               nnorm, axes, 1);
-    int32_t rstd = hg_db_unary(&b, HG_UNARY_RSQRT, hg_db_scalar(&b, HG_BINARY_ADD, var, k->eps));
-    int32_t xhat = hg_db_binary(&b, HG_BINARY_MUL, cen, rstd);
+    int32_t gr = hg_db_cast(&b, in[0], cdt), rstd, xhat;
+    norm_stats(&b, hg_db_cast(&b, in[1], cdt), rms, nnorm, axes, k->eps, &rstd, &xhat);
     // the column sums (nothing to sum where the normalized dims are all of x)
     int32_t gxhat = hg_db_binary(&b, HG_BINARY_MUL, gr, xhat);
     out[1] = nlead ? hg_db_reduce(&b, HG_REDUCE_SUM, gxhat, nlead, lead, 0) : gxhat;

@@ -7,9 +7,11 @@
 // (softmax.c: f32 rows through softmax_f32*.c, other axes in gathered tiles, f16/bf16 in f32,
 // f64 in f64) and on devices (dev_rows.c: the register kernels, else the strided one), so the
 // decomposition only runs when forced (HOLOGRAM_COMPOSITE=decomp) or on a backend with neither
-// route. The backward ops' kernels take contiguous rows along the last axis only.
+// route; the same for layer_norm / rms_norm (norm.c, dev_rows.c). The backward ops' kernels
+// take contiguous rows along the last axis only.
 #include "composite/composite.h"
 #include "ops/rows/dev_rows_reg.h"
+#include "ops/rows/norm.h"
 #include "ops/rows/rows_bw.h"
 #include "ops/rows/rows_grad.h"
 #include "ops/rows/softmax.h"
@@ -17,6 +19,11 @@
 #define FLOATS ((1u << HG_DTYPE_F16) | (1u << HG_DTYPE_BF16) | (1u << HG_DTYPE_F32) | \
                 (1u << HG_DTYPE_F64))
 #define F32_F64 ((1u << HG_DTYPE_F32) | (1u << HG_DTYPE_F64))
+
+static hg_status norm_rows(const hg_cop_call* k) {
+    return hg_norm_rows(k->c, k->op == HG_COP_RMS_NORM, k->in[0], k->axis, k->in[1], k->in[2],
+                        k->eps, k->out[0]);
+}
 
 static hg_status softmax_rows(const hg_cop_call* k) {
     return hg_softmax_into(k->c, k->in[0], k->axis, k->op == HG_COP_LOG_SOFTMAX, k->out[0]);
@@ -89,6 +96,10 @@ const hg_cop_override hg_cop_overrides[] = {
     {HG_COP_SOFTMAX, HG_ROUTE_DEVICE, FLOATS, NULL, softmax_rows, "device rows (dev_rows.c)"},
     {HG_COP_LOG_SOFTMAX, HG_ROUTE_HOST, FLOATS, NULL, softmax_rows, "host rows (softmax.c)"},
     {HG_COP_LOG_SOFTMAX, HG_ROUTE_DEVICE, FLOATS, NULL, softmax_rows, "device rows (dev_rows.c)"},
+    {HG_COP_LAYER_NORM, HG_ROUTE_HOST, FLOATS, NULL, norm_rows, "host rows (norm.c)"},
+    {HG_COP_LAYER_NORM, HG_ROUTE_DEVICE, FLOATS, NULL, norm_rows, "device rows (dev_rows.c)"},
+    {HG_COP_RMS_NORM, HG_ROUTE_HOST, FLOATS, NULL, norm_rows, "host rows (norm.c)"},
+    {HG_COP_RMS_NORM, HG_ROUTE_DEVICE, FLOATS, NULL, norm_rows, "device rows (dev_rows.c)"},
     {HG_COP_SOFTMAX_BW, HG_ROUTE_HOST, F32_F64, smb_host_ok, smb_host, "host contiguous rows"},
     {HG_COP_SOFTMAX_BW, HG_ROUTE_DEVICE, FLOATS, smb_dev_ok, smb_dev, "device register rows"},
     {HG_COP_LOG_SOFTMAX_BW, HG_ROUTE_HOST, F32_F64, smb_host_ok, smb_host, "host contiguous rows"},

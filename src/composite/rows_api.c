@@ -1,5 +1,5 @@
-// The public entries of the row ops defined as composites: softmax / log_softmax, their
-// backward ops, and the norms' backward ops (ops.h). Each checks its arguments once, resolves
+// The public entries of the row ops defined as composites: softmax / log_softmax, layer_norm /
+// rms_norm and the backward ops of both (ops.h). Each checks its arguments once, resolves
 // its outputs and hands the call to hg_cop_dispatch (an override, else the decomposition).
 #include <math.h>
 #include <string.h>
@@ -44,6 +44,73 @@ hg_status hg_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out) {
 
 hg_status hg_log_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out) {
     return softmax_call("hg_log_softmax", x, axis, 1, out);
+}
+
+// layer_norm / rms_norm's weight and bias: checked, shape = the normalized dims, any float dtype.
+static hg_status check_param(hg_op_ctx* c, const hg_tensor* t, const char* name,
+                             const hg_tensor* x, int32_t nnorm) {
+    hg_status s = hg_op_input(c, t, name, NULL, NULL);
+    if (s) return s;
+    if (!hg_dtype_is_float((int)t->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: '%s' has dtype %s; expected a float dtype",
+                        c->fn, name, hg_dtype_name(t->dtype));
+    int same = t->ndim == nnorm;
+    for (int32_t d = 0; same && d < nnorm; d++)
+        same = t->shape[d] == x->shape[x->ndim - nnorm + d];
+    if (!same) {
+        char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: '%s' has shape %s; expected the last %d dims "
+                        "of x, %s", c->fn, name, hg_op_dims(a, t->ndim, t->shape), (int)nnorm,
+                        hg_op_dims(b, nnorm, x->shape + (x->ndim - nnorm)));
+    }
+    return HG_OK;
+}
+
+// nnorm and eps of the norms and their gradients.
+static hg_status check_nnorm_eps(hg_op_ctx* c, const hg_tensor* x, int32_t nnorm, double eps) {
+    if (nnorm < 1 || nnorm > x->ndim)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: nnorm %d is out of range for x of %d dims "
+                        "(valid: 1..%d)", c->fn, (int)nnorm, (int)x->ndim, (int)x->ndim);
+    if (!(eps >= 0.0) || isinf(eps))
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: eps %g must be finite and >= 0", c->fn, eps);
+    return HG_OK;
+}
+
+static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t nnorm,
+                           const hg_tensor* weight, const hg_tensor* bias, double eps,
+                           hg_tensor* out) {
+    HG_OP_CTX(c);
+    hg_op_begin(&c, fn);
+    if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
+    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);
+    hg_status s = hg_op_input(&c, x, "x", NULL, NULL);
+    if (s) return s;
+    if (!hg_dtype_is_float((int)x->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: x has dtype %s; expected a float dtype (f16, "
+                        "bf16, f32, f64)", fn, hg_dtype_name(x->dtype));
+    if ((s = check_nnorm_eps(&c, x, nnorm, eps))) return s;
+    // Parameters are checked before out is resolved, so a bad parameter never allocates.
+    if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) return s;
+    if (bias && (s = check_param(&c, bias, "bias", x, nnorm))) return s;
+    // numpy's overlap rule: parameters overlapping the caller's out are copied first (the
+    // kernels may read them in place).
+    if ((s = hg_op_read_first(&c, out, &weight, 0)) || (s = hg_op_read_first(&c, out, &bias, 0)))
+        return s;
+    if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) return s;
+    if ((s = hg_op_read_first(&c, out, &x, 1))) return hg_op_finish(&c, out, s);
+    hg_cop_call k = {.op = rms ? HG_COP_RMS_NORM : HG_COP_LAYER_NORM, .c = &c,
+                     .in = {x, weight, bias}, .out = {out}, .axis = nnorm, .eps = eps};
+    return hg_op_finish(&c, out, hg_cop_dispatch(&k));
+}
+
+hg_status hg_layer_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
+                        const hg_tensor* bias, double eps, hg_tensor* out) {
+    return norm_call("hg_layer_norm", 0, x, nnorm, weight, bias, eps, out);
+}
+
+hg_status hg_rms_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight, double eps,
+                      hg_tensor* out) {
+    return norm_call("hg_rms_norm", 1, x, nnorm, weight, NULL, eps, out);
 }
 
 // grad and x (or y) of one float dtype and one shape.
@@ -137,11 +204,7 @@ static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const h
                         "all NULL)", fn, rms ? "" : ", grad_bias");
     hg_status s;
     if ((s = check_grad_pair(&c, grad, x, "x"))) return s;
-    if (nnorm < 1 || nnorm > x->ndim)
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: nnorm %d is out of range for x of %d dims "
-                        "(valid: 1..%d)", fn, (int)nnorm, (int)x->ndim, (int)x->ndim);
-    if (!(eps >= 0.0) || isinf(eps))
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: eps %g must be finite and >= 0", fn, eps);
+    if ((s = check_nnorm_eps(&c, x, nnorm, eps))) return s;
     if (weight && (s = check_norm_weight(&c, x, nnorm, weight))) return s;
     hg_dtype pdt = weight ? weight->dtype : x->dtype;
     int ax = 0, aw = 0, ab = 0;
