@@ -254,9 +254,9 @@ static void run_parity(void) {
     static const hg_dtype dts[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
     hg_op_route route = g_device ? HG_ROUTE_DEVICE : HG_ROUTE_HOST;
     int seen = 0;
-    for (int i = 0; i < hg_cop_noverrides; i++) {
-        const hg_cop_override* ov = &hg_cop_overrides[i];
-        if (ov->route != route) continue;
+    for (int i = 0; i < HG_COP_COUNT; i++) {
+        const hg_cop_override* ov = &hg_cop_overrides[i][route];
+        if (!ov->run) continue;
         seen++;
         for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
             if (!(ov->dtypes >> dts[d] & 1u)) continue;

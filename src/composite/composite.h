@@ -13,6 +13,7 @@
 // This layer sits above the op families and the graph compiler; no family calls into it.
 #ifndef HG_COMPOSITE_COMPOSITE_H
 #define HG_COMPOSITE_COMPOSITE_H
+#include <stdatomic.h>
 #include <stdint.h>
 #include "hologram.h"
 #include "ops/common/op_common.h"
@@ -59,7 +60,7 @@ extern const hg_cop_info hg_cop_table[HG_COP_COUNT];
 
 // ---- overrides (overrides.c) ----
 // A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the rows
-// family to `route`, x's dtype (the op's float input) is in `dtypes` (a mask of 1u << hg_dtype)
+// family to `route` (LIBRARY is never a route of that family), x's dtype (the op's float input) is in `dtypes` (a mask of 1u << hg_dtype)
 // and `when` (NULL: always) holds.
 typedef int (*hg_cop_pred_fn)(const hg_cop_call* k);
 typedef hg_status (*hg_cop_kernel_fn)(const hg_cop_call* k);
@@ -71,15 +72,21 @@ typedef struct hg_cop_override {
     hg_cop_kernel_fn run;
     const char* name;          // for the parity harness and docs ("host f32/f64 rows")
 } hg_cop_override;
-extern const hg_cop_override hg_cop_overrides[];
-extern const int hg_cop_noverrides;
+// The routes an op family can take without a library (hg_op_route: HOST, DEVICE).
+#define HG_COP_ROUTES 2
+// The table: at most one override per (op, route); run NULL where there is none.
+extern const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES];
 
-// The first override for the call, or NULL (then the decomposition runs).
-const hg_cop_override* hg_cop_override_find(const hg_cop_call* k);
+// The override for the call, or NULL (then the decomposition runs). Inline, as the dispatch.
+static inline const hg_cop_override* hg_cop_override_find(const hg_cop_call* k) {
+    hg_dtype t = k->in[0]->dtype;
+    hg_op_route r = hg_op_route_of(k->c, HG_OPF_ROWS, t);
+    if ((unsigned)r >= HG_COP_ROUTES) return NULL;
+    const hg_cop_override* o = &hg_cop_overrides[k->op][r];
+    return o->run && (o->dtypes >> t & 1u) && (!o->when || o->when(k)) ? o : NULL;
+}
 
 // ---- running ----
-// Override or decomposition (hg_cop_mode HG_COP_DECOMP: always the decomposition).
-hg_status hg_cop_dispatch(const hg_cop_call* k);
 // The decomposition compiled for the call's executor, dtypes, shapes and parameters (cached per
 // executor: at most HG_COP_CACHE_MAX plans; beyond that a plan is compiled for the call and
 // destroyed after it). Inputs may have any strides; outputs may overlap inputs (hg_plan_run).
@@ -89,9 +96,24 @@ hg_status hg_cop_run_decomp(const hg_cop_call* k);
 // HOLOGRAM_COMPOSITE: "auto" (overrides where they apply, the default) or "decomp" (every
 // composite op runs its decomposition: for the parity harness and for measuring).
 typedef enum hg_cop_mode { HG_COP_AUTO = 0, HG_COP_DECOMP, HG_COP_MODE_COUNT } hg_cop_mode;
-hg_cop_mode hg_cop_mode_get(void);
+extern _Atomic int hg_cop_mode_now;   // -1 until the environment is read
+hg_cop_mode hg_cop_mode_read(void);
+static inline hg_cop_mode hg_cop_mode_get(void) {
+    int m = atomic_load_explicit(&hg_cop_mode_now, memory_order_relaxed);
+    return m >= 0 ? (hg_cop_mode)m : hg_cop_mode_read();
+}
 // Tests: sets the mode for the process (over the environment).
 void hg_cop_mode_set(hg_cop_mode m);
+// Override or decomposition (HG_COP_DECOMP: always the decomposition). Inline: a 1-row softmax
+// of 16 elements is ~2,100 instructions, and every call layer shows.
+static inline hg_status hg_cop_dispatch(const hg_cop_call* k) {
+    if (hg_cop_mode_get() == HG_COP_AUTO) {
+        const hg_cop_override* o = hg_cop_override_find(k);
+        if (o) return o->run(k);
+    }
+    return hg_cop_run_decomp(k);
+}
+
 // Cache statistics of ex (tests): plans held, hits, compiles.
 void hg_cop_cache_stats(hg_executor ex, int64_t* plans, int64_t* hits, int64_t* compiles);
 

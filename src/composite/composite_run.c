@@ -30,26 +30,16 @@ _Static_assert(sizeof hg_cop_table / sizeof hg_cop_table[0] == HG_COP_COUNT,
 
 // ---- mode ----
 
-static _Atomic int g_mode = -1;   // -1: not read yet
+_Atomic int hg_cop_mode_now = -1;
 
-hg_cop_mode hg_cop_mode_get(void) {
-    int m = atomic_load_explicit(&g_mode, memory_order_relaxed);
-    if (m >= 0) return (hg_cop_mode)m;
+hg_cop_mode hg_cop_mode_read(void) {
     static const char* const names[HG_COP_MODE_COUNT] = {"auto", "decomp"};
-    m = hg_config_choice("HOLOGRAM_COMPOSITE", names, HG_COP_MODE_COUNT, HG_COP_AUTO);
-    atomic_store_explicit(&g_mode, m, memory_order_relaxed);
+    int m = hg_config_choice("HOLOGRAM_COMPOSITE", names, HG_COP_MODE_COUNT, HG_COP_AUTO);
+    atomic_store_explicit(&hg_cop_mode_now, m, memory_order_relaxed);
     return (hg_cop_mode)m;
 }
 
-void hg_cop_mode_set(hg_cop_mode m) { atomic_store(&g_mode, (int)m); }
-
-hg_status hg_cop_dispatch(const hg_cop_call* k) {
-    if (hg_cop_mode_get() == HG_COP_AUTO) {
-        const hg_cop_override* o = hg_cop_override_find(k);
-        if (o) return o->run(k);
-    }
-    return hg_cop_run_decomp(k);
-}
+void hg_cop_mode_set(hg_cop_mode m) { atomic_store(&hg_cop_mode_now, (int)m); }
 
 // ---- the cache ----
 

@@ -10,6 +10,7 @@
 // route; the same for layer_norm / rms_norm (norm.c, dev_rows.c). The backward ops' kernels
 // take contiguous rows along the last axis only.
 #include "composite/composite.h"
+#include "ops/common/dev_ops.h"
 #include "ops/rows/dev_rows_reg.h"
 #include "ops/rows/norm.h"
 #include "ops/rows/rows_bw.h"
@@ -20,13 +21,25 @@
                 (1u << HG_DTYPE_F64))
 #define F32_F64 ((1u << HG_DTYPE_F32) | (1u << HG_DTYPE_F64))
 
-static hg_status norm_rows(const hg_cop_call* k) {
+static hg_status norm_host(const hg_cop_call* k) {
     return hg_norm_rows(k->c, k->op == HG_COP_RMS_NORM, k->in[0], k->axis, k->in[1], k->in[2],
                         k->eps, k->out[0]);
 }
 
-static hg_status softmax_rows(const hg_cop_call* k) {
-    return hg_softmax_into(k->c, k->in[0], k->axis, k->op == HG_COP_LOG_SOFTMAX, k->out[0]);
+static hg_status norm_dev(const hg_cop_call* k) {
+    int rms = k->op == HG_COP_RMS_NORM;
+    return hg_dev_rows(k->c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, k->in[0],
+                       k->in[0]->ndim - k->axis, k->in[1], rms ? NULL : k->in[2], k->eps,
+                       k->out[0]);
+}
+
+static hg_status softmax_host(const hg_cop_call* k) {
+    return hg_softmax_host(k->c, k->in[0], k->axis, k->op == HG_COP_LOG_SOFTMAX, k->out[0]);
+}
+
+static hg_status softmax_dev(const hg_cop_call* k) {
+    return hg_dev_rows(k->c, k->op == HG_COP_LOG_SOFTMAX ? HG_DEV_LOG_SOFTMAX : HG_DEV_SOFTMAX,
+                       k->in[0], k->axis, NULL, NULL, 0.0, k->out[0]);
 }
 
 // Host softmax gradient: C-contiguous rows along the last axis, out of y's dtype.
@@ -91,33 +104,29 @@ static hg_status nb_dev(const hg_cop_call* k) {
     return s;
 }
 
-const hg_cop_override hg_cop_overrides[] = {
-    {HG_COP_SOFTMAX, HG_ROUTE_HOST, FLOATS, NULL, softmax_rows, "host rows (softmax.c)"},
-    {HG_COP_SOFTMAX, HG_ROUTE_DEVICE, FLOATS, NULL, softmax_rows, "device rows (dev_rows.c)"},
-    {HG_COP_LOG_SOFTMAX, HG_ROUTE_HOST, FLOATS, NULL, softmax_rows, "host rows (softmax.c)"},
-    {HG_COP_LOG_SOFTMAX, HG_ROUTE_DEVICE, FLOATS, NULL, softmax_rows, "device rows (dev_rows.c)"},
-    {HG_COP_LAYER_NORM, HG_ROUTE_HOST, FLOATS, NULL, norm_rows, "host rows (norm.c)"},
-    {HG_COP_LAYER_NORM, HG_ROUTE_DEVICE, FLOATS, NULL, norm_rows, "device rows (dev_rows.c)"},
-    {HG_COP_RMS_NORM, HG_ROUTE_HOST, FLOATS, NULL, norm_rows, "host rows (norm.c)"},
-    {HG_COP_RMS_NORM, HG_ROUTE_DEVICE, FLOATS, NULL, norm_rows, "device rows (dev_rows.c)"},
-    {HG_COP_SOFTMAX_BW, HG_ROUTE_HOST, F32_F64, smb_host_ok, smb_host, "host contiguous rows"},
-    {HG_COP_SOFTMAX_BW, HG_ROUTE_DEVICE, FLOATS, smb_dev_ok, smb_dev, "device register rows"},
-    {HG_COP_LOG_SOFTMAX_BW, HG_ROUTE_HOST, F32_F64, smb_host_ok, smb_host, "host contiguous rows"},
-    {HG_COP_LOG_SOFTMAX_BW, HG_ROUTE_DEVICE, FLOATS, smb_dev_ok, smb_dev, "device register rows"},
-    {HG_COP_LAYER_NORM_BW, HG_ROUTE_HOST, F32_F64, nb_host_ok, nb_host, "host contiguous rows"},
-    {HG_COP_LAYER_NORM_BW, HG_ROUTE_DEVICE, FLOATS, nb_dev_ok, nb_dev, "device register rows"},
-    {HG_COP_RMS_NORM_BW, HG_ROUTE_HOST, F32_F64, nb_host_ok, nb_host, "host contiguous rows"},
-    {HG_COP_RMS_NORM_BW, HG_ROUTE_DEVICE, FLOATS, nb_dev_ok, nb_dev, "device register rows"},
+// One entry per (op, route) at most, indexed directly: the lookup is a load and two tests (a
+// 1-row softmax of 16 elements costs ~2,100 instructions; a scan of the table cost ~100 more).
+#define OV(o, r, dt, when, run, name) [o][r] = {o, r, dt, when, run, name}
+const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES] = {
+    OV(HG_COP_SOFTMAX, HG_ROUTE_HOST, FLOATS, NULL, softmax_host, "host rows (softmax.c)"),
+    OV(HG_COP_SOFTMAX, HG_ROUTE_DEVICE, FLOATS, NULL, softmax_dev, "device rows (dev_rows.c)"),
+    OV(HG_COP_LOG_SOFTMAX, HG_ROUTE_HOST, FLOATS, NULL, softmax_host, "host rows (softmax.c)"),
+    OV(HG_COP_LOG_SOFTMAX, HG_ROUTE_DEVICE, FLOATS, NULL, softmax_dev,
+       "device rows (dev_rows.c)"),
+    OV(HG_COP_LAYER_NORM, HG_ROUTE_HOST, FLOATS, NULL, norm_host, "host rows (norm.c)"),
+    OV(HG_COP_LAYER_NORM, HG_ROUTE_DEVICE, FLOATS, NULL, norm_dev, "device rows (dev_rows.c)"),
+    OV(HG_COP_RMS_NORM, HG_ROUTE_HOST, FLOATS, NULL, norm_host, "host rows (norm.c)"),
+    OV(HG_COP_RMS_NORM, HG_ROUTE_DEVICE, FLOATS, NULL, norm_dev, "device rows (dev_rows.c)"),
+    OV(HG_COP_SOFTMAX_BW, HG_ROUTE_HOST, F32_F64, smb_host_ok, smb_host, "host contiguous rows"),
+    OV(HG_COP_SOFTMAX_BW, HG_ROUTE_DEVICE, FLOATS, smb_dev_ok, smb_dev, "device register rows"),
+    OV(HG_COP_LOG_SOFTMAX_BW, HG_ROUTE_HOST, F32_F64, smb_host_ok, smb_host,
+       "host contiguous rows"),
+    OV(HG_COP_LOG_SOFTMAX_BW, HG_ROUTE_DEVICE, FLOATS, smb_dev_ok, smb_dev,
+       "device register rows"),
+    OV(HG_COP_LAYER_NORM_BW, HG_ROUTE_HOST, F32_F64, nb_host_ok, nb_host, "host contiguous rows"),
+    OV(HG_COP_LAYER_NORM_BW, HG_ROUTE_DEVICE, FLOATS, nb_dev_ok, nb_dev, "device register rows"),
+    OV(HG_COP_RMS_NORM_BW, HG_ROUTE_HOST, F32_F64, nb_host_ok, nb_host, "host contiguous rows"),
+    OV(HG_COP_RMS_NORM_BW, HG_ROUTE_DEVICE, FLOATS, nb_dev_ok, nb_dev, "device register rows"),
 };
-const int hg_cop_noverrides = (int)(sizeof hg_cop_overrides / sizeof hg_cop_overrides[0]);
-
-const hg_cop_override* hg_cop_override_find(const hg_cop_call* k) {
-    hg_dtype t = k->in[0]->dtype;
-    hg_op_route r = hg_op_route_of(k->c, HG_OPF_ROWS, t);
-    for (int i = 0; i < hg_cop_noverrides; i++) {
-        const hg_cop_override* o = &hg_cop_overrides[i];
-        if (o->op == k->op && o->route == r && (o->dtypes >> t & 1u) && (!o->when || o->when(k)))
-            return o;
-    }
-    return NULL;
-}
+_Static_assert(sizeof hg_cop_overrides / sizeof hg_cop_overrides[0] == HG_COP_COUNT,
+               "a row of overrides per composite op");

@@ -425,15 +425,9 @@ hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
     memset(&j, 0, sizeof j);
     const void *w = NULL, *b = NULL;   // in the compute precision (load_param)
     void *w_owned = NULL, *b_owned = NULL;
-    int device = hg_op_route_of(c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE;
     int f64 = x->dtype == HG_DTYPE_F64;
-    if (!device && weight && (s = load_param(c, weight, "weight", f64, &w, &w_owned))) goto done;
-    if (!device && bias && (s = load_param(c, bias, "bias", f64, &b, &b_owned))) goto done;
-    if (device) {
-        s = hg_dev_rows(c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, x, x->ndim - nnorm, weight,
-                        rms ? NULL : bias, eps, out);
-        goto done;
-    }
+    if (weight && (s = load_param(c, weight, "weight", f64, &w, &w_owned))) goto done;
+    if (bias && (s = load_param(c, bias, "bias", f64, &b, &b_owned))) goto done;
     hg_host_view xv, ov;
     if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) goto done;
     if (xv.numel == 0) goto done;

@@ -151,6 +151,12 @@ hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int lo
     }
     if (hg_op_route_of(c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE)
         return hg_dev_rows(c, log ? HG_DEV_LOG_SOFTMAX : HG_DEV_SOFTMAX, x, ax, NULL, NULL, 0.0, out);
+    return hg_softmax_host(c, x, ax, log, out);
+}
+
+hg_status hg_softmax_host(hg_op_ctx* c, const hg_tensor* x, int32_t ax, int log,
+                          const hg_tensor* out) {
+    hg_status s;
     hg_host_view xv, ov;
     if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) return s;
     if (xv.numel == 0) return HG_OK;
