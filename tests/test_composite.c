@@ -269,6 +269,102 @@ static void run_parity(void) {
     CHECK(seen > 0);
 }
 
+// cross_entropy_backward of (M, C) logits in layout lay: class indices (some ignored, some
+// counted from the end) or probabilities, each reduction, in both modes, against float64; on a
+// device, class indices over contiguous rows take the register row kernel (the override).
+static void run_ce_case(hg_dtype dt, int64_t M, int64_t C, int lay, int probs, hg_reduction red) {
+    operand x = make_operand(dt, M, C, lay, -4, 4), tp = make_operand(dt, M, C, LAY_ROWS, 0, 1);
+    operand gr = make_operand(dt, 1, M, LAY_ROWS, 0.5, 2);
+    int64_t shape[2] = {M, C}, cnt = 0;
+    double* tv = malloc((size_t)M * sizeof *tv);
+    for (int64_t r = 0; r < M; r++) {
+        tv[r] = r % 5 == 3 ? -100 : (double)((int64_t)(r * 7) % (2 * C) - C);   // in [-C, C)
+        cnt += tv[r] != -100;
+    }
+    hg_tensor ti, g;
+    CHECK_OK(hg_tensor_from_buffer(rows_make_buf(g_ex, HG_DTYPE_I64, M, tv), 1, &M, &ti));
+    if (red == HG_REDUCTION_NONE) CHECK_OK(hg_tensor_reshape(&gr.t, 1, &M, &g));
+    else CHECK_OK(hg_tensor_view(gr.buf, 0, NULL, NULL, 0, &g));
+    double* want = malloc((size_t)(M * C) * sizeof *want);
+    for (int64_t r = 0; r < M; r++) {
+        const double* xr = x.v + r * C;
+        double m = -INFINITY, z = 0, ts = 0;
+        for (int64_t j = 0; j < C; j++) m = xr[j] > m ? xr[j] : m;
+        for (int64_t j = 0; j < C; j++) z += exp(xr[j] - m), ts += tp.v[r * C + j];
+        double sc = red == HG_REDUCTION_NONE ? gr.v[r] : gr.v[0];
+        if (red == HG_REDUCTION_MEAN) sc /= probs ? (double)M : (double)(cnt ? cnt : 1);
+        int64_t t = (int64_t)tv[r] < 0 ? (int64_t)tv[r] + C : (int64_t)tv[r];
+        if (!probs && tv[r] == -100) sc = 0;
+        for (int64_t j = 0; j < C; j++) {
+            double p = exp(xr[j] - m) / z;
+            want[r * C + j] = (probs ? p * ts - tp.v[r * C + j] : p - (j == t)) * sc;
+        }
+    }
+    char what[160];
+    snprintf(what, sizeof what, "cross_entropy_backward %s (%lld, %lld) %s %s red %d",
+             hg_dtype_name(dt), (long long)M, (long long)C, k_lay[lay],
+             probs ? "probabilities" : "indices", (int)red);
+    int over = g_device && !probs && (lay == LAY_ROWS || (lay == LAY_TRANSPOSED && M == 1));
+    double* got[2];
+    for (int mode = 0; mode < 2; mode++) {
+        hg_cop_mode_set(mode ? HG_COP_DECOMP : HG_COP_AUTO);
+        hg_tensor out = make_out(dt, 2, shape);
+        int64_t p0, h0, c0, p1, h1, c1;
+        hg_cop_cache_stats(g_ex, &p0, &h0, &c0);
+        hg_status s = hg_cross_entropy_backward(&g, &x.t, probs ? &tp.t : &ti, -100, red, &out);
+        CHECK_MSG(s == HG_OK, "%s mode %d: %s", what, mode, hg_last_error());
+        hg_cop_cache_stats(g_ex, &p1, &h1, &c1);
+        int ran_decomp = h1 + c1 > h0 + c0;
+        CHECK_MSG(ran_decomp == (mode == 1 || !over), "%s mode %d: the decomposition %s", what,
+                  mode, ran_decomp ? "ran (the override should have)" : "did not run");
+        got[mode] = read_out(&out, M * C);
+        int bad;
+        double e = nmse(got[mode], want, NULL, M * C, dt, &bad);
+        CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s mode %d: NMSE %.3g (limit %.3g), %d "
+                  "special-value mismatches", what, mode, e, rows_nmse_limit(dt), bad);
+        hg_buffer_destroy(out.buffer);
+    }
+    int bad;
+    double e = nmse(got[0], got[1], NULL, M * C, dt, &bad);
+    CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s: override vs decomposition NMSE %.3g", what, e);
+    hg_cop_mode_set(HG_COP_AUTO);
+    free(got[0]);
+    free(got[1]);
+    free(want);
+    free(tv);
+    hg_buffer_destroy(ti.buffer);
+    operand_free(&x);
+    operand_free(&tp);
+    operand_free(&gr);
+}
+
+static void run_ce(void) {
+    static const int64_t shapes[][2] = {{1, 16}, {7, 5}, {12, 1000}};
+    static const hg_dtype dts[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int lay = 0; lay < LAY_COUNT; lay++)
+                for (int probs = 0; probs < 2; probs++)
+                    for (int red = 0; red < 3; red++)
+                        if (!g_device || (lay == LAY_ROWS && d < 2) || (red == 2 && s == 1))
+                            run_ce_case(dts[d], shapes[s][0], shapes[s][1], lay, probs,
+                                        (hg_reduction)red);
+    // A class index out of [-C, C): refused before anything is allocated.
+    int64_t M = 2, C = 3;
+    operand x = make_operand(HG_DTYPE_F32, M, C, LAY_ROWS, -1, 1);
+    double tv[2] = {1, 3}, one = 1;
+    hg_tensor ti, g, out = {0};
+    CHECK_OK(hg_tensor_from_buffer(rows_make_buf(g_ex, HG_DTYPE_I64, M, tv), 1, &M, &ti));
+    CHECK_OK(hg_tensor_from_buffer(rows_make_buf(g_ex, HG_DTYPE_F32, 1, &one), 0, NULL, &g));
+    CHECK_STATUS(hg_cross_entropy_backward(&g, &x.t, &ti, -100, HG_REDUCTION_MEAN, &out),
+                 HG_ERR_OUT_OF_RANGE);
+    CHECK(strstr(hg_last_error(), "target class index 3 (sample 1") != NULL);
+    CHECK(out.buffer.handle == 0);
+    hg_buffer_destroy(ti.buffer);
+    hg_buffer_destroy(g.buffer);
+    operand_free(&x);
+}
+
 // The runner's own cases: an output over its input, a 0-d tensor, empty tensors, argument
 // errors leaving the output as it was, and executor destroy releasing the cached plans.
 static void run_runner(void) {
@@ -333,6 +429,7 @@ static void run_lifetime(void) {
 static void run(int on_device) {
     g_device = on_device;
     run_parity();
+    run_ce();
     run_runner();
     run_lifetime();
 }

@@ -28,6 +28,8 @@ typedef enum hg_cop {
     HG_COP_RMS_NORM_BW,        //   axis = nnorm, eps
     HG_COP_LAYER_NORM,         // in: x, weight?, bias?; out: y; axis = nnorm, eps
     HG_COP_RMS_NORM,           // in: x, weight?; out: y; axis = nnorm, eps
+    HG_COP_CE_BW,              // in: logits, target, grad; out: grad_logits; axis = the class
+                               //   dim, ignore_index, reduction (targets checked by the entry)
     HG_COP_COUNT
 } hg_cop;
 
@@ -43,6 +45,8 @@ typedef struct hg_cop_call {
     hg_tensor* out[HG_COP_MAX_OUT];
     int32_t axis;
     double eps;
+    int64_t ignore_index;
+    int32_t reduction;         // hg_reduction
 } hg_cop_call;
 
 // A decomposition: adds the op's nodes to g from the input nodes (in[i] = -1 where the input
@@ -60,7 +64,8 @@ extern const hg_cop_info hg_cop_table[HG_COP_COUNT];
 
 // ---- overrides (overrides.c) ----
 // A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the rows
-// family to `route` (LIBRARY is never a route of that family), x's dtype (the op's float input) is in `dtypes` (a mask of 1u << hg_dtype)
+// family to `route` (LIBRARY is never a route of that family), in[0]'s dtype (the op's main float
+// input: inputs are ordered so) is in `dtypes` (a mask of 1u << hg_dtype)
 // and `when` (NULL: always) holds.
 typedef int (*hg_cop_pred_fn)(const hg_cop_call* k);
 typedef hg_status (*hg_cop_kernel_fn)(const hg_cop_call* k);
@@ -113,6 +118,11 @@ static inline hg_status hg_cop_dispatch(const hg_cop_call* k) {
     }
     return hg_cop_run_decomp(k);
 }
+
+// cross_entropy_backward's device override (loss_api.c): class indices over a last class dim,
+// rows at one row stride.
+int hg_cop_ce_bw_dev_ok(const hg_cop_call* k);
+hg_status hg_cop_ce_bw_dev(const hg_cop_call* k);
 
 // Cache statistics of ex (tests): plans held, hits, compiles.
 void hg_cop_cache_stats(hg_executor ex, int64_t* plans, int64_t* hits, int64_t* compiles);

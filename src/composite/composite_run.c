@@ -24,6 +24,7 @@ const hg_cop_info hg_cop_table[HG_COP_COUNT] = {
     [HG_COP_RMS_NORM_BW] = {"hg_rms_norm_backward", 3, 2, hg_decomp_norm_bw},
     [HG_COP_LAYER_NORM] = {"hg_layer_norm", 3, 1, hg_decomp_norm},
     [HG_COP_RMS_NORM] = {"hg_rms_norm", 2, 1, hg_decomp_norm},
+    [HG_COP_CE_BW] = {"hg_cross_entropy_backward", 3, 1, hg_decomp_ce_bw},
 };
 _Static_assert(sizeof hg_cop_table / sizeof hg_cop_table[0] == HG_COP_COUNT,
                "one decomposition per composite op");
@@ -46,6 +47,8 @@ void hg_cop_mode_set(hg_cop_mode m) { atomic_store(&hg_cop_mode_now, (int)m); }
 typedef struct cop_key {
     int32_t op, axis;
     double eps;
+    int64_t ignore_index;
+    int32_t reduction, pad_;
     int32_t in_dtype[HG_COP_MAX_IN], in_ndim[HG_COP_MAX_IN];   // dtype -1: absent
     int64_t in_shape[HG_COP_MAX_IN][HG_MAX_DIMS];
     int32_t out_dtype[HG_COP_MAX_OUT];                          // -1: not asked
@@ -86,6 +89,8 @@ static void key_fill(const hg_cop_call* k, cop_key* key) {
     key->op = (int32_t)k->op;
     key->axis = k->axis;
     key->eps = k->eps;
+    key->ignore_index = k->ignore_index;
+    key->reduction = k->reduction;
     for (int i = 0; i < HG_COP_MAX_IN; i++) {
         const hg_tensor* t = k->in[i];
         key->in_dtype[i] = t ? (int32_t)t->dtype : -1;

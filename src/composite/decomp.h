@@ -46,6 +46,19 @@ static inline int32_t hg_db_reduce(hg_db* b, hg_reduce_op op, int32_t x, int32_t
     return r;
 }
 
+// x op v with v a weak integer scalar.
+static inline int32_t hg_db_scalar_i(hg_db* b, hg_binary_op op, int32_t x, int64_t v) {
+    int32_t r = -1;
+    if (!b->s) b->s = hg_graph_binary_scalar(b->g, op, x, hg_scalar_i(v), 0, &r);
+    return r;
+}
+
+static inline int32_t hg_db_where(hg_db* b, int32_t cond, int32_t x, int32_t y) {
+    int32_t r = -1;
+    if (!b->s) b->s = hg_graph_where(b->g, cond, x, y, &r);
+    return r;
+}
+
 static inline int32_t hg_db_reshape(hg_db* b, int32_t x, int32_t ndim, const int64_t* shape) {
     int32_t r = -1;
     if (!b->s) b->s = hg_graph_reshape(b->g, x, ndim, shape, &r);
@@ -60,6 +73,7 @@ static inline hg_dtype hg_db_stat_dtype(hg_dtype t) {
 // The decompositions (hg_cop_decomp_fn), listed in hg_cop_table (composite_run.c).
 hg_status hg_decomp_softmax(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_softmax_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
+hg_status hg_decomp_ce_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_norm(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 

@@ -127,6 +127,8 @@ const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES] = {
     OV(HG_COP_LAYER_NORM_BW, HG_ROUTE_DEVICE, FLOATS, nb_dev_ok, nb_dev, "device register rows"),
     OV(HG_COP_RMS_NORM_BW, HG_ROUTE_HOST, F32_F64, nb_host_ok, nb_host, "host contiguous rows"),
     OV(HG_COP_RMS_NORM_BW, HG_ROUTE_DEVICE, FLOATS, nb_dev_ok, nb_dev, "device register rows"),
+    OV(HG_COP_CE_BW, HG_ROUTE_DEVICE, FLOATS, hg_cop_ce_bw_dev_ok, hg_cop_ce_bw_dev,
+       "device register rows (class indices)"),
 };
 _Static_assert(sizeof hg_cop_overrides / sizeof hg_cop_overrides[0] == HG_COP_COUNT,
                "a row of overrides per composite op");
