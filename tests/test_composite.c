@@ -109,11 +109,7 @@ static void reference(hg_cop op, const double* x, const double* g, const double*
             for (int64_t j = 0; j < R; j++)
                 o[j] = op == HG_COP_SOFTMAX ? exp(xr[j] - m) / z : (xr[j] - m) - log(z);
         } else if (op == HG_COP_SOFTMAX_BW || op == HG_COP_LOG_SOFTMAX_BW) {
-            double s = 0;
-            int log = op == HG_COP_LOG_SOFTMAX_BW;
-            for (int64_t j = 0; j < R; j++) s += log ? gr[j] : gr[j] * xr[j];
-            for (int64_t j = 0; j < R; j++)
-                o[j] = log ? gr[j] - exp(xr[j]) * s : xr[j] * (gr[j] - s);
+            rows_ref_softmax_bw(xr, gr, R, op == HG_COP_LOG_SOFTMAX_BW, o);
         } else if (op == HG_COP_LAYER_NORM || op == HG_COP_RMS_NORM) {
             double m = 0, v = 0;
             for (int64_t j = 0; j < R && op == HG_COP_LAYER_NORM; j++) m += xr[j] / (double)R;
@@ -123,21 +119,7 @@ static void reference(hg_cop op, const double* x, const double* g, const double*
             for (int64_t j = 0; j < R; j++)
                 o[j] = (xr[j] - m) * rstd * w[j] + (op == HG_COP_LAYER_NORM ? w[R - 1 - j] : 0);
         } else {
-            int rms = op == HG_COP_RMS_NORM_BW;
-            double m = 0, v = 0, a = 0, b = 0;
-            for (int64_t j = 0; j < R && !rms; j++) m += xr[j] / (double)R;
-            for (int64_t j = 0; j < R; j++) v += (xr[j] - m) * (xr[j] - m) / (double)R;
-            double rstd = 1 / sqrt(v + EPS);
-            for (int64_t j = 0; j < R; j++) {
-                a += gr[j] * w[j] / (double)R;
-                b += gr[j] * w[j] * (xr[j] - m) * rstd / (double)R;
-            }
-            for (int64_t j = 0; j < R; j++) {
-                double xh = (xr[j] - m) * rstd;
-                o[j] = rstd * (gr[j] * w[j] - (rms ? 0 : a) - xh * b);
-                gw[j] += gr[j] * xh, gb[j] += gr[j];
-                mag[r * R + j] = rstd * fabs(gr[j] * w[j]);
-            }
+            rows_ref_norm_bw(xr, gr, w, R, op == HG_COP_RMS_NORM_BW, EPS, o, mag + r * R, gw, gb);
         }
     }
 }

@@ -17,18 +17,25 @@ static hg_status softmax_axis(hg_op_ctx* c, int32_t ndim, int32_t axis, int32_t*
     return HG_OK;
 }
 
+// x and out given, x a checked float tensor (need: what the message says after x's dtype).
+static hg_status check_x(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* out,
+                         const char* need) {
+    if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", c->fn);
+    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", c->fn);
+    hg_status s = hg_op_input(c, x, "x", NULL, NULL);
+    if (s) return s;
+    if (!hg_dtype_is_float((int)x->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: x has dtype %s; %s (f16, bf16, f32, f64)",
+                        c->fn, hg_dtype_name(x->dtype), need);
+    return HG_OK;
+}
+
 static hg_status softmax_call(const char* fn, const hg_tensor* x, int32_t axis, int log,
                               hg_tensor* out) {
     HG_OP_CTX(c);
     hg_op_begin(&c, fn);
-    if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
-    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);
-    hg_status s = hg_op_input(&c, x, "x", NULL, NULL);
+    hg_status s = check_x(&c, x, out, "softmax needs a float dtype");
     if (s) return s;
-    if (!hg_dtype_is_float((int)x->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH,
-                        "%s: x has dtype %s; softmax needs a float dtype (f16, bf16, f32, f64)",
-                        fn, hg_dtype_name(x->dtype));
     int32_t ax;
     if ((s = softmax_axis(&c, x->ndim, axis, &ax))) return s;
     if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) return s;
@@ -81,13 +88,8 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
                            hg_tensor* out) {
     HG_OP_CTX(c);
     hg_op_begin(&c, fn);
-    if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
-    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);
-    hg_status s = hg_op_input(&c, x, "x", NULL, NULL);
+    hg_status s = check_x(&c, x, out, "expected a float dtype");
     if (s) return s;
-    if (!hg_dtype_is_float((int)x->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: x has dtype %s; expected a float dtype (f16, "
-                        "bf16, f32, f64)", fn, hg_dtype_name(x->dtype));
     if ((s = check_nnorm_eps(&c, x, nnorm, eps))) return s;
     // Parameters are checked before out is resolved, so a bad parameter never allocates.
     if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) return s;
