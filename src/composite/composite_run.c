@@ -102,12 +102,18 @@ static void key_fill(const hg_cop_call* k, cop_key* key) {
         key->out_dtype[o] = k->out[o] ? (int32_t)k->out[o]->dtype : -1;
 }
 
+// FNV-1a over the key's 64-bit words (the key is memset first: padding hashes as zeros).
 static uint32_t key_hash(const cop_key* key) {
     const unsigned char* p = (const unsigned char*)key;
-    uint64_t h = 1469598103934665603ull;   // FNV-1a
-    for (size_t i = 0; i < sizeof *key; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return (uint32_t)(h ^ (h >> 32));
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i + 8 <= sizeof *key; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    return (uint32_t)(h ^ (h >> 29));
 }
+_Static_assert(sizeof(cop_key) % 8 == 0, "the key hashes in 64-bit words");
 
 // The slot of key, or the empty slot where it would go (NULL: table full of other keys).
 static cop_entry* cache_slot(cop_cache* cc, const cop_key* key, uint32_t h) {
