@@ -26,7 +26,8 @@ hg_status hg_decomp_ce_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, i
     if (!b.s) b.s = hg_graph_softmax(g, hg_db_cast(&b, in[0], cdt), cdim, 0, &p);
     if (hg_dtype_is_float((int)tt->dtype)) {
         int32_t t = hg_db_cast(&b, in[1], cdt);
-        int32_t d = hg_db_binary(&b, HG_BINARY_MUL, p, hg_db_reduce(&b, HG_REDUCE_SUM, t, 1, &cdim, 1));
+        int32_t ts = hg_db_reduce(&b, HG_REDUCE_SUM, t, 1, &cdim, 1);
+        int32_t d = hg_db_binary(&b, HG_BINARY_MUL, p, ts);
         d = hg_db_binary(&b, HG_BINARY_SUB, d, t);
         if (k->reduction == HG_REDUCTION_MEAN)
             sc = hg_db_scalar(&b, HG_BINARY_DIV, sc, (double)nsamples);

@@ -1,8 +1,9 @@
 // The decompositions of the row ops (the ops' definitions; composite.h): softmax and
-// log_softmax, layer_norm and rms_norm, and the backward ops of both, after torch's _decomp formulas,
-// with today's accuracy contract: statistics in f32 for f16/bf16/f32 inputs and in f64 for
-// f64 (casts in the graph), the result rounded to the input's dtype (the forward ops) or cast
-// from the statistics' dtype to the output's (the backward ops, as their composed forms did).
+// log_softmax, layer_norm and rms_norm, and the backward ops of both, after torch's _decomp
+// formulas, in today's accuracy contract: statistics in f32 for f16/bf16/f32 inputs and in f64
+// for f64 (casts in the graph), except the forward norms', in f64 always as their host kernel
+// accumulates them; the result rounded to the input's dtype (the forward ops) or cast from the
+// statistics' dtype to the output's (the backward ops, as their composed forms did).
 #include "composite/decomp.h"
 
 // A 0-d operand becomes a 1-element row (the axis is 0 then) and the result goes back to 0-d.
@@ -74,8 +75,11 @@ hg_status hg_decomp_norm(hg_graph g, const hg_cop_call* k, const int32_t* in, in
     hg_dtype cdt = hg_db_stat_dtype(xt->dtype);
     int32_t nnorm = k->axis, axes[HG_MAX_DIMS], rstd, y;
     for (int32_t d = 0; d < nnorm; d++) axes[d] = xt->ndim - nnorm + d;
-    norm_stats(&b, hg_db_cast(&b, in[0], cdt), k->op == HG_COP_RMS_NORM, nnorm, axes, k->eps,
-               &rstd, &y);
+    // The statistics and xhat in f64 (as the host kernel accumulates them: an f32 square of
+    // 1e30 would overflow), then the affine part in cdt.
+    norm_stats(&b, hg_db_cast(&b, in[0], HG_DTYPE_F64), k->op == HG_COP_RMS_NORM, nnorm, axes,
+               k->eps, &rstd, &y);
+    y = hg_db_cast(&b, y, cdt);
     if (in[1] >= 0) y = hg_db_binary(&b, HG_BINARY_MUL, y, hg_db_cast(&b, in[1], cdt));
     if (k->op == HG_COP_LAYER_NORM && in[2] >= 0)
         y = hg_db_binary(&b, HG_BINARY_ADD, y, hg_db_cast(&b, in[2], cdt));
@@ -109,7 +113,8 @@ hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in,
     int32_t t = hg_db_binary(&b, HG_BINARY_MUL, xhat, mb);
     int32_t base = q;
     if (!rms)
-        base = hg_db_binary(&b, HG_BINARY_SUB, q, hg_db_reduce(&b, HG_REDUCE_MEAN, q, nnorm, axes, 1));
+        base = hg_db_binary(&b, HG_BINARY_SUB, q,
+                            hg_db_reduce(&b, HG_REDUCE_MEAN, q, nnorm, axes, 1));
     out[0] = hg_db_binary(&b, HG_BINARY_MUL, hg_db_binary(&b, HG_BINARY_SUB, base, t), rstd);
     return b.s;
 }

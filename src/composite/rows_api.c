@@ -119,7 +119,8 @@ hg_status hg_rms_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight
 static hg_status check_grad_pair(hg_op_ctx* c, const hg_tensor* grad, const hg_tensor* x,
                                  const char* xname) {
     hg_status s;
-    if ((s = hg_op_input(c, grad, "grad", NULL, NULL)) || (s = hg_op_input(c, x, xname, NULL, NULL)))
+    if ((s = hg_op_input(c, grad, "grad", NULL, NULL)) ||
+        (s = hg_op_input(c, x, xname, NULL, NULL)))
         return s;
     if (!hg_dtype_is_float((int)x->dtype) || grad->dtype != x->dtype)
         return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: grad is %s and %s is %s; expected one float "
