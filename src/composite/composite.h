@@ -1,10 +1,10 @@
 // Internal: the composite layer (docs/architecture.md "Composite ops"). A composite op is
 // defined once, as a decomposition: a function that adds the op's nodes over the graph
 // compiler's primitives (elementwise, cast, reshape, reduce, ...) to a graph. Its public entry
-// checks the arguments once, then runs the first override of the table (overrides.c) whose
-// backend route, dtype and layout predicate hold - the tuned row kernels of src/ops/rows - and
-// otherwise the decomposition, compiled for the call's executor, dtypes and shapes and cached
-// per executor (composite_run.c).
+// checks the arguments once, then runs the override the table (overrides.c) has for the op on
+// the call's route when its dtypes and layout predicate hold - the tuned row kernels of
+// src/ops/rows - and otherwise the decomposition, compiled for the call's executor, dtypes and
+// shapes and cached per executor (composite_run.c).
 //
 //     hg_cop_call k = {.op = HG_COP_SOFTMAX_BW, .c = &c, .in = {grad, y}, .out = {out},
 //                      .axis = ax};
@@ -82,7 +82,8 @@ typedef struct hg_cop_override {
 // The table: at most one override per (op, route); run NULL where there is none.
 extern const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES];
 
-// The override for the call, or NULL (then the decomposition runs). Inline, as the dispatch.
+// The override for the call, or NULL (then the decomposition runs). Inline, as the dispatch:
+// an index, the dtype mask and the predicate.
 static inline const hg_cop_override* hg_cop_override_find(const hg_cop_call* k) {
     hg_dtype t = k->in[0]->dtype;
     hg_op_route r = hg_op_route_of(k->c, HG_OPF_ROWS, t);

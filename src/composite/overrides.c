@@ -1,14 +1,15 @@
-// The override table: the tuned kernels of the op families registered per (op, route, dtype,
-// layout). hg_cop_dispatch takes the first entry whose route and dtype match and whose layout
-// predicate holds; a call no entry takes runs the op's decomposition. Every entry is checked
-// against the decomposition (and both against float64) by tests/test_composite_parity.c.
+// The override table: the tuned kernels of the op families registered per (op, route), each
+// with the dtypes and the layout predicate it takes. hg_cop_dispatch runs the call's entry when
+// they hold; any other call runs the op's decomposition. Every entry is checked against the
+// decomposition (and both against float64) by tests/test_composite.c.
 //
 // softmax / log_softmax: the row kernels take every layout and float dtype, on hosts
 // (softmax.c: f32 rows through softmax_f32*.c, other axes in gathered tiles, f16/bf16 in f32,
 // f64 in f64) and on devices (dev_rows.c: the register kernels, else the strided one), so the
 // decomposition only runs when forced (HOLOGRAM_COMPOSITE=decomp) or on a backend with neither
 // route; the same for layer_norm / rms_norm (norm.c, dev_rows.c). The backward ops' kernels
-// take contiguous rows along the last axis only.
+// take contiguous rows along the last axis only; cross_entropy_backward's, on devices, class
+// indices over a last class dim (loss_api.c).
 #include "composite/composite.h"
 #include "ops/common/dev_ops.h"
 #include "ops/rows/dev_rows_reg.h"
