@@ -53,25 +53,9 @@ static void reference(const bw_case* k, const double* x, const double* g, const 
         const double* gr = g ? g + r * k->rs : NULL;
         double* o = out + r * R;
         if (k->op == OP_SMB || k->op == OP_LSMB) {
-            double s = 0;
-            for (int64_t j = 0; j < R; j++) s += k->op == OP_LSMB ? gr[j] : gr[j] * xr[j];
-            for (int64_t j = 0; j < R; j++)
-                o[j] = k->op == OP_LSMB ? gr[j] - exp(xr[j]) * s : xr[j] * (gr[j] - s);
+            rows_ref_softmax_bw(xr, gr, R, k->op == OP_LSMB, o);
         } else if (k->op == OP_LNB || k->op == OP_RMSB) {
-            double m = 0, v = 0, a = 0, b = 0;
-            for (int64_t j = 0; j < R && k->op == OP_LNB; j++) m += xr[j] / (double)R;
-            for (int64_t j = 0; j < R; j++) v += (xr[j] - m) * (xr[j] - m) / (double)R;
-            double rstd = 1 / sqrt(v + EPS);
-            for (int64_t j = 0; j < R; j++) {
-                a += gr[j] * w[j] / (double)R;
-                b += gr[j] * w[j] * (xr[j] - m) * rstd / (double)R;
-            }
-            for (int64_t j = 0; j < R; j++) {
-                double xh = (xr[j] - m) * rstd;
-                o[j] = rstd * (gr[j] * w[j] - (k->op == OP_RMSB ? 0 : a) - xh * b);
-                mag[r * R + j] = rstd * fabs(gr[j] * w[j]);
-                if (gw) gw[j] += gr[j] * xh, gb[j] += gr[j];
-            }
+            rows_ref_norm_bw(xr, gr, w, R, k->op == OP_RMSB, EPS, o, mag + r * R, gw, gb);
         } else {
             double m = -INFINITY, z = 0;
             for (int64_t j = 0; j < R; j++) m = xr[j] > m || isnan(xr[j]) ? xr[j] : m;

@@ -3,6 +3,7 @@
 // dtype.
 #ifndef HG_TEST_OPS_ROWS_UTIL_H
 #define HG_TEST_OPS_ROWS_UTIL_H
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hg_test.h"
@@ -55,6 +56,37 @@ static inline double rows_nmse_limit(hg_dtype dt) {
     case HG_DTYPE_F32: return 1e-9;   // the CPU: 8e-10 with rows at 1e4 +- 4
     case HG_DTYPE_F16: return 1e-6;
     default: return 1e-4;
+    }
+}
+
+// float64 references of one row of R elements. softmax_backward of grad g at y (log:
+// log_softmax_backward) into o.
+static inline void rows_ref_softmax_bw(const double* y, const double* g, int64_t R, int log,
+                                       double* o) {
+    double s = 0;
+    for (int64_t j = 0; j < R; j++) s += log ? g[j] : g[j] * y[j];
+    for (int64_t j = 0; j < R; j++) o[j] = log ? g[j] - exp(y[j]) * s : y[j] * (g[j] - s);
+}
+
+// layer_norm_backward (rms: rms_norm_backward) with weight w: grad_x into o, the size of its
+// terms (rstd |g w|: the error's scale where they cancel, rows of 1 or 2) into mag, and the
+// row's grad_weight / grad_bias terms added to gw / gb (NULL: not wanted).
+static inline void rows_ref_norm_bw(const double* x, const double* g, const double* w, int64_t R,
+                                    int rms, double eps, double* o, double* mag, double* gw,
+                                    double* gb) {
+    double m = 0, v = 0, a = 0, b = 0;
+    for (int64_t j = 0; j < R && !rms; j++) m += x[j] / (double)R;
+    for (int64_t j = 0; j < R; j++) v += (x[j] - m) * (x[j] - m) / (double)R;
+    double rstd = 1 / sqrt(v + eps);
+    for (int64_t j = 0; j < R; j++) {
+        a += g[j] * w[j] / (double)R;
+        b += g[j] * w[j] * (x[j] - m) * rstd / (double)R;
+    }
+    for (int64_t j = 0; j < R; j++) {
+        double xh = (x[j] - m) * rstd;
+        o[j] = rstd * (g[j] * w[j] - (rms ? 0 : a) - xh * b);
+        mag[j] = rstd * fabs(g[j] * w[j]);
+        if (gw) gw[j] += g[j] * xh, gb[j] += g[j];
     }
 }
 

@@ -141,6 +141,17 @@ hg_status hg_graph_constant(hg_graph g, hg_dtype dtype, hg_scalar value, int32_t
     return add(o, &n, out_node);
 }
 
+hg_status hg_graph_arange(hg_graph g, hg_dtype dtype, int64_t n, int32_t* out_node) {
+    static const char fn[] = "hg_graph_arange";
+    hg_graph_obj* o = begin(g, fn, out_node, 0, NULL, NULL);
+    if (!o) return begin_status();
+    if (!hg_dtype_valid((int)dtype) || dtype == HG_DTYPE_BOOL || n < 0)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: dtype %d, n %lld (expected a numeric dtype "
+                        "and n >= 0)", fn, (int)dtype, (long long)n);
+    hg_gnode node = hg_gnode_make(HG_GOP_ARANGE, 0, dtype, 1, &n);
+    return add(o, &node, out_node);
+}
+
 // Broadcast shape of n operands (numpy), with the message of hg_broadcast_shapes.
 static hg_status broadcast(const char* fn, const hg_gir* ir, int n, const int32_t* ids,
                            int32_t* ndim, int64_t* shape) {

@@ -22,6 +22,10 @@ typedef struct hg_graph_obj {
 // The graph of a live handle, or NULL with HG_ERR_INVALID_HANDLE naming fn.
 hg_graph_obj* hg_graph_resolve(hg_graph g, const char* fn);
 
+// The builder call of the internal node kinds (not in the public header): 0, 1, ..., n - 1 in
+// dtype (a real or integer dtype; n >= 0), for decompositions that compare against indices.
+hg_status hg_graph_arange(hg_graph g, hg_dtype dtype, int64_t n, int32_t* out_node);
+
 // Compiler switches (the public compile takes them from the environment; tests set them).
 typedef struct hg_compile_opts {
     int rewrites;    // apply the rule table (0: keep every node as built)
@@ -52,6 +56,7 @@ typedef enum hg_step_kind {
     HG_STEP_REDUCE,        // library call hg_reduce_into
     HG_STEP_SOFTMAX,       // library call hg_softmax_into
     HG_STEP_MATMUL,        // library call hg_matmul_into
+    HG_STEP_ARANGE,        // library call hg_arange (no inputs)
     HG_STEP_RESHAPE,       // view of the source (copied into its slot where no view exists)
     HG_STEP_COPY,          // output = value (an output that is an input, or listed twice)
     HG_STEP_KIND_COUNT

@@ -22,6 +22,7 @@ const hg_gop_info hg_gop_table[HG_GOP_COUNT] = {
     [HG_GOP_REDUCE] = {"reduce", 1, 0},
     [HG_GOP_SOFTMAX] = {"softmax", 1, 0},
     [HG_GOP_MATMUL] = {"matmul", 2, 0},
+    [HG_GOP_ARANGE] = {"arange", 0, 0},
 };
 _Static_assert(sizeof hg_gop_table / sizeof hg_gop_table[0] == HG_GOP_COUNT, "gop table size");
 
@@ -204,6 +205,9 @@ hg_status hg_gir_verify(const hg_gir* g, const char* after) {
         }
         if (n->kind == HG_GOP_CONST && n->ndim != 0)
             return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): constant %%%d is not 0-d",
+                            after, (int)id);
+        if (n->kind == HG_GOP_ARANGE && n->ndim != 1)
+            return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): arange %%%d is not 1-d",
                             after, (int)id);
         if (n->kind == HG_GOP_RESHAPE && hg_gir_numel(n) != hg_gir_numel(&g->nodes[n->in[0]]))
             return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): reshape %%%d changes the "

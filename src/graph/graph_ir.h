@@ -29,6 +29,7 @@ typedef enum hg_gop {
     HG_GOP_REDUCE,      // op = hg_reduce_op, aux = axes mask | keepdims << 32
     HG_GOP_SOFTMAX,     // op = log flag, aux = axis (normalized)
     HG_GOP_MATMUL,      // in[0] @ in[1]
+    HG_GOP_ARANGE,      // 1-d 0, 1, ..., n - 1 in dtype (internal: decompositions' class ids)
     HG_GOP_COUNT
 } hg_gop;
 

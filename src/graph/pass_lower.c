@@ -215,6 +215,14 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
         }
         if (n->kind == HG_GOP_CONST) continue;   // inlined where it is read
         if (n->kind == HG_GOP_REDUCE && reduce_done[id]) continue;
+        if (n->kind == HG_GOP_ARANGE) {
+            hg_plan_step* st = new_step(&L, HG_STEP_ARANGE, id, 0, 1);
+            if (!st) goto oom;
+            int32_t v = new_value(&L, id, HG_HOME_SLOT, -1);
+            if (v < 0) goto oom;
+            p->steps[p->nsteps - 1].out[0] = L.value_of[id] = v;
+            continue;
+        }
         int32_t x = L.value_of[n->in[0]];
         if (x < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: %%%d reads a node with no value", (int)id); break; }
         hg_step_kind kind = n->kind == HG_GOP_REDUCE ? HG_STEP_REDUCE

@@ -168,7 +168,9 @@ hg_status hg_graph_compile_opts(hg_graph gh, hg_executor exh, const hg_compile_o
     for (int32_t i = 0; i < p->nsteps; i++) {
         hg_step_kind k = p->steps[i].kind;
         if (k == HG_STEP_EW || k == HG_STEP_EW_REDUCE) p->info.kernels++;
-        else if (k == HG_STEP_REDUCE || k == HG_STEP_SOFTMAX || k == HG_STEP_MATMUL) p->info.library_calls++;
+        else if (k == HG_STEP_REDUCE || k == HG_STEP_SOFTMAX || k == HG_STEP_MATMUL ||
+                 k == HG_STEP_ARANGE)
+            p->info.library_calls++;
     }
     if (o->dump) {
         char* text = NULL;
@@ -237,7 +239,7 @@ hg_status hg_plan_info_get(hg_plan h, hg_plan_info* out) {
 static const char* step_name(hg_step_kind k) {
     static const char* const names[HG_STEP_KIND_COUNT] = {
         "kernel", "kernel+reduce", "call hg_reduce", "call hg_softmax", "call hg_matmul",
-        "view reshape", "copy"};
+        "call hg_arange", "view reshape", "copy"};
     return (unsigned)k < HG_STEP_KIND_COUNT ? names[k] : "?";
 }
 
@@ -421,7 +423,7 @@ static void trace_step(const hg_plan_obj* p, const hg_plan_step* st, int32_t i,
                        const hg_tensor* out, hg_trace_span* sp) {
     static const char* const kinds[HG_STEP_KIND_COUNT] = {
         "fused elementwise", "fused elementwise + reduction", "reduction", "softmax", "matmul",
-        "reshape", "copy"};
+        "arange", "reshape", "copy"};
     char name[48];
     snprintf(name, sizeof name, "step %d: %s", (int)i, hg_gnode_op_name(&p->ir.nodes[st->node]));
     hg_trace_event e;
@@ -479,6 +481,9 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
         }
         case HG_STEP_MATMUL:
             s = hg_matmul_into(&c, &ins[0], &ins[1], &outs[0]);
+            break;
+        case HG_STEP_ARANGE:
+            s = hg_arange(&outs[0], 0.0, 1.0);
             break;
         case HG_STEP_RESHAPE: {
             const hg_plan_value* pv = &p->values[st->out[0]];

@@ -20,6 +20,7 @@ typedef enum hg_executor_ext_slot {
     HG_EXT_EWISE = 0,     // src/ops: cached elementwise kernels
     HG_EXT_GRAPH,         // src/graph: live plans
     HG_EXT_OPS,           // src/ops: other op caches
+    HG_EXT_COMPOSITE,     // src/composite: compiled decompositions (after GRAPH: freed after the plans)
     HG_EXT_SLOT_COUNT
 } hg_executor_ext_slot;
 

@@ -20,7 +20,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import c_symbols  # noqa: E402
 
-LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 5, "graph": 6}
+LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 5, "graph": 6,
+          "composite": 7}
 # Families an op family may use besides ops/common: softmax/norms reuse the row reductions;
 # random walks host views with data's helpers and builds its device kernel on data's
 # lane-per-element frame (data/dev_lane.h); cross-entropy with class indices is a row op on
@@ -52,20 +53,10 @@ FILE_ORDER = {
 MOVING = {
     # moving to the composite layer (issue 33)
     ("ops/common/op_temps.c", "hg_cast"),
-    ("ops/rows/norm_backward.c", "hg_binary"),
-    ("ops/rows/norm_backward.c", "hg_binary_scalar"),
-    ("ops/rows/norm_backward.c", "hg_unary"),
-    ("ops/rows/softmax_backward.c", "hg_binary"),
-    ("ops/rows/softmax_backward.c", "hg_unary"),
-    ("ops/loss/loss_ce_backward.c", "hg_binary"),
-    ("ops/loss/loss_ce_backward.c", "hg_binary_scalar"),
-    ("ops/loss/loss_ce_backward.c", "hg_cast"),
-    ("ops/loss/loss_ce_backward.c", "hg_reduce"),
-    ("ops/loss/loss_ce_backward.c", "hg_scatter_add"),
-    ("ops/loss/loss_ce_backward.c", "hg_unary"),
     ("ops/optim/adam.c", "hg_binary"),
     ("ops/optim/adam.c", "hg_binary_scalar"),
     ("ops/optim/adam.c", "hg_unary"),
+    ("ops/flat/flat_ops.c", "hg_softmax"),
     # the device losses on reduce's and data's device kernels (issue 33)
     ("ops/loss/dev_loss.c", "hg_dev_reduce_into"),
     ("ops/loss/dev_loss.c", "hg_dev_flag_not_unit"),

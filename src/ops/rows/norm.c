@@ -12,6 +12,7 @@
 #include "base/cpu_targets.h"
 #include "tensor/tensor_internal.h"
 #include "ops/common/op_dispatch.h"
+#include "ops/rows/norm.h"
 
 typedef struct norm_job {
     const unsigned char* x;
@@ -374,26 +375,6 @@ static void norm_worker(void* ctx, int w) {
     }
 }
 
-// weight / bias: checked, shape = the normalized dims, any float dtype.
-static hg_status check_param(hg_op_ctx* c, const hg_tensor* t, const char* name,
-                             const hg_tensor* x, int32_t nnorm) {
-    hg_status s = hg_op_input(c, t, name, NULL, NULL);
-    if (s) return s;
-    if (!hg_dtype_is_float((int)t->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: '%s' has dtype %s; expected a float dtype",
-                        c->fn, name, hg_dtype_name(t->dtype));
-    int same = t->ndim == nnorm;
-    for (int32_t d = 0; same && d < nnorm; d++)
-        same = t->shape[d] == x->shape[x->ndim - nnorm + d];
-    if (!same) {
-        char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
-        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: '%s' has shape %s; expected the last %d dims "
-                        "of x, %s", c->fn, name, hg_op_dims(a, t->ndim, t->shape), (int)nnorm,
-                        hg_op_dims(b, nnorm, x->shape + (x->ndim - nnorm)));
-    }
-    return HG_OK;
-}
-
 // A checked parameter in the compute precision (host-visible backends): f64 for f64 inputs
 // (*d64), else f32 (*d32). A C-contiguous parameter already in that dtype is used where it is
 // (*owned stays NULL): gathering one of 4096 elements through hg_op_load_f64 and converting it
@@ -435,48 +416,20 @@ static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name, 
     return HG_OK;
 }
 
-static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t nnorm,
-                           const hg_tensor* weight, const hg_tensor* bias, double eps,
-                           hg_tensor* out) {
-    HG_OP_CTX(c);
-    hg_op_begin(&c, fn);
-    if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
-    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);
-    hg_status s = hg_op_input(&c, x, "x", NULL, NULL);
-    if (s) return s;
-    if (!hg_dtype_is_float((int)x->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: x has dtype %s; expected a float dtype (f16, "
-                        "bf16, f32, f64)", fn, hg_dtype_name(x->dtype));
-    if (nnorm < 1 || nnorm > x->ndim)
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: nnorm %d is out of range for x of %d dims "
-                        "(valid: 1..%d)", fn, (int)nnorm, (int)x->ndim, (int)x->ndim);
-    if (!(eps >= 0.0) || isinf(eps))
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: eps %g must be finite and >= 0", fn, eps);
+hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
+                       const hg_tensor* weight, const hg_tensor* bias, double eps,
+                       const hg_tensor* out) {
+    const char* fn = c->fn;
+    hg_status s = HG_OK;
     norm_job j;
     memset(&j, 0, sizeof j);
     const void *w = NULL, *b = NULL;   // in the compute precision (load_param)
     void *w_owned = NULL, *b_owned = NULL;
-    // Parameters are checked (and gathered) before out is resolved, so a bad parameter never
-    // allocates.
-    if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) goto done;
-    if (bias && (s = check_param(&c, bias, "bias", x, nnorm))) goto done;
-    // numpy's overlap rule before the parameters are loaded (they may be read in place):
-    // parameters overlapping the caller's out are copied first.
-    if ((s = hg_op_read_first(&c, out, &weight, 0)) || (s = hg_op_read_first(&c, out, &bias, 0)))
-        goto done;
-    int device = hg_op_route_of(&c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE;
     int f64 = x->dtype == HG_DTYPE_F64;
-    if (!device && weight && (s = load_param(&c, weight, "weight", f64, &w, &w_owned))) goto done;
-    if (!device && bias && (s = load_param(&c, bias, "bias", f64, &b, &b_owned))) goto done;
-    if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) goto done;
-    if ((s = hg_op_read_first(&c, out, &x, 1))) goto done;
-    if (device) {
-        s = hg_dev_rows(&c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, x, x->ndim - nnorm, weight,
-                        rms ? NULL : bias, eps, out);
-        goto done;
-    }
+    if (weight && (s = load_param(c, weight, "weight", f64, &w, &w_owned))) goto done;
+    if (bias && (s = load_param(c, bias, "bias", f64, &b, &b_owned))) goto done;
     hg_host_view xv, ov;
-    if ((s = hg_op_host_view(&c, x, &xv)) || (s = hg_op_host_view(&c, out, &ov))) goto done;
+    if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) goto done;
     if (xv.numel == 0) goto done;
     j.x = xv.data; j.o = ov.data;
     j.xdt = xv.dtype; j.odt = ov.dtype;
@@ -515,7 +468,7 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
         j.wf = w;
         j.bf = b;
     }
-    int nw = xv.numel < 32768 ? 1 : hg_op_num_threads(&c);
+    int nw = xv.numel < 32768 ? 1 : hg_op_num_threads(c);
     if (nw > j.rows) nw = (int)j.rows;
     j.nw = nw;
     // Rows that are not contiguous f32 are gathered into a per-worker row buffer. Contiguous
@@ -528,20 +481,10 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
                      (long long)j.R);
         goto done;
     }
-    s = hg_op_parallel(&c, nw, norm_worker, &j, &j.nw);
+    s = hg_op_parallel(c, nw, norm_worker, &j, &j.nw);
 done:
     free(j.scratch);
     free(w_owned);
     free(b_owned);
-    return hg_op_finish(&c, out, s);
-}
-
-hg_status hg_layer_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
-                        const hg_tensor* bias, double eps, hg_tensor* out) {
-    return norm_call("hg_layer_norm", 0, x, nnorm, weight, bias, eps, out);
-}
-
-hg_status hg_rms_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight, double eps,
-                      hg_tensor* out) {
-    return norm_call("hg_rms_norm", 1, x, nnorm, weight, NULL, eps, out);
+    return s;
 }

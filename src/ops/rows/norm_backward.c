@@ -2,12 +2,13 @@
 // xhat = (x - mean) rstd (rms: x rstd) and gxh = grad * weight:
 //   grad_x = rstd (gxh - mean(gxh) - xhat mean(gxh xhat))      (rms: no mean(gxh) term)
 //   grad_weight = sum over rows of grad xhat, grad_bias = sum over rows of grad.
+// The kernels here are the op's overrides (rows_bw.h, registered in src/composite/overrides.c).
 // Contiguous f32/f64 on a host backend: one kernel, rows split across the executor's threads,
 // each worker summing its rows' grad_weight / grad_bias terms in f64 (the workers' sums added in
 // order afterwards). On a device, grad_x of rows that are contiguous at a constant row stride
 // comes from the register-resident row kernel (dev_rows_reg_bw.c: each row of grad and x read
-// once), grad_weight / grad_bias (column sums over the rows) from the composed form. Everything
-// else (strided views, f16/bf16 on hosts) is composed of library ops in f32 (f64 for f64).
+// once). Everything else (the column sums on devices, strided views, f16/bf16 on hosts) runs the
+// op's decomposition (src/composite/decomp_rows.c).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include "base/error.h"
 #include "ops/common/op_common.h"
 #include "ops/common/op_dispatch.h"
-#include "ops/common/op_temps.h"
+#include "ops/rows/rows_bw.h"
 #include "tensor/tensor_internal.h"
 #include "base/cpu_targets.h"
 #include "ops/rows/dev_rows_reg.h"
@@ -199,68 +200,9 @@ static void nb_worker(void* ctx, int w) {
     else j->rows_f32(j, w, r0, r1);
 }
 
-// The composed form, on any backend and layout.
-static hg_status nb_composed(const hg_tensor* g, const hg_tensor* x, int32_t nnorm,
-                             const hg_tensor* weight, double eps, int rms, hg_tensor* gx,
-                             hg_tensor* gw, hg_tensor* gb) {
-    hg_op_temps p = {.n = 0};
-    hg_dtype cdt = x->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
-    int32_t axes[HG_MAX_DIMS], lead[HG_MAX_DIMS], nlead = x->ndim - nnorm;
-    for (int32_t d = 0; d < nnorm; d++) axes[d] = nlead + d;
-    for (int32_t d = 0; d < nlead; d++) lead[d] = d;
-    const hg_tensor *xf, *gf, *wf = NULL;
-    hg_status s = hg_op_temp_cast(&p, x, cdt, &xf);
-    if (!s) s = hg_op_temp_cast(&p, g, cdt, &gf);
-    if (!s && weight) s = hg_op_temp_cast(&p, weight, cdt, &wf);
-    hg_tensor *xc = hg_op_temp(&p), *var = hg_op_temp(&p), *rstd = hg_op_temp(&p);
-    hg_tensor *xhat = hg_op_temp(&p), *gxh = hg_op_temp(&p), *t = hg_op_temp(&p);
-    hg_tensor *mb = hg_op_temp(&p), *inner = hg_op_temp(&p);
-    const hg_tensor* cen = xf;
-    if (!rms) {
-        hg_tensor* mu = hg_op_temp(&p);
-        if (!s) s = hg_reduce(HG_REDUCE_MEAN, xf, nnorm, axes, 1, mu);
-        if (!s) s = hg_binary(HG_BINARY_SUB, xf, mu, xc);
-        cen = xc;
-    }
-    if (!s) s = hg_binary(HG_BINARY_MUL, cen, cen, t);
-    if (!s) s = hg_reduce(HG_REDUCE_MEAN, t, nnorm, axes, 1, var);
-    if (!s) s = hg_binary_scalar(HG_BINARY_ADD, var, hg_scalar_f(eps), 0, var);
-    if (!s) s = hg_unary(HG_UNARY_RSQRT, var, rstd);
-    if (!s) s = hg_binary(HG_BINARY_MUL, cen, rstd, xhat);
-    // grad_weight and grad_bias first: grad_x may be grad itself.
-    if (gw) {
-        hg_tensor* gxhat = hg_op_temp(&p);
-        if (!s) s = hg_binary(HG_BINARY_MUL, gf, xhat, gxhat);
-        if (!s) s = hg_reduce(HG_REDUCE_SUM, gxhat, nlead, lead, 0, gw);
-    }
-    if (gb && !s) s = hg_reduce(HG_REDUCE_SUM, gf, nlead, lead, 0, gb);
-    if (gx) {
-        const hg_tensor* q = gf;
-        if (wf) {
-            if (!s) s = hg_binary(HG_BINARY_MUL, gf, wf, gxh);
-            q = gxh;
-        }
-        hg_tensor* prod = hg_op_temp(&p);
-        if (!s) s = hg_binary(HG_BINARY_MUL, q, xhat, prod);
-        if (!s) s = hg_reduce(HG_REDUCE_MEAN, prod, nnorm, axes, 1, mb);
-        if (!s) s = hg_binary(HG_BINARY_MUL, xhat, mb, t);
-        const hg_tensor* base = q;
-        if (!rms) {
-            hg_tensor *ma = hg_op_temp(&p), *qc = hg_op_temp(&p);
-            if (!s) s = hg_reduce(HG_REDUCE_MEAN, q, nnorm, axes, 1, ma);
-            if (!s) s = hg_binary(HG_BINARY_SUB, q, ma, qc);
-            base = qc;
-        }
-        if (!s) s = hg_binary(HG_BINARY_SUB, base, t, inner);
-        if (!s) s = hg_binary(HG_BINARY_MUL, inner, rstd, gx);
-    }
-    hg_op_temps_release(&p);
-    return s;
-}
-
 // Whether grad_x can come from the device row kernel (1, *j filled for hg_dev_rows_reg).
 static int dev_grad_x_job(hg_op_ctx* c, int rms, const hg_tensor* grad, const hg_tensor* x,
-                          int32_t nnorm, const hg_tensor* weight, double eps, hg_tensor* gx,
+                          int32_t nnorm, const hg_tensor* weight, double eps, const hg_tensor* gx,
                           hg_dev_rows_job* out) {
     hg_dev_rows_job* j = out;
     memset(j, 0, sizeof *j);
@@ -287,169 +229,74 @@ static int dev_grad_x_job(hg_op_ctx* c, int rms, const hg_tensor* grad, const hg
     return 1;
 }
 
-// Resolves one optional output of the normalized dims' shape.
-static hg_status nb_output(hg_op_ctx* c, hg_tensor* o, hg_dtype dt, const hg_tensor* x,
-                           int32_t nnorm, int* allocated) {
-    *allocated = 0;
-    if (!o) return HG_OK;
-    int alloc = o->buffer.handle == 0;
-    c->allocated = 0;
-    hg_status s = hg_op_output(c, o, dt, nnorm, x->shape + (x->ndim - nnorm), 1);
-    *allocated = alloc && !s;
-    return s;
+int hg_norm_backward_dev_ok(hg_op_ctx* c, const hg_tensor* grad, const hg_tensor* x,
+                            int32_t nnorm, const hg_tensor* weight, const hg_tensor* gx) {
+    hg_dev_rows_job j;
+    return dev_grad_x_job(c, 0, grad, x, nnorm, weight, 0.0, gx, &j);
 }
 
-static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const hg_tensor* x,
-                         int32_t nnorm, const hg_tensor* weight, double eps, hg_tensor* gx,
-                         hg_tensor* gw, hg_tensor* gb) {
-    HG_OP_CTX(c);
-    hg_op_begin(&c, fn);
-    if (!grad || !x)
-        return hg_error(HG_ERR_NULL_POINTER, "%s: argument '%s' is NULL", fn, !grad ? "grad" : "x");
-    if (!gx && !gw && !gb)
-        return hg_error(HG_ERR_NULL_POINTER, "%s: no output asked for (grad_x, grad_weight%s are "
-                        "all NULL)", fn, rms ? "" : ", grad_bias");
-    hg_status s;
-    if ((s = hg_op_input(&c, grad, "grad", NULL, NULL)) || (s = hg_op_input(&c, x, "x", NULL, NULL)))
-        return s;
-    if (!hg_dtype_is_float((int)x->dtype) || grad->dtype != x->dtype)
-        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: grad is %s and x is %s; expected one float "
-                        "dtype (f16, bf16, f32, f64) for both", fn, hg_dtype_name(grad->dtype),
-                        hg_dtype_name(x->dtype));
-    int same = grad->ndim == x->ndim;
-    for (int32_t d = 0; same && d < x->ndim; d++) same = grad->shape[d] == x->shape[d];
-    if (!same) {
-        char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
-        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: grad has shape %s and x %s; expected equal "
-                        "shapes", fn, hg_op_dims(a, grad->ndim, grad->shape),
-                        hg_op_dims(b, x->ndim, x->shape));
-    }
-    if (nnorm < 1 || nnorm > x->ndim)
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: nnorm %d is out of range for x of %d dims "
-                        "(valid: 1..%d)", fn, (int)nnorm, (int)x->ndim, (int)x->ndim);
-    if (!(eps >= 0.0) || isinf(eps))
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: eps %g must be finite and >= 0", fn, eps);
-    if (weight) {
-        if ((s = hg_op_input(&c, weight, "weight", NULL, NULL))) return s;
-        int ok = hg_dtype_is_float((int)weight->dtype) && weight->ndim == nnorm;
-        for (int32_t d = 0; ok && d < nnorm; d++)
-            ok = weight->shape[d] == x->shape[x->ndim - nnorm + d];
-        if (!ok) {
-            char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
-            return hg_error(hg_dtype_is_float((int)weight->dtype) ? HG_ERR_SIZE_MISMATCH
-                                                                  : HG_ERR_DTYPE_MISMATCH,
-                            "%s: weight is %s %s; expected a float tensor of the last %d dims of "
-                            "x, %s", fn, hg_dtype_name(weight->dtype),
-                            hg_op_dims(a, weight->ndim, weight->shape), (int)nnorm,
-                            hg_op_dims(b, nnorm, x->shape + (x->ndim - nnorm)));
-        }
-    }
-    hg_dtype pdt = weight ? weight->dtype : x->dtype;
-    int ax = 0, aw = 0, ab = 0;
-    if (gx) {
-        int alloc = gx->buffer.handle == 0;
-        s = hg_op_output(&c, gx, x->dtype, x->ndim, x->shape, 1);
-        ax = alloc && !s;
-    }
-    if (!s) s = nb_output(&c, gw, pdt, x, nnorm, &aw);
-    if (!s) s = nb_output(&c, gb, pdt, x, nnorm, &ab);
-    c.allocated = 0;   // the outputs are released below, not by hg_op_finish
-    hg_tensor* outs[3] = {gx, gw, gb};
-    const hg_tensor** ins[3] = {&grad, &x, &weight};
-    for (int o = 0; o < 3 && !s; o++)
-        for (int i = 0; i < 3 && !s; i++)   // grad_x may be grad itself
-            s = hg_op_read_first(&c, outs[o], ins[i], o == 0 && i == 0);
-    for (int o = 0; o < 3 && !s; o++)
-        for (int q = o + 1; q < 3 && !s; q++)
-            if (outs[o] && outs[q] && hg_op_overlaps(outs[o], outs[q]))
-                s = hg_error(HG_ERR_INVALID_ARGUMENT, "%s: the outputs overlap", fn);
+hg_status hg_norm_backward_dev_gx(hg_op_ctx* c, int rms, const hg_tensor* grad,
+                                  const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
+                                  double eps, const hg_tensor* gx) {
+    hg_dev_rows_job j;
+    if (!dev_grad_x_job(c, rms, grad, x, nnorm, weight, eps, gx, &j))
+        return hg_error(HG_ERR_INTERNAL, "%s: the row kernel got rows it does not take", c->fn);
+    return hg_dev_rows_reg(&j);
+}
+
+hg_status hg_norm_backward_rows(hg_op_ctx* c, int rms, const hg_tensor* grad,
+                                const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
+                                double eps, const hg_tensor* gx, const hg_tensor* gw,
+                                const hg_tensor* gb) {
+    const char* fn = c->fn;
+    const hg_tensor* outs[3] = {gx, gw, gb};
     int f64 = x->dtype == HG_DTYPE_F64;
-    int fast = !s && (f64 || x->dtype == HG_DTYPE_F32) && hg_rg_c_contig(grad) &&
-               hg_rg_c_contig(x) && (!weight || (weight->dtype == x->dtype &&
-                                                 hg_rg_c_contig(weight))) &&
-               hg_op_route_of(&c, HG_OPF_ROWS, x->dtype) != HG_ROUTE_DEVICE;
-    for (int o = 0; o < 3; o++)
-        if (outs[o]) fast = fast && outs[o]->dtype == x->dtype && hg_rg_c_contig(outs[o]);
-    if (!s && !fast) {
-        hg_dev_rows_job dj;
-        if (dev_grad_x_job(&c, rms, grad, x, nnorm, weight, eps, gx, &dj)) {
-            // the column sums first: grad_x may be grad itself
-            if (gw || gb) s = nb_composed(grad, x, nnorm, weight, eps, rms, NULL, gw, gb);
-            if (!s) s = hg_dev_rows_reg(&dj);
-        } else {
-            s = nb_composed(grad, x, nnorm, weight, eps, rms, gx, gw, gb);
-        }
+    hg_status s;
+    hg_host_view gv, xv, wv, ov;
+    nb_job j;
+    memset(&j, 0, sizeof j);
+    if ((s = hg_op_host_view(c, grad, &gv)) || (s = hg_op_host_view(c, x, &xv)) ||
+        (weight && (s = hg_op_host_view(c, weight, &wv))))
+        return s;
+    j.g = gv.data;
+    j.x = xv.data;
+    j.w = weight ? wv.data : NULL;
+    j.f64 = f64;
+    j.rms = rms;
+    j.eps = eps;
+    j.rows_f32 = nb_rows_f32_pick();
+    j.R = 1;
+    for (int32_t d = x->ndim - nnorm; d < x->ndim; d++) j.R *= x->shape[d];
+    j.rows = j.R ? xv.numel / j.R : 0;
+    if (gx) {
+        if ((s = hg_op_host_view(c, gx, &ov))) return s;
+        j.gx = ov.data;
     }
-    if (!s && fast) {
-        hg_host_view gv, xv, wv, ov;
-        nb_job j;
-        memset(&j, 0, sizeof j);
-        if ((s = hg_op_host_view(&c, grad, &gv)) || (s = hg_op_host_view(&c, x, &xv)) ||
-            (weight && (s = hg_op_host_view(&c, weight, &wv))))
-            goto done;
-        j.g = gv.data;
-        j.x = xv.data;
-        j.w = weight ? wv.data : NULL;
-        j.f64 = f64;
-        j.rms = rms;
-        j.eps = eps;
-        j.rows_f32 = nb_rows_f32_pick();
-        j.R = 1;
-        for (int32_t d = x->ndim - nnorm; d < x->ndim; d++) j.R *= x->shape[d];
-        j.rows = j.R ? xv.numel / j.R : 0;
-        if (gx) {
-            if ((s = hg_op_host_view(&c, gx, &ov))) goto done;
-            j.gx = ov.data;
-        }
-        int nw = xv.numel < 32768 ? 1 : hg_op_num_threads(&c);
-        if (nw > j.rows) nw = (int)(j.rows ? j.rows : 1);
-        j.nw = nw;
-        size_t rr = (size_t)(j.R ? j.R : 1);
-        j.scratch = malloc((size_t)nw * 3 * rr * (f64 ? 8 : 4));
-        j.acc = (gw || gb) ? calloc((size_t)nw * 2 * rr, sizeof(double)) : NULL;
-        if (!j.scratch || ((gw || gb) && !j.acc)) {
-            s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for rows of %lld elements", fn,
-                         (long long)j.R);
-        } else {
-            if (j.rows) s = hg_op_parallel(&c, nw, nb_worker, &j, &j.nw);
-            for (int o = 1; o < 3 && !s; o++) {   // the workers' sums, in worker order
-                if (!outs[o]) continue;
-                hg_host_view v;
-                if ((s = hg_op_host_view(&c, outs[o], &v))) break;
-                for (int64_t i = 0; i < j.R; i++) {
-                    double t = 0.0;
-                    for (int w = 0; w < j.nw; w++)
-                        t += j.acc[((size_t)w * 2 + (size_t)(o - 1)) * rr + (size_t)i];
-                    if (f64) ((double*)v.data)[i] = t;
-                    else ((float*)v.data)[i] = (float)t;
-                }
+    int nw = xv.numel < 32768 ? 1 : hg_op_num_threads(c);
+    if (nw > j.rows) nw = (int)(j.rows ? j.rows : 1);
+    j.nw = nw;
+    size_t rr = (size_t)(j.R ? j.R : 1);
+    j.scratch = malloc((size_t)nw * 3 * rr * (f64 ? 8 : 4));
+    j.acc = (gw || gb) ? calloc((size_t)nw * 2 * rr, sizeof(double)) : NULL;
+    if (!j.scratch || ((gw || gb) && !j.acc)) {
+        s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for rows of %lld elements", fn,
+                     (long long)j.R);
+    } else {
+        if (j.rows) s = hg_op_parallel(c, nw, nb_worker, &j, &j.nw);
+        for (int o = 1; o < 3 && !s; o++) {   // the workers' sums, in worker order
+            if (!outs[o]) continue;
+            hg_host_view v;
+            if ((s = hg_op_host_view(c, outs[o], &v))) break;
+            for (int64_t i = 0; i < j.R; i++) {
+                double t = 0.0;
+                for (int w = 0; w < j.nw; w++)
+                    t += j.acc[((size_t)w * 2 + (size_t)(o - 1)) * rr + (size_t)i];
+                if (f64) ((double*)v.data)[i] = t;
+                else ((float*)v.data)[i] = (float)t;
             }
         }
-        free(j.scratch);
-        free(j.acc);
     }
-done:
-    if (s) {   // a failing op leaves the caller's tensors as they were
-        int al[3] = {ax, aw, ab};
-        for (int o = 0; o < 3; o++)
-            if (al[o]) {
-                hg_buffer_destroy(outs[o]->buffer);
-                outs[o]->buffer.handle = 0;
-            }
-    }
+    free(j.scratch);
+    free(j.acc);
     return s;
-}
-
-hg_status hg_layer_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
-                                 const hg_tensor* weight, double eps, hg_tensor* grad_x,
-                                 hg_tensor* grad_weight, hg_tensor* grad_bias) {
-    return nb_call("hg_layer_norm_backward", 0, grad, x, nnorm, weight, eps, grad_x, grad_weight,
-                   grad_bias);
-}
-
-hg_status hg_rms_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
-                               const hg_tensor* weight, double eps, hg_tensor* grad_x,
-                               hg_tensor* grad_weight) {
-    return nb_call("hg_rms_norm_backward", 1, grad, x, nnorm, weight, eps, grad_x, grad_weight,
-                   NULL);
 }

@@ -151,6 +151,12 @@ hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int lo
     }
     if (hg_op_route_of(c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE)
         return hg_dev_rows(c, log ? HG_DEV_LOG_SOFTMAX : HG_DEV_SOFTMAX, x, ax, NULL, NULL, 0.0, out);
+    return hg_softmax_host(c, x, ax, log, out);
+}
+
+hg_status hg_softmax_host(hg_op_ctx* c, const hg_tensor* x, int32_t ax, int log,
+                          const hg_tensor* out) {
+    hg_status s;
     hg_host_view xv, ov;
     if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) return s;
     if (xv.numel == 0) return HG_OK;
@@ -198,35 +204,4 @@ hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int lo
     s = hg_op_parallel(c, nw, sm_worker, &j, &j.nw);
     free(j.scratch);
     return s;
-}
-
-static hg_status softmax_call(const char* fn, const hg_tensor* x, int32_t axis, int log,
-                              hg_tensor* out) {
-    HG_OP_CTX(c);
-    hg_op_begin(&c, fn);
-    if (!x) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'x' is NULL", fn);
-    if (!out) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'out' is NULL", fn);
-    hg_status s = hg_op_input(&c, x, "x", NULL, NULL);
-    if (s) return s;
-    if (!hg_dtype_is_float((int)x->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH,
-                        "%s: x has dtype %s; softmax needs a float dtype (f16, bf16, f32, f64)",
-                        fn, hg_dtype_name(x->dtype));
-    int32_t ax = 0;
-    if (x->ndim == 0 ? (axis != 0 && axis != -1) : 0)
-        return hg_error(HG_ERR_OUT_OF_RANGE, "%s: axis %d is out of range for a tensor of 0 dims "
-                        "(valid: -1, 0)", fn, (int)axis);
-    if (x->ndim > 0 && (s = hg_op_axis(&c, x->ndim, axis, &ax))) return s;
-    if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) return s;
-    if ((s = hg_op_read_first(&c, out, &x, 1))) return hg_op_finish(&c, out, s);
-    s = hg_softmax_into(&c, x, axis, log, out);
-    return hg_op_finish(&c, out, s);
-}
-
-hg_status hg_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out) {
-    return softmax_call("hg_softmax", x, axis, 0, out);
-}
-
-hg_status hg_log_softmax(const hg_tensor* x, int32_t axis, hg_tensor* out) {
-    return softmax_call("hg_log_softmax", x, axis, 1, out);
 }

@@ -18,6 +18,11 @@
 hg_status hg_softmax_into(hg_op_ctx* c, const hg_tensor* x, int32_t axis, int log,
                           const hg_tensor* out);
 
+// The host kernel of hg_softmax_into (the op's host override, src/composite/overrides.c): x
+// and out checked, ax normalized (0 for a 0-d x).
+hg_status hg_softmax_host(hg_op_ctx* c, const hg_tensor* x, int32_t ax, int log,
+                          const hg_tensor* out);
+
 // exp for the kernels (hg_sm_expf, softmax_f32.h): vmath.h's f32 exp (<= 2 ULP); NaN stays NaN,
 // -inf gives 0, results below 2^-126 (x < -87.34) are flushed to 0.
 float hg_softmax_expf(float x);

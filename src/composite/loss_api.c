@@ -1,0 +1,163 @@
+// hg_cross_entropy_backward (ops.h): d loss / d logits with the softmax fused in. The entry
+// checks the arguments (the class indices too: each in [-C, C) or ignore_index) and hands the
+// call to hg_cop_dispatch: class indices on a device over contiguous class rows take the
+// register row kernel (the override below); everything else runs the op's decomposition
+// (decomp_loss.c).
+#include <stdlib.h>
+#include <string.h>
+#include "base/dtype.h"
+#include "base/error.h"
+#include "composite/composite.h"
+#include "ops/common/dev_kernel.h"
+#include "ops/common/op_temps.h"
+#include "ops/loss/loss_common.h"
+#include "ops/rows/dev_rows_reg.h"
+
+// Every class index is ignore_index or in [-C, C) (a negative one counts from the end).
+static hg_status check_targets(hg_op_ctx* c, const hg_tensor* target, int64_t ncls,
+                               int64_t ignore_index) {
+    hg_host_view v;
+    void* staged = NULL;
+    hg_status s = hg_dk_download(c, target, &v, &staged);
+    if (s) return s;
+    size_t es = hg_dtype_size(target->dtype);
+    for (int64_t i = 0; i < v.numel && !s; i++) {
+        int64_t k[HG_MAX_DIMS], r = i, off = 0;
+        for (int32_t d = v.ndim - 1; d >= 0; d--) {   // element i in C order
+            k[d] = r % v.shape[d];
+            r /= v.shape[d];
+            off += k[d] * v.strides[d];
+        }
+        const unsigned char* q = (const unsigned char*)v.data + off * (int64_t)es;
+        int64_t ti = hg_op_load_i64(target->dtype, q);
+        int big = hg_dtype_is_unsigned_int((int)target->dtype) && ti < 0;
+        if (ti != ignore_index && (big || ti < -ncls || ti >= ncls))
+            s = hg_error(HG_ERR_OUT_OF_RANGE, "%s: target class index %s%lld (sample %lld in C "
+                         "order) is out of range [-%lld, %lld) and is not ignore_index (%lld)",
+                         c->fn, big ? "2^64 + " : "", (long long)ti, (long long)i,
+                         (long long)ncls, (long long)ncls, (long long)ignore_index);
+    }
+    free(staged);
+    return s;
+}
+
+// The per-sample scale of class-index targets: mask = (t != ignore_index), w = mask * scale
+// in cdt (temporaries of p); MEAN divides by the samples counted (at least 1).
+static hg_status ce_bw_scale(hg_op_temps* p, const hg_tensor* gc, const hg_tensor* t64,
+                             int64_t ignore_index, hg_reduction red, hg_dtype cdt, hg_tensor* w) {
+    hg_tensor *mask = hg_op_temp(p), *keep = hg_op_temp(p);
+    hg_status s = hg_binary_scalar(HG_BINARY_NE, t64, hg_scalar_i(ignore_index), 0, mask);
+    if (!s) s = hg_cast(mask, cdt, keep);
+    if (red == HG_REDUCTION_MEAN) {
+        hg_tensor *count = hg_op_temp(p), *sc = hg_op_temp(p);
+        if (!s) s = hg_reduce(HG_REDUCE_SUM, keep, 0, NULL, 0, count);
+        if (!s) s = hg_binary_scalar(HG_BINARY_MAXIMUM, count, hg_scalar_f(1.0), 0, count);
+        if (!s) s = hg_binary(HG_BINARY_DIV, gc, count, sc);
+        if (!s) s = hg_binary(HG_BINARY_MUL, keep, sc, w);
+    } else if (!s) {
+        s = hg_binary(HG_BINARY_MUL, keep, gc, w);
+    }
+    return s;
+}
+
+// The device row kernel (dev_rows_reg_bw.c) reads each logits row once and writes
+// (softmax(x) - onehot(t)) * w: class indices, the class dim last, rows at one row stride.
+static int ce_rows_layout(const hg_cop_call* k, hg_dev_rows_job* j) {
+    const hg_tensor *logits = k->in[0], *target = k->in[1];
+    int32_t cdim = k->axis;
+    if (hg_dtype_is_float((int)target->dtype) || cdim != logits->ndim - 1) return 0;
+    const hg_tensor* ts[2] = {logits, k->out[0]};
+    int64_t rs[2], trs;
+    uint64_t tm, tr;
+    hg_tensor tv = hg_op_expand_dim(target, cdim);   // rows of one element: the sample stride
+    const hg_tensor* tt = &tv;
+    if (!hg_dev_rows_layout(ts, 2, cdim, &j->M, &j->R, rs) ||
+        !hg_dev_rows_layout(&tt, 1, cdim, &tm, &tr, &trs))
+        return 0;
+    j->xrs = rs[0], j->ors = rs[1], j->trs = trs;
+    return 1;
+}
+
+int hg_cop_ce_bw_dev_ok(const hg_cop_call* k) {
+    hg_dev_rows_job j;
+    return ce_rows_layout(k, &j);
+}
+
+hg_status hg_cop_ce_bw_dev(const hg_cop_call* k) {
+    hg_op_ctx* c = k->c;
+    const hg_tensor *logits = k->in[0], *target = k->in[1], *grad = k->in[2];
+    hg_dev_rows_job j;
+    memset(&j, 0, sizeof j);
+    if (!ce_rows_layout(k, &j))
+        return hg_error(HG_ERR_INTERNAL, "%s: the row kernel got rows it does not take", c->fn);
+    hg_op_temps p = {.n = 0};
+    hg_dtype cdt = logits->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
+    const hg_tensor *gc, *t64;
+    hg_tensor* w = hg_op_temp(&p);
+    hg_status s = hg_op_temp_cast(&p, grad, cdt, &gc);
+    if (!s) s = hg_op_temp_cast(&p, target, HG_DTYPE_I64, &t64);
+    if (!s) s = ce_bw_scale(&p, gc, t64, k->ignore_index, (hg_reduction)k->reduction, cdt, w);
+    if (!s) {
+        j.fn = c->fn;
+        j.ex = c->ex;
+        j.op = HG_DEV_ROWS_CE_BW;
+        j.xdt = logits->dtype, j.tdt = target->dtype, j.sdt = cdt, j.odt = k->out[0]->dtype;
+        j.x = logits->buffer, j.xoff = logits->offset;
+        j.o = k->out[0]->buffer, j.ooff = k->out[0]->offset;
+        j.t = target->buffer, j.toff = target->offset;
+        j.s = w->buffer, j.soff = w->offset, j.srs = 1;   // w: C-contiguous over the samples
+        j.ign = k->ignore_index;
+        s = hg_dev_rows_reg(&j);
+    }
+    hg_op_temps_release(&p);
+    return s;
+}
+
+hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logits,
+                                    const hg_tensor* target, int64_t ignore_index,
+                                    hg_reduction reduction, hg_tensor* out) {
+    HG_OP_CTX(c);
+    const char* fn = "hg_cross_entropy_backward";
+    hg_op_begin(&c, fn);
+    if (!grad || !logits || !target || !out)
+        return hg_error(HG_ERR_NULL_POINTER, "%s: argument '%s' is NULL", fn,
+                        !grad ? "grad" : !logits ? "logits" : !target ? "target" : "out");
+    hg_status s;
+    if ((s = hg_op_input(&c, grad, "grad", NULL, NULL)) ||
+        (s = hg_op_input(&c, logits, "logits", NULL, NULL)) ||
+        (s = hg_op_input(&c, target, "target", NULL, NULL)) ||
+        (s = hg_loss_float(&c, logits, "logits")) || (s = hg_loss_float(&c, grad, "grad")) ||
+        (s = hg_loss_reduction(&c, reduction)))
+        return s;
+    int probs = hg_dtype_is_float((int)target->dtype);
+    if (!probs && !hg_dtype_is_int((int)target->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: 'target' has dtype %s; it must hold class "
+                        "indices (an integer dtype) or class probabilities (a float dtype)", fn,
+                        hg_dtype_name(target->dtype));
+    char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+    if (logits->ndim < 1 || logits->ndim >= HG_MAX_DIMS)
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'logits' must be (C), (N, C) or (N, C, d1, "
+                        "...) with at most %d dims, got shape %s", fn, HG_MAX_DIMS - 1,
+                        hg_op_dims(a, logits->ndim, logits->shape));
+    int32_t cdim, ns;
+    int64_t sshape[HG_MAX_DIMS], nsamples = 1;
+    if ((s = hg_ce_shapes(&c, logits, target, probs, &cdim, &ns, sshape))) return s;
+    for (int32_t d = 0; d < ns; d++) nsamples *= sshape[d];
+    int gnd = reduction == HG_REDUCTION_NONE ? ns : 0;
+    int same = grad->ndim == gnd;
+    for (int32_t d = 0; same && d < gnd; d++) same = grad->shape[d] == sshape[d];
+    if (!same)
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'grad' has shape %s; expected the loss's shape "
+                        "%s", fn, hg_op_dims(a, grad->ndim, grad->shape),
+                        hg_op_dims(b, gnd, sshape));
+    if (!probs && nsamples && (s = check_targets(&c, target, logits->shape[cdim], ignore_index)))
+        return s;
+    if ((s = hg_op_output(&c, out, logits->dtype, logits->ndim, logits->shape, 1))) return s;
+    if ((s = hg_op_read_first(&c, out, &logits, 1)) ||
+        (s = hg_op_read_first(&c, out, &target, 1)) || (s = hg_op_read_first(&c, out, &grad, 1)))
+        return hg_op_finish(&c, out, s);
+    if (nsamples == 0 || logits->shape[cdim] == 0) return hg_op_finish(&c, out, HG_OK);
+    hg_cop_call k = {.op = HG_COP_CE_BW, .c = &c, .in = {logits, target, grad}, .out = {out},
+                     .axis = cdim, .ignore_index = ignore_index, .reduction = (int32_t)reduction};
+    return hg_op_finish(&c, out, hg_cop_dispatch(&k));
+}
