@@ -124,6 +124,9 @@ static inline hg_status hg_cop_dispatch(const hg_cop_call* k) {
 // rows at one row stride.
 int hg_cop_ce_bw_dev_ok(const hg_cop_call* k);
 hg_status hg_cop_ce_bw_dev(const hg_cop_call* k);
+// Its host override (loss_host.c): class indices over a last class dim, out C-contiguous.
+int hg_cop_ce_bw_host_ok(const hg_cop_call* k);
+hg_status hg_cop_ce_bw_host(const hg_cop_call* k);
 
 // Cache statistics of ex (tests): plans held, hits, compiles.
 void hg_cop_cache_stats(hg_executor ex, int64_t* plans, int64_t* hits, int64_t* compiles);
