@@ -94,8 +94,8 @@ static inline const hg_cop_override* hg_cop_override_find(const hg_cop_call* k) 
 
 // ---- running ----
 // The decomposition compiled for the call's executor, dtypes, shapes and parameters (cached per
-// executor: at most HG_COP_CACHE_MAX plans; beyond that a plan is compiled for the call and
-// destroyed after it). Inputs may have any strides; outputs may overlap inputs (hg_plan_run).
+// executor: at most HG_COP_CACHE_MAX plans, the least recently used one not running evicted
+// for a new one). Inputs may have any strides; outputs may overlap inputs (hg_plan_run).
 #define HG_COP_CACHE_MAX 256
 hg_status hg_cop_run_decomp(const hg_cop_call* k);
 
