@@ -94,8 +94,8 @@ static inline const hg_cop_override* hg_cop_override_find(const hg_cop_call* k) 
 
 // ---- running ----
 // The decomposition compiled for the call's executor, dtypes, shapes and parameters (cached per
-// executor: at most HG_COP_CACHE_MAX plans; beyond that a plan is compiled for the call and
-// destroyed after it). Inputs may have any strides; outputs may overlap inputs (hg_plan_run).
+// executor: at most HG_COP_CACHE_MAX plans, the least recently used one not running evicted
+// for a new one). Inputs may have any strides; outputs may overlap inputs (hg_plan_run).
 #define HG_COP_CACHE_MAX 256
 hg_status hg_cop_run_decomp(const hg_cop_call* k);
 
@@ -124,6 +124,9 @@ static inline hg_status hg_cop_dispatch(const hg_cop_call* k) {
 // rows at one row stride.
 int hg_cop_ce_bw_dev_ok(const hg_cop_call* k);
 hg_status hg_cop_ce_bw_dev(const hg_cop_call* k);
+// Its host override (loss_host.c): class indices over a last class dim, out C-contiguous.
+int hg_cop_ce_bw_host_ok(const hg_cop_call* k);
+hg_status hg_cop_ce_bw_host(const hg_cop_call* k);
 
 // Cache statistics of ex (tests): plans held, hits, compiles.
 void hg_cop_cache_stats(hg_executor ex, int64_t* plans, int64_t* hits, int64_t* compiles);

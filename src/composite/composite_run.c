@@ -2,10 +2,12 @@
 // decompositions, and the per-executor cache of compiled decompositions.
 //
 // The cache maps (op, input dtypes and shapes, output dtypes and which outputs are asked,
-// axis, eps) to a plan compiled for the executor. It never evicts (a plan may be running on
-// another thread): beyond HG_COP_CACHE_MAX plans, a call compiles its own plan and destroys it
-// after the run. The plans themselves are the graph layer's, destroyed with the executor (the
-// graph ext is freed before this one, which then only frees its table).
+// axis, eps) to a plan compiled for the executor: at most HG_COP_CACHE_MAX plans, the least
+// recently used one evicted (destroyed) for a new one. A plan counts the runs in progress
+// (users) and is never evicted while one runs on another thread; when every plan is running,
+// a call compiles its own and destroys it after the run. The plans left are the graph
+// layer's, destroyed with the executor (the graph ext is freed before this one, which then
+// only frees its table).
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -56,7 +58,10 @@ typedef struct cop_key {
 
 typedef struct cop_entry {
     cop_key key;
-    hg_plan plan;              // handle 0: empty slot
+    uint32_t hash;
+    int32_t users;             // runs of the plan in progress: never evicted while > 0
+    uint64_t used;             // the cache's clock at the entry's last use
+    hg_plan plan;              // handle 0: a free entry
 } cop_entry;
 
 #define COP_SLOTS (2 * HG_COP_CACHE_MAX)
@@ -64,8 +69,11 @@ typedef struct cop_entry {
 typedef struct cop_cache {
     pthread_mutex_t lock;      // a leaf: nothing else is taken while it is held
     int64_t n, hits, compiles;
-    cop_entry slots[COP_SLOTS];
+    uint64_t clock;
+    cop_entry ents[HG_COP_CACHE_MAX];
+    int16_t index[COP_SLOTS];  // open addressing over ents: entry + 1, 0 an empty slot
 } cop_cache;
+_Static_assert(HG_COP_CACHE_MAX < 32767, "entries are indexed by int16_t");
 
 static void cache_fork(void* ext, hg_fork_phase phase) {
     hg_fork_mutex(&((cop_cache*)ext)->lock, phase);
@@ -115,13 +123,42 @@ static uint32_t key_hash(const cop_key* key) {
 }
 _Static_assert(sizeof(cop_key) % 8 == 0, "the key hashes in 64-bit words");
 
-// The slot of key, or the empty slot where it would go (NULL: table full of other keys).
-static cop_entry* cache_slot(cop_cache* cc, const cop_key* key, uint32_t h) {
-    for (uint32_t i = 0; i < COP_SLOTS; i++) {
-        cop_entry* e = &cc->slots[(h + i) % COP_SLOTS];
-        if (!e->plan.handle || !memcmp(&e->key, key, sizeof *key)) return e;
+// The entry holding key, or NULL; *slot: its index slot, or the empty one where it would go.
+static cop_entry* cache_find(cop_cache* cc, const cop_key* key, uint32_t h, uint32_t* slot) {
+    for (uint32_t i = 0;; i++) {   // never full: at most half the slots are taken
+        uint32_t q = (h + i) % COP_SLOTS;
+        int e = cc->index[q];
+        *slot = q;
+        if (!e) return NULL;
+        cop_entry* x = &cc->ents[e - 1];
+        if (x->hash == h && !memcmp(&x->key, key, sizeof *key)) return x;
     }
-    return NULL;
+}
+
+// Makes room for one more entry: a free one while fewer than HG_COP_CACHE_MAX are held, else
+// the least recently used plan no run holds, taken out (*evicted: its plan, for the caller
+// to destroy after unlocking) and the index rebuilt without it (only after a compile, which
+// costs far more). NULL: every plan is running.
+static cop_entry* cache_room(cop_cache* cc, hg_plan* evicted) {
+    evicted->handle = 0;
+    if (cc->n < HG_COP_CACHE_MAX) return &cc->ents[cc->n++];
+    cop_entry* v = NULL;
+    for (int i = 0; i < HG_COP_CACHE_MAX; i++) {
+        cop_entry* x = &cc->ents[i];
+        if (!x->users && (!v || x->used < v->used)) v = x;
+    }
+    if (!v) return NULL;
+    *evicted = v->plan;
+    v->plan.handle = 0;
+    memset(cc->index, 0, sizeof cc->index);
+    for (int i = 0; i < HG_COP_CACHE_MAX; i++) {
+        cop_entry* x = &cc->ents[i];
+        if (!x->plan.handle) continue;
+        uint32_t q = x->hash % COP_SLOTS;
+        while (cc->index[q]) q = (q + 1) % COP_SLOTS;
+        cc->index[q] = (int16_t)(i + 1);
+    }
+    return v;
 }
 
 // Builds the decomposition for the call and compiles it for ex.
@@ -166,43 +203,55 @@ hg_status hg_cop_run_decomp(const hg_cop_call* k) {
     key_fill(k, &key);
     uint32_t h = key_hash(&key);
     cop_cache* cc = hg_executor_ext(k->c->ex, HG_EXT_COMPOSITE, cache_create, cache_destroy);
-    hg_plan plan = {0};
+    hg_plan plan = {0}, mine = {0}, evicted = {0};
+    cop_entry* e = NULL;
+    uint32_t slot = 0;
     if (cc) {
         pthread_mutex_lock(&cc->lock);
-        cop_entry* e = cache_slot(cc, &key, h);
-        if (e && e->plan.handle) {
+        if ((e = cache_find(cc, &key, h, &slot))) {
+            e->users++;
+            e->used = ++cc->clock;
             plan = e->plan;
             cc->hits++;
         }
         pthread_mutex_unlock(&cc->lock);
     }
-    int own = 0;
     if (!plan.handle) {
-        hg_status s = cop_compile(k, &plan);
+        hg_status s = cop_compile(k, &mine);
         if (s) return hg_error_prefix(s, "%s (its decomposition)", k->c->fn);
-        own = 1;
-        if (cc) {   // keep it unless the table is full; a plan another thread made first wins
+        plan = mine;
+        if (cc) {   // kept unless every plan is running; a plan another thread made first wins
             pthread_mutex_lock(&cc->lock);
             cc->compiles++;
-            cop_entry* e = cache_slot(cc, &key, h);
-            hg_plan mine = plan;
-            if (e && e->plan.handle) {
+            if ((e = cache_find(cc, &key, h, &slot))) {
                 plan = e->plan;
-            } else if (e && cc->n < HG_COP_CACHE_MAX) {
+            } else if ((e = cache_room(cc, &evicted))) {
+                if (evicted.handle) cache_find(cc, &key, h, &slot);   // the index was rebuilt
                 e->key = key;
-                e->plan = plan;
-                cc->n++;
-                own = 0;
+                e->hash = h;
+                e->plan = mine;
+                cc->index[slot] = (int16_t)(e - cc->ents + 1);
+                mine.handle = 0;
+            }
+            if (e) {
+                e->users++;
+                e->used = ++cc->clock;
             }
             pthread_mutex_unlock(&cc->lock);
-            if (own && plan.handle != mine.handle) {
+            if (evicted.handle) hg_plan_destroy(evicted);
+            if (e && mine.handle) {   // another thread's plan runs instead
                 hg_plan_destroy(mine);
-                own = 0;
+                mine.handle = 0;
             }
         }
     }
     hg_status s = hg_plan_run(plan, ni, ins, no, outs);
-    if (own) hg_plan_destroy(plan);
+    if (e) {
+        pthread_mutex_lock(&cc->lock);
+        e->users--;
+        pthread_mutex_unlock(&cc->lock);
+    }
+    if (mine.handle) hg_plan_destroy(mine);
     return s ? hg_error_prefix(s, "%s (its decomposition)", k->c->fn) : HG_OK;
 }
 

@@ -211,6 +211,20 @@ hg_status hg_op_host_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
     return view_of(c, t, v, 1);
 }
 
+hg_status hg_op_host_view_checked(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
+    hg_buffer_obj* b = hg_handle_get(t->buffer.handle, HG_HANDLE_BUFFER);
+    // A handle gone since the check (another thread destroyed it): the full check says so.
+    if (!b || !hg_op_host_memory_of(b->ex)) return view_of(c, t, v, 1);
+    v->data = b->mem ? (unsigned char*)b->mem + t->offset * (int64_t)hg_dtype_size(t->dtype)
+                     : NULL;
+    v->dtype = t->dtype;
+    v->ndim = t->ndim;
+    v->numel = hg_view_numel(t);
+    memcpy(v->shape, t->shape, sizeof v->shape);
+    memcpy(v->strides, t->strides, sizeof v->strides);
+    return HG_OK;
+}
+
 hg_status hg_op_raw_view(hg_op_ctx* c, const hg_tensor* t, hg_host_view* v) {
     return view_of(c, t, v, 0);
 }

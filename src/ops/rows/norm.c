@@ -383,7 +383,7 @@ static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name, 
                             const void** data, void** owned) {
     hg_status s;
     hg_host_view v;
-    if ((s = hg_op_host_view(c, t, &v))) return s;
+    if ((s = hg_op_host_view_checked(c, t, &v))) return s;
     hg_dtype want = f64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
     int contig = v.dtype == want;
     int64_t ex = 1;
@@ -429,7 +429,8 @@ hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
     if (weight && (s = load_param(c, weight, "weight", f64, &w, &w_owned))) goto done;
     if (bias && (s = load_param(c, bias, "bias", f64, &b, &b_owned))) goto done;
     hg_host_view xv, ov;
-    if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) goto done;
+    if ((s = hg_op_host_view_checked(c, x, &xv)) || (s = hg_op_host_view_checked(c, out, &ov)))
+        goto done;
     if (xv.numel == 0) goto done;
     j.x = xv.data; j.o = ov.data;
     j.xdt = xv.dtype; j.odt = ov.dtype;

@@ -255,8 +255,9 @@ hg_status hg_norm_backward_rows(hg_op_ctx* c, int rms, const hg_tensor* grad,
     hg_host_view gv, xv, wv, ov;
     nb_job j;
     memset(&j, 0, sizeof j);
-    if ((s = hg_op_host_view(c, grad, &gv)) || (s = hg_op_host_view(c, x, &xv)) ||
-        (weight && (s = hg_op_host_view(c, weight, &wv))))
+    if ((s = hg_op_host_view_checked(c, grad, &gv)) ||
+        (s = hg_op_host_view_checked(c, x, &xv)) ||
+        (weight && (s = hg_op_host_view_checked(c, weight, &wv))))
         return s;
     j.g = gv.data;
     j.x = xv.data;
@@ -269,7 +270,7 @@ hg_status hg_norm_backward_rows(hg_op_ctx* c, int rms, const hg_tensor* grad,
     for (int32_t d = x->ndim - nnorm; d < x->ndim; d++) j.R *= x->shape[d];
     j.rows = j.R ? xv.numel / j.R : 0;
     if (gx) {
-        if ((s = hg_op_host_view(c, gx, &ov))) return s;
+        if ((s = hg_op_host_view_checked(c, gx, &ov))) return s;
         j.gx = ov.data;
     }
     int nw = xv.numel < 32768 ? 1 : hg_op_num_threads(c);
@@ -286,7 +287,7 @@ hg_status hg_norm_backward_rows(hg_op_ctx* c, int rms, const hg_tensor* grad,
         for (int o = 1; o < 3 && !s; o++) {   // the workers' sums, in worker order
             if (!outs[o]) continue;
             hg_host_view v;
-            if ((s = hg_op_host_view(c, outs[o], &v))) break;
+            if ((s = hg_op_host_view_checked(c, outs[o], &v))) break;
             for (int64_t i = 0; i < j.R; i++) {
                 double t = 0.0;
                 for (int w = 0; w < j.nw; w++)

@@ -158,7 +158,8 @@ hg_status hg_softmax_host(hg_op_ctx* c, const hg_tensor* x, int32_t ax, int log,
                           const hg_tensor* out) {
     hg_status s;
     hg_host_view xv, ov;
-    if ((s = hg_op_host_view(c, x, &xv)) || (s = hg_op_host_view(c, out, &ov))) return s;
+    if ((s = hg_op_host_view_checked(c, x, &xv)) || (s = hg_op_host_view_checked(c, out, &ov)))
+        return s;
     if (xv.numel == 0) return HG_OK;
     sm_job j;
     memset(&j, 0, sizeof j);

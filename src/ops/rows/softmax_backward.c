@@ -106,8 +106,9 @@ hg_status hg_softmax_backward_rows(hg_op_ctx* c, const hg_tensor* grad, const hg
                                    int log, const hg_tensor* out) {
     hg_host_view gv, yv, ov;
     hg_status s;
-    if ((s = hg_op_host_view(c, grad, &gv)) || (s = hg_op_host_view(c, y, &yv)) ||
-        (s = hg_op_host_view(c, out, &ov)))
+    if ((s = hg_op_host_view_checked(c, grad, &gv)) ||
+        (s = hg_op_host_view_checked(c, y, &yv)) ||
+        (s = hg_op_host_view_checked(c, out, &ov)))
         return s;
     if (yv.numel == 0) return HG_OK;
     smb_job j = {gv.data, yv.data, ov.data, y->dtype == HG_DTYPE_F64, log, 1, 0, 1,
