@@ -12,6 +12,7 @@
 #include <string.h>
 #include "composite/composite.h"
 #include "hg_test.h"
+#include "test_optim_ref.h"
 #include "test_ops_rows_util.h"
 
 static hg_executor g_ex;
@@ -47,20 +48,6 @@ static void vec_read(const vec* x, int64_t n, double* v) {
     CHECK_OK(hg_buffer_read(x->buf, 0, h, (size_t)cap));
     for (int64_t i = 0; i < n; i++) v[i] = rows_get(h + (size_t)(i * st) * es, x->t.dtype);
     free(h);
-}
-
-// torch.optim.Adam's per-tensor update of one element in float64.
-static void ref_step(const hg_adam_options* o, double* p, double g, double* m, double* v,
-                     double* vmax) {
-    if (o->maximize) g = -g;
-    if (o->weight_decay != 0 && !o->decoupled_weight_decay) g += o->weight_decay * *p;
-    if (o->weight_decay != 0 && o->decoupled_weight_decay) *p *= 1 - o->lr * o->weight_decay;
-    *m = o->beta1 * *m + (1 - o->beta1) * g;
-    *v = o->beta2 * *v + (1 - o->beta2) * g * g;
-    double bc1 = 1 - pow(o->beta1, (double)o->step), bc2 = 1 - pow(o->beta2, (double)o->step);
-    double vv = *v;
-    if (o->amsgrad) vv = *vmax = fmax(*vmax, *v);
-    *p -= o->lr / bc1 * *m / (sqrt(vv) / sqrt(bc2) + o->eps);
 }
 
 // NMSE relative to the size of each result's terms (mag: a sum that cancels, as m's lerp can,
@@ -104,7 +91,7 @@ static void run_case(const char* label, hg_adam_options o, hg_dtype dt, int64_t 
     }
     for (int64_t i = 0; i < n; i++) {
         double p = init[0][i], m = init[1][i], v = init[2][i], x = init[3][i], g = init[4][i];
-        ref_step(&o, &p, g, &m, &v, &x);
+        adam_ref_step(&o, &p, g, &m, &v, &x);
         want[0][i] = p, want[1][i] = m, want[2][i] = v, want[3][i] = x;
         double ge = fabs(g) + o.weight_decay * fabs(init[0][i]);
         mag[0][i] = fabs(init[0][i]) + fabs(p - init[0][i]);

@@ -74,9 +74,9 @@ extern const hg_cop_info hg_cop_table[HG_COP_COUNT];
 // ---- overrides (overrides.c) ----
 // A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the rows
 // family to `route` (LIBRARY is never a route of that family; every family but matmul routes
-// as it does: host memory HOST, device memory DEVICE, so Adam asks the same), in[0]'s dtype (the op's main float
-// input: inputs are ordered so) is in `dtypes` (a mask of 1u << hg_dtype)
-// and `when` (NULL: always) holds.
+// as it does, host memory HOST and device memory DEVICE, so Adam asks the same), in[0]'s
+// dtype (the op's main float input: inputs are ordered so) is in `dtypes` (a mask of
+// 1u << hg_dtype) and `when` (NULL: always) holds.
 typedef int (*hg_cop_pred_fn)(const hg_cop_call* k);
 typedef hg_status (*hg_cop_kernel_fn)(const hg_cop_call* k);
 typedef struct hg_cop_override {

@@ -15,8 +15,10 @@ hg_status hg_decomp_adam(hg_graph g, const hg_cop_call* k, const int32_t* in, in
     uint32_t f = k->flags;
     int32_t p = in[0], gr = in[1], m = in[2], v = in[3];
     if (f & HG_ADAM_MAXIMIZE) gr = hg_db_unary(&b, HG_UNARY_NEG, gr);
-    if (f & HG_ADAM_L2)
-        gr = hg_db_binary(&b, HG_BINARY_ADD, gr, hg_db_binary(&b, HG_BINARY_MUL, p, sc[HG_ADAM_WD]));
+    if (f & HG_ADAM_L2) {
+        int32_t wp = hg_db_binary(&b, HG_BINARY_MUL, p, sc[HG_ADAM_WD]);
+        gr = hg_db_binary(&b, HG_BINARY_ADD, gr, wp);
+    }
     if (f & HG_ADAM_DECOUPLED) p = hg_db_binary(&b, HG_BINARY_MUL, p, sc[HG_ADAM_DECAY]);
     int32_t d = hg_db_binary(&b, HG_BINARY_MUL, hg_db_binary(&b, HG_BINARY_SUB, gr, m),
                              sc[HG_ADAM_B1W]);
