@@ -1,13 +1,14 @@
 // hg_adam_step against an independent float64 implementation of torch.optim.Adam's per-tensor
-// update (written out below from torch's documented algorithm): several steps with fresh
-// gradients, Adam with L2 weight decay, AdamW, amsgrad, maximize; f64 and f32 on the one-pass
-// kernel (contiguous, threaded sizes), transposed views and f16/bf16 on the composed path, and
-// every error path (status, message, nothing written).
+// update (test_optim_ref.h, written out from torch's documented algorithm): several steps with
+// fresh gradients, Adam with L2 weight decay, AdamW, amsgrad, maximize; f64 and f32 on the
+// one-pass kernel (contiguous, threaded sizes), transposed views and f16/bf16 on the op's
+// decomposition, and every error path (status, message, nothing written).
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hg_test.h"
+#include "test_optim_ref.h"
 #include "base/dtype.h"
 
 static hg_executor EX;
@@ -97,20 +98,6 @@ static tens mk(hg_dtype dt, int64_t rows, int64_t cols, int transposed, const do
 }
 static void drop(tens* x) { hg_buffer_destroy(x->t.buffer); }
 
-// torch.optim.Adam's per-tensor update in double (algorithm in torch's docs), one element.
-static void ref_step(const hg_adam_options* o, double* p, double g, double* m, double* v,
-                     double* vmax) {
-    if (o->maximize) g = -g;
-    if (o->weight_decay != 0 && !o->decoupled_weight_decay) g += o->weight_decay * *p;
-    if (o->weight_decay != 0 && o->decoupled_weight_decay) *p *= 1 - o->lr * o->weight_decay;
-    *m = o->beta1 * *m + (1 - o->beta1) * g;
-    *v = o->beta2 * *v + (1 - o->beta2) * g * g;
-    double bc1 = 1 - pow(o->beta1, (double)o->step), bc2 = 1 - pow(o->beta2, (double)o->step);
-    double vv = *v;
-    if (o->amsgrad) vv = *vmax = fmax(*vmax, *v);
-    *p -= o->lr / bc1 * *m / (sqrt(vv) / sqrt(bc2) + o->eps);
-}
-
 static int close_to(double got, double want, double scale, double tol) {
     if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
     return fabs(got - want) <= tol * (fabs(want) + scale) + 1e-300;
@@ -153,7 +140,7 @@ static void run_case(const char* label, hg_dtype dt, int64_t rows, int64_t cols,
         for (int k = 0; k < 4; k++) get_all(&t[k], now[k]);
         for (int64_t i = 0; i < n && !bad; i++) {
             double p = st[0][i], m = st[1][i], v = st[2][i], x = st[3][i];
-            ref_step(&o, &p, g[i], &m, &v, &x);
+            adam_ref_step(&o, &p, g[i], &m, &v, &x);
             // p from the moments as stored (checked just below): their rounding, which sums
             // that cancel can make large, is not counted against the parameter's update
             double pd = st[0][i];
@@ -217,7 +204,7 @@ static void test_updates(int emulated) {
     run_case("adam betas 0", HG_DTYPE_F32, 4, 33, 0, o, 2);
 }
 
-// The one-pass kernel and the composed path run the same IEEE operations: f32 and f64 results
+// The one-pass kernel and the decomposition run the same IEEE operations: f32 and f64 results
 // agree bit for bit between a contiguous tensor and a transposed one.
 static void test_paths_agree(void) {
     const hg_dtype fl[2] = {HG_DTYPE_F64, HG_DTYPE_F32};

@@ -30,11 +30,16 @@ typedef enum hg_cop {
     HG_COP_RMS_NORM,           // in: x, weight?; out: y; axis = nnorm, eps
     HG_COP_CE_BW,              // in: logits, target, grad; out: grad_logits; axis = the class
                                //   dim, ignore_index, reduction (targets checked by the entry)
+    HG_COP_ADAM,               // in: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq?; out:
+                               //   param, exp_avg, exp_avg_sq, max_exp_avg_sq? (in place);
+                               //   scalars: ops/optim/adam.h's hg_adam_scalar; flags: its options
     HG_COP_COUNT
 } hg_cop;
 
-#define HG_COP_MAX_IN 3
-#define HG_COP_MAX_OUT 3
+#define HG_COP_MAX_IN 5
+#define HG_COP_MAX_OUT 4
+// Scalars given per call (not compiled into the plan: Adam's change every step).
+#define HG_COP_MAX_SCALARS 8
 
 // One call after its checks: inputs and outputs in the op's order, NULL where an optional one
 // is absent (an output not asked for). axis: normalized (softmax) or nnorm (norms).
@@ -47,26 +52,31 @@ typedef struct hg_cop_call {
     double eps;
     int64_t ignore_index;
     int32_t reduction;         // hg_reduction
+    uint32_t flags;            // the op's options that shape its decomposition (Adam's)
+    const double* scalars;     // hg_cop_info.nscalars values, inputs of the plan (0-d tensors
+                               //   of in[0]'s dtype: each rounded to it once, as weak scalars)
 } hg_cop_call;
 
 // A decomposition: adds the op's nodes to g from the input nodes (in[i] = -1 where the input
-// is absent) and sets out[o] to the node of each output (in its computation dtype: the runner
+// is absent; in[HG_COP_MAX_IN + j]: the 0-d node of scalars[j]) and sets out[o] to the node of
+// each output (in its computation dtype: the runner
 // casts it to the output tensor's dtype). Builder errors are returned as they are.
 typedef hg_status (*hg_cop_decomp_fn)(hg_graph g, const hg_cop_call* k, const int32_t* in,
                                       int32_t* out);
 
 typedef struct hg_cop_info {
     const char* name;          // the public function ("hg_softmax")
-    int nin, nout;
+    int nin, nout, nscalars;
     hg_cop_decomp_fn decomp;   // decomp_*.c
 } hg_cop_info;
 extern const hg_cop_info hg_cop_table[HG_COP_COUNT];
 
 // ---- overrides (overrides.c) ----
 // A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the rows
-// family to `route` (LIBRARY is never a route of that family), in[0]'s dtype (the op's main float
-// input: inputs are ordered so) is in `dtypes` (a mask of 1u << hg_dtype)
-// and `when` (NULL: always) holds.
+// family to `route` (LIBRARY is never a route of that family; every family but matmul routes
+// as it does, host memory HOST and device memory DEVICE, so Adam asks the same), in[0]'s
+// dtype (the op's main float input: inputs are ordered so) is in `dtypes` (a mask of
+// 1u << hg_dtype) and `when` (NULL: always) holds.
 typedef int (*hg_cop_pred_fn)(const hg_cop_call* k);
 typedef hg_status (*hg_cop_kernel_fn)(const hg_cop_call* k);
 typedef struct hg_cop_override {
@@ -119,6 +129,10 @@ static inline hg_status hg_cop_dispatch(const hg_cop_call* k) {
     }
     return hg_cop_run_decomp(k);
 }
+
+// hg_adam_step's host override (optim_api.c): C-contiguous f32/f64, the fused kernel.
+int hg_cop_adam_host_ok(const hg_cop_call* k);
+hg_status hg_cop_adam_host(const hg_cop_call* k);
 
 // cross_entropy_backward's device override (loss_api.c): class indices over a last class dim,
 // rows at one row stride.

@@ -13,21 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/config.h"
+#include "base/dtype.h"
 #include "base/error.h"
 #include "base/fork.h"
 #include "composite/decomp.h"
+#include "ops/optim/adam.h"
+#include "runtime/objects.h"
 
 const hg_cop_info hg_cop_table[HG_COP_COUNT] = {
-    [HG_COP_SOFTMAX] = {"hg_softmax", 1, 1, hg_decomp_softmax},
-    [HG_COP_LOG_SOFTMAX] = {"hg_log_softmax", 1, 1, hg_decomp_softmax},
-    [HG_COP_SOFTMAX_BW] = {"hg_softmax_backward", 2, 1, hg_decomp_softmax_bw},
-    [HG_COP_LOG_SOFTMAX_BW] = {"hg_log_softmax_backward", 2, 1, hg_decomp_softmax_bw},
-    [HG_COP_LAYER_NORM_BW] = {"hg_layer_norm_backward", 3, 3, hg_decomp_norm_bw},
-    [HG_COP_RMS_NORM_BW] = {"hg_rms_norm_backward", 3, 2, hg_decomp_norm_bw},
-    [HG_COP_LAYER_NORM] = {"hg_layer_norm", 3, 1, hg_decomp_norm},
-    [HG_COP_RMS_NORM] = {"hg_rms_norm", 2, 1, hg_decomp_norm},
-    [HG_COP_CE_BW] = {"hg_cross_entropy_backward", 3, 1, hg_decomp_ce_bw},
+    [HG_COP_SOFTMAX] = {"hg_softmax", 1, 1, 0, hg_decomp_softmax},
+    [HG_COP_LOG_SOFTMAX] = {"hg_log_softmax", 1, 1, 0, hg_decomp_softmax},
+    [HG_COP_SOFTMAX_BW] = {"hg_softmax_backward", 2, 1, 0, hg_decomp_softmax_bw},
+    [HG_COP_LOG_SOFTMAX_BW] = {"hg_log_softmax_backward", 2, 1, 0, hg_decomp_softmax_bw},
+    [HG_COP_LAYER_NORM_BW] = {"hg_layer_norm_backward", 3, 3, 0, hg_decomp_norm_bw},
+    [HG_COP_RMS_NORM_BW] = {"hg_rms_norm_backward", 3, 2, 0, hg_decomp_norm_bw},
+    [HG_COP_LAYER_NORM] = {"hg_layer_norm", 3, 1, 0, hg_decomp_norm},
+    [HG_COP_RMS_NORM] = {"hg_rms_norm", 2, 1, 0, hg_decomp_norm},
+    [HG_COP_CE_BW] = {"hg_cross_entropy_backward", 3, 1, 0, hg_decomp_ce_bw},
+    [HG_COP_ADAM] = {"hg_adam_step", 5, 4, HG_ADAM_SCALAR_COUNT, hg_decomp_adam},
 };
+_Static_assert(HG_ADAM_SCALAR_COUNT <= HG_COP_MAX_SCALARS, "Adam's scalars fit a call");
 _Static_assert(sizeof hg_cop_table / sizeof hg_cop_table[0] == HG_COP_COUNT,
                "one decomposition per composite op");
 
@@ -50,7 +55,8 @@ typedef struct cop_key {
     int32_t op, axis;
     double eps;
     int64_t ignore_index;
-    int32_t reduction, pad_;
+    int32_t reduction;
+    uint32_t flags;
     int32_t in_dtype[HG_COP_MAX_IN], in_ndim[HG_COP_MAX_IN];   // dtype -1: absent
     int64_t in_shape[HG_COP_MAX_IN][HG_MAX_DIMS];
     int32_t out_dtype[HG_COP_MAX_OUT];                          // -1: not asked
@@ -99,6 +105,7 @@ static void key_fill(const hg_cop_call* k, cop_key* key) {
     key->eps = k->eps;
     key->ignore_index = k->ignore_index;
     key->reduction = k->reduction;
+    key->flags = k->flags;
     for (int i = 0; i < HG_COP_MAX_IN; i++) {
         const hg_tensor* t = k->in[i];
         key->in_dtype[i] = t ? (int32_t)t->dtype : -1;
@@ -167,10 +174,14 @@ static hg_status cop_compile(const hg_cop_call* k, hg_plan* plan) {
     hg_graph g;
     hg_status s = hg_graph_create(&g);
     if (s) return s;
-    int32_t in[HG_COP_MAX_IN] = {-1, -1, -1}, out[HG_COP_MAX_OUT] = {-1, -1, -1};
+    int32_t in[HG_COP_MAX_IN + HG_COP_MAX_SCALARS], out[HG_COP_MAX_OUT];
+    for (int i = 0; i < HG_COP_MAX_IN + HG_COP_MAX_SCALARS; i++) in[i] = -1;
+    for (int o = 0; o < HG_COP_MAX_OUT; o++) out[o] = -1;
     for (int i = 0; i < info->nin && !s; i++)
         if (k->in[i])
             s = hg_graph_input(g, k->in[i]->dtype, k->in[i]->ndim, k->in[i]->shape, &in[i]);
+    for (int j = 0; j < info->nscalars && !s; j++)   // after the tensors, as the run passes them
+        s = hg_graph_input(g, k->in[0]->dtype, 0, NULL, &in[HG_COP_MAX_IN + j]);
     if (!s) s = info->decomp(g, k, in, out);
     hg_db b = {g, s};
     for (int o = 0; o < info->nout && !b.s; o++) {
@@ -183,9 +194,23 @@ static hg_status cop_compile(const hg_cop_call* k, hg_plan* plan) {
     return b.s;
 }
 
+// The call's scalars as 0-d views of one buffer of in[0]'s dtype (each rounded once).
+static hg_status scalars_bind(const hg_cop_call* k, hg_buffer* sb, hg_tensor* views) {
+    int n = hg_cop_table[k->op].nscalars;
+    hg_dtype t = k->in[0]->dtype;
+    unsigned char host[HG_COP_MAX_SCALARS * 8];
+    size_t es = hg_dtype_size(t);
+    for (int j = 0; j < n; j++) hg_convert_from_double(t, k->scalars[j], host + (size_t)j * es);
+    hg_status s = hg_buffer_create_ex((hg_executor){k->c->ex->handle}, t, (size_t)n,
+                                      HG_BUFFER_UNINITIALIZED, sb);
+    if (!s) s = hg_buffer_write(*sb, 0, host, (size_t)n);
+    for (int j = 0; j < n && !s; j++) s = hg_tensor_view(*sb, 0, NULL, NULL, j, &views[j]);
+    return s;
+}
+
 hg_status hg_cop_run_decomp(const hg_cop_call* k) {
     const hg_cop_info* info = &hg_cop_table[k->op];
-    hg_tensor ins[HG_COP_MAX_IN], outs[HG_COP_MAX_OUT];
+    hg_tensor ins[HG_COP_MAX_IN + HG_COP_MAX_SCALARS], outs[HG_COP_MAX_OUT];
     int32_t ni = 0, no = 0;
     int64_t written = 0;
     for (int i = 0; i < info->nin; i++)
@@ -245,7 +270,10 @@ hg_status hg_cop_run_decomp(const hg_cop_call* k) {
             }
         }
     }
-    hg_status s = hg_plan_run(plan, ni, ins, no, outs);
+    hg_buffer sb = {0};
+    hg_status s = info->nscalars ? scalars_bind(k, &sb, ins + ni) : HG_OK;
+    if (!s) s = hg_plan_run(plan, ni + info->nscalars, ins, no, outs);
+    if (sb.handle) hg_buffer_destroy(sb);
     if (e) {
         pthread_mutex_lock(&cc->lock);
         e->users--;

@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "composite/composite.h"
 #include "ops/common/dev_kernel.h"
-#include "ops/common/op_temps.h"
+#include "composite/op_temps.h"
 #include "ops/loss/loss_common.h"
 #include "ops/rows/dev_rows_reg.h"
 

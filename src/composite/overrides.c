@@ -9,7 +9,9 @@
 // decomposition only runs when forced (HOLOGRAM_COMPOSITE=decomp) or on a backend with neither
 // route; the same for layer_norm / rms_norm (norm.c, dev_rows.c). The backward ops' kernels
 // take contiguous rows along the last axis only; cross_entropy_backward's, class indices over a
-// last class dim (loss_host.c on hosts, loss_api.c on devices).
+// last class dim (loss_host.c on hosts, loss_api.c on devices). adam_step: the fused host pass
+// over C-contiguous f32/f64 tensors (optim_api.c); on devices and for other dtypes and layouts
+// its decomposition.
 #include "composite/composite.h"
 #include "ops/common/dev_ops.h"
 #include "ops/rows/dev_rows_reg.h"
@@ -132,6 +134,8 @@ const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES] = {
        "host fused rows (class indices)"),
     OV(HG_COP_CE_BW, HG_ROUTE_DEVICE, FLOATS, hg_cop_ce_bw_dev_ok, hg_cop_ce_bw_dev,
        "device register rows (class indices)"),
+    OV(HG_COP_ADAM, HG_ROUTE_HOST, F32_F64, hg_cop_adam_host_ok, hg_cop_adam_host,
+       "host fused pass (adam.c)"),
 };
 _Static_assert(sizeof hg_cop_overrides / sizeof hg_cop_overrides[0] == HG_COP_COUNT,
                "a row of overrides per composite op");

@@ -181,6 +181,26 @@ static void cases_matmul(void) {
     }
 }
 
+// One Adam step (torch's defaults) and one AdamW step of 1, 4K and 64K f32 elements in place: the
+// host fused kernel.
+static void cases_optim(void) {
+    char name[64];
+    static const int64_t sizes[] = {1, 4096, 65536};
+    for (int i = 0; i < 3; i++) {
+        int64_t n = sizes[i];
+        hg_tensor p = f32(1, &n), g = f32(1, &n), m = f32(1, &n), v = f32(1, &n);
+        // v >= 0 as a second moment is
+        must(hg_unary(HG_UNARY_ABS, &v, &v), "hg_unary");
+        hg_adam_options o = {.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = 3};
+        snprintf(name, sizeof name, "adam_step_f32_%lld", (long long)n);
+        MEASURE(name, hg_adam_step(&o, &p, &g, &m, &v, NULL));
+        o.weight_decay = 0.01;
+        o.decoupled_weight_decay = 1;
+        snprintf(name, sizeof name, "adamw_step_f32_%lld", (long long)n);
+        MEASURE(name, hg_adam_step(&o, &p, &g, &m, &v, NULL));
+    }
+}
+
 // relu(a * b + c) * 0.5 through the graph compiler: one fused kernel.
 static void cases_graph(void) {
     char name[64];
@@ -232,6 +252,7 @@ int main(int argc, char** argv) {
     cases_rows();
     cases_cross_entropy();
     cases_matmul();
+    cases_optim();
     cases_graph();
     for (int i = 0; i < g_nbuffers; i++) must(hg_buffer_destroy(g_buffers[i]), "hg_buffer_destroy");
     must(hg_executor_destroy(g_ex), "hg_executor_destroy");

@@ -30,9 +30,6 @@ LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 
 # as numpy does.
 FAMILY_USES = {("rows", "reduce"), ("random", "data"), ("loss", "rows"),
                ("elementwise", "reduce")}
-# Families made of the other families' public entries only, above them all: flat/ is the
-# product documents' flat forms (hg_vector_add = hg_binary ADD, ...).
-COMPOSED = {"flat"}
 # The order of the files inside a folder, bottom up (a file uses only the groups before its
 # own; inside a group, its files use one another): the CPU backend's execution files, whose
 # call circle was broken (issue 33; cpu_internal.h says what each does).
@@ -45,19 +42,10 @@ FILE_ORDER = {
         ("cpu_exec.c",), ("cpu_rows.c",), ("cpu_backend.c",),
     ],
 }
-# Uses that cross the rules today, each to go (issue 33): the composed ops (gradients and
-# cross-entropy's backward made of public ops, the device Adam step, the temporaries and casts
-# they share) move to a composite layer above the families; the device losses' use of reduce's
-# and data's device kernels is settled there too. {(file, name used)}; remove an entry when its
-# use is gone (an entry that no longer matches is reported).
+# Uses that cross the rules today, each to go (issue 33): the device losses' use of reduce's
+# and data's device kernels. {(file, name used)}; remove an entry when its use is gone (an
+# entry that no longer matches is reported).
 MOVING = {
-    # moving to the composite layer (issue 33)
-    ("ops/common/op_temps.c", "hg_cast"),
-    ("ops/optim/adam.c", "hg_binary"),
-    ("ops/optim/adam.c", "hg_binary_scalar"),
-    ("ops/optim/adam.c", "hg_unary"),
-    ("ops/flat/flat_ops.c", "hg_softmax"),
-    # the device losses on reduce's and data's device kernels (issue 33)
     ("ops/loss/dev_loss.c", "hg_dev_reduce_into"),
     ("ops/loss/dev_loss.c", "hg_dev_flag_not_unit"),
 }
@@ -116,7 +104,7 @@ def crossing(top, sub, otop, osub, public):
     if top == otop == "ops" and sub != osub and osub != "common":
         if sub == "common":
             return f"ops/common is below the families (defined in family {osub})"
-        if (sub, osub) in FAMILY_USES or (public and sub in COMPOSED):
+        if (sub, osub) in FAMILY_USES:
             return None
         kind = "public entry" if public else "internal function"
         return f"family {sub} does not use family {osub} (a {kind} of it)"

@@ -22,7 +22,6 @@ TREE = {
     "ops/rows/soft.c": 'int hg_soft(int x) { return hg_sum(x) + hg_cast_it(x); }\n'
                        'int local(void) { return 2; }\n'
                        'const char* s = "hg_cast_it(3)";\n',
-    "ops/flat/flat.c": 'int hg_vec(int x) { return hg_cast_it(x) + hg_soft_in(x); }\n',
     "ops/rows/soft_in.c": 'int hg_soft_in(int x) { struct { int (*f)(int); } v = {hg_sum};\n'
                           '    return v.f(x); }\n',
     "backends/cpu/cpu.c": 'int hg_cpu_backend = 1; int hg_cpu_run(void) { return 0; }\n',
@@ -36,7 +35,6 @@ EXPECT = {
     "base/conf.c uses hg_exec_find",           # a lower layer calling a higher one
     "ops/common/temps.c uses hg_cast_it",      # common is below the families
     "ops/rows/soft.c uses hg_cast_it",         # a family's public entry, not in FAMILY_USES
-    "ops/flat/flat.c uses hg_soft_in",         # a composed family: public entries only
     "backends/registry.c uses hg_cpu_run",     # a backend's files are private (not its vtable)
     "backends/cpu/cpu_lanes.c uses hg_cpu_x",  # a file above it in FILE_ORDER
 }

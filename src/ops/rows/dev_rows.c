@@ -187,16 +187,13 @@ static void declare(rw_k* k, const rw_spec* s) {
     k->base = hg_kb_reg(b, "base", U);
     k->j = hg_kb_reg(b, "j", U);
     k->sw = hg_kb_reg(b, "sw", U);
-    k->sc.dq = hg_kb_reg(b, "dq", U);
-    k->sc.dr = hg_kb_reg(b, "dr", U);
+    hg_dk_scratch_declare(b, &k->sc);
     k->xb = hg_kb_reg(b, "xb", I);
     k->ob = hg_kb_reg(b, "ob", I);
     k->xo = hg_kb_reg(b, "xo", I);
     k->oo = hg_kb_reg(b, "oo", I);
     k->wo = hg_kb_reg(b, "wo", I);
     k->bo = hg_kb_reg(b, "bo", I);
-    k->sc.dc = hg_kb_reg(b, "dc", I);
-    k->sc.dt = hg_kb_reg(b, "dt", I);
     k->xv = hg_kb_reg(b, "xv", s->xdt);
     k->rv = hg_kb_reg(b, "rv", s->xdt);
     k->ov = hg_kb_reg(b, "ov", s->odt);

@@ -92,11 +92,10 @@ static void st_val(hg_dtype rdt, hg_dtype odt, unsigned char* p, double v) {
 
 // Sum over the row of (t[i] - c)^2 in f64 (c = 0: the sum of squares): 32 f64 lanes (four
 // chains of 8), so a wide ISA runs 8 lanes per instruction and 4 independent chains (4 scalar
-// f64 chains ran at one element per cycle: layer_norm over rows of 4096 at 0.83 of torch's
-// speed). wide (a constant after inlining): the chains as 8-lane GCC vectors, for AVX-512; else
-// each as two 4-lane halves, the same lanes and operations (the same bits): GCC lowered the
-// 8-lane type for AVX2 through general registers and the stack (rms_norm rows of 16 ran at 46 ns
-// per row there, 13 on AVX-512).
+// f64 chains ran at one element per cycle). wide (a constant after inlining): the chains as
+// 8-lane GCC vectors, for AVX-512; else each as two 4-lane halves, the same lanes and operations
+// (the same bits): GCC lowered the 8-lane type for AVX2 through general registers and the
+// stack (docs/performance.md).
 typedef double norm_v8d __attribute__((vector_size(64)));
 typedef float norm_v8f __attribute__((vector_size(32)));
 typedef double norm_v4d __attribute__((vector_size(32)));
@@ -119,8 +118,8 @@ typedef float norm_v4f __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) double sq_dev_f32(const float* t, int64_t R,
                                                                double c, int wide) {
     if (R < 8) {
-        // No vector step: the lanes' fold below is +0, so the result is 0 + tail (rms_norm
-        // rows of 2 took 32 ns per row in the AVX2 build with the fold, 10 on AVX-512).
+        // No vector step: the lanes' fold below is +0, so the result is 0 + tail (the fold
+        // cost the AVX2 build most of a short row).
         double tail = 0.0;
         for (int64_t i = 0; i < R; i++) { double d = t[i] - c; tail += d * d; }
         return 0.0 + tail;
@@ -136,7 +135,7 @@ static inline __attribute__((always_inline)) double sq_dev_f32(const float* t, i
             NORM_SQ_STEP8(a3, 24);
         }
         // Rows shorter than 32 (and the rest of longer ones) 8 lanes at a time too: 16 scalar
-        // steps of one f64 chain were most of a row of 16 (rms_norm 18.4 ns per row, torch 12.1).
+        // steps of one f64 chain were most of a row of 16.
         for (; i + 8 <= R; i += 8) NORM_SQ_STEP8(a1, 0);
         a0 += a1;
         a2 += a3;
@@ -219,8 +218,7 @@ static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j
 
 // NORM_BATCH short contiguous rows at once, the same operations per row (the same bits): one
 // row's statistics end in a divide, a square root and a divide (~50 cycles of latency); over a
-// batch they run as vector instructions, and the rows' sums overlap. rms_norm rows of 16 cost
-// 14.3 ns per row one at a time on Zen 4 (torch 8.8).
+// batch they run as vector instructions, and the rows' sums overlap (docs/performance.md).
 #define NORM_BATCH 8
 #define NORM_SHORT_ROW 64
 static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* j,
@@ -240,7 +238,7 @@ static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* 
 // n rows of one element (R == 1) laid end to end, as one loop over the rows (it vectorizes):
 // row_f32_body's operations for R == 1, in the same order (the same bits; tested against the
 // strided path): sq_dev_f32 is 0 + (0 + d*d), and the mean is hg_reduce_sum_f32's sum of one
-// element, 0.0 + x. One row at a time cost ~9 ns (rms_norm of (16384, 1): 143 us, torch 26).
+// element, 0.0 + x. One row at a time cost a call's overhead per element.
 static inline __attribute__((always_inline)) void rows1_f32_body(const norm_job* j,
                                                                  const float* t, float* y,
                                                                  int64_t n) {
@@ -473,8 +471,8 @@ hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
     if (nw > j.rows) nw = (int)j.rows;
     j.nw = nw;
     // Rows that are not contiguous f32 are gathered into a per-worker row buffer. Contiguous
-    // ones need none: a row of 65,536 asked malloc for 512 KiB per call, which glibc maps and
-    // unmaps each time (rms_norm of one such row 67 us, of which ~40 us the mapping).
+    // ones need none: a long row's buffer is above glibc's mmap threshold, mapped and unmapped
+    // on every call (most of such a call's time).
     j.scratch_bytes = contig ? 0 : (size_t)j.R * 8 + 64;
     j.scratch = contig ? NULL : malloc(j.scratch_bytes * (size_t)nw);
     if (!contig && !j.scratch) {

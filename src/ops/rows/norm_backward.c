@@ -14,6 +14,7 @@
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/shape.h"
 #include "ops/common/op_common.h"
 #include "ops/common/op_dispatch.h"
 #include "ops/rows/rows_bw.h"
@@ -266,8 +267,7 @@ hg_status hg_norm_backward_rows(hg_op_ctx* c, int rms, const hg_tensor* grad,
     j.rms = rms;
     j.eps = eps;
     j.rows_f32 = nb_rows_f32_pick();
-    j.R = 1;
-    for (int32_t d = x->ndim - nnorm; d < x->ndim; d++) j.R *= x->shape[d];
+    j.R = hg_shape_numel(nnorm, x->shape + x->ndim - nnorm);
     j.rows = j.R ? xv.numel / j.R : 0;
     if (gx) {
         if ((s = hg_op_host_view_checked(c, gx, &ov))) return s;

@@ -54,9 +54,8 @@ SM_ZMM static void rows16(const float* x, float* y, int64_t rows, int64_t L, int
 
 // Rows of fewer than 16 (L), 16 rows at a time across the rows: lane r of a register holds
 // row r's element l (gathered), so a block of 16 rows takes L exps instead of 16 (rows16 works
-// a whole vector per row: ~22 ns per row for L < 16 on Zen 4; softmax of (16384, 1) ran at 0.06
-// of numpy's speed). rows16's operations in its order, so the same bits; the last rows % 16
-// rows take rows16.
+// a whole vector per row, mostly idle lanes for such rows: docs/performance.md). rows16's
+// operations in its order, so the same bits; the last rows % 16 rows take rows16.
 SM_ZMM static inline __attribute__((always_inline)) void rows16x_block(const float* x, float* y,
                                                                        int64_t L, int take_log,
                                                                        __m512i idx) {
@@ -100,7 +99,7 @@ SM_ZMM static void rows16x(const float* x, float* y, int64_t rows, int64_t L, in
     const __m512i idx = _mm512_mullo_epi32(
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
         _mm512_set1_epi32((int)L));
-    if (L == 16) {   // whole aligned vectors per row: 13 ns per row here, across the rows 21
+    if (L == 16) {   // whole aligned vectors per row beat the gathers (docs/performance.md)
         rows16(x, y, rows, L, take_log);
         return;
     }
@@ -115,9 +114,8 @@ SM_ZMM static void rows16x(const float* x, float* y, int64_t rows, int64_t L, in
 }
 
 // Rows of 17..64 (L), one after another, each in at most four registers from load to store
-// (a row of 64 by a slice kernel cost 54 ns on the Intel VM, torch 47; through memory arrays
-// between the passes, as first written here, 59 ns on Zen 4, torch 50); log_softmax's logs
-// 16 rows at a time. Rows of 32 and 64 get the loops unrolled for their length.
+// (a slice kernel, or memory arrays between the passes, were slower than torch:
+// docs/performance.md); log_softmax's logs 16 rows at a time. Rows of 32 and 64 get the loops unrolled for their length.
 SM_ZMM static inline __attribute__((always_inline)) void rows64_body(const float* x, float* y,
                                                                      int64_t rows, int64_t L,
                                                                      int take_log) {

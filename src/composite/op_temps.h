@@ -6,8 +6,8 @@
 //     if (!s) s = hg_binary(HG_BINARY_MUL, a, b, t);
 //     ...
 //     hg_op_temps_release(&p);                       // destroys every buffer allocated
-#ifndef HG_OPS_OP_TEMPS_H
-#define HG_OPS_OP_TEMPS_H
+#ifndef HG_COMPOSITE_OP_TEMPS_H
+#define HG_COMPOSITE_OP_TEMPS_H
 #include "hologram.h"
 
 #define HG_OP_TEMPS_MAX 24

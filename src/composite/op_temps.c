@@ -1,5 +1,5 @@
 // Temporaries of composed ops (op_temps.h).
-#include "ops/common/op_temps.h"
+#include "composite/op_temps.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
