@@ -30,10 +30,15 @@ typedef enum hg_cop {
     HG_COP_RMS_NORM,           // in: x, weight?; out: y; axis = nnorm, eps
     HG_COP_CE_BW,              // in: logits, target, grad; out: grad_logits; axis = the class
                                //   dim, ignore_index, reduction (targets checked by the entry)
+    HG_COP_MSE,                // in: pred, target; out: loss; reduction, rdtype
+    HG_COP_BCE,                // in: prob, target, weight?; out: loss; reduction, rdtype
+    HG_COP_BCE_LOGITS,         // in: logits, target, weight?, pos_weight?; out: loss; the same
+    HG_COP_CE,                 // in: logits, target; out: loss; axis = the class dim,
+                               //   ignore_index, reduction, rdtype (targets checked by the entry)
     HG_COP_COUNT
 } hg_cop;
 
-#define HG_COP_MAX_IN 3
+#define HG_COP_MAX_IN 4
 #define HG_COP_MAX_OUT 3
 
 // One call after its checks: inputs and outputs in the op's order, NULL where an optional one
@@ -47,6 +52,7 @@ typedef struct hg_cop_call {
     double eps;
     int64_t ignore_index;
     int32_t reduction;         // hg_reduction
+    int32_t rdtype;            // losses: the dtype each loss is rounded to once (hg_dtype)
 } hg_cop_call;
 
 // A decomposition: adds the op's nodes to g from the input nodes (in[i] = -1 where the input
@@ -59,12 +65,13 @@ typedef struct hg_cop_info {
     const char* name;          // the public function ("hg_softmax")
     int nin, nout;
     hg_cop_decomp_fn decomp;   // decomp_*.c
+    hg_op_family family;       // whose route picks the override (op_dispatch.h)
 } hg_cop_info;
 extern const hg_cop_info hg_cop_table[HG_COP_COUNT];
 
 // ---- overrides (overrides.c) ----
-// A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the rows
-// family to `route` (LIBRARY is never a route of that family), in[0]'s dtype (the op's main float
+// A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the op's
+// family (hg_cop_info.family: rows, or loss) to `route` (LIBRARY is never a route of that family), in[0]'s dtype (the op's main float
 // input: inputs are ordered so) is in `dtypes` (a mask of 1u << hg_dtype)
 // and `when` (NULL: always) holds.
 typedef int (*hg_cop_pred_fn)(const hg_cop_call* k);
@@ -86,7 +93,7 @@ extern const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES];
 // an index, the dtype mask and the predicate.
 static inline const hg_cop_override* hg_cop_override_find(const hg_cop_call* k) {
     hg_dtype t = k->in[0]->dtype;
-    hg_op_route r = hg_op_route_of(k->c, HG_OPF_ROWS, t);
+    hg_op_route r = hg_op_route_of(k->c, hg_cop_table[k->op].family, t);
     if ((unsigned)r >= HG_COP_ROUTES) return NULL;
     const hg_cop_override* o = &hg_cop_overrides[k->op][r];
     return o->run && (o->dtypes >> t & 1u) && (!o->when || o->when(k)) ? o : NULL;
@@ -124,6 +131,15 @@ static inline hg_status hg_cop_dispatch(const hg_cop_call* k) {
 // rows at one row stride.
 int hg_cop_ce_bw_dev_ok(const hg_cop_call* k);
 hg_status hg_cop_ce_bw_dev(const hg_cop_call* k);
+
+// The losses' device overrides (loss_dev.c): the device kernels of ops/loss/dev_loss.c, their
+// per-element losses summed by the reduce family's device kernel.
+hg_status hg_cop_loss_ew_dev(const hg_cop_call* k);
+hg_status hg_cop_ce_dev(const hg_cop_call* k);
+// The first element of prob outside [0, 1] (C order, NaN included) on a device: *at its index
+// (-1: none), *bad its value.
+hg_status hg_cop_first_bad_prob_dev(hg_op_ctx* c, const hg_tensor* prob, int64_t* at,
+                                    double* bad);
 
 // Cache statistics of ex (tests): plans held, hits, compiles.
 void hg_cop_cache_stats(hg_executor ex, int64_t* plans, int64_t* hits, int64_t* compiles);

@@ -47,8 +47,8 @@ FILE_ORDER = {
 }
 # Uses that cross the rules today, each to go (issue 33): the composed ops (gradients and
 # cross-entropy's backward made of public ops, the device Adam step, the temporaries and casts
-# they share) move to a composite layer above the families; the device losses' use of reduce's
-# and data's device kernels is settled there too. {(file, name used)}; remove an entry when its
+# they share) move to a composite layer above the families; the flat forms call composite ops'
+# entries (softmax, the losses) until flat/ moves up too. {(file, name used)}; remove an entry when its
 # use is gone (an entry that no longer matches is reported).
 MOVING = {
     # moving to the composite layer (issue 33)
@@ -57,9 +57,8 @@ MOVING = {
     ("ops/optim/adam.c", "hg_binary_scalar"),
     ("ops/optim/adam.c", "hg_unary"),
     ("ops/flat/flat_ops.c", "hg_softmax"),
-    # the device losses on reduce's and data's device kernels (issue 33)
-    ("ops/loss/dev_loss.c", "hg_dev_reduce_into"),
-    ("ops/loss/dev_loss.c", "hg_dev_flag_not_unit"),
+    ("ops/flat/flat_ops.c", "hg_mse_loss"),
+    ("ops/flat/flat_ops.c", "hg_binary_cross_entropy"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
 
