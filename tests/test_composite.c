@@ -400,7 +400,8 @@ static void run_ew_loss_case(hg_cop op, hg_dtype dt, int64_t M, int64_t R, int l
     double lo = op == HG_COP_MSE ? -3 : op == HG_COP_BCE ? 0 : -40;
     double hi = op == HG_COP_MSE ? 3 : op == HG_COP_BCE ? 1 : 40;
     operand x = make_operand(dt, M, R, lay, lo, hi), t = make_operand(dt, M, R, LAY_ROWS, 0, 1);
-    operand w = make_operand(dt, 1, R, LAY_ROWS, 0.5, 2), pw = make_operand(dt, 1, R, LAY_ROWS, 0.5, 3);
+    operand w = make_operand(dt, 1, R, LAY_ROWS, 0.5, 2);
+    operand pw = make_operand(dt, 1, R, LAY_ROWS, 0.5, 3);
     if (op == HG_COP_BCE && M * R > 2) {   // log 0: clamped at -100
         double v[2] = {0, 1};
         for (int k = 0; k < 2; k++) {

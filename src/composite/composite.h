@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "hologram.h"
+#include "ops/common/dev_ops.h"
 #include "ops/common/op_common.h"
 #include "ops/common/op_dispatch.h"
 
@@ -71,9 +72,9 @@ extern const hg_cop_info hg_cop_table[HG_COP_COUNT];
 
 // ---- overrides (overrides.c) ----
 // A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the op's
-// family (hg_cop_info.family: rows, or loss) to `route` (LIBRARY is never a route of that family), in[0]'s dtype (the op's main float
-// input: inputs are ordered so) is in `dtypes` (a mask of 1u << hg_dtype)
-// and `when` (NULL: always) holds.
+// family (hg_cop_info.family: rows, or loss) to `route` (LIBRARY is never a route of those
+// families), in[0]'s dtype (the op's main float input: inputs are ordered so) is in `dtypes` (a
+// mask of 1u << hg_dtype) and `when` (NULL: always) holds.
 typedef int (*hg_cop_pred_fn)(const hg_cop_call* k);
 typedef hg_status (*hg_cop_kernel_fn)(const hg_cop_call* k);
 typedef struct hg_cop_override {
@@ -135,6 +136,10 @@ hg_status hg_cop_ce_bw_dev(const hg_cop_call* k);
 // The losses' device overrides (loss_dev.c): the device kernels of ops/loss/dev_loss.c, their
 // per-element losses summed by the reduce family's device kernel.
 hg_status hg_cop_loss_ew_dev(const hg_cop_call* k);
+// The loss family's kind of an elementwise loss op (HG_COP_MSE, _BCE, _BCE_LOGITS).
+static inline hg_dev_loss hg_cop_loss_kind(hg_cop op) {
+    return op == HG_COP_MSE ? HG_DEV_MSE : op == HG_COP_BCE ? HG_DEV_BCE : HG_DEV_BCE_LOGITS;
+}
 hg_status hg_cop_ce_dev(const hg_cop_call* k);
 // The first element of prob outside [0, 1] (C order, NaN included) on a device: *at its index
 // (-1: none), *bad its value.

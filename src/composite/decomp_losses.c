@@ -30,7 +30,8 @@ static int32_t rsub(hg_db* b, double v, int32_t x) {
 static int32_t reduce_loss(hg_db* b, const hg_cop_call* k, int32_t l, int32_t count, int64_t n,
                            int32_t ns, const int64_t* sshape) {
     hg_dtype rt = (hg_dtype)k->rdtype;
-    if (k->reduction == HG_REDUCTION_NONE) return hg_db_cast(b, hg_db_reshape(b, l, ns, sshape), rt);
+    if (k->reduction == HG_REDUCTION_NONE)
+        return hg_db_cast(b, hg_db_reshape(b, l, ns, sshape), rt);
     int32_t s = hg_db_reduce(b, HG_REDUCE_SUM, l, 0, NULL, 0);
     if (k->reduction == HG_REDUCTION_MEAN)
         s = count >= 0 ? hg_db_binary(b, HG_BINARY_DIV, s, count)

@@ -148,9 +148,9 @@ hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logi
                         "...) with at most %d dims, got shape %s", fn, HG_MAX_DIMS - 1,
                         hg_op_dims(a, logits->ndim, logits->shape));
     int32_t cdim, ns;
-    int64_t sshape[HG_MAX_DIMS], nsamples = 1;
+    int64_t sshape[HG_MAX_DIMS];
     if ((s = hg_ce_shapes(&c, logits, target, probs, &cdim, &ns, sshape))) return s;
-    for (int32_t d = 0; d < ns; d++) nsamples *= sshape[d];
+    int64_t nsamples = hg_shape_numel(ns, sshape);
     int gnd = reduction == HG_REDUCTION_NONE ? ns : 0;
     int same = grad->ndim == gnd;
     for (int32_t d = 0; same && d < gnd; d++) same = grad->shape[d] == sshape[d];
@@ -158,8 +158,8 @@ hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logi
         return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'grad' has shape %s; expected the loss's shape "
                         "%s", fn, hg_op_dims(a, grad->ndim, grad->shape),
                         hg_op_dims(b, gnd, sshape));
-    if (!probs && nsamples && (s = check_targets(&c, target, -logits->shape[cdim], logits->shape[cdim],
-                                              ignore_index)))
+    int64_t ncls = logits->shape[cdim];
+    if (!probs && nsamples && (s = check_targets(&c, target, -ncls, ncls, ignore_index)))
         return s;
     if ((s = hg_op_output(&c, out, logits->dtype, logits->ndim, logits->shape, 1))) return s;
     if ((s = hg_op_read_first(&c, out, &logits, 1)) ||

@@ -2,7 +2,7 @@
 // ops/loss/dev_loss.c write each loss (rounded, reduction NONE) or each raw f64 loss into a
 // temporary that the reduce family's device kernel sums here; dev_loss.c's one-lane kernel then
 // divides (MEAN) and rounds once into out. Also binary_cross_entropy's [0, 1] check on a
-// device (data's flag kernel and reduce's argmax), for the entry (loss_fw_api.c). The composite
+// device (data's flag kernel and reduce's argmax), for the entry (loss_api.c). The composite
 // layer sits above both families, so these uses cross no layer.
 #include <string.h>
 #include "base/dtype.h"
@@ -85,11 +85,8 @@ static hg_status ew_kernel(const hg_cop_call* k, hg_buffer raw, hg_buffer cnt) {
     (void)cnt;
     ew_geom g;
     hg_status s = ew_geom_of(k, &g);
-    hg_dev_loss kind = k->op == HG_COP_MSE ? HG_DEV_MSE
-                       : k->op == HG_COP_BCE ? HG_DEV_BCE
-                                             : HG_DEV_BCE_LOGITS;
-    return s ? s : hg_dev_ew_loss(k->c, kind, k->in, g.st, g.nd, g.shape, (hg_dtype)k->rdtype,
-                                  raw, k->out[0]);
+    return s ? s : hg_dev_ew_loss(k->c, hg_cop_loss_kind(k->op), k->in, g.st, g.nd, g.shape,
+                                  (hg_dtype)k->rdtype, raw, k->out[0]);
 }
 
 hg_status hg_cop_loss_ew_dev(const hg_cop_call* k) {

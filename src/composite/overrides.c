@@ -109,11 +109,8 @@ static hg_status nb_dev(const hg_cop_call* k) {
 
 // The losses' host kernels (ops/loss: every layout and float dtype; the device ones: loss_dev.c).
 static hg_status loss_ew_host(const hg_cop_call* k) {
-    hg_dev_loss kind = k->op == HG_COP_MSE ? HG_DEV_MSE
-                       : k->op == HG_COP_BCE ? HG_DEV_BCE
-                                             : HG_DEV_BCE_LOGITS;
-    return hg_loss_ew_host(k->c, kind, k->in, (hg_dtype)k->rdtype, (hg_reduction)k->reduction,
-                           k->out[0]);
+    return hg_loss_ew_host(k->c, hg_cop_loss_kind(k->op), k->in, (hg_dtype)k->rdtype,
+                           (hg_reduction)k->reduction, k->out[0]);
 }
 
 static hg_status ce_host(const hg_cop_call* k) {

@@ -1,9 +1,9 @@
 // The host kernels of the elementwise losses (mse_loss, binary_cross_entropy and
 // binary_cross_entropy_with_logits, as torch.nn.functional): the composite layer's host
-// overrides (src/composite/loss_fw_api.c checks the arguments; decomp_losses.c defines the ops).
-// Operands are broadcast onto the loss shape and walked in C order; each element's loss is computed in double and rounded once to the result dtype
-// (NONE), or summed in double in fixed-size chunks (MEAN/SUM: the sum does not depend on the
-// thread count). Float dtypes only; the result dtype is the promotion of all operands.
+// overrides (src/composite/loss_api.c checks the arguments; decomp_losses.c defines the ops).
+// Operands are broadcast onto the loss shape and walked in C order; each element's loss is
+// computed in double and rounded once to the result dtype (NONE), or summed in double in
+// fixed-size chunks (MEAN/SUM: the sum does not depend on the thread count). Float dtypes only; the result dtype is the promotion of all operands.
 #include <math.h>
 #include <string.h>
 #include "base/cpu_targets.h"
@@ -137,7 +137,8 @@ static void ew_chunk(void* ctx, int64_t e0, int64_t e1, double* sum, double* cou
 }
 
 // Adds input t (broadcast onto the loss shape) as operand q.
-static hg_status add_operand(hg_op_ctx* c, ew_loss* L, int q, const hg_tensor* t, const char* name) {
+static hg_status add_operand(hg_op_ctx* c, ew_loss* L, int q, const hg_tensor* t,
+                             const char* name) {
     int64_t st[HG_MAX_DIMS];
     hg_host_view v;
     hg_status s = hg_loss_broadcast(c, t, name, L->nd, L->shape, st);

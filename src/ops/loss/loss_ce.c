@@ -1,5 +1,5 @@
 // The host kernel of hg_cross_entropy (the composite layer's host override; the entry is
-// src/composite/loss_fw_api.c, the definition decomp_losses.c), as
+// src/composite/loss_api.c, the definition decomp_losses.c), as
 // torch.nn.functional.cross_entropy (no class weights, no smoothing).
 // logits (C), (N, C) or (N, C, d1, ...); one sample per position of the non-class dims. Per
 // sample: lse = m + log(sum_c exp(x_c - m)) with m = max_c x_c (stable for any magnitude and
