@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/shape.h"
 #include "composite/composite.h"
 #include "hg_test.h"
 #include "test_ops_rows_util.h"
@@ -239,8 +240,8 @@ static void run_parity(void) {
     int seen = 0;
     for (int i = 0; i < HG_COP_COUNT; i++) {
         const hg_cop_override* ov = &hg_cop_overrides[i][route];
-        // run_ce: targets, reductions; Adam: test_composite_optim.c
-        if (!ov->run || i == HG_COP_CE_BW || i == HG_COP_ADAM) continue;
+        // run_ce, run_losses: targets, reductions; Adam: test_composite_optim.c
+        if (!ov->run || i >= HG_COP_CE_BW) continue;
         seen++;
         for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
             if (!(ov->dtypes >> dts[d] & 1u)) continue;
@@ -357,6 +358,182 @@ static void run_ce(void) {
     operand_free(&x);
 }
 
+// One loss call (op on x, t, w, pw, or cross_entropy on x and target t) in both modes, each
+// against want (n values, float64) and against each other; an override runs unless forced.
+static void loss_modes(hg_cop op, const char* what, hg_dtype dt, const hg_tensor* const* in,
+                       hg_reduction red, int32_t nd, const int64_t* shape, const double* want) {
+    int64_t n = red == HG_REDUCTION_NONE ? hg_shape_numel(nd, shape) : 1;
+    double* got[2];
+    for (int mode = 0; mode < 2; mode++) {
+        hg_cop_mode_set(mode ? HG_COP_DECOMP : HG_COP_AUTO);
+        hg_tensor out = red == HG_REDUCTION_NONE ? make_out(dt, nd, shape) : make_out(dt, 0, NULL);
+        int64_t p0, h0, c0, p1, h1, c1;
+        hg_cop_cache_stats(g_ex, &p0, &h0, &c0);
+        hg_status s = op == HG_COP_MSE ? hg_mse_loss(in[0], in[1], red, &out)
+                      : op == HG_COP_BCE ? hg_binary_cross_entropy(in[0], in[1], in[2], red, &out)
+                      : op == HG_COP_BCE_LOGITS
+                          ? hg_binary_cross_entropy_with_logits(in[0], in[1], in[2], in[3], red,
+                                                                &out)
+                          : hg_cross_entropy(in[0], in[1], -100, red, &out);
+        CHECK_MSG(s == HG_OK, "%s mode %d: %s", what, mode, hg_last_error());
+        hg_cop_cache_stats(g_ex, &p1, &h1, &c1);
+        CHECK_MSG((h1 + c1 > h0 + c0) == mode, "%s mode %d: the %s ran", what, mode,
+                  mode ? "override" : "decomposition");
+        got[mode] = read_out(&out, n);
+        int bad;
+        double e = nmse(got[mode], want, NULL, n, dt, &bad);
+        CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s mode %d: NMSE %.3g (limit %.3g), %d "
+                  "special-value mismatches", what, mode, e, rows_nmse_limit(dt), bad);
+        hg_buffer_destroy(out.buffer);
+    }
+    int bad;
+    double e = nmse(got[0], got[1], NULL, n, dt, &bad);
+    CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s: override vs decomposition NMSE %.3g", what, e);
+    hg_cop_mode_set(HG_COP_AUTO);
+    free(got[0]);
+    free(got[1]);
+}
+
+// want reduced as the loss: the sum, or the mean over count.
+static void reduce_want(double* want, int64_t n, hg_reduction red, double count) {
+    if (red == HG_REDUCTION_NONE) return;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += want[i];
+    want[0] = red == HG_REDUCTION_MEAN ? s / count : s;
+}
+
+// The elementwise losses on (M, R) x in layout lay: target (M, R), weight and pos_weight (R)
+// broadcast over the rows; probabilities with exact 0 and 1 (the -100 clamp), logits to +-40.
+static void run_ew_loss_case(hg_cop op, hg_dtype dt, int64_t M, int64_t R, int lay,
+                             hg_reduction red) {
+    double lo = op == HG_COP_MSE ? -3 : op == HG_COP_BCE ? 0 : -40;
+    double hi = op == HG_COP_MSE ? 3 : op == HG_COP_BCE ? 1 : 40;
+    operand x = make_operand(dt, M, R, lay, lo, hi), t = make_operand(dt, M, R, LAY_ROWS, 0, 1);
+    operand w = make_operand(dt, 1, R, LAY_ROWS, 0.5, 2);
+    operand pw = make_operand(dt, 1, R, LAY_ROWS, 0.5, 3);
+    if (op == HG_COP_BCE && M * R > 2) {   // log 0: clamped at -100
+        double v[2] = {0, 1};
+        for (int k = 0; k < 2; k++) {
+            unsigned char h[8];
+            rows_put(h, dt, v[k]);
+            CHECK_OK(hg_buffer_write(x.buf, (size_t)(k * x.t.strides[1]), h, 1));
+            x.v[k] = v[k];
+        }
+    }
+    hg_tensor wv, pwv;
+    CHECK_OK(hg_tensor_reshape(&w.t, 1, &R, &wv));
+    CHECK_OK(hg_tensor_reshape(&pw.t, 1, &R, &pwv));
+    const hg_tensor* in[4] = {&x.t, &t.t, op == HG_COP_MSE ? NULL : &wv,
+                              op == HG_COP_BCE_LOGITS ? &pwv : NULL};
+    int64_t n = M * R, shape[2] = {M, R};
+    double* want = malloc((size_t)n * sizeof *want);
+    for (int64_t i = 0; i < n; i++) {
+        double xi = x.v[i], ti = t.v[i], wi = w.v[i % R], l;
+        if (op == HG_COP_MSE) {
+            l = (xi - ti) * (xi - ti);
+        } else if (op == HG_COP_BCE) {
+            l = -(ti * fmax(log(xi), -100) + (1 - ti) * fmax(log(1 - xi), -100)) * wi;
+        } else {
+            double sp = log1p(exp(-fabs(xi))) + fmax(-xi, 0);
+            l = ((1 - ti) * xi + (1 + (pw.v[i % R] - 1) * ti) * sp) * wi;
+        }
+        want[i] = l;
+    }
+    reduce_want(want, n, red, (double)n);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s (%lld, %lld) %s red %d", hg_cop_table[op].name,
+             hg_dtype_name(dt), (long long)M, (long long)R, k_lay[lay], (int)red);
+    loss_modes(op, what, dt, in, red, 2, shape, want);
+    free(want);
+    operand_free(&x);
+    operand_free(&t);
+    operand_free(&w);
+    operand_free(&pw);
+}
+
+// cross_entropy of (M, C) logits in layout lay, viewed as (M, C), as (C) (M = 1) or as
+// (M / 2, C, 2) (the class dim in the middle): class indices (some ignored) or probabilities.
+static void run_ce_fw_case(hg_dtype dt, int64_t M, int64_t C, int lay, int probs, int view,
+                           hg_reduction red) {
+    operand x = make_operand(dt, M, C, lay, -6, 6), tp = make_operand(dt, M, C, LAY_ROWS, 0, 1);
+    double* tv = malloc((size_t)M * sizeof *tv);
+    int64_t cnt = 0;
+    for (int64_t r = 0; r < M; r++) {
+        tv[r] = r % 5 == 3 ? -100 : (double)((r * 7) % C);
+        cnt += tv[r] != -100;
+    }
+    hg_tensor ti;
+    CHECK_OK(hg_tensor_from_buffer(rows_make_buf(g_ex, HG_DTYPE_I64, M, tv), 1, &M, &ti));
+    // the views: (M, C) as it is; (C); (M/2, C, 2) over sample r = 2 a + b at [a, :, b]
+    hg_tensor xv = x.t, tpv = tp.t, tiv = ti;
+    int32_t nd = 1;
+    int64_t sshape[2] = {M, 1};
+    if (view == 1) {
+        CHECK_OK(hg_tensor_view(x.buf, 1, &C, &x.t.strides[1], x.t.offset, &xv));
+        CHECK_OK(hg_tensor_view(tp.buf, 1, &C, &tp.t.strides[1], 0, &tpv));
+        CHECK_OK(hg_tensor_view(ti.buffer, 0, NULL, NULL, 0, &tiv));
+        nd = 0;
+    } else if (view == 2) {
+        int64_t s3[3] = {M / 2, C, 2}, xs[3] = {2 * x.t.strides[0], x.t.strides[1],
+                                                 x.t.strides[0]};
+        int64_t ts[3] = {2 * C, 1, C}, is[2] = {2, 1};
+        sshape[0] = M / 2, sshape[1] = 2, nd = 2;
+        CHECK_OK(hg_tensor_view(x.buf, 3, s3, xs, 0, &xv));
+        CHECK_OK(hg_tensor_view(tp.buf, 3, s3, ts, 0, &tpv));
+        CHECK_OK(hg_tensor_view(ti.buffer, 2, sshape, is, 0, &tiv));
+    }
+    int64_t ns = view == 1 ? 1 : M;
+    double* want = malloc((size_t)ns * sizeof *want);
+    for (int64_t r = 0; r < ns; r++) {
+        const double* xr = x.v + r * C;
+        double m = -INFINITY, z = 0, l = 0;
+        for (int64_t j = 0; j < C; j++) m = xr[j] > m ? xr[j] : m;
+        for (int64_t j = 0; j < C; j++) z += exp(xr[j] - m);
+        for (int64_t j = 0; probs && j < C; j++) l += tp.v[r * C + j] * (m + log(z) - xr[j]);
+        if (!probs) l = tv[r] == -100 ? 0 : m + log(z) - xr[(int64_t)tv[r]];
+        want[r] = l;
+    }
+    int64_t cn = view == 1 ? (tv[0] != -100) : cnt;
+    reduce_want(want, ns, red, probs ? (double)ns : (double)cn);
+    char what[160];
+    snprintf(what, sizeof what, "cross_entropy %s (%lld, %lld) %s view %d %s red %d",
+             hg_dtype_name(dt), (long long)M, (long long)C, k_lay[lay], view,
+             probs ? "probabilities" : "indices", (int)red);
+    const hg_tensor* in[4] = {&xv, probs ? &tpv : &tiv, NULL, NULL};
+    loss_modes(HG_COP_CE, what, dt, in, red, nd, sshape, want);
+    free(want);
+    free(tv);
+    hg_buffer_destroy(ti.buffer);
+    operand_free(&x);
+    operand_free(&tp);
+}
+
+// Every loss override on this executor's route against its decomposition and float64.
+static void run_losses(void) {
+    static const int64_t shapes[][2] = {{1, 16}, {6, 7}, {4, 1000}};
+    static const hg_dtype dts[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
+    static const hg_cop ops[] = {HG_COP_MSE, HG_COP_BCE, HG_COP_BCE_LOGITS};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int lay = 0; lay < LAY_COUNT; lay++)
+                for (int red = 0; red < 3; red++) {
+                    // the emulation is slow: every dtype on one shape, the rest on f32/f64
+                    // rows and one reduction of the other layouts
+                    if (g_device && (s != 1 || lay != LAY_ROWS) &&
+                        (d > 1 || (lay == LAY_ROWS ? red == 0 : red != 2 || s != 1)))
+                        continue;
+                    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+                        run_ew_loss_case(ops[o], dts[d], shapes[s][0], shapes[s][1], lay,
+                                         (hg_reduction)red);
+                    for (int probs = 0; probs < 2; probs++)
+                        for (int view = 0; view < 3; view++)
+                            if ((view != 1 || shapes[s][0] == 1) &&
+                                (view != 2 || shapes[s][0] % 2 == 0))
+                                run_ce_fw_case(dts[d], shapes[s][0], shapes[s][1], lay, probs,
+                                               view, (hg_reduction)red);
+                }
+}
+
 // The runner's own cases: an output over its input, a 0-d tensor, empty tensors, argument
 // errors leaving the output as it was, and executor destroy releasing the cached plans.
 static void run_runner(void) {
@@ -422,6 +599,7 @@ static void run(int on_device) {
     g_device = on_device;
     run_parity();
     run_ce();
+    run_losses();
     run_runner();
     run_lifetime();
 }

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "hologram.h"
+#include "ops/common/dev_ops.h"
 #include "ops/common/op_common.h"
 #include "ops/common/op_dispatch.h"
 
@@ -33,6 +34,11 @@ typedef enum hg_cop {
     HG_COP_ADAM,               // in: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq?; out:
                                //   param, exp_avg, exp_avg_sq, max_exp_avg_sq? (in place);
                                //   scalars: ops/optim/adam.h's hg_adam_scalar; flags: its options
+    HG_COP_MSE,                // in: pred, target; out: loss; reduction, rdtype
+    HG_COP_BCE,                // in: prob, target, weight?; out: loss; reduction, rdtype
+    HG_COP_BCE_LOGITS,         // in: logits, target, weight?, pos_weight?; out: loss; the same
+    HG_COP_CE,                 // in: logits, target; out: loss; axis = the class dim,
+                               //   ignore_index, reduction, rdtype (targets checked by the entry)
     HG_COP_COUNT
 } hg_cop;
 
@@ -55,6 +61,7 @@ typedef struct hg_cop_call {
     uint32_t flags;            // the op's options that shape its decomposition (Adam's)
     const double* scalars;     // hg_cop_info.nscalars values, inputs of the plan (0-d tensors
                                //   of in[0]'s dtype: each rounded to it once, as weak scalars)
+    int32_t rdtype;            // losses: the dtype each loss is rounded to once (hg_dtype)
 } hg_cop_call;
 
 // A decomposition: adds the op's nodes to g from the input nodes (in[i] = -1 where the input
@@ -68,15 +75,16 @@ typedef struct hg_cop_info {
     const char* name;          // the public function ("hg_softmax")
     int nin, nout, nscalars;
     hg_cop_decomp_fn decomp;   // decomp_*.c
+    hg_op_family family;       // whose route picks the override (op_dispatch.h)
 } hg_cop_info;
 extern const hg_cop_info hg_cop_table[HG_COP_COUNT];
 
 // ---- overrides (overrides.c) ----
-// A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the rows
-// family to `route` (LIBRARY is never a route of that family; every family but matmul routes
-// as it does, host memory HOST and device memory DEVICE, so Adam asks the same), in[0]'s
-// dtype (the op's main float input: inputs are ordered so) is in `dtypes` (a mask of
-// 1u << hg_dtype) and `when` (NULL: always) holds.
+// A tuned kernel for (op, route, dtypes, layout): taken when the call's executor routes the op's
+// family (hg_cop_info.family: rows, loss or optim; every family but matmul routes
+// alike: host memory HOST, device memory DEVICE) to `route` (LIBRARY is never a route of those
+// families), in[0]'s dtype (the op's main float input: inputs are ordered so) is in `dtypes` (a
+// mask of 1u << hg_dtype) and `when` (NULL: always) holds.
 typedef int (*hg_cop_pred_fn)(const hg_cop_call* k);
 typedef hg_status (*hg_cop_kernel_fn)(const hg_cop_call* k);
 typedef struct hg_cop_override {
@@ -96,7 +104,7 @@ extern const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES];
 // an index, the dtype mask and the predicate.
 static inline const hg_cop_override* hg_cop_override_find(const hg_cop_call* k) {
     hg_dtype t = k->in[0]->dtype;
-    hg_op_route r = hg_op_route_of(k->c, HG_OPF_ROWS, t);
+    hg_op_route r = hg_op_route_of(k->c, hg_cop_table[k->op].family, t);
     if ((unsigned)r >= HG_COP_ROUTES) return NULL;
     const hg_cop_override* o = &hg_cop_overrides[k->op][r];
     return o->run && (o->dtypes >> t & 1u) && (!o->when || o->when(k)) ? o : NULL;
@@ -141,6 +149,19 @@ hg_status hg_cop_ce_bw_dev(const hg_cop_call* k);
 // Its host override (loss_host.c): class indices over a last class dim, out C-contiguous.
 int hg_cop_ce_bw_host_ok(const hg_cop_call* k);
 hg_status hg_cop_ce_bw_host(const hg_cop_call* k);
+
+// The losses' device overrides (loss_dev.c): the device kernels of ops/loss/dev_loss.c, their
+// per-element losses summed by the reduce family's device kernel.
+hg_status hg_cop_loss_ew_dev(const hg_cop_call* k);
+// The loss family's kind of an elementwise loss op (HG_COP_MSE, _BCE, _BCE_LOGITS).
+static inline hg_dev_loss hg_cop_loss_kind(hg_cop op) {
+    return op == HG_COP_MSE ? HG_DEV_MSE : op == HG_COP_BCE ? HG_DEV_BCE : HG_DEV_BCE_LOGITS;
+}
+hg_status hg_cop_ce_dev(const hg_cop_call* k);
+// The first element of prob outside [0, 1] (C order, NaN included) on a device: *at its index
+// (-1: none), *bad its value.
+hg_status hg_cop_first_bad_prob_dev(hg_op_ctx* c, const hg_tensor* prob, int64_t* at,
+                                    double* bad);
 
 // Cache statistics of ex (tests): plans held, hits, compiles.
 void hg_cop_cache_stats(hg_executor ex, int64_t* plans, int64_t* hits, int64_t* compiles);

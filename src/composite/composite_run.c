@@ -21,16 +21,22 @@
 #include "runtime/objects.h"
 
 const hg_cop_info hg_cop_table[HG_COP_COUNT] = {
-    [HG_COP_SOFTMAX] = {"hg_softmax", 1, 1, 0, hg_decomp_softmax},
-    [HG_COP_LOG_SOFTMAX] = {"hg_log_softmax", 1, 1, 0, hg_decomp_softmax},
-    [HG_COP_SOFTMAX_BW] = {"hg_softmax_backward", 2, 1, 0, hg_decomp_softmax_bw},
-    [HG_COP_LOG_SOFTMAX_BW] = {"hg_log_softmax_backward", 2, 1, 0, hg_decomp_softmax_bw},
-    [HG_COP_LAYER_NORM_BW] = {"hg_layer_norm_backward", 3, 3, 0, hg_decomp_norm_bw},
-    [HG_COP_RMS_NORM_BW] = {"hg_rms_norm_backward", 3, 2, 0, hg_decomp_norm_bw},
-    [HG_COP_LAYER_NORM] = {"hg_layer_norm", 3, 1, 0, hg_decomp_norm},
-    [HG_COP_RMS_NORM] = {"hg_rms_norm", 2, 1, 0, hg_decomp_norm},
-    [HG_COP_CE_BW] = {"hg_cross_entropy_backward", 3, 1, 0, hg_decomp_ce_bw},
-    [HG_COP_ADAM] = {"hg_adam_step", 5, 4, HG_ADAM_SCALAR_COUNT, hg_decomp_adam},
+    [HG_COP_SOFTMAX] = {"hg_softmax", 1, 1, 0, hg_decomp_softmax, HG_OPF_ROWS},
+    [HG_COP_LOG_SOFTMAX] = {"hg_log_softmax", 1, 1, 0, hg_decomp_softmax, HG_OPF_ROWS},
+    [HG_COP_SOFTMAX_BW] = {"hg_softmax_backward", 2, 1, 0, hg_decomp_softmax_bw, HG_OPF_ROWS},
+    [HG_COP_LOG_SOFTMAX_BW] = {"hg_log_softmax_backward", 2, 1, 0, hg_decomp_softmax_bw,
+                               HG_OPF_ROWS},
+    [HG_COP_LAYER_NORM_BW] = {"hg_layer_norm_backward", 3, 3, 0, hg_decomp_norm_bw, HG_OPF_ROWS},
+    [HG_COP_RMS_NORM_BW] = {"hg_rms_norm_backward", 3, 2, 0, hg_decomp_norm_bw, HG_OPF_ROWS},
+    [HG_COP_LAYER_NORM] = {"hg_layer_norm", 3, 1, 0, hg_decomp_norm, HG_OPF_ROWS},
+    [HG_COP_RMS_NORM] = {"hg_rms_norm", 2, 1, 0, hg_decomp_norm, HG_OPF_ROWS},
+    [HG_COP_CE_BW] = {"hg_cross_entropy_backward", 3, 1, 0, hg_decomp_ce_bw, HG_OPF_ROWS},
+    [HG_COP_MSE] = {"hg_mse_loss", 2, 1, 0, hg_decomp_ew_loss, HG_OPF_LOSS},
+    [HG_COP_BCE] = {"hg_binary_cross_entropy", 3, 1, 0, hg_decomp_ew_loss, HG_OPF_LOSS},
+    [HG_COP_BCE_LOGITS] = {"hg_binary_cross_entropy_with_logits", 4, 1, 0, hg_decomp_ew_loss,
+                           HG_OPF_LOSS},
+    [HG_COP_CE] = {"hg_cross_entropy", 2, 1, 0, hg_decomp_ce, HG_OPF_LOSS},
+    [HG_COP_ADAM] = {"hg_adam_step", 5, 4, HG_ADAM_SCALAR_COUNT, hg_decomp_adam, HG_OPF_OPTIM},
 };
 _Static_assert(HG_ADAM_SCALAR_COUNT <= HG_COP_MAX_SCALARS, "Adam's scalars fit a call");
 _Static_assert(sizeof hg_cop_table / sizeof hg_cop_table[0] == HG_COP_COUNT,
@@ -55,7 +61,7 @@ typedef struct cop_key {
     int32_t op, axis;
     double eps;
     int64_t ignore_index;
-    int32_t reduction;
+    int32_t reduction, rdtype;
     uint32_t flags;
     int32_t in_dtype[HG_COP_MAX_IN], in_ndim[HG_COP_MAX_IN];   // dtype -1: absent
     int64_t in_shape[HG_COP_MAX_IN][HG_MAX_DIMS];
@@ -106,6 +112,7 @@ static void key_fill(const hg_cop_call* k, cop_key* key) {
     key->ignore_index = k->ignore_index;
     key->reduction = k->reduction;
     key->flags = k->flags;
+    key->rdtype = k->rdtype;
     for (int i = 0; i < HG_COP_MAX_IN; i++) {
         const hg_tensor* t = k->in[i];
         key->in_dtype[i] = t ? (int32_t)t->dtype : -1;

@@ -75,6 +75,8 @@ hg_status hg_decomp_softmax(hg_graph g, const hg_cop_call* k, const int32_t* in,
 hg_status hg_decomp_softmax_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_ce_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_norm(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
+hg_status hg_decomp_ew_loss(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
+hg_status hg_decomp_ce(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_adam(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 

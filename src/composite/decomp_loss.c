@@ -9,6 +9,7 @@
 // class-index form equals the composed one it replaced bit for bit (p * w rounded, then w
 // subtracted at the target, as its scatter_add of -w did).
 #include "base/dtype.h"
+#include "base/shape.h"
 #include "composite/decomp.h"
 #include "graph/graph_internal.h"
 
@@ -17,11 +18,10 @@ hg_status hg_decomp_ce_bw(hg_graph g, const hg_cop_call* k, const int32_t* in, i
     const hg_tensor *lt = k->in[0], *tt = k->in[1];
     hg_dtype cdt = hg_db_stat_dtype(lt->dtype);
     int32_t cdim = k->axis, nd = lt->ndim;
-    int64_t ncls = lt->shape[cdim], nsamples = 1, kshape[HG_MAX_DIMS];
-    for (int32_t d = 0; d < nd; d++) {   // the logits' shape with a class dim of 1
+    int64_t ncls = lt->shape[cdim], kshape[HG_MAX_DIMS];
+    for (int32_t d = 0; d < nd; d++)   // the logits' shape with a class dim of 1
         kshape[d] = d == cdim ? 1 : lt->shape[d];
-        nsamples *= kshape[d];
-    }
+    int64_t nsamples = hg_shape_numel(nd, kshape);
     int32_t p = -1, sc = hg_db_cast(&b, in[2], cdt);
     if (!b.s) b.s = hg_graph_softmax(g, hg_db_cast(&b, in[0], cdt), cdim, 0, &p);
     if (hg_dtype_is_float((int)tt->dtype)) {

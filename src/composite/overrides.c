@@ -12,7 +12,9 @@
 // last class dim (loss_host.c on hosts, loss_api.c on devices). adam_step: the fused host pass
 // over C-contiguous f32/f64 tensors (optim_api.c); on devices and for other dtypes and layouts
 // its decomposition.
+#include "base/dtype.h"
 #include "composite/composite.h"
+#include "ops/loss/loss_common.h"
 #include "ops/common/dev_ops.h"
 #include "ops/rows/dev_rows_reg.h"
 #include "ops/rows/norm.h"
@@ -107,6 +109,19 @@ static hg_status nb_dev(const hg_cop_call* k) {
     return s;
 }
 
+// The losses' host kernels (ops/loss: every layout and float dtype; the device ones: loss_dev.c).
+static hg_status loss_ew_host(const hg_cop_call* k) {
+    return hg_loss_ew_host(k->c, hg_cop_loss_kind(k->op), k->in, (hg_dtype)k->rdtype,
+                           (hg_reduction)k->reduction, k->out[0]);
+}
+
+static hg_status ce_host(const hg_cop_call* k) {
+    const hg_tensor* t = k->in[1];
+    return hg_loss_ce_host(k->c, k->in[0], t, k->axis, hg_dtype_is_float((int)t->dtype),
+                           k->ignore_index, (hg_dtype)k->rdtype, (hg_reduction)k->reduction,
+                           k->out[0]);
+}
+
 // One entry per (op, route) at most, indexed directly: the lookup is a load and two tests (a
 // 1-row softmax of 16 elements costs ~2,100 instructions; a scan of the table cost ~100 more).
 #define OV(o, r, dt, when, run, name) [o][r] = {o, r, dt, when, run, name}
@@ -136,6 +151,16 @@ const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES] = {
        "device register rows (class indices)"),
     OV(HG_COP_ADAM, HG_ROUTE_HOST, F32_F64, hg_cop_adam_host_ok, hg_cop_adam_host,
        "host fused pass (adam.c)"),
+    OV(HG_COP_MSE, HG_ROUTE_HOST, FLOATS, NULL, loss_ew_host, "host elementwise (loss.c)"),
+    OV(HG_COP_MSE, HG_ROUTE_DEVICE, FLOATS, NULL, hg_cop_loss_ew_dev, "device lanes (dev_loss.c)"),
+    OV(HG_COP_BCE, HG_ROUTE_HOST, FLOATS, NULL, loss_ew_host, "host elementwise (loss.c)"),
+    OV(HG_COP_BCE, HG_ROUTE_DEVICE, FLOATS, NULL, hg_cop_loss_ew_dev, "device lanes (dev_loss.c)"),
+    OV(HG_COP_BCE_LOGITS, HG_ROUTE_HOST, FLOATS, NULL, loss_ew_host, "host elementwise (loss.c)"),
+    OV(HG_COP_BCE_LOGITS, HG_ROUTE_DEVICE, FLOATS, NULL, hg_cop_loss_ew_dev,
+       "device lanes (dev_loss.c)"),
+    OV(HG_COP_CE, HG_ROUTE_HOST, FLOATS, NULL, ce_host, "host samples (loss_ce.c)"),
+    OV(HG_COP_CE, HG_ROUTE_DEVICE, FLOATS, NULL, hg_cop_ce_dev,
+       "device lanes, class-index rows in registers (dev_loss.c)"),
 };
 _Static_assert(sizeof hg_cop_overrides / sizeof hg_cop_overrides[0] == HG_COP_COUNT,
                "a row of overrides per composite op");

@@ -63,17 +63,23 @@ hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tens
 hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint64_t offset,
                         int normal, double a, double scale, double lo_q, double hi_q);
 
-// Losses (dev_loss.c), after the host entry points' checks. Elementwise ones: in = {x, t, w,
-// pw} (w, pw may be NULL) with their strides broadcast onto the loss shape (nd, shape).
+// Losses (dev_loss.c): the composite layer's device overrides (src/composite/loss_dev.c), after
+// the entries' checks. Each loss in f64 is rounded to rt and stored in out (raw handle 0:
+// reduction NONE), or stored as it is in raw (f64, C-contiguous over the loss shape) for the
+// caller to sum. Elementwise ones: in = {x, t, w, pw} (w, pw may be NULL) with their strides
+// broadcast onto the loss shape (nd, shape).
 typedef enum hg_dev_loss { HG_DEV_MSE, HG_DEV_BCE, HG_DEV_BCE_LOGITS } hg_dev_loss;
 hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const* in,
                          int64_t st[4][HG_MAX_DIMS], int32_t nd, const int64_t* shape,
-                         hg_dtype rt, hg_reduction r, const hg_tensor* out);
-// The first element of prob outside [0, 1] (C order): *at its index (-1: none), *bad its value.
-hg_status hg_dev_first_bad_prob(hg_op_ctx* c, const hg_tensor* prob, int64_t* at, double* bad);
-// Cross entropy over class dim cdim; target indices (checked already) or probabilities.
+                         hg_dtype rt, hg_buffer raw, const hg_tensor* out);
+// Cross entropy over class dim cdim; target indices (checked already) or probabilities. cnt
+// (raw only; handle 0: none): 1 per sample not ignored, 0 per ignored one (f64, C order).
 hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* t, int32_t cdim,
-                               int probs, int64_t ignore_index, hg_dtype rt, hg_reduction r,
-                               const hg_tensor* out);
+                               int probs, int64_t ignore_index, hg_dtype rt, hg_buffer raw,
+                               hg_buffer cnt, const hg_tensor* out);
+// out = (mean: sums[0] / divisor, the divisor sums[1] when counted else n; else sums[0])
+// rounded to rt, then stored as out's dtype (sums: f64 on the device).
+hg_status hg_dev_loss_finish(hg_op_ctx* c, hg_buffer sums, int mean, int counted, double n,
+                             hg_dtype rt, const hg_tensor* out);
 
 #endif

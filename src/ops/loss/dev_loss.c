@@ -1,15 +1,17 @@
-// Losses on devices (mse, binary cross entropy with and without logits, cross entropy): a
-// kernel with a lane per loss element (per sample for cross entropy) computes the loss in f64
-// exactly as loss.c / loss_ce.c do (the same f32 steps for f16/bf16/f32 inputs), then either
-// stores it rounded to the result dtype (reduction NONE) or into an f64 temporary that the
-// device reductions sum; a one-lane kernel divides (MEAN) and rounds once into out. Cross
-// entropy with class indices over contiguous class rows takes the register row kernel instead
-// (src/ops/rows/dev_rows_reg_bw.c: a warp or a block per sample, each row read once), whose
-// per-sample losses go through the same sum and finish.
+// The device kernels of the losses (mse, binary cross entropy with and without logits, cross
+// entropy; the composite layer's device overrides, src/composite/loss_dev.c): a kernel with a
+// lane per loss element (per sample for cross entropy) computes the loss in f64 exactly as
+// loss.c / loss_ce.c do (the same f32 steps for f16/bf16/f32 inputs), then either stores it
+// rounded to the result dtype (reduction NONE) or into an f64 temporary that the composite
+// layer sums with the reduce family's device kernel; a one-lane kernel (hg_dev_loss_finish)
+// divides (MEAN) and rounds once into out. Cross entropy with class indices over contiguous
+// class rows takes the register row kernel instead (src/ops/rows/dev_rows_reg_bw.c: a warp or a
+// block per sample, each row read once), whose per-sample losses go the same way.
 #include <math.h>
 #include <string.h>
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/shape.h"
 #include "ops/common/dev_kernel.h"
 #include "ops/common/dev_ops.h"
 #include "ops/rows/dev_rows_reg.h"
@@ -47,19 +49,6 @@ static void lane_index(hg_kb* b, uint32_t i, hg_operand first, hg_operand n, uin
     hg_kb_set_cmp(b, HG_CMP_LT, U, in, hg_reg(i), n);
 }
 
-// A 1-D (or 0-d) f64 tensor over `count` elements of b from element `at`.
-static hg_tensor f64_vec(hg_buffer b, int64_t at, int64_t count, int scalar) {
-    hg_tensor t;
-    memset(&t, 0, sizeof t);
-    t.buffer = b;
-    t.dtype = HG_DTYPE_F64;
-    t.offset = at;
-    t.ndim = scalar ? 0 : 1;
-    t.shape[0] = count;
-    t.strides[0] = 1;
-    return t;
-}
-
 // The finishing kernel: v = s[0], divided (MEAN) by s[1] when counted else by nf, rounded to
 // rt and stored as out's dtype at o[ooff].
 static hg_status build_finish(const char* fn, int mean, int counted, hg_dtype rt, hg_dtype odt,
@@ -81,10 +70,8 @@ static hg_status build_finish(const char* fn, int mean, int counted, hg_dtype rt
     return hg_dk_finish(b, fn, out);
 }
 
-// out = (MEAN: sums[0] / divisor, where divisor is sums[1] when counted else n; SUM: sums[0])
-// rounded to rt, then stored as out's dtype.
-static hg_status finish(hg_op_ctx* c, hg_buffer sums, int mean, int counted, double n,
-                        hg_dtype rt, const hg_tensor* out) {
+hg_status hg_dev_loss_finish(hg_op_ctx* c, hg_buffer sums, int mean, int counted, double n,
+                             hg_dtype rt, const hg_tensor* out) {
     hg_prog* prog = NULL;
     hg_status s = build_finish(c->fn, mean, counted, rt, out->dtype, &prog);
     if (s) return s;
@@ -93,25 +80,6 @@ static hg_status finish(hg_op_ctx* c, hg_buffer sums, int mean, int counted, dou
     hg_launch_config cfg = hg_launch_1d(1, 1);
     s = hg_dk_launch(c->ex, c->fn, prog, &cfg, args, 4);
     hg_prog_free(prog);
-    return s;
-}
-
-// Sums n f64 values of `vals` (and of `cnts` when given) into sums[0] (and sums[1]), then
-// finishes into out.
-static hg_status reduce_finish(hg_op_ctx* c, hg_buffer vals, hg_buffer cnts, int64_t n, int mean,
-                               hg_dtype rt, const hg_tensor* out) {
-    hg_executor exh = {c->ex->handle};
-    hg_buffer sums;
-    hg_status s = hg_buffer_create(exh, HG_DTYPE_F64, 2, &sums);
-    if (s) return hg_error_prefix(s, "%s (loss sums on the device)", c->fn);
-    hg_tensor v = f64_vec(vals, 0, n, 0), s0 = f64_vec(sums, 0, 1, 1);
-    s = hg_dev_reduce_into(c, HG_REDUCE_SUM, &v, 1u, 0.0, &s0);
-    if (!s && cnts.handle) {
-        hg_tensor w = f64_vec(cnts, 0, n, 0), s1 = f64_vec(sums, 1, 1, 1);
-        s = hg_dev_reduce_into(c, HG_REDUCE_SUM, &w, 1u, 0.0, &s1);
-    }
-    if (!s) s = finish(c, sums, mean, cnts.handle != 0, (double)n, rt, out);
-    hg_buffer_destroy(sums);
     return s;
 }
 
@@ -171,12 +139,9 @@ static void el_declare(el_k* k, const el_spec* s) {
     for (int q = 0; q < 4; q++) k->off[q] = hg_kb_scalar(b, off_name[q], I);
     hg_dk_param_dims(b, "d", s->nd, 5, &k->dp);
     k->i = hg_kb_reg(b, "i", U);
-    k->sc.dq = hg_kb_reg(b, "dq", U);
-    k->sc.dr = hg_kb_reg(b, "dr", U);
+    hg_dk_scratch_declare(b, &k->sc);
     k->oo = hg_kb_reg(b, "oo", I);
     for (int q = 0; q < 4; q++) k->ro[q] = hg_kb_reg(b, ro_name[q], I);
-    k->sc.dc = hg_kb_reg(b, "dc", I);
-    k->sc.dt = hg_kb_reg(b, "dt", I);
     k->inr = hg_kb_reg(b, "in", B);
     k->q = hg_kb_reg(b, "q", B);
     k->xd = hg_kb_reg(b, "xd", F);
@@ -314,20 +279,12 @@ static hg_status el_build(const char* fn, const el_spec* s, hg_prog** out) {
 
 hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const* in,
                          int64_t st[4][HG_MAX_DIMS], int32_t nd, const int64_t* shape,
-                         hg_dtype rt, hg_reduction r, const hg_tensor* out) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < nd; d++) n *= shape[d];
-    int write = r == HG_REDUCTION_NONE;
-    if (n == 0 && write) return HG_OK;
-    hg_buffer tmp = {0};
-    hg_executor exh = {c->ex->handle};
-    hg_status s = HG_OK;
+                         hg_dtype rt, hg_buffer raw, const hg_tensor* out) {
+    int64_t n = hg_shape_numel(nd, shape);
+    int write = !raw.handle;
+    if (n == 0) return HG_OK;
     int64_t tst[HG_MAX_DIMS];
     hg_tensor_contiguous_strides(nd, shape, tst);
-    if (!write && n > 0) {
-        s = hg_buffer_create_ex(exh, HG_DTYPE_F64, (size_t)n, HG_BUFFER_UNINITIALIZED, &tmp);
-        if (s) return hg_error_prefix(s, "%s (per-element losses on the device)", c->fn);
-    }
     hg_dk_dims dims;
     memset(&dims, 0, sizeof dims);
     for (int32_t d = 0; d < nd; d++) {
@@ -350,7 +307,7 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
     es.nd = dims.nd;
     hg_arg args[16 + 6 * HG_MAX_DIMS];
     size_t k = 0;
-    args[k++] = hg_arg_buffer(write ? out->buffer : tmp);
+    args[k++] = hg_arg_buffer(write ? out->buffer : raw);
     for (int q = 0; q < 4; q++)
         if (in[q]) args[k++] = hg_arg_buffer(in[q]->buffer);
     args[k++] = hg_arg_u64((uint64_t)n);
@@ -359,75 +316,10 @@ hg_status hg_dev_ew_loss(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const*
     args[k++] = hg_arg_i64(write ? out->offset : 0);
     for (int q = 0; q < 4; q++) args[k++] = hg_arg_i64(in[q] ? in[q]->offset : 0);
     k = hg_dk_arg_dims(args, k, &dims, 5);
-    if (n > 0) {
-        hg_prog* prog = NULL;
-        s = el_build(c->fn, &es, &prog);
-        if (!s) {
-            s = launch_lanes(c, prog, (uint64_t)n, args, k, first_slot);
-            hg_prog_free(prog);
-        }
-    }
-    if (!s && !write) {
-        if (n == 0) {   // an empty sum is 0, an empty mean NaN: through a zeroed buffer
-            s = hg_buffer_create(exh, HG_DTYPE_F64, 1, &tmp);
-            if (!s) s = reduce_finish(c, tmp, (hg_buffer){0}, 0, r == HG_REDUCTION_MEAN, rt, out);
-        } else {
-            s = reduce_finish(c, tmp, (hg_buffer){0}, n, r == HG_REDUCTION_MEAN, rt, out);
-        }
-    }
-    if (tmp.handle) hg_buffer_destroy(tmp);
-    return s;
-}
-
-hg_status hg_dev_first_bad_prob(hg_op_ctx* c, const hg_tensor* prob, int64_t* at, double* bad) {
-    *at = -1;
-    int64_t n = hg_view_numel(prob);
-    if (n == 0) return HG_OK;
-    hg_executor exh = {c->ex->handle};
-    hg_buffer flags, pos;
-    hg_status s =
-        hg_buffer_create_ex(exh, HG_DTYPE_BOOL, (size_t)n, HG_BUFFER_UNINITIALIZED, &flags);
-    if (s) return hg_error_prefix(s, "%s (probability check on the device)", c->fn);
-    if ((s = hg_buffer_create(exh, HG_DTYPE_I64, 1, &pos))) {
-        hg_buffer_destroy(flags);
-        return hg_error_prefix(s, "%s (probability check on the device)", c->fn);
-    }
-    // flags[i] = !(0 <= p <= 1) (NaN included), in C order; the first one is argmax(flags).
-    hg_tensor ft;
-    memset(&ft, 0, sizeof ft);
-    ft.buffer = flags;
-    ft.dtype = HG_DTYPE_BOOL;
-    ft.ndim = prob->ndim;
-    memcpy(ft.shape, prob->shape, sizeof ft.shape);
-    hg_tensor_contiguous_strides(prob->ndim, prob->shape, ft.strides);
-    s = hg_dev_flag_not_unit(c, &ft, prob);
-    hg_tensor fl = ft, pt;
-    fl.ndim = 1;
-    fl.shape[0] = n;
-    fl.strides[0] = 1;
-    memset(&pt, 0, sizeof pt);
-    pt.buffer = pos;
-    pt.dtype = HG_DTYPE_I64;
-    if (!s) s = hg_dev_reduce_into(c, HG_REDUCE_ARGMAX, &fl, 1u, 0.0, &pt);
-    int64_t i = 0;
-    unsigned char f = 0;
-    if (!s) s = hg_buffer_read(pos, 0, &i, 1);
-    if (!s) s = hg_buffer_read(flags, (size_t)i, &f, 1);
-    if (!s && f) {   // element i in C order: its offset in prob's buffer
-        int64_t off = prob->offset, q = i;
-        for (int32_t d = prob->ndim - 1; d >= 0; d--) {
-            off += (q % prob->shape[d]) * prob->strides[d];
-            q /= prob->shape[d];
-        }
-        unsigned char v[8] = {0};
-        s = hg_buffer_read(prob->buffer, (size_t)off, v, 1);
-        if (!s) {
-            *bad = hg_op_load_f64(prob->dtype, v);
-            *at = i;
-        }
-    }
-    hg_buffer_destroy(pos);
-    hg_buffer_destroy(flags);
+    hg_prog* prog = NULL;
+    hg_status s = el_build(c->fn, &es, &prog);
+    if (!s) s = launch_lanes(c, prog, (uint64_t)n, args, k, first_slot);
+    hg_prog_free(prog);
     return s;
 }
 
@@ -474,14 +366,11 @@ static void ce_declare(ce_k* k, const ce_spec* s) {
     k->ign = hg_kb_scalar(b, "ign", I);
     hg_dk_param_dims(b, "d", s->nd, 3, &k->dp);
     k->i = hg_kb_reg(b, "i", U);
-    k->sc.dq = hg_kb_reg(b, "dq", U);
-    k->sc.dr = hg_kb_reg(b, "dr", U);
+    hg_dk_scratch_declare(b, &k->sc);
     k->cls = hg_kb_reg(b, "k", U);
     k->oo = hg_kb_reg(b, "oo", I);
     k->xo = hg_kb_reg(b, "xo", I);
     k->to = hg_kb_reg(b, "to", I);
-    k->sc.dc = hg_kb_reg(b, "dc", I);
-    k->sc.dt = hg_kb_reg(b, "dt", I);
     k->xk = hg_kb_reg(b, "xk", I);
     k->tk = hg_kb_reg(b, "tk", I);
     k->ti = hg_kb_reg(b, "ti", I);
@@ -620,8 +509,8 @@ static int ce_rows(const hg_tensor* x, int32_t cdim, int probs, const hg_dk_dims
 }
 
 hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* t, int32_t cdim,
-                               int probs, int64_t ignore_index, hg_dtype rt, hg_reduction r,
-                               const hg_tensor* out) {
+                               int probs, int64_t ignore_index, hg_dtype rt, hg_buffer raw,
+                               hg_buffer cnt, const hg_tensor* out) {
     // Sample dims: x's without the class dim; t's likewise for probabilities.
     int32_t ns = 0;
     int64_t sshape[HG_MAX_DIMS] = {0}, xs[HG_MAX_DIMS] = {0}, ts[HG_MAX_DIMS] = {0};
@@ -633,24 +522,12 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
             ns++;
             q++;
         }
-    int64_t n = 1;
-    for (int32_t d = 0; d < ns; d++) n *= sshape[d];
-    int write = r == HG_REDUCTION_NONE, counted = !probs && r == HG_REDUCTION_MEAN;
-    if (n == 0 && write) return HG_OK;
-    hg_executor exh = {c->ex->handle};
-    hg_buffer tmp = {0}, cnt = {0};
+    int64_t n = hg_shape_numel(ns, sshape);
+    int write = !raw.handle, counted = cnt.handle != 0;
+    if (n == 0) return HG_OK;
     hg_status s = HG_OK;
     int64_t tst[HG_MAX_DIMS];
     hg_tensor_contiguous_strides(ns, sshape, tst);
-    size_t ntmp = (size_t)(n ? n : 1);
-    if (!write) {
-        s = hg_buffer_create(exh, HG_DTYPE_F64, ntmp, &tmp);
-        if (!s && counted) s = hg_buffer_create(exh, HG_DTYPE_F64, ntmp, &cnt);
-        if (s) {
-            if (tmp.handle) hg_buffer_destroy(tmp);
-            return hg_error_prefix(s, "%s (per-sample losses on the device)", c->fn);
-        }
-    }
     hg_dk_dims dims;
     memset(&dims, 0, sizeof dims);
     for (int32_t d = 0; d < ns; d++) {
@@ -671,7 +548,7 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     cs.nd = dims.nd;
     hg_arg args[20 + 4 * HG_MAX_DIMS];
     size_t k = 0;
-    args[k++] = hg_arg_buffer(write ? out->buffer : tmp);
+    args[k++] = hg_arg_buffer(write ? out->buffer : raw);
     args[k++] = hg_arg_buffer(x->buffer);
     args[k++] = hg_arg_buffer(t->buffer);
     if (counted) args[k++] = hg_arg_buffer(cnt);
@@ -686,7 +563,7 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
     args[k++] = hg_arg_i64(probs ? t->strides[cdim] : 0);
     args[k++] = hg_arg_i64(ignore_index);
     k = hg_dk_arg_dims(args, k, &dims, 3);
-    if (n > 0 && ce_rows(x, cdim, probs, &dims)) {
+    if (ce_rows(x, cdim, probs, &dims)) {
         // class indices over contiguous class rows at one row stride: a warp or a block per
         // sample, each row read once (dev_rows_reg_bw.c)
         hg_dev_rows_job j;
@@ -698,13 +575,13 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
         j.M = (uint64_t)n, j.R = (uint64_t)x->shape[cdim];
         j.x = x->buffer, j.xoff = x->offset, j.xrs = dims.nd ? dims.stride[1][0] : 0;
         j.t = t->buffer, j.toff = t->offset, j.trs = dims.nd ? dims.stride[2][0] : 0;
-        j.o = write ? out->buffer : tmp, j.ooff = write ? out->offset : 0;
+        j.o = write ? out->buffer : raw, j.ooff = write ? out->offset : 0;
         j.ors = dims.nd ? dims.stride[0][0] : 0;
         j.cn = cnt;
         j.ign = ignore_index;
         j.raw = !write;
         s = hg_dev_rows_reg(&j);
-    } else if (n > 0) {
+    } else {
         hg_prog* prog = NULL;
         s = ce_build(c->fn, &cs, &prog);
         if (!s) {
@@ -712,8 +589,5 @@ hg_status hg_dev_cross_entropy(hg_op_ctx* c, const hg_tensor* x, const hg_tensor
             hg_prog_free(prog);
         }
     }
-    if (!s && !write) s = reduce_finish(c, tmp, cnt, n, r == HG_REDUCTION_MEAN, rt, out);
-    if (tmp.handle) hg_buffer_destroy(tmp);
-    if (cnt.handle) hg_buffer_destroy(cnt);
     return s;
 }

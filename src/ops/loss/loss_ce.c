@@ -1,21 +1,19 @@
-// hg_cross_entropy as torch.nn.functional.cross_entropy (no class weights, no smoothing).
+// The host kernel of hg_cross_entropy (the composite layer's host override; the entry is
+// src/composite/loss_api.c, the definition decomp_losses.c), as
+// torch.nn.functional.cross_entropy (no class weights, no smoothing).
 // logits (C), (N, C) or (N, C, d1, ...); one sample per position of the non-class dims. Per
 // sample: lse = m + log(sum_c exp(x_c - m)) with m = max_c x_c (stable for any magnitude and
 // for -inf entries), then
 //   class indices:       loss = lse - x_target         (ignore_index: loss 0, not counted)
 //   class probabilities: loss = sum_c t_c (lse - x_c)  (= -sum_c t_c log_softmax(x)_c)
 // with lse - x_c formed as (m - x_c) + log(sum) so it keeps its digits next to large logits.
-// f16/bf16/f32 logits: the shifted exps in f32, their sum and the rest in double; f64 in f64. MEAN divides by the number of non-ignored samples (indices) or of samples (probabilities).
+// f16/bf16/f32 logits: the shifted exps in f32, their sum and the rest in double; f64 in f64.
+// MEAN divides by the number of non-ignored samples (indices) or of samples (probabilities).
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
-#include "base/error.h"
-#include "ops/common/dev_kernel.h"
-#include "ops/common/dev_ops.h"
+#include "base/shape.h"
 #include "ops/loss/loss_common.h"
-#include "tensor/tensor_internal.h"
-#include "ops/common/op_dispatch.h"
 
 enum { OP_X = 0, OP_T, OP_OUT, OP_COUNT };
 
@@ -108,63 +106,14 @@ static void ce_chunk(void* ctx, int64_t e0, int64_t e1, double* sum, double* cou
     *count = cnt;
 }
 
-// Every class index is in [0, C) or equals ignore_index (checked before anything is written).
-static hg_status check_indices(hg_op_ctx* c, const ce_loss* L, int64_t nsamples) {
-    hg_loss_walk w = L->walk;
-    hg_loss_walk_start(&w, 0);
-    for (int64_t e = 0; e < nsamples; e++) {
-        int64_t ti = hg_op_load_i64(L->tdt, w.p[OP_T]);
-        int big_unsigned = hg_dtype_is_unsigned_int((int)L->tdt) && ti < 0;
-        if (ti != L->ignore_index && (ti < 0 || ti >= L->ncls || big_unsigned)) {
-            if (big_unsigned)
-                return hg_error(HG_ERR_OUT_OF_RANGE, "%s: target class index %llu (sample %lld "
-                                "in C order) is out of range [0, %lld)", c->fn,
-                                (unsigned long long)ti, (long long)e, (long long)L->ncls);
-            return hg_error(HG_ERR_OUT_OF_RANGE, "%s: target class index %lld (sample %lld in C "
-                            "order) is out of range [0, %lld) and is not ignore_index (%lld)",
-                            c->fn, (long long)ti, (long long)e, (long long)L->ncls,
-                            (long long)L->ignore_index);
-        }
-        hg_loss_walk_next(&w);
-    }
-    return HG_OK;
-}
-
-HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* target,
-                                  int64_t ignore_index, hg_reduction reduction, hg_tensor* out) {
-    HG_OP_CTX(c);
-    hg_op_begin(&c, "hg_cross_entropy");
+hg_status hg_loss_ce_host(hg_op_ctx* c, const hg_tensor* logits, const hg_tensor* target,
+                          int32_t cdim, int probs, int64_t ignore_index, hg_dtype rt,
+                          hg_reduction r, const hg_tensor* out) {
+    hg_host_view xv, tv, ov;
     hg_status s;
-    if ((s = hg_op_input(&c, logits, "logits", NULL, NULL)) ||
-        (s = hg_op_input(&c, target, "target", NULL, NULL)) ||
-        (s = hg_loss_float(&c, logits, "logits")) || (s = hg_loss_reduction(&c, reduction)))
+    if ((s = hg_op_host_view(c, logits, &xv)) || (s = hg_op_host_view(c, target, &tv)) ||
+        (s = hg_op_host_view(c, out, &ov)))
         return s;
-    // numpy's overlap rule before the views below are taken (out is checked further down).
-    if ((s = hg_op_read_first(&c, out, &logits, 1)) || (s = hg_op_read_first(&c, out, &target, 1)))
-        return s;
-    int probs = hg_dtype_is_float((int)target->dtype);
-    if (!probs && !hg_dtype_is_int((int)target->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH, "hg_cross_entropy: 'target' has dtype %s; it must "
-                        "hold class indices (an integer dtype) or class probabilities (a float "
-                        "dtype)", hg_dtype_name(target->dtype));
-    if (logits->ndim < 1)
-        return hg_error(HG_ERR_SIZE_MISMATCH, "hg_cross_entropy: 'logits' must be (C), (N, C) or "
-                        "(N, C, d1, ...), got shape ()");
-    // Sample shape: logits' shape without the class dim; the target's shape checked against it.
-    int32_t cdim, ns;
-    int64_t sshape[HG_MAX_DIMS], xst[HG_MAX_DIMS];
-    if ((s = hg_ce_shapes(&c, logits, target, probs, &cdim, &ns, sshape))) return s;
-    for (int32_t d = 0, k = 0; d < logits->ndim; d++)
-        if (d != cdim) xst[k++] = logits->strides[d];
-    int dev = hg_op_route_of(&c, HG_OPF_LOSS, logits->dtype) == HG_ROUTE_DEVICE;
-    void* staged = NULL;   // a device target read back for the index check
-    hg_host_view xv, tv;
-    memset(&xv, 0, sizeof xv);
-    if (dev) {
-        if (!probs && (s = hg_dk_download(&c, target, &tv, &staged))) return s;
-    } else if ((s = hg_op_host_view(&c, logits, &xv)) || (s = hg_op_host_view(&c, target, &tv))) {
-        return s;
-    }
     ce_loss L;
     memset(&L, 0, sizeof L);
     L.xdt = logits->dtype;
@@ -172,53 +121,34 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
     L.ncls = logits->shape[cdim];
     L.probs = probs;
     L.ignore_index = ignore_index;
-    size_t xes = hg_dtype_size(L.xdt), tes = hg_dtype_size(L.tdt);
-    L.x_cs = logits->strides[cdim] * (int64_t)xes;
-    L.walk.ndim = ns;
-    L.walk.nops = OP_COUNT;
-    int64_t nsamples = 1;
-    for (int32_t d = 0; d < ns; d++) {
-        L.walk.shape[d] = sshape[d];
-        L.walk.bstrides[OP_X][d] = xst[d] * (int64_t)xes;
-        nsamples *= sshape[d];
-    }
-    L.walk.base[OP_X] = xv.data;
-    L.walk.base[OP_T] = tv.data;
-    L.walk.base[OP_OUT] = L.dummy;
-    if (probs) {
-        L.t_cs = target->strides[cdim] * (int64_t)tes;
-        for (int32_t d = 0, q = 0; d < target->ndim; d++)
-            if (d != cdim) L.walk.bstrides[OP_T][q++] = target->strides[d] * (int64_t)tes;
-    } else {
-        // A staged target is C-contiguous (tv's strides), a host one strided as the tensor.
-        for (int32_t d = 0; d < ns; d++)
-            L.walk.bstrides[OP_T][d] = (staged ? tv.strides[d] : target->strides[d]) * (int64_t)tes;
-        s = check_indices(&c, &L, nsamples);
-        free(staged);
-        if (s) return s;
-    }
-    hg_dtype rt = L.xdt;
-    if ((s = hg_loss_output(&c, out, reduction, rt, ns, sshape))) return s;
-    if (dev)
-        return hg_op_finish(&c, out, hg_dev_cross_entropy(&c, logits, target, cdim, probs,
-                                                          ignore_index, rt, reduction, out));
-    hg_host_view ov;
-    if ((s = hg_op_host_view(&c, out, &ov))) return hg_op_finish(&c, out, s);
     L.rt = rt;
     L.od = out->dtype;
-    L.write = reduction == HG_REDUCTION_NONE;
-    if (L.write) {
-        size_t oes = hg_dtype_size(out->dtype);
-        for (int32_t d = 0; d < ns; d++) L.walk.bstrides[OP_OUT][d] = ov.strides[d] * (int64_t)oes;
-        L.walk.base[OP_OUT] = ov.data;
+    L.write = r == HG_REDUCTION_NONE;
+    size_t xes = hg_dtype_size(L.xdt), tes = hg_dtype_size(L.tdt), oes = hg_dtype_size(L.od);
+    L.x_cs = logits->strides[cdim] * (int64_t)xes;
+    L.t_cs = probs ? target->strides[cdim] * (int64_t)tes : 0;
+    L.walk.nops = OP_COUNT;
+    L.walk.base[OP_X] = xv.data;
+    L.walk.base[OP_T] = tv.data;
+    L.walk.base[OP_OUT] = L.write ? ov.data : L.dummy;
+    // The walk over the samples: logits' dims without the class dim (the target's too for
+    // probabilities; class indices have the sample shape).
+    for (int32_t d = 0, q = 0; d < logits->ndim; d++) {
+        if (d == cdim) continue;
+        int32_t w = L.walk.ndim++;
+        L.walk.shape[w] = logits->shape[d];
+        L.walk.bstrides[OP_X][w] = logits->strides[d] * (int64_t)xes;
+        L.walk.bstrides[OP_T][w] = target->strides[probs ? d : q++] * (int64_t)tes;
+        if (L.write) L.walk.bstrides[OP_OUT][w] = ov.strides[w] * (int64_t)oes;
     }
+    int64_t nsamples = hg_shape_numel(L.walk.ndim, L.walk.shape);
     double sum, cnt;
-    s = hg_loss_run(&c, nsamples, 8.0 * (double)(L.ncls + 1) * (probs ? 2 : 1), ce_chunk, &L, &sum,
-                    &cnt);
+    s = hg_loss_run(c, nsamples, 8.0 * (double)(L.ncls + 1) * (probs ? 2 : 1), ce_chunk, &L,
+                    &sum, &cnt);
     if (!s && !L.write) {
         double v = sum;
-        if (reduction == HG_REDUCTION_MEAN) v = probs ? sum / (double)nsamples : sum / cnt;
+        if (r == HG_REDUCTION_MEAN) v = probs ? sum / (double)nsamples : sum / cnt;
         hg_loss_store(rt, out->dtype, ov.data, v);
     }
-    return hg_op_finish(&c, out, s);
+    return s;
 }

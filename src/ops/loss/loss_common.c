@@ -48,6 +48,23 @@ hg_status hg_loss_broadcast(hg_op_ctx* c, const hg_tensor* t, const char* name, 
     return HG_OK;
 }
 
+hg_status hg_loss_shape(hg_op_ctx* c, const hg_tensor* x, const char* xname, const hg_tensor* t,
+                        int32_t* nd, int64_t* shape) {
+    *nd = x->ndim > t->ndim ? x->ndim : t->ndim;
+    for (int32_t d = 0; d < *nd; d++) {
+        int32_t ix = d - (*nd - x->ndim), it = d - (*nd - t->ndim);
+        int64_t a = ix >= 0 ? x->shape[ix] : 1, b = it >= 0 ? t->shape[it] : 1;
+        if (a != b && a != 1 && b != 1) {
+            char sx[HG_DIMS_TEXT], st[HG_DIMS_TEXT];
+            return hg_error(HG_ERR_SIZE_MISMATCH, "%s: %s %s and target %s do not broadcast",
+                            c->fn, xname, hg_op_dims(sx, x->ndim, x->shape),
+                            hg_op_dims(st, t->ndim, t->shape));
+        }
+        shape[d] = a == 1 ? b : a;
+    }
+    return HG_OK;
+}
+
 void hg_loss_walk_start(hg_loss_walk* w, int64_t start) {
     for (int32_t q = 0; q < w->nops; q++) w->p[q] = w->base[q];
     for (int32_t d = w->ndim - 1; d >= 0; d--) {

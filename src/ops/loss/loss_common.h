@@ -5,6 +5,7 @@
 #ifndef HG_OPS_LOSS_COMMON_H
 #define HG_OPS_LOSS_COMMON_H
 #include <stdint.h>
+#include "ops/common/dev_ops.h"
 #include "ops/common/op_common.h"
 
 #define HG_LOSS_MAX_OPS 5
@@ -76,6 +77,25 @@ hg_status hg_loss_run(hg_op_ctx* c, int64_t n, double cost_per_item,
 // HG_ERR_SIZE_MISMATCH naming both shapes. logits has >= 1 dim (checked by the caller).
 hg_status hg_ce_shapes(hg_op_ctx* c, const hg_tensor* logits, const hg_tensor* target, int probs,
                        int32_t* cdim, int32_t* ns, int64_t* sshape);
+
+// The loss shape of x and t: their broadcast (numpy rules; binary_cross_entropy's entries have
+// checked that they are equal). HG_ERR_SIZE_MISMATCH naming both shapes.
+hg_status hg_loss_shape(hg_op_ctx* c, const hg_tensor* x, const char* xname, const hg_tensor* t,
+                        int32_t* nd, int64_t* shape);
+
+// The host kernels (the composite layer's host overrides), after the entries' checks, with out
+// resolved and the inputs not overlapping it. Elementwise (loss.c): in = {x, t, w, pw} (w, pw
+// NULL where absent) broadcast onto the loss shape; rt: the result dtype each loss is rounded
+// to once.
+hg_status hg_loss_ew_host(hg_op_ctx* c, hg_dev_loss kind, const hg_tensor* const* in,
+                          hg_dtype rt, hg_reduction r, const hg_tensor* out);
+// The first element of the host view outside [0, 1] (NaN included), in C order; -1 if none.
+int64_t hg_loss_first_bad_prob(const hg_host_view* v, double* bad);
+// Cross entropy (loss_ce.c) over the class dim cdim, class indices (checked already: each in
+// [0, C) or ignore_index) or probabilities (probs); the result dtype rt is the logits'.
+hg_status hg_loss_ce_host(hg_op_ctx* c, const hg_tensor* logits, const hg_tensor* target,
+                          int32_t cdim, int probs, int64_t ignore_index, hg_dtype rt,
+                          hg_reduction r, const hg_tensor* out);
 
 // Stores v into dst of dtype od after rounding it once to the result dtype rt.
 void hg_loss_store(hg_dtype rt, hg_dtype od, void* dst, double v);
