@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Hologram's own times in two runs of bench/sizes.py, case by case: before and after a change.
 
-    python3 bench/sizes_compare.py BEFORE.json AFTER.json [--md out.md] [--worst 10]
+    python3 bench/sizes_compare.py BEFORE.json[,MORE.json] AFTER.json[,MORE.json] [--md out.md]
+                                   [--worst 10]
 
-Rows are matched by (family, case, elements, threads). For each family and thread count it
+Rows are matched by (family, case, elements, threads); with several runs of one side (comma-
+separated, best run alternately before and after), each case takes its best time over them. For each family and thread count it
 prints the geometric mean of after/before (< 1: faster after), the best and the worst case,
 and how many cases moved by more than 10% either way; then the worst cases overall. Timings
 on a shared VM move by 10-50% between runs (docs/performance.md), so a single case beyond 10%
@@ -16,14 +18,16 @@ import math
 import sys
 
 
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        d = json.load(f)
-    rows = {}
-    for r in d["rows"]:
-        key = (r["family"], r["case"], r["elements"], r["threads"])
-        rows[key] = r["hologram_s"]
-    return d.get("header", path), rows
+def load(paths):
+    header, rows = None, {}
+    for path in paths.split(","):
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+        header = header or d.get("header", path)
+        for r in d["rows"]:
+            key = (r["family"], r["case"], r["elements"], r["threads"])
+            rows[key] = min(rows.get(key, math.inf), r["hologram_s"])
+    return header, rows
 
 
 def main(argv):

@@ -45,3 +45,14 @@ def test_ratios_per_family_and_worst_case(tmp_path):
 def test_no_common_case_is_an_error(tmp_path):
     r, _ = _run(tmp_path, [_row("rows", "a", 1, 1, 1e-6)], [_row("rows", "b", 1, 1, 1e-6)])
     assert r.returncode == 1 and "no case is in both runs" in r.stderr
+
+
+def test_several_runs_take_the_best_time(tmp_path):
+    b1, b2, a1 = (tmp_path / n for n in ("b1.json", "b2.json", "a1.json"))
+    b1.write_text(json.dumps({"header": "b", "rows": [_row("rows", "s", 16, 1, 4e-6)]}))
+    b2.write_text(json.dumps({"header": "b", "rows": [_row("rows", "s", 16, 1, 2e-6)]}))
+    a1.write_text(json.dumps({"header": "a", "rows": [_row("rows", "s", 16, 1, 3e-6)]}))
+    r = subprocess.run([sys.executable, SCRIPT, f"{b1},{b2}", str(a1)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert "| rows | 1 | 1 | 1.500 |" in r.stdout
