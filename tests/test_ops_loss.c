@@ -542,6 +542,14 @@ static void test_errors(void) {
                    HG_ERR_SIZE_MISMATCH, "(3, 2)", &o1, snap1, NULL, "ce prob shape");
     expect_refused(hg_cross_entropy(&x.t, NULL, -100, HG_REDUCTION_NONE, &o1.t),
                    HG_ERR_NULL_POINTER, NULL, &o1, snap1, NULL, "ce NULL target");
+    // 0-d logits: refused by both entries with the shapes they take
+    view x0 = make_view(HG_DTYPE_F32, 0, NULL, 0, gen_normal, NULL);
+    view t0 = make_view(HG_DTYPE_I64, 0, NULL, 0, gen_index, &g);
+    expect_refused(hg_cross_entropy(&x0.t, &t0.t, -100, HG_REDUCTION_NONE, &o1.t),
+                   HG_ERR_SIZE_MISMATCH, "(C), (N, C)", &o1, snap1, NULL, "ce 0-d logits");
+    expect_refused(hg_cross_entropy_backward(&x0.t, &x0.t, &t0.t, -100, HG_REDUCTION_NONE,
+                                             &o1.t),
+                   HG_ERR_SIZE_MISMATCH, "(C), (N, C)", &o1, snap1, NULL, "ce bw 0-d logits");
     // bce: a probability outside [0, 1] is named; NaN too.
     view p = make_view(HG_DTYPE_F32, 2, s23, 0, gen_unit, NULL);
     ((float*)p.host)[1 + 4] = 1.5f;
@@ -573,7 +581,7 @@ static void test_errors(void) {
     expect_refused(hg_mse_loss(&x.t, &x.t, HG_REDUCTION_NONE, &oi.t), HG_ERR_DTYPE_MISMATCH,
                    "i32", &oi, snapi, NULL, "mse out i32");
     free(snap); free(snap1); free(snapi);
-    view* all[] = {&x, &y, &o, &o1, &xi, &ti, &tbad, &tb, &p, &pw, &oi};
+    view* all[] = {&x, &y, &o, &o1, &xi, &ti, &tbad, &tb, &p, &pw, &oi, &x0, &t0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) hg_buffer_destroy(all[i]->buf);
 }
 

@@ -121,6 +121,23 @@ hg_status hg_cop_ce_bw_dev(const hg_cop_call* k) {
     return s;
 }
 
+// cross_entropy's target kind (class indices: an integer dtype; probabilities: a float dtype)
+// and logits' rank: 1 (C) to max_ndim; *probs set. Shared by the forward and backward entries.
+static hg_status ce_target_kind(hg_op_ctx* c, const hg_tensor* logits, const hg_tensor* target,
+                                int32_t max_ndim, int* probs) {
+    *probs = hg_dtype_is_float((int)target->dtype);
+    if (!*probs && !hg_dtype_is_int((int)target->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: 'target' has dtype %s; it must hold class "
+                        "indices (an integer dtype) or class probabilities (a float dtype)", c->fn,
+                        hg_dtype_name(target->dtype));
+    char a[HG_DIMS_TEXT];
+    if (logits->ndim < 1 || logits->ndim > max_ndim)
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'logits' must be (C), (N, C) or (N, C, d1, "
+                        "...) with at most %d dims, got shape %s", c->fn, (int)max_ndim,
+                        hg_op_dims(a, logits->ndim, logits->shape));
+    return HG_OK;
+}
+
 hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logits,
                                     const hg_tensor* target, int64_t ignore_index,
                                     hg_reduction reduction, hg_tensor* out) {
@@ -137,16 +154,9 @@ hg_status hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logi
         (s = hg_loss_float(&c, logits, "logits")) || (s = hg_loss_float(&c, grad, "grad")) ||
         (s = hg_loss_reduction(&c, reduction)))
         return s;
-    int probs = hg_dtype_is_float((int)target->dtype);
-    if (!probs && !hg_dtype_is_int((int)target->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: 'target' has dtype %s; it must hold class "
-                        "indices (an integer dtype) or class probabilities (a float dtype)", fn,
-                        hg_dtype_name(target->dtype));
+    int probs;
+    if ((s = ce_target_kind(&c, logits, target, HG_MAX_DIMS - 1, &probs))) return s;
     char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
-    if (logits->ndim < 1 || logits->ndim >= HG_MAX_DIMS)
-        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'logits' must be (C), (N, C) or (N, C, d1, "
-                        "...) with at most %d dims, got shape %s", fn, HG_MAX_DIMS - 1,
-                        hg_op_dims(a, logits->ndim, logits->shape));
     int32_t cdim, ns;
     int64_t sshape[HG_MAX_DIMS];
     if ((s = hg_ce_shapes(&c, logits, target, probs, &cdim, &ns, sshape))) return s;
@@ -281,14 +291,8 @@ HG_API hg_status hg_cross_entropy(const hg_tensor* logits, const hg_tensor* targ
         (s = hg_op_input(&c, target, "target", NULL, NULL)) ||
         (s = hg_loss_float(&c, logits, "logits")) || (s = hg_loss_reduction(&c, reduction)))
         return s;
-    int probs = hg_dtype_is_float((int)target->dtype);
-    if (!probs && !hg_dtype_is_int((int)target->dtype))
-        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: 'target' has dtype %s; it must hold class "
-                        "indices (an integer dtype) or class probabilities (a float dtype)", fn,
-                        hg_dtype_name(target->dtype));
-    if (logits->ndim < 1)
-        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: 'logits' must be (C), (N, C) or (N, C, d1, "
-                        "...), got shape ()", fn);
+    int probs;
+    if ((s = ce_target_kind(&c, logits, target, HG_MAX_DIMS, &probs))) return s;
     // the sample shape: logits' shape without the class dim; the target's checked against it
     int32_t cdim, ns;
     int64_t sshape[HG_MAX_DIMS];
