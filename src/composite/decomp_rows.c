@@ -49,7 +49,9 @@ hg_status hg_decomp_softmax_bw(hg_graph g, const hg_cop_call* k, const int32_t* 
     } else {
         int32_t s = hg_db_reduce(&b, HG_REDUCE_SUM, hg_db_binary(&b, HG_BINARY_MUL, gr, y), 1,
                                  &ax, 1);
-        r = hg_db_binary(&b, HG_BINARY_MUL, y, hg_db_binary(&b, HG_BINARY_SUB, gr, s));
+        // (g - s) * y, the difference first: the CPU's fused pairs (cpu_strip.c) take the
+        // sub's result as the mul's first operand, one pass with no intermediate.
+        r = hg_db_binary(&b, HG_BINARY_MUL, hg_db_binary(&b, HG_BINARY_SUB, gr, s), y);
     }
     out[0] = scalar ? hg_db_reshape(&b, r, 0, k_one) : r;
     return b.s;

@@ -106,7 +106,9 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
         if ((uint64_t)parts > units) parts = units > 1 ? (int)units : 1;
         if ((uint64_t)parts > rows) parts = (int)rows;
     }
-    if (general && parts < 2) general = 0;   // one part: plain launches, which may use threads
+    // One part: the rows one serial launch after another on the caller (rows of under two
+    // grains of lanes, which a plain launch would run on one worker too): set up once, where a
+    // plain launch per row repeats the launch setup and the pool's hand-off.
     cpu_launch serial;
     if (general) {
         hg_status s = hg_cpu_launch_serial_setup(st, plan, cfg, parts, &serial);
@@ -141,7 +143,8 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
         if (hg_trace_on()) hg_trace_note_threads(parts);
     }
     if (general) {
-        hg_pool_run(st->pool, parts, rows_part_general, &j);
+        if (parts > 1) hg_pool_run(st->pool, parts, rows_part_general, &j);
+        else rows_part_general(&j, 0);
         if (hg_trace_on()) hg_trace_note_threads(parts);
         if (mem != local) free(mem);
         return atomic_load(&j.failed) ? hg_error(j.err, "%s", j.msg) : HG_OK;
