@@ -289,9 +289,9 @@ static void run_ce_case(hg_dtype dt, int64_t M, int64_t C, int lay, int probs, h
     snprintf(what, sizeof what, "cross_entropy_backward %s (%lld, %lld) %s %s red %d",
              hg_dtype_name(dt), (long long)M, (long long)C, k_lay[lay],
              probs ? "probabilities" : "indices", (int)red);
-    // On a host, class indices over f32/f64 take the fused row override (any logits layout:
-    // out is C-contiguous), which equals the decomposition bit for bit.
-    int host_over = !g_device && !probs && (dt == HG_DTYPE_F32 || dt == HG_DTYPE_F64);
+    // On a host, f32/f64 logits take the fused row override (any logits layout: out and the
+    // probabilities are C-contiguous), which equals the decomposition bit for bit.
+    int host_over = !g_device && (dt == HG_DTYPE_F32 || dt == HG_DTYPE_F64);
     int over = host_over ||
                (g_device && !probs && (lay == LAY_ROWS || (lay == LAY_TRANSPOSED && M == 1)));
     double* got[2];

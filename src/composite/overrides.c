@@ -8,8 +8,9 @@
 // f64 in f64) and on devices (dev_rows.c: the register kernels, else the strided one), so the
 // decomposition only runs when forced (HOLOGRAM_COMPOSITE=decomp) or on a backend with neither
 // route; the same for layer_norm / rms_norm (norm.c, dev_rows.c). The backward ops' kernels
-// take contiguous rows along the last axis only; cross_entropy_backward's, class indices over a
-// last class dim (loss_host.c on hosts, loss_api.c on devices). adam_step: the fused host pass
+// take contiguous rows along the last axis only; cross_entropy_backward's, a last class dim
+// (loss_host.c on hosts: class indices or contiguous probability rows; loss_api.c on devices:
+// class indices). adam_step: the fused host pass
 // over C-contiguous f32/f64 tensors (optim_api.c); on devices and for other dtypes and layouts
 // its decomposition.
 #include "base/dtype.h"
@@ -146,7 +147,7 @@ const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES] = {
     OV(HG_COP_RMS_NORM_BW, HG_ROUTE_HOST, F32_F64, nb_host_ok, nb_host, "host contiguous rows"),
     OV(HG_COP_RMS_NORM_BW, HG_ROUTE_DEVICE, FLOATS, nb_dev_ok, nb_dev, "device register rows"),
     OV(HG_COP_CE_BW, HG_ROUTE_HOST, F32_F64, hg_cop_ce_bw_host_ok, hg_cop_ce_bw_host,
-       "host fused rows (class indices)"),
+       "host fused rows (class indices, probabilities)"),
     OV(HG_COP_CE_BW, HG_ROUTE_DEVICE, FLOATS, hg_cop_ce_bw_dev_ok, hg_cop_ce_bw_dev,
        "device register rows (class indices)"),
     OV(HG_COP_ADAM, HG_ROUTE_HOST, F32_F64, hg_cop_adam_host_ok, hg_cop_adam_host,

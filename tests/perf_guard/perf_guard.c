@@ -168,6 +168,14 @@ static void cases_cross_entropy(void) {
     MEASURE("cross_entropy_backward_f32_16x1000",
             hg_cross_entropy_backward(&grad, &logits, &target, -100, HG_REDUCTION_MEAN,
                                       &dlogits));
+    hg_tensor probs = f32(2, shape);   // probability targets (need not sum to 1)
+    MEASURE("cross_entropy_backward_probs_f32_16x1000",
+            hg_cross_entropy_backward(&grad, &logits, &probs, -100, HG_REDUCTION_MEAN,
+                                      &dlogits));
+    // softmax_backward across rows (not the last axis): the decomposition's plan on hosts
+    int64_t tall[2] = {64, 1000};
+    hg_tensor g = f32(2, tall), y = f32(2, tall), dx = f32(2, tall);
+    MEASURE("softmax_backward_axis0_f32_64x1000", hg_softmax_backward(&g, &y, 0, &dx));
 }
 
 static void cases_matmul(void) {
