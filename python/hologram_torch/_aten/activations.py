@@ -1,8 +1,11 @@
-"""gelu and ATen's activation backward ops (gelu_backward, threshold_backward) on the C
-library's hg_activation_backward. Pointwise: the fusion pass (fuse.py) takes them first where it
+"""gelu, gelu_backward (the C library's hg_activation_backward) and threshold_backward (relu's
+gradient). Pointwise: the fusion pass (fuse.py) takes them first where it
 fuses; these lower what it leaves."""
 import torch
 
+import hologram as hg
+
+from .. import _bridge as B
 from .. import _grad_ops, _ops
 from .common import Lowering, args_of, tensors_ok
 
@@ -24,14 +27,15 @@ def _gelu_accepts(node):
         (a[-1] if isinstance(a[-1], str) else "none") in ("none", "tanh")
 
 
-def _threshold_bw(g, y, threshold):
-    # g where y > 0 else 0: relu's gradient read from its output (y > 0 exactly where x > 0)
-    return _grad_ops.activation_backward(g, y, y, "relu")
+def _threshold_bw(g, self, threshold):
+    """ATen's rule: 0 where self <= threshold, else g (a NaN self passes g)."""
+    e, dev, (hg_g, hs) = _ops._hg_args("aten.threshold_backward", 0, g, self)
+    return B.to_torch(hg.where(hg.less_equal(hs, threshold), 0, hg_g))
 
 
 def _threshold_bw_accepts(node):
     g, y, threshold = args_of(node)
-    return tensors_ok((g, y)) and threshold == 0
+    return tensors_ok((g, y)) and isinstance(threshold, (int, float))
 
 
 ENTRIES = {

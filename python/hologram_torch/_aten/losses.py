@@ -11,7 +11,7 @@ _REDUCTION = {0: "none", 1: "mean", 2: "sum"}   # ATen's Reduction enum
 
 def _nll_fw(x, target, weight, reduction, ignore_index):
     out, total = _ops_loss.nll_forward(x, target, weight, ignore_index, _REDUCTION[reduction])
-    if reduction == 0:   # ATen's total_weight of an unreduced loss is 0
+    if reduction == 0 and x.dim() == 2:   # ATen's total_weight of unreduced rows is 0
         return out, x.new_zeros(())
     return out, B.to_torch(_ops_loss._cast(total, x.dtype))
 

@@ -1,5 +1,7 @@
 """Row ops: softmax / log_softmax and their backward (the C library's row kernels), layer norm
 forward (with the mean and rstd ATen saves for the backward) and backward."""
+import operator
+
 import torch
 
 import hologram as hg
@@ -65,7 +67,7 @@ def _native_layer_norm_out(x, normalized_shape, weight, bias, eps):
 
 
 def _stats_unused(node):
-    return all(u.target is __import__("operator").getitem and u.args[1] == 0
+    return all(u.target is operator.getitem and (u.args[1] == 0 or not u.users)
                for u in node.users)
 
 
