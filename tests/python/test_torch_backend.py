@@ -297,6 +297,24 @@ SAMPLES = {
     aten.threshold_backward.default: lambda dt: [
         (_special(_rn(6, 9, dt=dt)), torch.relu(_special(_rn(6, 9, dt=dt))), 0),
         (_rn(6, 9, dt=dt), _special(_rn(6, 9, dt=dt)), 0.5)],
+    aten.embedding.default: lambda dt: [(_rn(10, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]])),
+                                        (_special(_rn(10, 4, dt=dt)),
+                                         torch.tensor([0, 1, 2], dtype=torch.int32), 1)],
+    aten.embedding_dense_backward.default: lambda dt: [
+        (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, -1, False),
+        (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, 3, False),
+        (_rn(6, 4, dt=dt), torch.tensor([1, 9, 1, 0, 3, 3]), 10, 1, True)],
+    aten.mse_loss.default: lambda dt: [(_rn(4, 5, dt=dt), _rn(4, 5, dt=dt), r) for r in (0, 1, 2)]
+    + [(_special(_rn(4, 5, dt=dt)), _rn(4, 5, dt=dt))],
+    aten.binary_cross_entropy.default: lambda dt: [
+        (torch.rand(4, 5, dtype=dt), torch.rand(4, 5, dtype=dt), w, r)
+        for w in (None, torch.rand(4, 5, dtype=dt)) for r in (0, 1, 2)]
+    + [(torch.tensor([0.0, 1.0, 0.5, 1e-30], dtype=dt), torch.tensor([1.0, 0.0, 0.5, 1.0],
+                                                                     dtype=dt))],
+    aten.binary_cross_entropy_backward.default: lambda dt: [
+        (_rn(4, 5, dt=dt) if r == 0 else _rn(dt=dt), torch.rand(4, 5, dtype=dt),
+         torch.rand(4, 5, dtype=dt), w, r)
+        for w in (None, torch.rand(4, 5, dtype=dt)) for r in (0, 1, 2)],
     # random: drawn masks differ from ATen's; checked for their law below
     aten.native_dropout.default: lambda dt: [(_rn(64, 64, dt=dt), 0.3, True)],
     aten.native_dropout_backward.default: lambda dt: [
