@@ -139,6 +139,20 @@ def test_train_step_matches_eager(name):
         assert fw.hologram["native_layer_norm"] >= 1 and bw.hologram["mm"] >= 2
 
 
+def test_batch_sizes_change_and_torch_threads_restored():
+    """New batch sizes recompile with dynamic shapes (the lowerings read sizes at run time);
+    the graph's torch ops run on one thread and torch's thread count is restored after."""
+    model, _ = _pair("mlp")
+    model.eval()
+    compiled = torch.compile(model, backend="hologram")
+    threads = torch.get_num_threads()
+    with torch.no_grad():
+        for n in (8, 5, 3, 11):
+            x = torch.randn(n, 12)
+            _close(compiled(x), model(x), 1e-4)
+            assert torch.get_num_threads() == threads
+
+
 def test_report_counts_where_nodes_ran():
     torch._dynamo.reset()   # an earlier test's graph of the same code would be reused
     model, _ = _pair("block")
