@@ -97,8 +97,12 @@ def last_report():
     return _reports[-1] if _reports else None
 
 
-def _op_name(target):
-    return str(target.overloadpacket.__name__ if hasattr(target, "overloadpacket") else target)
+def _op_name(op):
+    """The short name of an ATen op: "mul" of aten.mul.Tensor, its OpOverload or its string."""
+    if hasattr(op, "overloadpacket"):
+        return op.overloadpacket.__name__
+    name = str(op)
+    return name.split(".")[1] if name.startswith("aten.") else name
 
 
 def report_of(gm, kind):
@@ -109,10 +113,10 @@ def report_of(gm, kind):
         if node.op != "call_function" or node.target is operator.getitem:
             continue
         if "hologram_lowered" in node.meta:
-            hologram[node.meta["hologram_lowered"].split(".")[1]] += 1
+            hologram[_op_name(node.meta["hologram_lowered"])] += 1
         elif "hologram_fused" in node.meta:
             for name in node.meta["hologram_fused"]:
-                hologram[_op_name(name) if not isinstance(name, str) else name] += 1
+                hologram[_op_name(name)] += 1
         elif node.target in VIEWS:
             views[_op_name(node.target)] += 1
         else:

@@ -168,6 +168,27 @@ def test_report_counts_where_nodes_ran():
     assert text.startswith("hologram inference graph: ") and "_softmax 1" in text
 
 
+def test_passes_run_first_and_fused_nodes_count_as_hologram(monkeypatch):
+    """The contract with the fusion pass (_aten/fuse.py): a pass of backend.PASSES runs on the
+    ATen graph before lower(); a node it marks with meta["hologram_fused"] = [ATen op names]
+    counts as those ops run in hologram."""
+    seen = []
+
+    def mark_muls(gm):
+        seen.append(gm)
+        for node in gm.graph.nodes:
+            if node.target is aten.mul.Tensor:
+                node.meta["hologram_fused"] = ["aten.mul.Tensor", "aten.mul.Tensor"]
+
+    monkeypatch.setattr(backend, "PASSES", [mark_muls])
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: torch.softmax(x * 2, -1) * 3, backend="hologram", fullgraph=True)
+    x = torch.randn(3, 5)
+    torch.testing.assert_close(f(x), torch.softmax(x * 2, -1) * 3)
+    r = backend.last_report()
+    assert len(seen) == 1 and r.hologram == {"mul": 4, "_softmax": 1} and not r.torch
+
+
 def test_dropout_fresh_each_call_reproducible_with_manual_seed():
     drop = torch.compile(lambda x: F.dropout(x, 0.3, training=True), backend="hologram",
                          fullgraph=True)
@@ -318,6 +339,14 @@ SAMPLES = {
         (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, -1, False),
         (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, 3, False),
         (_rn(6, 4, dt=dt), torch.tensor([1, 9, 1, 0, 3, 3]), 10, 1, True)],
+    aten.cat.default: lambda dt: [([_rn(2, 3, dt=dt), _special(_rn(4, 3, dt=dt))],),
+                                  ([_rn(2, 3, dt=dt), _rn(2, 0, dt=dt), _rn(2, 5, dt=dt).t()[:2]],
+                                   -1),
+                                  ([torch.arange(3), torch.arange(4)], 0)],
+    aten.clone.default: lambda dt: [(_special(_rn(3, 4, dt=dt)),),
+                                    (_rn(4, 3, dt=dt).t(),
+                                     dict(memory_format=torch.contiguous_format)),
+                                    (_rn(4, 6, dt=dt)[:, ::2],), (_rn(0, 3, dt=dt),)],
     aten.mse_loss.default: lambda dt: [(_rn(4, 5, dt=dt), _rn(4, 5, dt=dt), r) for r in (0, 1, 2)]
     + [(_special(_rn(4, 5, dt=dt)), _rn(4, 5, dt=dt))],
     aten.binary_cross_entropy.default: lambda dt: [
@@ -350,14 +379,15 @@ def _split(sample):
 def _node_of(op, sample):
     """The FX node of op(*args, **kwargs) traced with FakeTensors, as the backend sees it."""
     args, kwargs = _split(sample)
-    pos = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    flat, spec = torch.utils._pytree.tree_flatten(list(args))
+    pos = [i for i, a in enumerate(flat) if isinstance(a, torch.Tensor)]
 
     def f(*ts):
-        full = list(args)
+        full = list(flat)
         for i, t in zip(pos, ts):
             full[i] = t
-        return op(*full, **kwargs)
-    gm = make_fx(f, tracing_mode="fake")(*[args[i] for i in pos])
+        return op(*torch.utils._pytree.tree_unflatten(full, spec), **kwargs)
+    gm = make_fx(f, tracing_mode="fake")(*[flat[i] for i in pos])
     return next(n for n in gm.graph.nodes if n.target is op)
 
 
@@ -411,6 +441,10 @@ def test_refusals():
         _node_of(aten.addmm.default, (torch.randn(4), x, torch.randn(4, 4), dict(beta=2))))
     assert not TABLE[aten.native_dropout.default].accepts(
         _node_of(aten.native_dropout.default, (x, 0.0, True)))
+    # a dense transposed input: ATen's clone keeps its strides, hologram's copy would not
+    assert not TABLE[aten.clone.default].accepts(_node_of(aten.clone.default, (x.t(),)))
+    assert not TABLE[aten.cat.default].accepts(
+        _node_of(aten.cat.default, ([x, x.double()],)))
     assert not TABLE[aten.sum.dim_IntList].accepts(
         _node_of(aten.sum.dim_IntList, (x, [0], False, dict(dtype=torch.float64))))
 

@@ -20,13 +20,13 @@ class Lowering(NamedTuple):
 
 
 def val(a):
-    """The FakeTensor (or constant) an FX argument stands for."""
-    return a.meta.get("val") if isinstance(a, torch.fx.Node) else a
+    """The FakeTensor (or constant) an FX argument stands for; lists of them element-wise."""
+    return torch.fx.node.map_arg(a, lambda n: n.meta.get("val"))
 
 
 def args_of(node):
-    """node.args with each Node replaced by its FakeTensor, then its kwargs (AOTAutograd graphs
-    pass everything positionally; kwargs are folded in by the schema's order)."""
+    """node.args with each Node replaced by its FakeTensor, then its keyword arguments in the
+    schema's order (keyword-only ones such as addmm's beta arrive as kwargs), defaults filled."""
     vals = [val(a) for a in node.args]
     if node.kwargs:
         for arg in node.target._schema.arguments[len(vals):]:

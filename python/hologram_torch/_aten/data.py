@@ -1,6 +1,10 @@
-"""embedding and embedding_dense_backward: hologram's index_select and index_add."""
+"""embedding and embedding_dense_backward (hologram's index_select and index_add), cat and
+clone (hologram's copies)."""
 import torch
 
+import hologram as hg
+
+from .. import _bridge as B
 from .. import _ops
 from .common import Lowering, args_of, tensors_ok
 
@@ -31,7 +35,33 @@ def _embedding_bw_accepts(node):
             indices.device == g.device)
 
 
+def _cat(tensors, dim=0):
+    return _ops.cat(list(tensors), dim)
+
+
+def _cat_accepts(node):
+    ts, *rest = args_of(node)
+    # one dtype (ATen promotes mixed ones) and one rank (ATen skips legacy empty 1-D operands)
+    return (bool(ts) and tensors_ok(ts, tuple(B.DTYPES)) and
+            len({t.dim() for t in ts}) == 1 and ts[0].dim() >= 1)
+
+
+def _clone(x, memory_format=None):
+    e, dev, (hx,) = _ops._hg_args("aten.clone", 0, x)
+    return B.to_torch(hg.ops.copy(hx))
+
+
+def _clone_accepts(node):
+    x = args_of(node)[0]
+    out = node.meta.get("val")
+    # hologram's copy is C-contiguous: where ATen's result keeps other strides, torch's clone
+    return (tensors_ok((x,), tuple(B.DTYPES)) and isinstance(out, torch.Tensor) and
+            out.is_contiguous())
+
+
 ENTRIES = {
+    aten.cat.default: Lowering(_cat, _cat_accepts),
+    aten.clone.default: Lowering(_clone, _clone_accepts),
     aten.embedding.default: Lowering(_embedding, _embedding_accepts),
     aten.embedding_dense_backward.default: Lowering(_embedding_bw, _embedding_bw_accepts),
 }
