@@ -153,6 +153,31 @@ def test_batch_sizes_change_and_torch_threads_restored():
             assert torch.get_num_threads() == threads
 
 
+def test_causal_attention_gradients():
+    """F.scaled_dot_product_attention (causal) in training: torch's core-ATen decomposition of
+    its CPU kernel gives wrong gradients in torch 2.13, so training graphs keep it whole; in
+    inference it is decomposed (its matmuls and softmax run in hologram)."""
+    torch.manual_seed(0)
+    proj = nn.Linear(16, 48)
+
+    def attn(x):
+        q, k, v = proj(x).view(2, 6, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
+
+    torch._dynamo.reset()
+    f = torch.compile(attn, backend="hologram", fullgraph=True)
+    x = torch.randn(2, 6, 16)
+    f(x).backward()
+    got = [p.grad.clone() for p in proj.parameters()]
+    proj.zero_grad()
+    attn(x).backward()
+    for g, p in zip(got, proj.parameters()):
+        _close(g, p.grad, 1e-3)
+    with torch.no_grad():
+        torch.testing.assert_close(f(x), attn(x))
+    assert backend.last_report().hologram["_softmax"] == 1
+
+
 def test_report_counts_where_nodes_ran():
     torch._dynamo.reset()   # an earlier test's graph of the same code would be reused
     model, _ = _pair("block")
