@@ -6,8 +6,6 @@ from typing import Callable, NamedTuple
 import torch
 import torch.fx
 
-from .. import _bridge as B
-
 REAL_FLOATS = (torch.float32, torch.float64)   # hologram's accumulation matches ATen's here
 DEVICES = ("cpu", "cuda")
 
