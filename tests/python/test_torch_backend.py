@@ -456,6 +456,15 @@ def test_native_layer_norm_without_statistics_when_unread():
     assert node.target.__name__ == "_native_layer_norm_out"
 
 
+def test_nodes_without_metadata_stay_torch():
+    gm = torch.fx.symbolic_trace(lambda a, b: torch.mm(a, b))   # no FakeTensor metadata
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            node.target = aten.mm.default
+    backend.lower(gm)
+    assert not any("hologram_lowered" in n.meta for n in gm.graph.nodes)
+
+
 def test_refusals():
     i = torch.arange(6).view(2, 3)
     assert not TABLE[aten.mm.default].accepts(_node_of(aten.mm.default, (i, i.t())))

@@ -17,9 +17,12 @@ class Lowering(NamedTuple):
     accepts: Callable
 
 
+UNKNOWN = object()   # a Node without FakeTensor metadata: no check accepts it
+
+
 def val(a):
     """The FakeTensor (or constant) an FX argument stands for; lists of them element-wise."""
-    return torch.fx.node.map_arg(a, lambda n: n.meta.get("val"))
+    return torch.fx.node.map_arg(a, lambda n: n.meta.get("val", UNKNOWN))
 
 
 def args_of(node):
