@@ -7,7 +7,8 @@
 
 ``functional`` takes torch tensors and returns torch tensors (no copies in either direction),
 with gradients; ``nn`` holds torch.nn layers computed by hologram; ``optim`` holds Adam and
-AdamW whose update is hologram's. Every op is registered in
+AdamW whose update is hologram's; ``torch.compile(model, backend="hologram")`` runs compiled
+graphs on hologram (``backend``; ``compile_report()`` says what ran where). Every op is registered in
 torch's dispatcher as ``torch.ops.hologram.<name>`` with a fake implementation. See
 docs/torch.md.
 """
@@ -38,5 +39,9 @@ from . import _ops, _grad_ops  # noqa: E402,F401  (registers torch.ops.hologram.
 from . import functional, nn, optim  # noqa: E402
 from ._bridge import executor_id  # noqa: E402,F401
 from ._jit import jit  # noqa: E402
+from . import backend  # noqa: E402
 
-__all__ = ["functional", "nn", "optim", "jit", "SUPPORTED_TORCH"]
+backend.register()   # torch.compile(model, backend="hologram"), also without the entry point
+compile_report = backend.last_report
+
+__all__ = ["functional", "nn", "optim", "jit", "backend", "compile_report", "SUPPORTED_TORCH"]

@@ -121,12 +121,7 @@ class _Embedding(_Fn):
                 flat, g = flat[keep], g[keep]
             return (None, torch.sparse_coo_tensor(flat.to(torch.long).reshape(1, -1), g,
                                                   ctx.shape, check_invariants=False)) + none
-        if ctx.freq:
-            g = O.embedding_freq_scale(g, flat, ctx.shape[0], ctx.ex)
-        gw = O.index_add_zeros(g, 0, flat, list(ctx.shape), False, ctx.ex)
-        if ctx.pad is not None:
-            gw[ctx.pad] = 0
-        return (None, gw) + none
+        return (None, O.embedding_grad(g, flat, ctx.shape, ctx.pad, ctx.freq, ctx.ex)) + none
 
 
 def embedding(input, weight, padding_idx=None, ex=0, freq=False, sparse=False):

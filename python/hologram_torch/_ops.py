@@ -457,12 +457,18 @@ def _linear_impl(x, weight, bias=None, ex=0):
     if bias is not None:
         B.check_tensor(bias, "bias", fn, floats_only=True)
     e, dev, (hx, hw, hb) = _hg_args(fn, ex, x, weight, bias)
-    out, out_h = B.empty_pair(_linear_shape(x, weight), x.dtype, e)
+    return matmul_bias(e, hx, hw.T if weight.dim() == 2 else hw, hb,   # the transposed view
+                       _linear_shape(x, weight), x.dtype)
+
+
+def matmul_bias(e, ha, hb, hbias, shape, dtype):
+    """a @ b (+ bias, broadcast, added in place) into a new result of shape: linear and ATen's
+    addmm (_aten/matmul.py)."""
+    out, ho = B.empty_pair(shape, dtype, e)
     if out.numel():
-        ho = out_h
-        hg.matmul(hx, hw.T if weight.dim() == 2 else hw, out=ho)   # the transposed view
-        if hb is not None:
-            hg.add(ho, _cast(hb, x.dtype), out=ho)
+        hg.matmul(ha, hb, out=ho)
+        if hbias is not None:
+            hg.add(ho, _cast(hbias, dtype), out=ho)
     return out
 
 
@@ -546,5 +552,5 @@ from ._ops_loss import (binary_cross_entropy,  # noqa: E402,F401
                         binary_cross_entropy_with_logits, cross_entropy, dropout,
                         dropout_uniform, mse_loss, nll_check, nll_loss, nll_picked)
 from ._ops_data import (_check_index, cat, check_index_range, clamp,  # noqa: E402,F401
-                        embedding_freq_scale, embedding_renorm_, gather, index_add_zeros,
-                        index_select, stack, where)
+                        embedding_freq_scale, embedding_grad, embedding_renorm_, gather,
+                        index_add_zeros, index_select, stack, where)

@@ -97,6 +97,19 @@ index_add_zeros = _define("index_add_zeros(Tensor g, int dim, Tensor index, SymI
                           "bool scatter, int ex=0) -> Tensor", _add_back_impl, _add_back_fake)
 
 
+def embedding_grad(g, flat, shape, padding_idx=None, freq=False, ex=0):
+    """The dense weight gradient of embedding: g's rows (one per index of flat) added into
+    zeros of the weight's shape, each divided by its index's count (freq), the padding_idx row
+    left at 0. Used by functional.embedding and ATen's embedding_dense_backward."""
+    g = g.contiguous().reshape(flat.numel(), shape[1])
+    if freq:
+        g = embedding_freq_scale(g, flat, shape[0], ex)
+    gw = index_add_zeros(g, 0, flat, list(shape), False, ex)
+    if padding_idx is not None:
+        gw[padding_idx] = 0
+    return gw
+
+
 def _index_select_vmap(info, in_dims, x, dim, index, ex=0):
     """A batched input: one call along the shifted dim. A batched index (embedding lookups of
     batched ids): one call with the elements' indices flattened, the batch then split out of

@@ -197,6 +197,12 @@ def _nll_fake(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0)
 
 
 def _nll_impl(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0):
+    return nll_forward(x, target, weight, ignore_index, reduction, ex)[0]
+
+
+def nll_forward(x, target, weight, ignore_index, reduction, ex=0):
+    """(the loss, the summed weights of the counted targets as a hologram 0-d tensor): nll_loss
+    and ATen's nll_loss_forward (_aten/losses.py), whose second result is that sum."""
     fn = "hologram_torch.nll_loss"
     if reduction not in REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
@@ -204,13 +210,14 @@ def _nll_impl(x, target, weight=None, ignore_index=-100, reduction="mean", ex=0)
     check_targets(fn, target, x.shape[cdim], ignore_index)
     e, dev, (hx, ht, hw) = _hg_args(fn, ex, x, target, weight)
     loss, wt = nll_picked(hx, ht, hw, cdim, ignore_index, x.dtype)
+    total = hg.sum(wt)
     if reduction == "sum":
         loss = hg.sum(loss)
     elif reduction == "mean":           # torch: the sum over the summed weights (NaN when 0)
-        loss = hg.divide(hg.sum(loss), hg.sum(wt))
+        loss = hg.divide(hg.sum(loss), total)
     out, out_h = B.empty_pair(_ce_shape(x, reduction), x.dtype, e)
     hg.ops.copy(_cast(loss, x.dtype), out=out_h)
-    return out
+    return out, total
 
 
 nll_loss = _define("nll_loss(Tensor input, Tensor target, Tensor? weight=None, "

@@ -1,0 +1,52 @@
+"""native_dropout and its backward with hologram's Philox. The seed is drawn when the graph
+runs, from torch's default (CPU) generator: every call draws a fresh mask, torch.manual_seed
+reproduces it, and nothing in the graph depends on a Python value (no graph break, no
+recompilation)."""
+import torch
+
+import hologram as hg
+
+from .. import _bridge as B
+from .. import _fused, _ops, _ops_loss
+from .common import Lowering, args_of, tensors_ok
+
+aten = torch.ops.aten
+_seed_source = torch.empty((), dtype=torch.int64)
+
+
+def draw_seed():
+    """A 63-bit seed from torch's default generator (advances it, as torch's dropout does)."""
+    return int(_seed_source.random_())
+
+
+def _native_dropout(x, p, train):
+    e, dev, (hx,) = _ops._hg_args("aten.native_dropout", 0, x)
+    u = _ops_loss.dropout_uniform(hx, draw_seed(), e)
+    return (B.to_torch(_fused.dropout_apply(hx, u, p)),
+            B.to_torch(hg.greater_equal(u, p)))   # kept where u >= p, as dropout_apply
+
+
+def _dropout_accepts(node):
+    x, p, train = args_of(node)
+    # train False / p 0 or 1: ATen's own special cases (a copy, all dropped) stay torch's
+    return tensors_ok((x,)) and bool(train) and 0.0 < float(p) < 1.0
+
+
+def _native_dropout_bw(g, mask, scale):
+    e, dev, (hg_g, hm) = _ops._hg_args("aten.native_dropout_backward", 0, g, mask)
+    # ATen: g * (mask * scale); the factor is scale or 0 exactly, so an inf g gives NaN where
+    # dropped, as torch's
+    factor = hg.multiply(hg.cast(hm, B.DTYPES[g.dtype]), float(scale))
+    return B.to_torch(hg.multiply(hg_g, factor))
+
+
+def _dropout_bw_accepts(node):
+    g, mask, scale = args_of(node)
+    return (tensors_ok((g,)) and isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
+            and mask.device == g.device)
+
+
+ENTRIES = {
+    aten.native_dropout.default: Lowering(_native_dropout, _dropout_accepts),
+    aten.native_dropout_backward.default: Lowering(_native_dropout_bw, _dropout_bw_accepts),
+}

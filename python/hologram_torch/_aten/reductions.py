@@ -1,0 +1,43 @@
+"""sum / mean over dims (the bias gradients of linear layers, means of losses), amax."""
+import torch
+
+import hologram as hg
+
+from .. import _bridge as B
+from .. import _ops
+from .common import Lowering, args_of, tensors_ok
+
+aten = torch.ops.aten
+
+
+def _sum(x, dim, keepdim=False, dtype=None):
+    return _ops.sum(x, dim, keepdim)
+
+
+def _mean(x, dim, keepdim=False, dtype=None):
+    return _ops.mean(x, dim, keepdim)
+
+
+def _red_accepts(node):
+    x, dim, *rest = args_of(node)
+    dtype = rest[1] if len(rest) > 1 else None
+    return tensors_ok((x,)) and dtype is None
+
+
+def _amax(x, dim=(), keepdim=False):
+    e, dev, (hx,) = _ops._hg_args("aten.amax", 0, x)
+    dims = tuple(d % max(x.dim(), 1) for d in dim) if len(dim) and x.dim() else None
+    return B.to_torch(hg.amax(hx, axis=dims, keepdims=keepdim))
+
+
+def _amax_accepts(node):
+    x = args_of(node)[0]
+    # ATen refuses an empty reduction: that error stays torch's
+    return tensors_ok((x,)) and x.dim() >= 1 and all(int(s) > 0 for s in x.shape)
+
+
+ENTRIES = {
+    aten.sum.dim_IntList: Lowering(_sum, _red_accepts),
+    aten.mean.dim: Lowering(_mean, _red_accepts),
+    aten.amax.default: Lowering(_amax, _amax_accepts),
+}

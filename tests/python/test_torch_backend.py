@@ -1,0 +1,520 @@
+"""torch.compile(model, backend="hologram"): models compiled in eval and train mode against eager
+torch (outputs on a new input, gradients, dropout), the per-graph report, every entry of the
+ATen table (hologram_torch/_aten/table.py) against the ATen op itself, and the entry point."""
+import importlib.metadata
+import pathlib
+import time
+import tomllib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+import hologram_torch  # noqa: E402,F401  (registers backend="hologram")
+from hologram_torch import _bridge as B, _ops_loss, backend  # noqa: E402
+from hologram_torch._aten import dropout as aten_dropout  # noqa: E402
+from hologram_torch._aten.table import TABLE  # noqa: E402
+
+aten = torch.ops.aten
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+# ---- models ---------------------------------------------------------------------------------
+class SameMaskDropout(nn.Module):
+    """Eager dropout with the compiled graph's mask: the seed drawn from torch's generator as
+    the lowering draws it, the same Philox numbers, kept where u >= p."""
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        ex = B.executor_of(0, x.device, "test")
+        u = B.to_torch(_ops_loss.dropout_uniform(B.to_hg(x.detach().contiguous(), ex),
+                                                 aten_dropout.draw_seed(), ex))
+        return x * (u >= self.p).to(x.dtype) * (1.0 / (1.0 - self.p))
+
+
+def mlp(drop):
+    return nn.Sequential(nn.Linear(12, 24), nn.GELU(), nn.LayerNorm(24), drop(0.25), nn.ReLU(),
+                         nn.Linear(24, 5))
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block: attention with softmax, layer norms, residual adds."""
+    def __init__(self, drop, d=16, heads=2):
+        super().__init__()
+        self.h, self.d = heads, d
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.drop_attn, self.drop = drop(0.1), drop(0.2)
+        self.head = nn.Linear(d, 7)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.h, d // self.h).permute(
+            2, 0, 3, 1, 4)
+        att = torch.softmax(q @ k.transpose(-1, -2) / (d // self.h) ** 0.5, dim=-1)
+        y = (self.drop_attn(att) @ v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.proj(y)
+        x = x + self.drop(self.fc2(F.gelu(self.fc1(self.ln2(x)))))
+        return self.head(x.mean(1))
+
+
+def cnn(drop):
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         drop(0.25), nn.Linear(4 * 3 * 3, 6))
+
+
+MODELS = {
+    "mlp": (lambda drop: mlp(drop), lambda g: torch.randn(8, 12, generator=g), 5),
+    "block": (lambda drop: Block(drop), lambda g: torch.randn(3, 6, 16, generator=g), 7),
+    "cnn": (lambda drop: cnn(drop), lambda g: torch.randn(4, 1, 8, 8, generator=g), 6),
+}
+
+
+def _pair(name):
+    """(the model with nn.Dropout, the same weights with SameMaskDropout)."""
+    make, _, _ = MODELS[name]
+    torch.manual_seed(0)
+    model = make(nn.Dropout)
+    twin = make(SameMaskDropout)
+    twin.load_state_dict(model.state_dict())
+    return model, twin
+
+
+def _data(name, seed):
+    _, make_x, classes = MODELS[name]
+    g = torch.Generator().manual_seed(seed)
+    return make_x(g), torch.randint(0, classes, (make_x(g).shape[0],), generator=g)
+
+
+def _close(a, b, rtol):
+    scale = b.abs().max().clamp_min(1e-30)
+    assert ((a - b).abs().max() / scale).item() <= rtol, (a, b)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_eval_matches_eager_on_a_new_input(name):
+    model, _ = _pair(name)
+    model.eval()
+    compiled = torch.compile(model, backend="hologram", fullgraph=True)
+    with torch.no_grad():
+        compiled(_data(name, 1)[0])          # compiled with this input
+        x = _data(name, 2)[0]                # compared on another
+        _close(compiled(x), model(x), 1e-4)
+    r = backend.last_report()
+    assert r.graph == "inference" and r.hologram["addmm"] >= 1
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_train_step_matches_eager(name):
+    model, twin = _pair(name)
+    model.train(), twin.train()
+    step = torch.compile(lambda x, t: F.cross_entropy(model(x), t), backend="hologram",
+                         fullgraph=True)
+    step(*_data(name, 1)).backward()         # compiled with this batch
+    model.zero_grad()
+    x, t = _data(name, 2)
+    torch.manual_seed(123)
+    loss = step(x, t)
+    loss.backward()
+    torch.manual_seed(123)                   # the same dropout seeds for the eager twin
+    ref = F.cross_entropy(twin(x), t)
+    ref.backward()
+    _close(loss.detach(), ref.detach(), 1e-4)
+    for (pn, p), q in zip(model.named_parameters(), twin.parameters()):
+        _close(p.grad, q.grad, 1e-3)
+    fw, bw = backend.reports()[-2:]
+    assert (fw.graph, bw.graph) == ("forward", "backward")
+    assert fw.hologram["native_dropout"] >= 1 and bw.hologram["native_dropout_backward"] >= 1
+    if name == "cnn":   # convolutions have no lowering yet: they run in torch, reported
+        assert fw.torch["convolution"] == 1 and bw.torch["convolution_backward"] == 1
+    else:
+        assert fw.hologram["native_layer_norm"] >= 1 and bw.hologram["mm"] >= 2
+
+
+def test_batch_sizes_change_and_torch_threads_restored():
+    """New batch sizes recompile with dynamic shapes (the lowerings read sizes at run time);
+    the graph's torch ops run on one thread and torch's thread count is restored after."""
+    model, _ = _pair("mlp")
+    model.eval()
+    compiled = torch.compile(model, backend="hologram")
+    threads = torch.get_num_threads()
+    with torch.no_grad():
+        for n in (8, 5, 3, 11):
+            x = torch.randn(n, 12)
+            _close(compiled(x), model(x), 1e-4)
+            assert torch.get_num_threads() == threads
+
+
+def test_causal_attention_gradients():
+    """F.scaled_dot_product_attention (causal) in training: torch's core-ATen decomposition of
+    its CPU kernel gives wrong gradients in torch 2.13, so training graphs keep it whole; in
+    inference it is decomposed (its matmuls and softmax run in hologram)."""
+    torch.manual_seed(0)
+    proj = nn.Linear(16, 48)
+
+    def attn(x):
+        q, k, v = proj(x).view(2, 6, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
+
+    torch._dynamo.reset()
+    f = torch.compile(attn, backend="hologram", fullgraph=True)
+    x = torch.randn(2, 6, 16)
+    f(x).backward()
+    got = [p.grad.clone() for p in proj.parameters()]
+    proj.zero_grad()
+    attn(x).backward()
+    for g, p in zip(got, proj.parameters()):
+        _close(g, p.grad, 1e-3)
+    with torch.no_grad():
+        torch.testing.assert_close(f(x), attn(x))
+    assert backend.last_report().hologram["_softmax"] == 1
+
+
+def test_report_counts_where_nodes_ran():
+    torch._dynamo.reset()   # an earlier test's graph of the same code would be reused
+    model, _ = _pair("block")
+    model.eval()
+    with torch.no_grad():
+        torch.compile(model, backend="hologram", fullgraph=True)(_data("block", 1)[0])
+    r = hologram_torch.compile_report()
+    assert r is backend.last_report() and r is backend.reports()[-1]
+    assert r.hologram["_softmax"] == 1 and r.hologram["native_layer_norm"] == 2
+    assert r.hologram["addmm"] == 5 and r.hologram["bmm"] == 2 and r.hologram["mean"] == 1
+    assert r.views["permute"] >= 1 and r.views["view"] >= 1
+    text = str(r)
+    assert text.startswith("hologram inference graph: ") and "_softmax 1" in text
+
+
+def test_passes_run_first_and_fused_nodes_count_as_hologram(monkeypatch):
+    """The contract with the fusion pass (_aten/fuse.py): a pass of backend.PASSES runs on the
+    ATen graph before lower(); a node it marks with meta["hologram_fused"] = [ATen op names]
+    counts as those ops run in hologram."""
+    seen = []
+
+    def mark_muls(gm):
+        seen.append(gm)
+        for node in gm.graph.nodes:
+            if node.target is aten.mul.Tensor:
+                node.meta["hologram_fused"] = ["aten.mul.Tensor", "aten.mul.Tensor"]
+
+    monkeypatch.setattr(backend, "PASSES", [mark_muls])
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: torch.softmax(x * 2, -1) * 3, backend="hologram", fullgraph=True)
+    x = torch.randn(3, 5)
+    torch.testing.assert_close(f(x), torch.softmax(x * 2, -1) * 3)
+    r = backend.last_report()
+    assert len(seen) == 1 and r.hologram == {"mul": 4, "_softmax": 1} and not r.torch
+
+
+def test_dropout_fresh_each_call_reproducible_with_manual_seed():
+    drop = torch.compile(lambda x: F.dropout(x, 0.3, training=True), backend="hologram",
+                         fullgraph=True)
+    x = torch.ones(64, 256)
+    a, b = drop(x), drop(x)
+    assert not torch.equal(a, b)                         # fresh masks, no recompilation
+    torch.manual_seed(7)
+    c = drop(x)
+    torch.manual_seed(7)
+    assert torch.equal(c, drop(x))
+    kept = (a != 0).double().mean().item()
+    assert abs(kept - 0.7) < 0.02                        # 16384 draws: sd 0.0036
+    assert torch.equal(a[a != 0], torch.full_like(a[a != 0], 1 / 0.7))
+    assert backend.last_report().hologram["native_dropout"] == 1
+
+
+def test_refused_nodes_run_in_torch():
+    """addmm with beta != 1, an integer mm, softmax with half_to_float: not accepted, left to
+    torch, results exact."""
+    f = torch.compile(lambda b, x, w, i: (torch.addmm(b, x, w, beta=0.5), i @ i),
+                      backend="hologram", fullgraph=True)
+    b, x, w, i = torch.randn(3), torch.randn(2, 4), torch.randn(4, 3), torch.arange(4).view(2, 2)
+    out, ii = f(b, x, w, i)
+    torch.testing.assert_close(out, torch.addmm(b, x, w, beta=0.5))
+    assert torch.equal(ii, i @ i)
+    r = backend.last_report()
+    assert r.torch["addmm"] == 1 and r.torch["mm"] == 1 and not r.hologram
+
+
+def test_backend_options_are_checked():
+    with pytest.raises(Exception, match="unknown options"):
+        torch.compile(lambda x: x + 1, backend="hologram", options={"bogus": 1})(torch.ones(2))
+
+
+# ---- every TABLE entry against the ATen op --------------------------------------------------
+def _special(t):
+    """t with NaN, +-inf and -0.0 in its first elements (floats)."""
+    t = t.clone()
+    flat = t.view(-1)
+    for i, v in enumerate([float("nan"), float("inf"), -float("inf"), -0.0][:flat.numel()]):
+        flat[i * 3 % flat.numel()] = v
+    return t
+
+
+def _rn(*shape, dt):
+    return torch.randn(shape, dtype=dt)
+
+
+def _logp(dt, n=6, c=5):
+    return torch.randn(n, c, dtype=dt).log_softmax(1)
+
+
+def _nll_samples(dt, backward):
+    out = []
+    for weight in (None, torch.rand(5, dtype=dt) + 0.5):
+        for red in (0, 1, 2):
+            x, t = _logp(dt), torch.tensor([0, 4, -100, 2, 2, 1])
+            x1, t1 = _logp(dt)[0], torch.tensor(3)
+            for xx, tt in ((x, t), (x1, t1)):
+                if not backward:
+                    out.append((xx, tt, weight, red, -100))
+                    continue
+                _, total = aten.nll_loss_forward(xx, tt, weight, red, -100)
+                g = _rn(*tt.shape, dt=dt) if red == 0 else _rn(dt=dt)
+                out.append((g, xx, tt, weight, red, -100, total))
+    return out
+
+
+def _ln_samples(dt, backward):
+    out = []
+    for shape, norm in (((4, 8), [8]), ((2, 3, 4), [3, 4]), ((5,), [5])):
+        x = _rn(*shape, dt=dt)
+        for w, b in ((None, None), (_rn(*norm, dt=dt), _rn(*norm, dt=dt))):
+            if not backward:
+                out.append((x, norm, w, b, 1e-5))
+                continue
+            _, mean, rstd = aten.native_layer_norm(x, norm, w, b, 1e-5)
+            masks = ([True, False, False],) if w is None else (
+                [True, True, True], [True, False, False], [False, True, True])
+            for mask in masks:
+                out.append((_rn(*shape, dt=dt), x, norm, mean, rstd, w, b, mask))
+    out.append((_special(_rn(4, 8, dt=dt)), [8], None, None, 1e-5) if not backward else
+               (_rn(4, 8, dt=dt), _special(_rn(4, 8, dt=dt)), [8],
+                *aten.native_layer_norm(_special(_rn(4, 8, dt=dt)), [8], None, None,
+                                        1e-5)[1:], None, None, [True, False, False]))
+    return out
+
+
+def _softmax_bw_samples(dt, log):
+    out = []
+    for x, dim in ((_rn(4, 7, dt=dt), -1), (_rn(3, 4, 5, dt=dt), 1)):
+        y = (torch.log_softmax if log else torch.softmax)(x, dim)
+        out.append((_rn(*x.shape, dt=dt), y, dim, dt))
+    return out
+
+
+def _gelu_x(dt, approximate):
+    """Special values where torch's result is the limit: gelu(+-inf) of the erf form and
+    gelu(-inf) of the tanh form are NaN in torch, the limit here (docs/torch.md)."""
+    x = _rn(6, 9, dt=dt)
+    special = [float("nan"), -0.0] + ([float("inf")] if approximate == "tanh" else [])
+    x.view(-1)[:len(special)] = torch.tensor(special, dtype=dt)
+    return x
+
+
+SAMPLES = {
+    aten.mm.default: lambda dt: [(_rn(5, 7, dt=dt), _rn(7, 3, dt=dt)),
+                                 (_special(_rn(5, 7, dt=dt)), _rn(3, 7, dt=dt).t()),
+                                 (_rn(0, 4, dt=dt), _rn(4, 3, dt=dt))],
+    aten.bmm.default: lambda dt: [(_rn(2, 5, 7, dt=dt), _rn(2, 7, 3, dt=dt)),
+                                  (_rn(2, 7, 5, dt=dt).transpose(1, 2), _rn(2, 7, 3, dt=dt))],
+    aten.addmm.default: lambda dt: [(_rn(3, dt=dt), _rn(5, 7, dt=dt), _rn(3, 7, dt=dt).t()),
+                                    (_rn(5, 3, dt=dt), _special(_rn(5, 7, dt=dt)),
+                                     _rn(7, 3, dt=dt)),
+                                    (_rn(1, 3, dt=dt), _rn(5, 7, dt=dt), _rn(7, 3, dt=dt))],
+    aten._softmax.default: lambda dt: [(_rn(4, 7, dt=dt), -1, False),
+                                       (_rn(3, 4, 5, dt=dt), 1, False),
+                                       (_special(_rn(4, 7, dt=dt)), 1, False)],
+    aten._log_softmax.default: lambda dt: [(_rn(4, 7, dt=dt), -1, False),
+                                           (_rn(3, 4, 5, dt=dt), 0, False),
+                                           (_special(_rn(4, 7, dt=dt)), 1, False)],
+    aten._softmax_backward_data.default: lambda dt: _softmax_bw_samples(dt, False),
+    aten._log_softmax_backward_data.default: lambda dt: _softmax_bw_samples(dt, True),
+    aten.native_layer_norm.default: lambda dt: _ln_samples(dt, False),
+    aten.native_layer_norm_backward.default: lambda dt: _ln_samples(dt, True),
+    aten.nll_loss_forward.default: lambda dt: _nll_samples(dt, False),
+    aten.nll_loss_backward.default: lambda dt: _nll_samples(dt, True),
+    aten.sum.dim_IntList: lambda dt: [(_rn(4, 5, dt=dt), [0], True), (_rn(3, 4, 5, dt=dt),
+                                                                      [-1, 0]),
+                                      (_special(_rn(4, 5, dt=dt)), [1])],
+    aten.mean.dim: lambda dt: [(_rn(4, 5, dt=dt), [1]), (_rn(3, 4, 5, dt=dt), [0, 2], True),
+                               (_special(_rn(4, 5, dt=dt)), [0])],
+    aten.amax.default: lambda dt: [(_rn(4, 5, dt=dt), [1]), (_rn(3, 4, 5, dt=dt), [0, 2], True),
+                                   (_special(_rn(4, 5, dt=dt)), [0]), (_rn(3, 4, dt=dt),)],
+    aten.gelu.default: lambda dt: [(_gelu_x(dt, "none"),),
+                                   (_gelu_x(dt, "tanh"), dict(approximate="tanh"))],
+    aten.gelu_backward.default: lambda dt: [(_rn(6, 9, dt=dt), _rn(6, 9, dt=dt)),
+                                            (_rn(6, 9, dt=dt), _rn(6, 9, dt=dt),
+                                             dict(approximate="tanh")),
+                                            (_special(_rn(6, 9, dt=dt)), _rn(6, 9, dt=dt))],
+    aten.threshold_backward.default: lambda dt: [
+        (_special(_rn(6, 9, dt=dt)), torch.relu(_special(_rn(6, 9, dt=dt))), 0),
+        (_rn(6, 9, dt=dt), _special(_rn(6, 9, dt=dt)), 0.5)],
+    aten.embedding.default: lambda dt: [(_rn(10, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]])),
+                                        (_special(_rn(10, 4, dt=dt)),
+                                         torch.tensor([0, 1, 2], dtype=torch.int32), 1)],
+    aten.embedding_dense_backward.default: lambda dt: [
+        (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, -1, False),
+        (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, 3, False),
+        (_rn(6, 4, dt=dt), torch.tensor([1, 9, 1, 0, 3, 3]), 10, 1, True)],
+    aten.cat.default: lambda dt: [([_rn(2, 3, dt=dt), _special(_rn(4, 3, dt=dt))],),
+                                  ([_rn(2, 3, dt=dt), _rn(2, 0, dt=dt), _rn(2, 5, dt=dt).t()[:2]],
+                                   -1),
+                                  ([torch.arange(3), torch.arange(4)], 0)],
+    aten.clone.default: lambda dt: [(_special(_rn(3, 4, dt=dt)),),
+                                    (_rn(4, 3, dt=dt).t(),
+                                     dict(memory_format=torch.contiguous_format)),
+                                    (_rn(4, 6, dt=dt)[:, ::2],), (_rn(0, 3, dt=dt),)],
+    aten.mse_loss.default: lambda dt: [(_rn(4, 5, dt=dt), _rn(4, 5, dt=dt), r) for r in (0, 1, 2)]
+    + [(_special(_rn(4, 5, dt=dt)), _rn(4, 5, dt=dt))],
+    aten.binary_cross_entropy.default: lambda dt: [
+        (torch.rand(4, 5, dtype=dt), torch.rand(4, 5, dtype=dt), w, r)
+        for w in (None, torch.rand(4, 5, dtype=dt)) for r in (0, 1, 2)]
+    + [(torch.tensor([0.0, 1.0, 0.5, 1e-30], dtype=dt), torch.tensor([1.0, 0.0, 0.5, 1.0],
+                                                                     dtype=dt))],
+    aten.binary_cross_entropy_backward.default: lambda dt: [
+        (_rn(4, 5, dt=dt) if r == 0 else _rn(dt=dt), torch.rand(4, 5, dtype=dt),
+         torch.rand(4, 5, dtype=dt), w, r)
+        for w in (None, torch.rand(4, 5, dtype=dt)) for r in (0, 1, 2)],
+    # random: drawn masks differ from ATen's; checked for their law below
+    aten.native_dropout.default: lambda dt: [(_rn(64, 64, dt=dt), 0.3, True)],
+    aten.native_dropout_backward.default: lambda dt: [
+        (_special(_rn(6, 9, dt=dt)), torch.rand(6, 9) > 0.3, 1 / 0.7)],
+}
+
+
+def test_every_table_entry_has_samples():
+    assert set(SAMPLES) == set(TABLE)
+
+
+def _split(sample):
+    """A sample's (args, kwargs): a trailing dict holds the keyword-only arguments."""
+    if sample and isinstance(sample[-1], dict):
+        return tuple(sample[:-1]), sample[-1]
+    return tuple(sample), {}
+
+
+def _node_of(op, sample):
+    """The FX node of op(*args, **kwargs) traced with FakeTensors, as the backend sees it."""
+    args, kwargs = _split(sample)
+    flat, spec = torch.utils._pytree.tree_flatten(list(args))
+    pos = [i for i, a in enumerate(flat) if isinstance(a, torch.Tensor)]
+
+    def f(*ts):
+        full = list(flat)
+        for i, t in zip(pos, ts):
+            full[i] = t
+        return op(*torch.utils._pytree.tree_unflatten(full, spec), **kwargs)
+    gm = make_fx(f, tracing_mode="fake")(*[flat[i] for i in pos])
+    return next(n for n in gm.graph.nodes if n.target is op)
+
+
+def _outs(r):
+    return r if isinstance(r, (tuple, list)) else (r,)
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("op", sorted(TABLE, key=str), ids=str)
+def test_table_entry_matches_aten(op, dt):
+    lowering = TABLE[op]
+    torch.manual_seed(0)
+    for sample in SAMPLES[op](dt):
+        assert lowering.accepts(_node_of(op, sample)), (op, sample)
+        args, kwargs = _split(sample)
+        got, want = _outs(lowering.fn(*args, **kwargs)), _outs(op(*args, **kwargs))
+        if op is aten.native_dropout.default:
+            out, mask = got
+            assert mask.dtype == torch.bool and out.dtype == dt
+            torch.testing.assert_close(out, args[0] * mask / (1 - args[1]))
+            assert abs(mask.double().mean().item() - (1 - args[1])) < 0.03
+            continue
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            if w is None or g is None:
+                assert g is None and w is None or (op is aten.native_layer_norm_backward.default)
+                continue
+            assert g.dtype == w.dtype and g.shape == w.shape and g.device == w.device
+            tol = {} if dt == torch.float64 else dict(rtol=2e-5, atol=2e-5)
+            torch.testing.assert_close(g, w, equal_nan=True, **tol)
+
+
+def test_native_layer_norm_without_statistics_when_unread():
+    """Inference graphs read only the output: the variant that skips mean and rstd."""
+    x = torch.randn(4, 8)
+    gm = make_fx(lambda x: aten.native_layer_norm(x, [8], None, None, 1e-5)[0],
+                 tracing_mode="fake")(x)
+    backend.lower(gm)
+    torch.testing.assert_close(gm(x), F.layer_norm(x, [8]))
+    node = next(n for n in gm.graph.nodes if "hologram_lowered" in n.meta)
+    assert node.target.__name__ == "_native_layer_norm_out"
+
+
+def test_nodes_without_metadata_stay_torch():
+    gm = torch.fx.symbolic_trace(lambda a, b: torch.mm(a, b))   # no FakeTensor metadata
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            node.target = aten.mm.default
+    backend.lower(gm)
+    assert not any("hologram_lowered" in n.meta for n in gm.graph.nodes)
+
+
+def test_refusals():
+    i = torch.arange(6).view(2, 3)
+    assert not TABLE[aten.mm.default].accepts(_node_of(aten.mm.default, (i, i.t())))
+    x = torch.randn(3, 4)
+    assert not TABLE[aten._softmax.default].accepts(_node_of(aten._softmax.default,
+                                                             (x.half(), 1, True)))
+    assert not TABLE[aten.addmm.default].accepts(
+        _node_of(aten.addmm.default, (torch.randn(4), x, torch.randn(4, 4), dict(beta=2))))
+    assert not TABLE[aten.native_dropout.default].accepts(
+        _node_of(aten.native_dropout.default, (x, 0.0, True)))
+    # a dense transposed input: ATen's clone keeps its strides, hologram's copy would not
+    assert not TABLE[aten.clone.default].accepts(_node_of(aten.clone.default, (x.t(),)))
+    assert not TABLE[aten.cat.default].accepts(
+        _node_of(aten.cat.default, ([x, x.double()],)))
+    assert not TABLE[aten.sum.dim_IntList].accepts(
+        _node_of(aten.sum.dim_IntList, (x, [0], False, dict(dtype=torch.float64))))
+
+
+# ---- registration -------------------------------------------------------------------------
+def test_entry_point_in_pyproject():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    value = meta["project"]["entry-points"]["torch_dynamo_backends"]["hologram"]
+    module, attr = value.split(":")
+    assert getattr(__import__(module, fromlist=[attr]), attr) is backend.hologram_backend
+
+
+def test_installed_entry_point():
+    try:
+        dist = importlib.metadata.distribution("hologram")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the distribution hologram is not installed")
+    files = [f for f in dist.files or () if str(f).endswith("hologram_torch/backend.py")]
+    if not files or pathlib.Path(dist.locate_file(files[0])).resolve() != \
+            pathlib.Path(backend.__file__).resolve():
+        pytest.skip("the installed distribution hologram is not the code under test "
+                    "(PYTHONPATH over an older installed copy)")
+    eps = importlib.metadata.entry_points(group="torch_dynamo_backends")
+    assert eps["hologram"].load() is backend.hologram_backend
+
+
+def test_time_one_element_add_compiled():
+    """Reported, not asserted: the per-call cost of a compiled 1-element add."""
+    f = torch.compile(lambda a, b: a + b, backend="hologram")
+    a, b = torch.ones(1), torch.ones(1)
+    f(a, b)
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(200):
+            f(a, b)
+        best = min(best, (time.perf_counter() - t) / 200)
+    print(f"\ncompiled 1-element add: {best * 1e6:.1f} us per call")
+    assert torch.equal(f(a, b), a + b)
