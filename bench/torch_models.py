@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -216,8 +217,18 @@ def main(argv=None):
     args = parse_args(argv)
     for var in ("OMP_NUM_THREADS", "HOLOGRAM_NUM_THREADS"):   # before torch and hologram load
         os.environ[var] = str(args.threads)
+    cache = None
     if not args.warm_cache:   # inductor's on-disk caches would make a rerun's compile ~free
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="torch_models_inductor_")
+        cache = tempfile.mkdtemp(prefix="torch_models_inductor_")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+    try:
+        run(args)
+    finally:
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+
+
+def run(args):
     import torch
     import hologram as hg
     import hologram_torch as ht
