@@ -1,0 +1,230 @@
+"""torch's own signatures, as binders: hologram_torch.functional takes every call form torch takes.
+
+A binder is built once per function at import from torch itself: for a Python function of
+``torch.nn.functional`` its ``inspect.signature``; for a torch builtin (``torch.add``,
+``torch.nn.functional.gelu``...) its ATen overloads from torch's schema registry
+(``torch._C._jit_get_schemas_for_operator``), turned into the forms torch's Python argument
+parser exposes: TorchScript-only overloads dropped, ``self`` spelled ``input``, ``out=`` where an
+out variant exists, Tensor overloads tried before Scalar ones, Python numbers taken for the
+tensors of the arithmetic ops. Binding follows the parser's rules (positional, keyword, defaults;
+``int`` rejects bool and float, ``bool`` only a Python bool, ``Scalar`` a number or a 0-d tensor,
+a dtype also ``float``/``int``/``bool``/``complex``), and what the parser rejects raises
+TypeError, as torch. Values come back as the parser converts them (a 0-d tensor given for an
+``int`` or a ``Scalar`` as a Python number, ``float`` as a dtype as torch.float64).
+"""
+import inspect
+import numbers
+import operator
+
+import torch
+
+_Tensor = torch.Tensor
+_REQUIRED = object()
+# torch's Python argument parser lets Python numbers stand for these ops' tensors
+# (python_arg_parser.cpp's should_allow_numbers_as_tensors) and hides their Scalar overloads
+# (gen_python_functions.py's SKIP_PYTHON_BINDINGS_SIGNATURES).
+_NUMBERS_AS_TENSORS = frozenset(("add", "sub", "mul", "div"))
+_PY_DTYPES = {float: torch.float64, int: torch.int64, bool: torch.bool,
+              complex: torch.complex128}
+
+
+def index(v):
+    """An int as torch's parser takes one (not bool, not float; numpy ints and 0-d integer
+    tensors), or None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, _Tensor):
+        if v.dim() != 0 or v.dtype == torch.bool or v.is_floating_point() or v.is_complex():
+            return None
+        return int(v.item())
+    if isinstance(v, numbers.Integral) or hasattr(type(v), "__index__"):
+        try:
+            return operator.index(v)
+        except TypeError:
+            return None
+    return None
+
+
+_BAD = object()   # a value the type does not take
+
+
+def _convert(kind, v, numbers_ok):
+    """v as torch's parser converts it for a parameter of type kind, or _BAD."""
+    if kind is None:
+        return v   # a Python function's parameter: its body checks it
+    if kind.startswith("Optional["):
+        return None if v is None else _convert(kind[9:-1], v, numbers_ok)
+    if kind == "Tensor":
+        if isinstance(v, _Tensor) or (numbers_ok and isinstance(v, numbers.Number)):
+            return v
+        return _BAD
+    if kind == "number":
+        if isinstance(v, _Tensor):
+            return v.item() if v.dim() == 0 else _BAD
+        return v if isinstance(v, numbers.Number) else _BAD
+    if kind == "int":
+        i = index(v)
+        return _BAD if i is None else i
+    if kind.startswith("List[int]"):
+        if index(v) is not None and kind.endswith("1"):   # int[1]: one int for the list
+            return v
+        if isinstance(v, (tuple, list, torch.Size)) and all(index(e) is not None for e in v):
+            return v
+        return _BAD
+    if kind == "bool":
+        return v if type(v) is bool else _BAD
+    if kind == "float":
+        return float(v) if isinstance(v, numbers.Real) else _BAD
+    if kind == "str":
+        return v if isinstance(v, str) else _BAD
+    if kind == "ScalarType":
+        if isinstance(v, torch.dtype):
+            return v
+        return _PY_DTYPES.get(v, _BAD) if isinstance(v, type) else _BAD
+    if kind == "List[Tensor]":
+        return v if isinstance(v, (tuple, list)) else _BAD
+    if kind == "Generator":
+        return v if isinstance(v, torch.Generator) else _BAD
+    raise AssertionError(f"no parser rule for {kind}")   # a schema type none of ours uses
+
+
+class _Param:
+    __slots__ = ("name", "kind", "kw_only", "default")
+
+    def __init__(self, name, kind, kw_only, default):
+        self.name, self.kind, self.kw_only, self.default = name, kind, kw_only, default
+
+    def spelled(self):
+        """As torch's parser spells it: 'int[1]? dim', 'Number alpha = 1'."""
+        t = self.kind or ""
+        opt = t.startswith("Optional[")
+        t = t[9:-1] if opt else t
+        t = {"number": "Number", "List[Tensor]": "Tensor[]", "List[int]": "int[]",
+             "List[int]1": "int[1]"}.get(t, t) + ("?" if opt else "")
+        d = "" if self.default is _REQUIRED else f" = {self.default!r}"
+        return f"{t} {self.name}{d}".strip()
+
+
+class _Form:
+    """One overload: its parameters, in order."""
+
+    def __init__(self, name, params, numbers_ok):
+        self.name, self.params, self.numbers_ok = name, params, numbers_ok
+        self.by_name = {p.name: p for p in params}
+        self.npos = sum(not p.kw_only for p in params)
+        self.scalars = sum((p.kind or "").endswith("number") or
+                           (p.kind or "").endswith("number]") for p in params)
+
+    def bind(self, fn, args, kw):
+        """(values by name, None) or (None, why it does not take the call)."""
+        if len(args) > self.npos:
+            return None, (f"{fn}() takes {self.npos} positional argument"
+                          f"{'s' if self.npos != 1 else ''} but {len(args)} were given")
+        vals = dict(zip((p.name for p in self.params), args))
+        for k, v in kw.items():
+            if k not in self.by_name:
+                return None, f"{fn}() got an unexpected keyword argument '{k}'"
+            if k in vals:
+                return None, f"{fn}() got multiple values for argument '{k}'"
+            vals[k] = v
+        out = {}
+        for i, p in enumerate(self.params):
+            if p.name not in vals:
+                if p.default is _REQUIRED:
+                    return None, f"{fn}() missing required argument '{p.name}' (pos {i + 1})"
+                out[p.name] = p.default
+                continue
+            v = _convert(p.kind, vals[p.name], self.numbers_ok)
+            if v is _BAD:
+                return None, (f"{fn}(): argument '{p.name}' (position {i + 1}) must be "
+                              f"{p.spelled().split(' ')[0]}, not {type(vals[p.name]).__name__}")
+            out[p.name] = v
+        return out, None
+
+    def spelled(self):
+        pos = [p.spelled() for p in self.params if not p.kw_only]
+        kwo = [p.spelled() for p in self.params if p.kw_only]
+        return "(" + ", ".join(pos + (["*"] + kwo if kwo else [])) + ")"
+
+
+class Bound(dict):
+    """The call's arguments by torch's names (defaults filled in); .overload names the ATen
+    overload taken ('' for the default one, None for a Python function); .torch() makes the
+    same call to torch's own function."""
+    __slots__ = ("overload", "_call")
+
+    def torch(self):
+        ref, args, kw = self._call
+        return ref(*args, **kw)
+
+
+class Binder:
+    def __init__(self, public, ref, forms):
+        self.public, self.ref, self.forms = public, ref, forms
+
+    def bind(self, args, kw):
+        """The Bound arguments of fn(*args, **kw) by torch's signature; TypeError as torch."""
+        why = []
+        for form in self.forms:
+            vals, err = form.bind(self.public, args, kw)
+            if vals is not None:
+                b = Bound(vals)
+                b.overload, b._call = form.name, (self.ref, args, kw)
+                return b
+            why.append(err)
+        if len(self.forms) == 1:
+            raise TypeError(why[0])
+        got = ", ".join([type(a).__name__ for a in args] +
+                        [f"{k}={type(v).__name__}" for k, v in kw.items()])
+        raise TypeError(f"{self.public}() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of:\n" +
+                        "\n".join(f" * {f.spelled()}: {w}" for f, w in zip(self.forms, why)))
+
+
+def _schema_forms(op):
+    """torch's Python forms of aten::op: see the module's docstring."""
+    numbers_ok = op in _NUMBERS_AS_TENSORS
+    schemas = torch._C._jit_get_schemas_for_operator("aten::" + op)
+
+    def is_out(a):
+        return a.kwarg_only and a.alias_info is not None and a.alias_info.is_write
+
+    def key(s):
+        return tuple((a.name, str(a.real_type), a.kwarg_only) for a in s.arguments
+                     if not is_out(a))
+
+    outs = {key(s) for s in schemas if any(is_out(a) for a in s.arguments)}
+    forms = []
+    for s in schemas:
+        args = s.arguments
+        if any(is_out(a) for a in args):
+            continue
+        if not any("Tensor" in str(a.real_type) for a in args):
+            continue   # TorchScript's overloads on Python numbers and lists
+        if numbers_ok and s.overload_name.startswith("Scalar"):
+            continue
+        params = []
+        for a in args:
+            kind = str(a.real_type)
+            name = "input" if a.name == "self" and kind == "Tensor" else a.name
+            if a.N == 1 and "List[int]" in kind:
+                kind = kind.replace("List[int]", "List[int]1")   # int[1]: one int for the list
+            default = a.default_value if a.has_default_value() else _REQUIRED
+            params.append(_Param(name, kind, a.kwarg_only, default))
+        if key(s) in outs:
+            params.append(_Param("out", "Optional[Tensor]", True, None))
+        forms.append(_Form(s.overload_name, params, numbers_ok))
+    forms.sort(key=lambda f: f.scalars)   # stable: Tensor overloads first, as the parser
+    return forms
+
+
+def binder(public, ref, aten=None):
+    """The binder of hologram_torch.functional.<public>, taking the signature of torch's ref:
+    the ATen overloads of aten (a builtin's op name) or ref's Python signature."""
+    if aten is not None:
+        return Binder(public, ref, _schema_forms(aten))
+    params = []
+    for p in inspect.signature(ref).parameters.values():
+        default = _REQUIRED if p.default is inspect.Parameter.empty else p.default
+        params.append(_Param(p.name, None, p.kind == p.KEYWORD_ONLY, default))
+    return Binder(public, ref, [_Form(None, params, False)])
