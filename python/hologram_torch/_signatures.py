@@ -48,51 +48,75 @@ def index(v):
 _BAD = object()   # a value the type does not take
 
 
-def _convert(kind, v, numbers_ok):
-    """v as torch's parser converts it for a parameter of type kind, or _BAD."""
-    if kind is None:
-        return v   # a Python function's parameter: its body checks it
-    if kind.startswith("Optional["):
-        return None if v is None else _convert(kind[9:-1], v, numbers_ok)
-    if kind == "Tensor":
-        if isinstance(v, _Tensor) or (numbers_ok and isinstance(v, numbers.Number)):
-            return v
-        return _BAD
-    if kind == "number":
-        if isinstance(v, _Tensor):
-            return v.item() if v.dim() == 0 else _BAD
-        return v if isinstance(v, numbers.Number) else _BAD
-    if kind == "int":
-        i = index(v)
-        return _BAD if i is None else i
-    if kind.startswith("List[int]"):
-        if index(v) is not None and kind.endswith("1"):   # int[1]: one int for the list
+def _is_tensor(v):
+    return v if isinstance(v, _Tensor) else _BAD
+
+
+def _is_tensor_or_number(v):
+    return v if isinstance(v, (_Tensor, numbers.Number)) else _BAD
+
+
+def _is_number(v):
+    if isinstance(v, _Tensor):
+        return v.item() if v.dim() == 0 else _BAD
+    return v if isinstance(v, numbers.Number) else _BAD
+
+
+def _is_int(v):
+    if type(v) is int:
+        return v
+    i = index(v)
+    return _BAD if i is None else i
+
+
+def _int_list(single):
+    def conv(v):
+        if single and index(v) is not None:   # int[1]: one int for the list
             return v
         if isinstance(v, (tuple, list, torch.Size)) and all(index(e) is not None for e in v):
             return v
         return _BAD
-    if kind == "bool":
-        return v if type(v) is bool else _BAD
-    if kind == "float":
-        return float(v) if isinstance(v, numbers.Real) else _BAD
-    if kind == "str":
-        return v if isinstance(v, str) else _BAD
-    if kind == "ScalarType":
-        if isinstance(v, torch.dtype):
-            return v
-        return _PY_DTYPES.get(v, _BAD) if isinstance(v, type) else _BAD
-    if kind == "List[Tensor]":
-        return v if isinstance(v, (tuple, list)) else _BAD
-    if kind == "Generator":
-        return v if isinstance(v, torch.Generator) else _BAD
-    raise AssertionError(f"no parser rule for {kind}")   # a schema type none of ours uses
+    return conv
+
+
+def _is_dtype(v):
+    if isinstance(v, torch.dtype):
+        return v
+    return _PY_DTYPES.get(v, _BAD) if isinstance(v, type) else _BAD
+
+
+def _of_type(t, conv=None):
+    return lambda v: (v if conv is None else conv(v)) if isinstance(v, t) else _BAD
+
+
+_RULES = {"number": _is_number, "int": _is_int, "List[int]": _int_list(False),
+          "List[int]1": _int_list(True), "bool": lambda v: v if type(v) is bool else _BAD,
+          "float": _of_type(numbers.Real, float), "str": _of_type(str),
+          "ScalarType": _is_dtype, "List[Tensor]": _of_type((tuple, list)),
+          "Generator": _of_type(torch.Generator)}
+
+
+def _converter(kind, numbers_ok):
+    """v -> v as torch's parser converts it for a parameter of type kind, or _BAD (None: a
+    Python function's parameter, which its body checks)."""
+    if kind is None:
+        return None
+    if kind.startswith("Optional["):
+        inner = _converter(kind[9:-1], numbers_ok)
+        return lambda v: None if v is None else inner(v)
+    if kind == "Tensor":
+        return _is_tensor_or_number if numbers_ok else _is_tensor
+    if kind not in _RULES:
+        raise AssertionError(f"no parser rule for {kind}")   # a schema type none of ours uses
+    return _RULES[kind]
 
 
 class _Param:
-    __slots__ = ("name", "kind", "kw_only", "default")
+    __slots__ = ("name", "kind", "kw_only", "default", "conv")
 
-    def __init__(self, name, kind, kw_only, default):
+    def __init__(self, name, kind, kw_only, default, numbers_ok=False):
         self.name, self.kind, self.kw_only, self.default = name, kind, kw_only, default
+        self.conv = _converter(kind, numbers_ok)
 
     def spelled(self):
         """As torch's parser spells it: 'int[1]? dim', 'Number alpha = 1'."""
@@ -127,18 +151,21 @@ class _Form:
             if k in vals:
                 return None, f"{fn}() got multiple values for argument '{k}'"
             vals[k] = v
-        out = {}
+        out = Bound()
         for i, p in enumerate(self.params):
-            if p.name not in vals:
+            v = vals.get(p.name, _REQUIRED)
+            if v is _REQUIRED:
                 if p.default is _REQUIRED:
                     return None, f"{fn}() missing required argument '{p.name}' (pos {i + 1})"
-                out[p.name] = p.default
-                continue
-            v = _convert(p.kind, vals[p.name], self.numbers_ok)
-            if v is _BAD:
-                return None, (f"{fn}(): argument '{p.name}' (position {i + 1}) must be "
-                              f"{p.spelled().split(' ')[0]}, not {type(vals[p.name]).__name__}")
+                v = p.default
+            elif p.conv is not None:
+                v = p.conv(v)
+                if v is _BAD:
+                    return None, (f"{fn}(): argument '{p.name}' (position {i + 1}) must be "
+                                  f"{p.spelled().split(' ')[0]}, not "
+                                  f"{type(vals[p.name]).__name__}")
             out[p.name] = v
+        out.overload = self.name
         return out, None
 
     def spelled(self):
@@ -166,10 +193,9 @@ class Binder:
         """The Bound arguments of fn(*args, **kw) by torch's signature; TypeError as torch."""
         why = []
         for form in self.forms:
-            vals, err = form.bind(self.public, args, kw)
-            if vals is not None:
-                b = Bound(vals)
-                b.overload, b._call = form.name, (self.ref, args, kw)
+            b, err = form.bind(self.public, args, kw)
+            if b is not None:
+                b._call = (self.ref, args, kw)
                 return b
             why.append(err)
         if len(self.forms) == 1:
@@ -210,7 +236,7 @@ def _schema_forms(op):
             if a.N == 1 and "List[int]" in kind:
                 kind = kind.replace("List[int]", "List[int]1")   # int[1]: one int for the list
             default = a.default_value if a.has_default_value() else _REQUIRED
-            params.append(_Param(name, kind, a.kwarg_only, default))
+            params.append(_Param(name, kind, a.kwarg_only, default, numbers_ok))
         if key(s) in outs:
             params.append(_Param("out", "Optional[Tensor]", True, None))
         forms.append(_Form(s.overload_name, params, numbers_ok))
@@ -218,13 +244,15 @@ def _schema_forms(op):
     return forms
 
 
-def binder(public, ref, aten=None):
+def binder(public, ref):
     """The binder of hologram_torch.functional.<public>, taking the signature of torch's ref:
-    the ATen overloads of aten (a builtin's op name) or ref's Python signature."""
-    if aten is not None:
-        return Binder(public, ref, _schema_forms(aten))
+    its Python signature, or for a builtin the ATen overloads of its name."""
+    try:
+        sig = inspect.signature(ref)
+    except ValueError:   # a builtin: torch's parser, from the schemas
+        return Binder(public, ref, _schema_forms(ref.__name__))
     params = []
-    for p in inspect.signature(ref).parameters.values():
+    for p in sig.parameters.values():
         default = _REQUIRED if p.default is inspect.Parameter.empty else p.default
         params.append(_Param(p.name, None, p.kind == p.KEYWORD_ONLY, default))
     return Binder(public, ref, [_Form(None, params, False)])

@@ -42,22 +42,29 @@ def _executor(fn, args, kw):
     return B.executor_id(ex), args
 
 
-def _torch_form(ref, aten=None):
+def _torch_form(ref, writes=None):
     """The decorated impl(ex, a) as a function taking the call forms of torch's ref: a is the
-    call bound by ref's signature (_signatures.Bound; aten: ref's ATen op, for a builtin). out=
-    runs ref itself (torch's resize / dtype rules and errors, exactly); impl runs ref (a.torch())
-    for any other argument it cannot honour exactly."""
+    call bound by ref's signature (_signatures.Bound). out= runs ref itself (torch's resize /
+    dtype rules and errors, exactly); impl runs ref (a.torch()) for any other argument it cannot
+    honour exactly. When impl raises, torch's exception for the call is raised where torch
+    refuses it too, except when the argument named writes is given (torch would write its
+    input before refusing)."""
     def deco(impl):
         name = impl.__name__
         fn = f"hologram_torch.functional.{name}"
-        bind = SG.binder(name, ref, aten).bind
+        bind = SG.binder(name, ref).bind
 
         def f(*args, **kw):
             ex, args = _executor(fn, args, kw)
             a = bind(args, kw)
             if a.get("out") is not None:
                 return a.torch()
-            return impl(ex, a)
+            try:
+                return impl(ex, a)
+            except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+                if writes is not None and a[writes] is not None:
+                    raise
+                _torch_error(e, a.torch)
 
         f.__name__ = f.__qualname__ = name
         f.__doc__ = impl.__doc__
@@ -65,25 +72,45 @@ def _torch_form(ref, aten=None):
     return deco
 
 
+def _torch_error(e, call):
+    """hologram rejected a call (e): where torch rejects it too, torch's own exception (its type
+    and message, as torch raises it); else hologram's (a call hologram cannot run)."""
+    try:
+        call()
+    except Exception as te:   # noqa: BLE001 (torch's, whatever it is)
+        raise te from None
+    raise e
+
+
 def _binary(name, op):
     plain = getattr(O, name)   # the op without autograd
     grad_enabled = torch.is_grad_enabled
     with_grad = op.with_grad
     fn = f"hologram_torch.functional.{name}"
-    bind = SG.binder(name, getattr(torch, name), name).bind
+    ref = getattr(torch, name)
+    bind = SG.binder(name, ref).bind
 
     def f(a=_MISSING, b=_MISSING, /, *rest, **kw):
         # the common call f(tensor, tensor), checked by the op itself (named parameters: no
         # argument tuple to build)
         if type(a) is _Tensor and type(b) is _Tensor and not rest and not kw:
-            if grad_enabled() and (a.requires_grad or b.requires_grad):
-                return with_grad(a, b)
-            return plain(a, b, 0)
+            try:
+                if grad_enabled() and (a.requires_grad or b.requires_grad):
+                    return with_grad(a, b)
+                return plain(a, b, 0)
+            except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+                _torch_error(e, lambda: ref(a, b))
         args = tuple(x for x in (a, b) if x is not _MISSING) + rest
         ex, args = _executor(fn, args, kw)
         bound = bind(args, kw)
         if bound.get("out") is not None or bound.get("rounding_mode") is not None:
             return bound.torch()   # out=: torch's rules; rounding division: not hologram's
+        try:
+            return arith(ex, bound)
+        except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+            _torch_error(e, bound.torch)
+
+    def arith(ex, bound):
         a, b, alpha = bound["input"], bound["other"], bound.get("alpha")
         if type(alpha) is int and alpha == 1:
             alpha = None
@@ -131,7 +158,7 @@ def _unary(name, op, doc, ref=None):
         B.check_tensor(x, "input", f"hologram_torch.functional.{name}")
         return op(x, ex)
 
-    return _torch_form(ref or getattr(torch, name), None if ref else name)(
+    return _torch_form(ref or getattr(torch, name))(
         _named(name, doc, impl))
 
 
@@ -146,7 +173,7 @@ tanh = _unary("tanh", A.tanh, "torch.tanh: hyperbolic tangent.")
 silu = _unary("silu", A.silu, "torch.nn.functional.silu: input * sigmoid(input).", _F.silu)
 
 
-@_torch_form(_F.softplus, "softplus")
+@_torch_form(_F.softplus)
 def softplus(ex, a):
     """torch.nn.functional.softplus(input, beta=1, threshold=20): log(1 + e^(beta input)) / beta,
     and the input itself where beta * input > threshold (hologram's softplus never overflows;
@@ -168,7 +195,7 @@ def softplus(ex, a):
     return A.where(bx.detach() > threshold, x, y, ex)   # the mask only: no gradient through it
 
 
-@_torch_form(_F.gelu, "gelu")
+@_torch_form(_F.gelu)
 def gelu(ex, a):
     """torch.nn.functional.gelu(input, *, approximate='none'): x Phi(x) (the erf form) or
     'tanh'."""
@@ -185,7 +212,7 @@ def _softmax(name, log):
             x = x.to(dtype)
         return A.softmax(x, a["dim"], ex, log=log)
 
-    return _torch_form(getattr(torch, name), name)(_named(
+    return _torch_form(getattr(torch, name))(_named(
         name, f"torch.{name}(input, dim, dtype=None) along dim (dtype: the input cast first; "
               f"torch.nn.functional's implicit dim and _stacklevel are not taken).", impl))
 
@@ -203,6 +230,8 @@ def _shape(normalized_shape):
 @_torch_form(_F.layer_norm)
 def layer_norm(ex, a):
     """torch.nn.functional.layer_norm(input, normalized_shape, weight, bias, eps)."""
+    if a["eps"] < 0:
+        return a.torch()   # hologram takes eps >= 0; torch computes with any
     return A.layer_norm(a["input"], _shape(a["normalized_shape"]), a["weight"], a["bias"],
                         float(a["eps"]), ex)
 
@@ -211,17 +240,19 @@ def layer_norm(ex, a):
 def rms_norm(ex, a):
     """torch.nn.functional.rms_norm(input, normalized_shape, weight, eps)."""
     eps = a["eps"]
+    if eps is not None and eps < 0:
+        return a.torch()   # hologram takes eps >= 0; torch computes with any
     return A.rms_norm(a["input"], _shape(a["normalized_shape"]), a["weight"],
                       None if eps is None else float(eps), ex)
 
 
-@_torch_form(_F.linear, "linear")
+@_torch_form(_F.linear)
 def linear(ex, a):
     """torch.nn.functional.linear(input, weight, bias=None): input @ weight.T + bias."""
     return A.linear(a["input"], a["weight"], a["bias"], ex)
 
 
-@_torch_form(torch.matmul, "matmul")
+@_torch_form(torch.matmul)
 def matmul(ex, a):
     """torch.matmul(input, other) (1-D, 2-D and batched operands, broadcast batch dims)."""
     return A.matmul(a["input"], a["other"], ex)
@@ -246,11 +277,11 @@ def _reduction(name, op, doc):
         r = op(x.to(dtype), _dims(dim), keepdim, ex)
         return r if r.dtype == dtype else r.to(dtype)
 
-    return _torch_form(getattr(torch, name), name)(_named(name, doc, impl))
+    return _torch_form(getattr(torch, name))(_named(name, doc, impl))
 
 
-sum = _reduction("sum", A.sum_, "torch.sum(input, dim, keepdim=False, *, dtype=None): integers "   # noqa: A001
-                 "and bool sum to int64, as torch.")
+sum = _reduction("sum", A.sum_, "torch.sum(input, dim, keepdim=False, *, dtype=None): "   # noqa: A001
+                 "integers and bool sum to int64, as torch.")
 mean = _reduction("mean", A.mean, "torch.mean(input, dim, keepdim=False, *, dtype=None) of a "
                   "floating tensor.")
 
@@ -354,20 +385,23 @@ def _tensor_list(fn, tensors):
     return list(tensors)
 
 
-@_torch_form(torch.cat, "cat")
+@_torch_form(torch.cat)
 def cat(ex, a):
     """torch.cat(tensors, dim=0) (torch's promotion across the tensors)."""
-    return A.cat(_tensor_list("hologram_torch.functional.cat", a["tensors"]), a["dim"], ex)
+    tensors = _tensor_list("hologram_torch.functional.cat", a["tensors"])
+    if len(tensors) > 1 and any(t.dim() == 1 and t.numel() == 0 for t in tensors):
+        return a.torch()   # torch's legacy rule: 1-D empty tensors are skipped
+    return A.cat(tensors, a["dim"], ex)
 
 
-@_torch_form(torch.stack, "stack")
+@_torch_form(torch.stack)
 def stack(ex, a):
     """torch.stack(tensors, dim=0)."""
     return A.cat(_tensor_list("hologram_torch.functional.stack", a["tensors"]), a["dim"], ex,
                  stack=True)
 
 
-@_torch_form(torch.where, "where")
+@_torch_form(torch.where)
 def where(ex, a):
     """torch.where(condition, input, other): broadcasting, torch's promotion; a Python number for
     input or other (converted with torch's overflow check). where(condition) and two numbers
@@ -415,7 +449,7 @@ def _clamp(name):
                 shape = B.broadcast_shape(fn, shape, b.shape)
         return A.clamp_tensor(x if x.dtype == rdt else x.to(rdt), lo, hi, ex)
 
-    return _torch_form(getattr(torch, name), name)(_named(
+    return _torch_form(getattr(torch, name))(_named(
         name, f"torch.{name}(input, min=None, max=None): number or tensor bounds (at least one; "
               f"tensors broadcast against the input). The result dtype is torch's promotion of "
               f"all three, numbers as wrapped numbers; number bounds of an integer result are "
@@ -485,7 +519,7 @@ def dropout(ex, a):
     return out
 
 
-@_torch_form(torch.bmm, "bmm")
+@_torch_form(torch.bmm)
 def bmm(ex, a):
     """torch.bmm(input, mat2): (b, n, m) @ (b, m, p); out_dtype runs torch's."""
     if a.overload == "dtype":
@@ -512,7 +546,7 @@ def _ignored(t, value, ex):
 
 
 
-@_torch_form(torch.addmm, "addmm")
+@_torch_form(torch.addmm)
 def addmm(ex, a):
     """torch.addmm(input, mat1, mat2, *, beta=1, alpha=1): beta * input + alpha * (mat1 @ mat2),
     input broadcast to the product's shape; beta = 0 ignores input (NaN in it included), as
@@ -542,22 +576,25 @@ def addmm(ex, a):
     return A.add(c, out, ex)
 
 
-@_torch_form(torch.index_select, "index_select")
+@_torch_form(torch.index_select)
 def index_select(ex, a):
     """torch.index_select(input, dim, index): index 0-d or 1-D, int64 or int32."""
     return A.index_select(a["input"], a["dim"], a["index"], ex)
 
 
-@_torch_form(torch.gather, "gather")
+@_torch_form(torch.gather)
 def gather(ex, a):
     """torch.gather(input, dim, index, *, sparse_grad=False): index of input's ndim, at most
     input's size on every dim but dim; every index in [0, input.size(dim)) (a negative one
     raises RuntimeError, as torch). sparse_grad: input's gradient is a sparse COO tensor, as
     torch's."""
-    return A.gather(a["input"], a["dim"], a["index"], ex, a["sparse_grad"])
+    x, index = a["input"], a["index"]
+    if isinstance(index, _Tensor) and isinstance(x, _Tensor) and index.dim() != x.dim():
+        return a.torch()   # torch's rule (an empty index, a 0-d input): torch decides
+    return A.gather(x, a["dim"], index, ex, a["sparse_grad"])
 
 
-@_torch_form(_F.embedding)
+@_torch_form(_F.embedding, writes="max_norm")
 def embedding(ex, a):
     """torch.nn.functional.embedding(input, weight, padding_idx, max_norm, norm_type,
     scale_grad_by_freq, sparse): weight's rows at the integer indices of input (any shape); the
