@@ -22,11 +22,15 @@ import hologram_torch.functional as F
 from hologram_torch import _signatures as SG
 
 try:
-    import expecttest  # noqa: F401 (torch's test utilities import it)
-except ImportError:   # only its TestCase base class is reached by importing op_db
+    import expecttest  # noqa: F401 (torch's test utilities import it; scripts/python_env.sh)
+except ImportError:   # a venv made before it was listed: importing op_db reaches only this
     _m = types.ModuleType("expecttest")
     _m.TestCase = unittest.TestCase
     sys.modules["expecttest"] = _m
+
+pytestmark = pytest.mark.filterwarnings(   # torch's own, for the legacy arguments it is given
+    "ignore:size_average and reduce args will be deprecated:UserWarning",
+    "ignore:An output with one or more elements was resized:UserWarning")
 
 # our function: (torch's function, the OpInfo entries' name)
 REFS = {n: (getattr(torch, n), n) for n in (
@@ -72,7 +76,8 @@ def torch_call(opname, sample):
 
 def spellings(ref, args, kw):
     """The forms torch's signature allows for the call ref(*args, **kw): as given, all
-    positional, all keyword (torch's names), the first positional and the rest keyword."""
+    positional, all keyword (torch's names), the first positional and the rest keyword; then
+    two it refuses (an unknown keyword, the first argument twice)."""
     yield args, kw
     try:
         bound = SG.binder(ref.__name__, ref).bind(args, kw)
@@ -88,6 +93,9 @@ def spellings(ref, args, kw):
     yield (), dict(given)
     if pos and pos[0] in given:
         yield (given[pos[0]],), {k: v for k, v in given.items() if k != pos[0]}
+        # and what torch refuses: a keyword it does not have, an argument given twice
+        yield args, dict(kw, bogus_keyword=1)
+        yield (given[pos[0]],), {pos[0]: given[pos[0]]}
 
 
 def run(f, args, kw):
