@@ -130,10 +130,11 @@ class _Param:
 
 
 class _Form:
-    """One overload: its parameters, in order."""
+    """One overload: its parameters, in order. lenient (a Python function's form): a value
+    that does not match its annotation is kept and the Bound marked not exact."""
 
-    def __init__(self, name, params, numbers_ok):
-        self.name, self.params, self.numbers_ok = name, params, numbers_ok
+    def __init__(self, name, params, numbers_ok, lenient=False):
+        self.name, self.params, self.numbers_ok, self.lenient = name, params, numbers_ok, lenient
         self.by_name = {p.name: p for p in params}
         self.npos = sum(not p.kw_only for p in params)
         self.scalars = sum((p.kind or "").endswith("number") or
@@ -161,9 +162,12 @@ class _Form:
             elif p.conv is not None:
                 v = p.conv(v)
                 if v is _BAD:
-                    return None, (f"{fn}(): argument '{p.name}' (position {i + 1}) must be "
-                                  f"{p.spelled().split(' ')[0]}, not "
-                                  f"{type(vals[p.name]).__name__}")
+                    if self.lenient:
+                        v, out.exact = vals[p.name], False
+                    else:
+                        return None, (f"{fn}(): argument '{p.name}' (position {i + 1}) must "
+                                      f"be {p.spelled().split(' ')[0]}, not "
+                                      f"{type(vals[p.name]).__name__}")
             out[p.name] = v
         out.overload = self.name
         return out, None
@@ -176,9 +180,15 @@ class _Form:
 
 class Bound(dict):
     """The call's arguments by torch's names (defaults filled in); .overload names the ATen
-    overload taken ('' for the default one, None for a Python function); .torch() makes the
-    same call to torch's own function."""
-    __slots__ = ("overload", "_call")
+    overload taken ('' for the default one, None for a Python function); .exact is False where
+    a Python function's argument does not match its annotation as torch's parser would take it
+    (torch's function then decides: its inner call refuses most, some it takes); .torch()
+    makes the same call to torch's own function."""
+    __slots__ = ("overload", "exact", "_call")
+
+    def __init__(self):
+        super().__init__()
+        self.exact = True
 
     def torch(self):
         ref, args, kw = self._call
@@ -254,5 +264,23 @@ def binder(public, ref):
     params = []
     for p in sig.parameters.values():
         default = _REQUIRED if p.default is inspect.Parameter.empty else p.default
-        params.append(_Param(p.name, None, p.kind == p.KEYWORD_ONLY, default))
-    return Binder(public, ref, [_Form(None, params, False)])
+        params.append(_Param(p.name, _annotated_kind(p.annotation), p.kind == p.KEYWORD_ONLY,
+                             default))
+    return Binder(public, ref, [_Form(None, params, False, lenient=True)])
+
+
+_ANNOTATED = {"Tensor": "Tensor", "int": "int", "bool": "bool", "float": "float", "str": "str",
+              "list[int]": "List[int]", "List[int]": "List[int]"}
+
+
+def _annotated_kind(annotation):
+    """The parser type of a torch.nn.functional parameter's annotation ('float | None' ->
+    'Optional[float]'), None for one without a rule (its value is not checked)."""
+    if annotation is inspect.Parameter.empty:
+        return None
+    text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+    text = text.replace("torch.", "").replace(" ", "")
+    optional = text.startswith("Optional[") or text.endswith("|None")
+    text = text[9:-1] if text.startswith("Optional[") else text.removesuffix("|None")
+    kind = _ANNOTATED.get(text)
+    return None if kind is None else f"Optional[{kind}]" if optional else kind

@@ -45,8 +45,8 @@ def _executor(fn, args, kw):
 def _torch_form(ref, writes=None):
     """The decorated impl(ex, a) as a function taking the call forms of torch's ref: a is the
     call bound by ref's signature (_signatures.Bound). out= runs ref itself (torch's resize /
-    dtype rules and errors, exactly); impl runs ref (a.torch()) for any other argument it cannot
-    honour exactly. When impl raises, torch's exception for the call is raised where torch
+    dtype rules and errors, exactly), and so does a value of another type than ref's annotation
+    says; impl runs ref (a.torch()) for any other argument it cannot honour exactly. When impl raises, torch's exception for the call is raised where torch
     refuses it too, except when the argument named writes is given (torch would write its
     input before refusing)."""
     def deco(impl):
@@ -57,7 +57,7 @@ def _torch_form(ref, writes=None):
         def f(*args, **kw):
             ex, args = _executor(fn, args, kw)
             a = bind(args, kw)
-            if a.get("out") is not None:
+            if a.get("out") is not None or not a.exact:
                 return a.torch()
             try:
                 return impl(ex, a)

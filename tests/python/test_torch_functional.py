@@ -152,7 +152,8 @@ def test_norms():
     close(F.layer_norm(x, (8,), w, b), f64_ref(TF.layer_norm, x, (8,), w, b))
     close(F.layer_norm(x, [3, 8]), f64_ref(TF.layer_norm, x, [3, 8]))
     xt = x.transpose(0, 1)
-    close(F.layer_norm(xt, 8, eps=1e-3), f64_ref(TF.layer_norm, xt, (8,), eps=1e-3))
+    close(F.layer_norm(xt, (8,), eps=1e-3), f64_ref(TF.layer_norm, xt, (8,), eps=1e-3))
+    raises_as_torch(lambda: F.layer_norm(xt, 8), lambda: TF.layer_norm(xt, 8))   # a list of ints
     close(F.rms_norm(x, (8,), w), f64_ref(TF.rms_norm, x, (8,), w))
     close(F.rms_norm(x, (8,), eps=1e-2), f64_ref(TF.rms_norm, x, (8,), eps=1e-2))
     xd = x.double()

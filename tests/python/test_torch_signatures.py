@@ -290,3 +290,26 @@ def test_executor_first_or_by_keyword():
         torch.testing.assert_close(f(*args, executor=ex), want(*args))
         with pytest.raises(TypeError, match="twice"):
             f(ex, *args, executor=ex)
+
+
+def test_python_functions_arguments_of_other_types_behave_as_torchs():
+    """torch.nn.functional's Python functions hand their arguments to builtins that check
+    them: a value of another type than the annotation runs torch's function (which refuses it
+    with its own error, or takes it, as relu's inplace=1)."""
+    x, t = rand(5, 3), torch.tensor([0, 1, 2, 0, 1])
+    calls = [lambda m: m.embedding(torch.tensor([1, 2]), x, padding_idx=1.5),
+             lambda m: m.cross_entropy(x, t, ignore_index=1.5),
+             lambda m: m.nll_loss(torch.log_softmax(x, 1), t, ignore_index=True),
+             lambda m: m.dropout(x, 0.5, training=None),
+             lambda m: m.layer_norm(x, 3),
+             lambda m: m.layer_norm(x, [3], eps="1e-5"),
+             lambda m: m.mse_loss(x, [1.0]),
+             lambda m: m.cross_entropy(x, t, reduction=None),
+             lambda m: m.relu(x.clone(), 1),
+             lambda m: m.dropout(x, 0.0, True, 0)]
+    for call in calls:
+        theirs, terr = run(lambda: call(TF), (), {})
+        mine, err = run(lambda: call(F), (), {})
+        assert type(err) is type(terr), (terr, err)
+        if terr is None:
+            torch.testing.assert_close(mine, theirs)
