@@ -135,39 +135,42 @@ class _Form:
 
     def __init__(self, name, params, numbers_ok, lenient=False):
         self.name, self.params, self.numbers_ok, self.lenient = name, params, numbers_ok, lenient
-        self.by_name = {p.name: p for p in params}
+        self.position = {p.name: i for i, p in enumerate(params)}
         self.npos = sum(not p.kw_only for p in params)
         self.scalars = sum((p.kind or "").endswith("number") or
                            (p.kind or "").endswith("number]") for p in params)
 
     def bind(self, fn, args, kw):
         """(values by name, None) or (None, why it does not take the call)."""
-        if len(args) > self.npos:
+        n = len(args)
+        if n > self.npos:
             return None, (f"{fn}() takes {self.npos} positional argument"
-                          f"{'s' if self.npos != 1 else ''} but {len(args)} were given")
-        vals = dict(zip((p.name for p in self.params), args))
-        for k, v in kw.items():
-            if k not in self.by_name:
+                          f"{'s' if self.npos != 1 else ''} but {n} were given")
+        for k in kw:
+            i = self.position.get(k)
+            if i is None:
                 return None, f"{fn}() got an unexpected keyword argument '{k}'"
-            if k in vals:
+            if i < n:
                 return None, f"{fn}() got multiple values for argument '{k}'"
-            vals[k] = v
         out = Bound()
+        out.exact = True
         for i, p in enumerate(self.params):
-            v = vals.get(p.name, _REQUIRED)
-            if v is _REQUIRED:
-                if p.default is _REQUIRED:
-                    return None, f"{fn}() missing required argument '{p.name}' (pos {i + 1})"
-                v = p.default
-            elif p.conv is not None:
-                v = p.conv(v)
-                if v is _BAD:
-                    if self.lenient:
-                        v, out.exact = vals[p.name], False
-                    else:
-                        return None, (f"{fn}(): argument '{p.name}' (position {i + 1}) must "
-                                      f"be {p.spelled().split(' ')[0]}, not "
-                                      f"{type(vals[p.name]).__name__}")
+            if i < n:
+                given = args[i]
+            else:
+                given = kw.get(p.name, _REQUIRED) if kw else _REQUIRED
+                if given is _REQUIRED:
+                    if p.default is _REQUIRED:
+                        return None, (f"{fn}() missing required argument '{p.name}' "
+                                      f"(pos {i + 1})")
+                    out[p.name] = p.default
+                    continue
+            v = given if p.conv is None else p.conv(given)
+            if v is _BAD:
+                if not self.lenient:
+                    return None, (f"{fn}(): argument '{p.name}' (position {i + 1}) must be "
+                                  f"{p.spelled().split(' ')[0]}, not {type(given).__name__}")
+                v, out.exact = given, False
             out[p.name] = v
         out.overload = self.name
         return out, None
@@ -185,10 +188,6 @@ class Bound(dict):
     (torch's function then decides: its inner call refuses most, some it takes); .torch()
     makes the same call to torch's own function."""
     __slots__ = ("overload", "exact", "_call")
-
-    def __init__(self):
-        super().__init__()
-        self.exact = True
 
     def torch(self):
         ref, args, kw = self._call

@@ -9,6 +9,7 @@ tensors' device is used (hologram.default_cpu_executor() for CPU tensors). ``out
 arguments hologram cannot honour exactly run torch's own function. Results are torch tensors on
 the inputs' device; inputs are read in place (no copies, any strides).
 """
+import numbers
 
 import torch
 from torch.nn import functional as _F
@@ -23,6 +24,7 @@ from . import _signatures as SG
 
 _Tensor = torch.Tensor
 _MISSING = object()   # an argument not given
+_OPERAND = (_Tensor, numbers.Number)   # what torch's parser takes for add's tensors
 
 __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid",
            "tanh", "gelu", "silu", "softplus", "softmax", "log_softmax", "layer_norm", "rms_norm",
@@ -100,18 +102,25 @@ def _binary(name, op):
                 return plain(a, b, 0)
             except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
                 _torch_error(e, lambda: ref(a, b))
+        if not rest and not kw and isinstance(a, _OPERAND) and isinstance(b, _OPERAND) and (
+                type(a) is _Tensor or type(b) is _Tensor):
+            try:   # f(tensor or number, tensor or number): what the binder would take
+                return arith(0, a, b, None)
+            except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+                _torch_error(e, lambda: ref(a, b))
         args = tuple(x for x in (a, b) if x is not _MISSING) + rest
         ex, args = _executor(fn, args, kw)
         bound = bind(args, kw)
-        if bound.get("out") is not None or bound.get("rounding_mode") is not None:
-            return bound.torch()   # out=: torch's rules; rounding division: not hologram's
+        if (bound.get("out") is not None or bound.get("rounding_mode") is not None or
+                not isinstance(bound["input"], _Tensor) and not isinstance(bound["other"],
+                                                                          _Tensor)):
+            return bound.torch()   # out=: torch's rules; rounding division, two numbers: torch's
         try:
-            return arith(ex, bound)
+            return arith(ex, bound["input"], bound["other"], bound.get("alpha"))
         except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
             _torch_error(e, bound.torch)
 
-    def arith(ex, bound):
-        a, b, alpha = bound["input"], bound["other"], bound.get("alpha")
+    def arith(ex, a, b, alpha):
         if type(alpha) is int and alpha == 1:
             alpha = None
         if name == "sub":
