@@ -313,3 +313,24 @@ def test_python_functions_arguments_of_other_types_behave_as_torchs():
         assert type(err) is type(terr), (terr, err)
         if terr is None:
             torch.testing.assert_close(mine, theirs)
+
+
+def test_numbers_and_0d_tensors_take_torchs_overloads():
+    """Which overload a call takes (Tensor before Scalar, numbers for add's tensors, 0-d
+    tensors for an int or a Scalar) decides the result's dtype: each as torch."""
+    x = rand(3, 4)
+    c, xi = x > 0, torch.arange(12).reshape(3, 4)
+    calls = [lambda m: m.where(c, 2.0, x), lambda m: m.where(c, x, 2),
+             lambda m: m.where(c, xi, 2.5), lambda m: m.where(c, 2, xi),
+             lambda m: m.clamp(xi, torch.tensor(1), torch.tensor(5)),
+             lambda m: m.clamp(xi, 1.5), lambda m: m.clip(x, min=torch.tensor(0.1)),
+             lambda m: m.add(xi, 2.5), lambda m: m.add(2.5, xi), lambda m: m.mul(True, xi),
+             lambda m: m.sub(xi, x, alpha=2), lambda m: m.add(x, x, alpha=torch.tensor(2.0)),
+             lambda m: m.div(xi, 2), lambda m: m.sum(xi, dtype=float),
+             lambda m: m.mean(x, (0, 1), True), lambda m: m.softmax(x, torch.tensor(1)),
+             lambda m: m.index_select(x, torch.tensor(1), torch.tensor([0])),
+             lambda m: m.cat((x, xi)), lambda m: m.stack([x, x], -1)]
+    for call in calls:
+        theirs, ours = call(torch), call(F)
+        assert ours.dtype == theirs.dtype
+        torch.testing.assert_close(ours, theirs)
