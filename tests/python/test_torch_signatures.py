@@ -4,9 +4,10 @@ torch's OpInfo samples (torch.testing._internal.common_methods_invocations.op_db
 our functions' torch ops; the first 8 per dtype, float32 and float64) are re-spelled in every form
 torch's signature allows (as given, all positional, all keyword with torch's names, mixed) and
 each spelling is run through torch and through hologram_torch.functional: both return the same
-values, dtype and shape, or both raise the same exception type. torch's error_inputs of the same
-ops must raise torch's exception type here too. Then the calls the issue found wrong, unknown and
-duplicate keywords, out=, and hologram's executor argument.
+values, dtype and shape, or both raise the same exception type; the first float64 samples' input
+gradients match torch's. torch's error_inputs of the same ops must raise torch's exception type
+here too. Then the calls the issue found wrong, unknown and duplicate keywords, out=, and
+hologram's executor argument.
 """
 import itertools
 import sys
@@ -334,3 +335,51 @@ def test_numbers_and_0d_tensors_take_torchs_overloads():
         theirs, ours = call(torch), call(F)
         assert ours.dtype == theirs.dtype
         torch.testing.assert_close(ours, theirs)
+
+
+def _leaves(v, out):
+    """The floating tensors of a call's arguments, as fresh leaves that require grad."""
+    if isinstance(v, torch.Tensor):
+        if v.is_floating_point() and not v.is_sparse:
+            leaf = v.detach().clone().requires_grad_()
+            out.append(leaf)
+            return leaf
+        return v
+    if isinstance(v, (tuple, list)):
+        return type(v)(_leaves(e, out) for e in v)
+    if isinstance(v, dict):
+        return {k: _leaves(e, out) for k, e in v.items()}
+    return v
+
+
+GRAD_SAMPLES = 3
+
+
+@pytest.mark.parametrize("name", sorted(REFS))
+def test_opinfo_samples_float64_gradients(name):
+    """The gradients of each input of the first float64 samples, through torch and ours."""
+    ref, opname = REFS[name]
+    compared = 0
+    for info in opinfos(opname):
+        if not info.supports_autograd or torch.float64 not in info.supported_dtypes("cpu"):
+            continue
+        for sample in itertools.islice(info.sample_inputs("cpu", torch.float64), GRAD_SAMPLES):
+            args, kw = torch_call(opname, sample)
+            grads = []
+            for f in (ref, getattr(F, name)):
+                leaves = []
+                # a loss's class weights take no gradient (torch refuses one)
+                fixed = {"weight"} if "loss" in name or "entropy" in name else set()
+                a = _leaves(args, leaves)
+                k = {n: v if n in fixed else _leaves(v, leaves) for n, v in kw.items()}
+                out = f(*a, **k)
+                if not leaves or not out.requires_grad:
+                    break
+                g = torch.autograd.grad(out, leaves, torch.ones_like(out), allow_unused=True)
+                grads.append([torch.zeros_like(l) if d is None else d
+                              for l, d in zip(leaves, g)])
+            if len(grads) == 2:
+                for mine, theirs in zip(grads[1], grads[0]):
+                    torch.testing.assert_close(mine, theirs, rtol=1e-7, atol=1e-7)
+                compared += 1
+    assert compared > 0
