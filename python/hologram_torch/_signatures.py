@@ -11,12 +11,20 @@ tensors of the arithmetic ops. Binding follows the parser's rules (positional, k
 a dtype also ``float``/``int``/``bool``/``complex``), and what the parser rejects raises
 TypeError, as torch. Values come back as the parser converts them (a 0-d tensor given for an
 ``int`` or a ``Scalar`` as a Python number, ``float`` as a dtype as torch.float64).
+
+torch_form puts a function on its binder: hologram's executor argument taken off first, out=
+and arguments of other types than a Python function's annotations run torch's own function,
+and a call hologram refuses raises torch's own exception where torch refuses it too.
 """
 import inspect
 import numbers
 import operator
 
 import torch
+
+import hologram as hg
+
+from . import _bridge as B
 
 _Tensor = torch.Tensor
 _REQUIRED = object()
@@ -283,3 +291,55 @@ def _annotated_kind(annotation):
     text = text[9:-1] if text.startswith("Optional[") else text.removesuffix("|None")
     kind = _ANNOTATED.get(text)
     return None if kind is None else f"Optional[{kind}]" if optional else kind
+
+
+# The call side: hologram_torch.functional's functions on these binders.
+def executor(fn, args, kw):
+    """(executor id, the other positional arguments): an Executor may come first or as
+    executor= (hologram's one parameter beside torch's)."""
+    ex = kw.pop("executor", None)
+    if args and isinstance(args[0], hg.Executor):
+        if ex is not None:
+            raise TypeError(f"{fn}: executor given twice")
+        ex, args = args[0], args[1:]
+    return B.executor_id(ex), args
+
+
+def torch_form(ref, writes=None):
+    """The decorated impl(ex, a) as a function taking the call forms of torch's ref: a is the
+    call bound by ref's signature (_signatures.Bound). out= runs ref itself (torch's resize /
+    dtype rules and errors, exactly), and so does a value of another type than ref's annotation
+    says; impl runs ref (a.torch()) for any other argument it cannot honour exactly. When impl
+    raises, torch's exception for the call is raised where torch refuses it too, except when
+    the argument named writes is given (torch would write its input before refusing)."""
+    def deco(impl):
+        name = impl.__name__
+        fn = f"hologram_torch.functional.{name}"
+        bind = binder(name, ref).bind
+
+        def f(*args, **kw):
+            ex, args = executor(fn, args, kw)
+            a = bind(args, kw)
+            if a.get("out") is not None or not a.exact:
+                return a.torch()
+            try:
+                return impl(ex, a)
+            except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+                if writes is not None and a[writes] is not None:
+                    raise
+                torch_error(e, a.torch)
+
+        f.__name__ = f.__qualname__ = name
+        f.__doc__ = impl.__doc__
+        return f
+    return deco
+
+
+def torch_error(e, call):
+    """hologram rejected a call (e): where torch rejects it too, torch's own exception (its type
+    and message, as torch raises it); else hologram's (a call hologram cannot run)."""
+    try:
+        call()
+    except Exception as te:   # noqa: BLE001 (torch's, whatever it is)
+        raise te from None
+    raise e

@@ -14,8 +14,6 @@ import numbers
 import torch
 from torch.nn import functional as _F
 
-import hologram as hg
-
 from . import _autograd as A
 from . import _bridge as B
 from . import _ops as O
@@ -31,57 +29,6 @@ __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu
            "linear", "matmul", "sum", "mean", "mse_loss", "cross_entropy", "cat", "stack", "where",
            "clamp", "clip", "binary_cross_entropy_with_logits", "binary_cross_entropy",
            "nll_loss", "dropout", "bmm", "addmm", "embedding", "index_select", "gather"]
-
-
-def _executor(fn, args, kw):
-    """(executor id, the other positional arguments): an Executor may come first or as
-    executor= (hologram's one parameter beside torch's)."""
-    ex = kw.pop("executor", None)
-    if args and isinstance(args[0], hg.Executor):
-        if ex is not None:
-            raise TypeError(f"{fn}: executor given twice")
-        ex, args = args[0], args[1:]
-    return B.executor_id(ex), args
-
-
-def _torch_form(ref, writes=None):
-    """The decorated impl(ex, a) as a function taking the call forms of torch's ref: a is the
-    call bound by ref's signature (_signatures.Bound). out= runs ref itself (torch's resize /
-    dtype rules and errors, exactly), and so does a value of another type than ref's annotation
-    says; impl runs ref (a.torch()) for any other argument it cannot honour exactly. When impl raises, torch's exception for the call is raised where torch
-    refuses it too, except when the argument named writes is given (torch would write its
-    input before refusing)."""
-    def deco(impl):
-        name = impl.__name__
-        fn = f"hologram_torch.functional.{name}"
-        bind = SG.binder(name, ref).bind
-
-        def f(*args, **kw):
-            ex, args = _executor(fn, args, kw)
-            a = bind(args, kw)
-            if a.get("out") is not None or not a.exact:
-                return a.torch()
-            try:
-                return impl(ex, a)
-            except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
-                if writes is not None and a[writes] is not None:
-                    raise
-                _torch_error(e, a.torch)
-
-        f.__name__ = f.__qualname__ = name
-        f.__doc__ = impl.__doc__
-        return f
-    return deco
-
-
-def _torch_error(e, call):
-    """hologram rejected a call (e): where torch rejects it too, torch's own exception (its type
-    and message, as torch raises it); else hologram's (a call hologram cannot run)."""
-    try:
-        call()
-    except Exception as te:   # noqa: BLE001 (torch's, whatever it is)
-        raise te from None
-    raise e
 
 
 def _binary(name, op):
@@ -101,15 +48,15 @@ def _binary(name, op):
                     return with_grad(a, b)
                 return plain(a, b, 0)
             except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
-                _torch_error(e, lambda: ref(a, b))
+                SG.torch_error(e, lambda: ref(a, b))
         if not rest and not kw and isinstance(a, _OPERAND) and isinstance(b, _OPERAND) and (
                 type(a) is _Tensor or type(b) is _Tensor):
             try:   # f(tensor or number, tensor or number): what the binder would take
                 return arith(0, a, b, None)
             except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
-                _torch_error(e, lambda: ref(a, b))
+                SG.torch_error(e, lambda: ref(a, b))
         args = tuple(x for x in (a, b) if x is not _MISSING) + rest
-        ex, args = _executor(fn, args, kw)
+        ex, args = SG.executor(fn, args, kw)
         bound = bind(args, kw)
         if (bound.get("out") is not None or bound.get("rounding_mode") is not None or
                 not isinstance(bound["input"], _Tensor) and not isinstance(bound["other"],
@@ -118,7 +65,7 @@ def _binary(name, op):
         try:
             return arith(ex, bound["input"], bound["other"], bound.get("alpha"))
         except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
-            _torch_error(e, bound.torch)
+            SG.torch_error(e, bound.torch)
 
     def arith(ex, a, b, alpha):
         if type(alpha) is int and alpha == 1:
@@ -167,7 +114,7 @@ def _unary(name, op, doc, ref=None):
         B.check_tensor(x, "input", f"hologram_torch.functional.{name}")
         return op(x, ex)
 
-    return _torch_form(ref or getattr(torch, name))(
+    return SG.torch_form(ref or getattr(torch, name))(
         _named(name, doc, impl))
 
 
@@ -182,7 +129,7 @@ tanh = _unary("tanh", A.tanh, "torch.tanh: hyperbolic tangent.")
 silu = _unary("silu", A.silu, "torch.nn.functional.silu: input * sigmoid(input).", _F.silu)
 
 
-@_torch_form(_F.softplus)
+@SG.torch_form(_F.softplus)
 def softplus(ex, a):
     """torch.nn.functional.softplus(input, beta=1, threshold=20): log(1 + e^(beta input)) / beta,
     and the input itself where beta * input > threshold (hologram's softplus never overflows;
@@ -204,7 +151,7 @@ def softplus(ex, a):
     return A.where(bx.detach() > threshold, x, y, ex)   # the mask only: no gradient through it
 
 
-@_torch_form(_F.gelu)
+@SG.torch_form(_F.gelu)
 def gelu(ex, a):
     """torch.nn.functional.gelu(input, *, approximate='none'): x Phi(x) (the erf form) or
     'tanh'."""
@@ -221,7 +168,7 @@ def _softmax(name, log):
             x = x.to(dtype)
         return A.softmax(x, a["dim"], ex, log=log)
 
-    return _torch_form(getattr(torch, name))(_named(
+    return SG.torch_form(getattr(torch, name))(_named(
         name, f"torch.{name}(input, dim, dtype=None) along dim (dtype: the input cast first; "
               f"torch.nn.functional's implicit dim and _stacklevel are not taken).", impl))
 
@@ -236,7 +183,7 @@ def _shape(normalized_shape):
     return [int(s) for s in normalized_shape]
 
 
-@_torch_form(_F.layer_norm)
+@SG.torch_form(_F.layer_norm)
 def layer_norm(ex, a):
     """torch.nn.functional.layer_norm(input, normalized_shape, weight, bias, eps)."""
     if a["eps"] < 0:
@@ -245,7 +192,7 @@ def layer_norm(ex, a):
                         float(a["eps"]), ex)
 
 
-@_torch_form(_F.rms_norm)
+@SG.torch_form(_F.rms_norm)
 def rms_norm(ex, a):
     """torch.nn.functional.rms_norm(input, normalized_shape, weight, eps)."""
     eps = a["eps"]
@@ -255,13 +202,13 @@ def rms_norm(ex, a):
                       None if eps is None else float(eps), ex)
 
 
-@_torch_form(_F.linear)
+@SG.torch_form(_F.linear)
 def linear(ex, a):
     """torch.nn.functional.linear(input, weight, bias=None): input @ weight.T + bias."""
     return A.linear(a["input"], a["weight"], a["bias"], ex)
 
 
-@_torch_form(torch.matmul)
+@SG.torch_form(torch.matmul)
 def matmul(ex, a):
     """torch.matmul(input, other) (1-D, 2-D and batched operands, broadcast batch dims)."""
     return A.matmul(a["input"], a["other"], ex)
@@ -286,11 +233,12 @@ def _reduction(name, op, doc):
         r = op(x.to(dtype), _dims(dim), keepdim, ex)
         return r if r.dtype == dtype else r.to(dtype)
 
-    return _torch_form(getattr(torch, name))(_named(name, doc, impl))
+    return SG.torch_form(getattr(torch, name))(_named(name, doc, impl))
 
 
-sum = _reduction("sum", A.sum_, "torch.sum(input, dim, keepdim=False, *, dtype=None): "   # noqa: A001
-                 "integers and bool sum to int64, as torch.")
+sum = _reduction(   # noqa: A001 (torch's name)
+    "sum", A.sum_, "torch.sum(input, dim, keepdim=False, *, dtype=None): integers and bool sum "
+    "to int64, as torch.")
 mean = _reduction("mean", A.mean, "torch.mean(input, dim, keepdim=False, *, dtype=None) of a "
                   "floating tensor.")
 
@@ -306,7 +254,7 @@ def _reduction_arg(fn, a):
     return a["reduction"]
 
 
-@_torch_form(_F.mse_loss)
+@SG.torch_form(_F.mse_loss)
 def mse_loss(ex, a):
     """torch.nn.functional.mse_loss(input, target, size_average, reduce, reduction) (weight=,
     where torch has it, and size_average / reduce run torch's)."""
@@ -319,7 +267,7 @@ def mse_loss(ex, a):
     return A.mse_loss(a["input"], a["target"], reduction, ex)
 
 
-@_torch_form(_F.cross_entropy)
+@SG.torch_form(_F.cross_entropy)
 def cross_entropy(ex, a):
     """torch.nn.functional.cross_entropy(input, target, weight, size_average, ignore_index,
     reduce, reduction, label_smoothing): input (N, C, ...) or (C,) logits, target class indices
@@ -394,7 +342,7 @@ def _tensor_list(fn, tensors):
     return list(tensors)
 
 
-@_torch_form(torch.cat)
+@SG.torch_form(torch.cat)
 def cat(ex, a):
     """torch.cat(tensors, dim=0) (torch's promotion across the tensors)."""
     tensors = _tensor_list("hologram_torch.functional.cat", a["tensors"])
@@ -403,14 +351,14 @@ def cat(ex, a):
     return A.cat(tensors, a["dim"], ex)
 
 
-@_torch_form(torch.stack)
+@SG.torch_form(torch.stack)
 def stack(ex, a):
     """torch.stack(tensors, dim=0)."""
     return A.cat(_tensor_list("hologram_torch.functional.stack", a["tensors"]), a["dim"], ex,
                  stack=True)
 
 
-@_torch_form(torch.where)
+@SG.torch_form(torch.where)
 def where(ex, a):
     """torch.where(condition, input, other): broadcasting, torch's promotion; a Python number for
     input or other (converted with torch's overflow check). where(condition) and two numbers
@@ -458,7 +406,7 @@ def _clamp(name):
                 shape = B.broadcast_shape(fn, shape, b.shape)
         return A.clamp_tensor(x if x.dtype == rdt else x.to(rdt), lo, hi, ex)
 
-    return _torch_form(getattr(torch, name))(_named(
+    return SG.torch_form(getattr(torch, name))(_named(
         name, f"torch.{name}(input, min=None, max=None): number or tensor bounds (at least one; "
               f"tensors broadcast against the input). The result dtype is torch's promotion of "
               f"all three, numbers as wrapped numbers; number bounds of an integer result are "
@@ -470,7 +418,7 @@ clamp = _clamp("clamp")
 clip = _clamp("clip")
 
 
-@_torch_form(_F.binary_cross_entropy_with_logits)
+@SG.torch_form(_F.binary_cross_entropy_with_logits)
 def binary_cross_entropy_with_logits(ex, a):
     """torch.nn.functional.binary_cross_entropy_with_logits(input, target, weight,
     size_average, reduce, reduction, pos_weight): the stable form
@@ -482,7 +430,7 @@ def binary_cross_entropy_with_logits(ex, a):
                                               a["pos_weight"], reduction, ex)
 
 
-@_torch_form(_F.binary_cross_entropy)
+@SG.torch_form(_F.binary_cross_entropy)
 def binary_cross_entropy(ex, a):
     """torch.nn.functional.binary_cross_entropy(input, target, weight, size_average, reduce,
     reduction): input probabilities in [0, 1] (outside: an error naming the first bad value);
@@ -493,7 +441,7 @@ def binary_cross_entropy(ex, a):
     return A.binary_cross_entropy(a["input"], a["target"], a["weight"], reduction, ex)
 
 
-@_torch_form(_F.nll_loss)
+@SG.torch_form(_F.nll_loss)
 def nll_loss(ex, a):
     """torch.nn.functional.nll_loss(input, target, weight, size_average, ignore_index, reduce,
     reduction): input log-probabilities (N, C, ...) or (C,), target class indices; 'mean'
@@ -505,7 +453,7 @@ def nll_loss(ex, a):
                       ex)
 
 
-@_torch_form(_F.dropout)
+@SG.torch_form(_F.dropout)
 def dropout(ex, a):
     """torch.nn.functional.dropout(input, p=0.5, training=True, inplace=False): each element
     zeroed with probability p, the rest scaled by 1 / (1 - p). The mask comes from hologram's
@@ -528,7 +476,7 @@ def dropout(ex, a):
     return out
 
 
-@_torch_form(torch.bmm)
+@SG.torch_form(torch.bmm)
 def bmm(ex, a):
     """torch.bmm(input, mat2): (b, n, m) @ (b, m, p); out_dtype runs torch's."""
     if a.overload == "dtype":
@@ -555,7 +503,7 @@ def _ignored(t, value, ex):
 
 
 
-@_torch_form(torch.addmm)
+@SG.torch_form(torch.addmm)
 def addmm(ex, a):
     """torch.addmm(input, mat1, mat2, *, beta=1, alpha=1): beta * input + alpha * (mat1 @ mat2),
     input broadcast to the product's shape; beta = 0 ignores input (NaN in it included), as
@@ -585,13 +533,13 @@ def addmm(ex, a):
     return A.add(c, out, ex)
 
 
-@_torch_form(torch.index_select)
+@SG.torch_form(torch.index_select)
 def index_select(ex, a):
     """torch.index_select(input, dim, index): index 0-d or 1-D, int64 or int32."""
     return A.index_select(a["input"], a["dim"], a["index"], ex)
 
 
-@_torch_form(torch.gather)
+@SG.torch_form(torch.gather)
 def gather(ex, a):
     """torch.gather(input, dim, index, *, sparse_grad=False): index of input's ndim, at most
     input's size on every dim but dim; every index in [0, input.size(dim)) (a negative one
@@ -603,7 +551,7 @@ def gather(ex, a):
     return A.gather(x, a["dim"], index, ex, a["sparse_grad"])
 
 
-@_torch_form(_F.embedding, writes="max_norm")
+@SG.torch_form(_F.embedding, writes="max_norm")
 def embedding(ex, a):
     """torch.nn.functional.embedding(input, weight, padding_idx, max_norm, norm_type,
     scale_grad_by_freq, sparse): weight's rows at the integer indices of input (any shape); the
