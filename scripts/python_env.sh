@@ -7,7 +7,9 @@
 # the CPU build of torch (pip install torch==2.13.0 takes the local wheel; HG_NO_TORCH=1 skips
 # it, and the torch tests then skip; with it scikit-learn, whose bundled digits data set the
 # hologram_torch training test uses, and transformers 5.24.0, pure Python: GPT-2, BERT and Llama,
-# which the real-model tests and bench/torch_models.py build from small configs, random weights)
+# which the real-model tests and bench/torch_models.py build from small configs, random weights,
+# and expecttest, which torch's OpInfo samples (torch.testing._internal, read by
+# test_torch_signatures.py) import)
 # and NVIDIA's NVRTC wheel, with which the tests compile the
 # CUDA code generator's output without a GPU (HG_NO_NVRTC=1 skips it; those checks then skip).
 # Idempotent; prints the venv's python on stdout.
@@ -19,7 +21,7 @@ scripts/ensure_tools.sh   # python3 with venv and headers
 py="$venv/bin/python"
 deps=(numpy pytest hypothesis mypy ml_dtypes)
 [ "${HG_NO_PLOTS:-0}" = 1 ] || deps+=(matplotlib)
-[ "${HG_NO_TORCH:-0}" = 1 ] || deps+=("torch==2.13.0" scikit-learn "transformers==5.24.0")
+[ "${HG_NO_TORCH:-0}" = 1 ] || deps+=("torch==2.13.0" scikit-learn "transformers==5.24.0" expecttest)
 [ "${HG_NO_NVRTC:-0}" = 1 ] || deps+=("nvidia-cuda-nvrtc-cu12")
 "$py" -m pip install -q "${deps[@]}" >&2
 "$py" -m pip install -q . >&2

@@ -1,25 +1,28 @@
 """hologram's ops on torch tensors, with gradients: ``hologram_torch.functional``.
 
-Every function takes an optional executor first (the product documents' form,
-``add(exec, x, y)``) or as ``executor=``; without one, the executor of the tensors' device is
-used (hologram.default_cpu_executor() for CPU tensors). The other arguments are torch's
-(``torch.nn.functional`` / ``torch``): type promotion, broadcasting, ``dim``/``keepdim``,
-``reduction``. Results are torch tensors on the inputs' device; inputs are read in place (no
-copies, any strides).
+Every function takes the call forms of its torch counterpart (``torch.nn.functional.<name>``
+where that exists, else ``torch.<name>``), bound by torch's own signature (_signatures.py):
+positional, keyword (torch's names: ``input=``, ``other=``, ``tensors=``), defaults; what torch
+rejects raises torch's exception type. Besides, an optional executor first (the product
+documents' form, ``add(exec, x, y)``) or as ``executor=``; without one, the executor of the
+tensors' device is used (hologram.default_cpu_executor() for CPU tensors). ``out=`` and the
+arguments hologram cannot honour exactly run torch's own function. Results are torch tensors on
+the inputs' device; inputs are read in place (no copies, any strides).
 """
 import numbers
 
 import torch
-
-import hologram as hg
+from torch.nn import functional as _F
 
 from . import _autograd as A
 from . import _bridge as B
 from . import _ops as O
 from . import _scalars as S
+from . import _signatures as SG
 
 _Tensor = torch.Tensor
 _MISSING = object()   # an argument not given
+_OPERAND = (_Tensor, numbers.Number)   # what torch's parser takes for add's tensors
 
 __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid",
            "tanh", "gelu", "silu", "softplus", "softmax", "log_softmax", "layer_norm", "rms_norm",
@@ -28,36 +31,45 @@ __all__ = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "relu
            "nll_loss", "dropout", "bmm", "addmm", "embedding", "index_select", "gather"]
 
 
-def _split(fn, args, kw, n):
-    """(executor id, the n positional arguments): an Executor may come first or as executor=."""
-    ex = kw.pop("executor", None)
-    if args and isinstance(args[0], hg.Executor):
-        if ex is not None:
-            raise TypeError(f"{fn}: executor given twice")
-        ex, args = args[0], args[1:]
-    if len(args) < n:
-        raise TypeError(f"{fn}: expected {n} tensor argument(s), got {len(args)}")
-    return B.executor_id(ex), args
-
-
 def _binary(name, op):
     plain = getattr(O, name)   # the op without autograd
     grad_enabled = torch.is_grad_enabled
     with_grad = op.with_grad
+    fn = f"hologram_torch.functional.{name}"
+    ref = getattr(torch, name)
+    bind = SG.binder(name, ref).bind
 
-    def f(a=_MISSING, b=_MISSING, *rest, **kw):
+    def f(a=_MISSING, b=_MISSING, /, *rest, **kw):
         # the common call f(tensor, tensor), checked by the op itself (named parameters: no
         # argument tuple to build)
         if type(a) is _Tensor and type(b) is _Tensor and not rest and not kw:
-            if grad_enabled() and (a.requires_grad or b.requires_grad):
-                return with_grad(a, b)
-            return plain(a, b, 0)
+            try:
+                if grad_enabled() and (a.requires_grad or b.requires_grad):
+                    return with_grad(a, b)
+                return plain(a, b, 0)
+            except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+                SG.torch_error(e, lambda: ref(a, b))
+        if not rest and not kw and isinstance(a, _OPERAND) and isinstance(b, _OPERAND) and (
+                type(a) is _Tensor or type(b) is _Tensor):
+            try:   # f(tensor or number, tensor or number): what the binder would take
+                return arith(0, a, b, None)
+            except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+                SG.torch_error(e, lambda: ref(a, b))
         args = tuple(x for x in (a, b) if x is not _MISSING) + rest
-        fn = f"hologram_torch.functional.{name}"
-        alpha = kw.pop("alpha", None) if name in ("add", "sub") else None
-        ex, (a, b) = _split(fn, args, kw, 2)
-        if kw:
-            raise TypeError(f"{fn}: unexpected keyword arguments {sorted(kw)}")
+        ex, args = SG.executor(fn, args, kw)
+        bound = bind(args, kw)
+        if (bound.get("out") is not None or bound.get("rounding_mode") is not None or
+                not isinstance(bound["input"], _Tensor) and not isinstance(bound["other"],
+                                                                          _Tensor)):
+            return bound.torch()   # out=: torch's rules; rounding division, two numbers: torch's
+        try:
+            return arith(ex, bound["input"], bound["other"], bound.get("alpha"))
+        except Exception as e:   # noqa: BLE001 (re-raised: torch's or this one)
+            SG.torch_error(e, bound.torch)
+
+    def arith(ex, a, b, alpha):
+        if type(alpha) is int and alpha == 1:
+            alpha = None
         if name == "sub":
             S.check_sub(a, b)
         rdt = S.arith_dtype(name, a, b)   # torch's, Python numbers as wrapped numbers
@@ -72,8 +84,9 @@ def _binary(name, op):
         out = op(a, b, ex)
         return out if cdt == rdt else out.to(rdt)
 
-    f.__name__ = name
-    f.__doc__ = f"torch.{name}(input, other) on hologram: broadcasting and torch's promotion."
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"torch.{name}'s forms on hologram: broadcasting and torch's promotion; "
+                 f"out= (and div's rounding_mode) run torch.{name}.")
     return f
 
 
@@ -83,46 +96,49 @@ mul = _binary("mul", A.mul)
 div = _binary("div", A.div)
 
 
-def _unary(name, op, doc):
-    def f(*args, **kw):
-        fn = f"hologram_torch.functional.{name}"
-        inplace = kw.pop("inplace", False)
-        ex, (x,) = _split(fn, args, kw, 1)
-        if kw:
-            raise TypeError(f"{fn}: unexpected keyword arguments {sorted(kw)}")
-        if inplace:
-            raise ValueError(f"{fn}: inplace=True is not supported (results are new tensors)")
-        B.check_tensor(x, "input", fn)
+
+
+
+def _named(name, doc, impl):
+    impl.__name__, impl.__doc__ = name, doc
+    return impl
+
+
+def _unary(name, op, doc, ref=None):
+    """torch.<name> (ref: torch.nn.functional's, whose inplace=True runs ref: in place on the
+    input, torch's own)."""
+    def impl(ex, a):
+        if a.get("inplace"):
+            return a.torch()
+        x = a["input"]
+        B.check_tensor(x, "input", f"hologram_torch.functional.{name}")
         return op(x, ex)
 
-    f.__name__ = name
-    f.__doc__ = doc
-    return f
+    return SG.torch_form(ref or getattr(torch, name))(
+        _named(name, doc, impl))
 
 
-neg = _unary("neg", A.neg, "-input.")
-abs = _unary("abs", A.abs_, "|input|.")   # noqa: A001 (torch's name)
-exp = _unary("exp", A.exp, "e^input.")
-log = _unary("log", A.log, "natural logarithm.")
-sqrt = _unary("sqrt", A.sqrt, "square root.")
-relu = _unary("relu", A.relu, "max(input, 0) (torch.nn.functional.relu).")
-sigmoid = _unary("sigmoid", A.sigmoid, "1 / (1 + e^-input).")
-tanh = _unary("tanh", A.tanh, "hyperbolic tangent.")
-silu = _unary("silu", A.silu, "input * sigmoid(input) (torch.nn.functional.silu).")
+neg = _unary("neg", A.neg, "torch.neg: -input.")
+abs = _unary("abs", A.abs_, "torch.abs: |input|.")   # noqa: A001 (torch's name)
+exp = _unary("exp", A.exp, "torch.exp: e^input.")
+log = _unary("log", A.log, "torch.log: natural logarithm.")
+sqrt = _unary("sqrt", A.sqrt, "torch.sqrt: square root.")
+relu = _unary("relu", A.relu, "torch.nn.functional.relu: max(input, 0).", _F.relu)
+sigmoid = _unary("sigmoid", A.sigmoid, "torch.sigmoid: 1 / (1 + e^-input).")
+tanh = _unary("tanh", A.tanh, "torch.tanh: hyperbolic tangent.")
+silu = _unary("silu", A.silu, "torch.nn.functional.silu: input * sigmoid(input).", _F.silu)
 
 
-def softplus(*args, beta=1.0, threshold=20.0, **kw):
-    """torch.nn.functional.softplus: log(1 + e^(beta input)) / beta, and the input itself where
-    beta * input > threshold (hologram's softplus never overflows; the threshold is torch's
-    switch to the linear part, kept so results and gradients match torch's there)."""
+@SG.torch_form(_F.softplus)
+def softplus(ex, a):
+    """torch.nn.functional.softplus(input, beta=1, threshold=20): log(1 + e^(beta input)) / beta,
+    and the input itself where beta * input > threshold (hologram's softplus never overflows;
+    the threshold is torch's switch to the linear part, kept so results and gradients match
+    torch's there)."""
     fn = "hologram_torch.functional.softplus"
-    ex, (x, *rest) = _split(fn, args, kw, 1)
-    if rest:
-        beta = rest[0]
-    if len(rest) > 1:
-        threshold = rest[1]
+    x = a["input"]
     B.check_tensor(x, "input", fn, floats_only=True)
-    beta, threshold = float(beta), float(threshold)
+    beta, threshold = float(a["beta"]), float(a["threshold"])
     if beta == 0.0 or beta != beta:
         raise ValueError(f"{fn}: beta must be a nonzero number, got {beta}")
     if beta == 1.0 and threshold >= 20.0 and x.dtype != torch.float64:
@@ -135,166 +151,143 @@ def softplus(*args, beta=1.0, threshold=20.0, **kw):
     return A.where(bx.detach() > threshold, x, y, ex)   # the mask only: no gradient through it
 
 
-def gelu(*args, approximate="none", **kw):
-    """torch.nn.functional.gelu: 'none' x Phi(x) (the erf form, torch's default) or 'tanh'."""
-    fn = "hologram_torch.functional.gelu"
-    ex, (x,) = _split(fn, args, kw, 1)
-    B.check_tensor(x, "input", fn)
-    return A.gelu(x, approximate, ex)
+@SG.torch_form(_F.gelu)
+def gelu(ex, a):
+    """torch.nn.functional.gelu(input, *, approximate='none'): x Phi(x) (the erf form) or
+    'tanh'."""
+    x = a["input"]
+    B.check_tensor(x, "input", "hologram_torch.functional.gelu")
+    return A.gelu(x, a["approximate"], ex)
 
 
-def _dim_arg(fn, args, kw, name="dim"):
-    if name in kw:
-        return kw.pop(name)
-    if args:
-        return args[0]
-    raise TypeError(f"{fn}: missing argument '{name}' (softmax needs the dim, as torch's)")
+def _softmax(name, log):
+    def impl(ex, a):
+        x, dtype = a["input"], a["dtype"]
+        B.check_tensor(x, "input", f"hologram_torch.functional.{name}")
+        if dtype is not None and x.dtype != dtype:   # torch casts the input first
+            x = x.to(dtype)
+        return A.softmax(x, a["dim"], ex, log=log)
+
+    return SG.torch_form(getattr(torch, name))(_named(
+        name, f"torch.{name}(input, dim, dtype=None) along dim (dtype: the input cast first; "
+              f"torch.nn.functional's implicit dim and _stacklevel are not taken).", impl))
 
 
-def _softmax_input(fn, x, rest, kw):
-    """softmax's input in its dtype= (torch casts the input first; the third positional
-    argument or the keyword); after _dim_arg took the dim."""
-    pos = [r for r in rest[1:] if type(r) is type(torch.float32)]   # torch.softmax(x, d, dtype)
-    dtype = kw.pop("dtype", pos[0] if pos else None)
-    kw.pop("_stacklevel", None)   # torch.nn.functional's
-    if kw:
-        raise TypeError(f"{fn}: unexpected keyword arguments {sorted(kw)}")
-    B.check_tensor(x, "input", fn)
-    return x if dtype is None or x.dtype == dtype else x.to(dtype)
-
-
-def softmax(*args, **kw):
-    """torch.softmax(input, dim, dtype=None) along dim (dtype: the input cast first)."""
-    fn = "hologram_torch.functional.softmax"
-    ex, (x, *rest) = _split(fn, args, kw, 1)
-    dim, x = _dim_arg(fn, rest, kw), _softmax_input(fn, x, rest, kw)
-    return A.softmax(x, int(dim), ex)
-
-
-def log_softmax(*args, **kw):
-    """torch.log_softmax(input, dim, dtype=None) along dim (dtype: the input cast first)."""
-    fn = "hologram_torch.functional.log_softmax"
-    ex, (x, *rest) = _split(fn, args, kw, 1)
-    dim, x = _dim_arg(fn, rest, kw), _softmax_input(fn, x, rest, kw)
-    return A.softmax(x, int(dim), ex, log=True)
+softmax = _softmax("softmax", False)
+log_softmax = _softmax("log_softmax", True)
 
 
 def _shape(normalized_shape):
-    if isinstance(normalized_shape, numbers.Integral):
-        return [int(normalized_shape)]
+    if SG.index(normalized_shape) is not None:
+        return [SG.index(normalized_shape)]
     return [int(s) for s in normalized_shape]
 
 
-def layer_norm(*args, weight=None, bias=None, eps=1e-5, **kw):
+@SG.torch_form(_F.layer_norm)
+def layer_norm(ex, a):
     """torch.nn.functional.layer_norm(input, normalized_shape, weight, bias, eps)."""
-    fn = "hologram_torch.functional.layer_norm"
-    ex, (x, *rest) = _split(fn, args, kw, 2)
-    shape = rest[0]
-    if len(rest) > 1:
-        weight = rest[1]
-    if len(rest) > 2:
-        bias = rest[2]
-    if len(rest) > 3:
-        eps = rest[3]
-    return A.layer_norm(x, _shape(shape), weight, bias, float(eps), ex)
+    if a["eps"] < 0:
+        return a.torch()   # hologram takes eps >= 0; torch computes with any
+    return A.layer_norm(a["input"], _shape(a["normalized_shape"]), a["weight"], a["bias"],
+                        float(a["eps"]), ex)
 
 
-def rms_norm(*args, weight=None, eps=None, **kw):
+@SG.torch_form(_F.rms_norm)
+def rms_norm(ex, a):
     """torch.nn.functional.rms_norm(input, normalized_shape, weight, eps)."""
-    fn = "hologram_torch.functional.rms_norm"
-    ex, (x, *rest) = _split(fn, args, kw, 2)
-    shape = rest[0]
-    if len(rest) > 1:
-        weight = rest[1]
-    if len(rest) > 2:
-        eps = rest[2]
-    return A.rms_norm(x, _shape(shape), weight, None if eps is None else float(eps), ex)
+    eps = a["eps"]
+    if eps is not None and eps < 0:
+        return a.torch()   # hologram takes eps >= 0; torch computes with any
+    return A.rms_norm(a["input"], _shape(a["normalized_shape"]), a["weight"],
+                      None if eps is None else float(eps), ex)
 
 
-def linear(*args, bias=None, **kw):
-    """torch.nn.functional.linear(input, weight, bias): input @ weight.T + bias."""
-    fn = "hologram_torch.functional.linear"
-    ex, (x, w, *rest) = _split(fn, args, kw, 2)
-    if rest:
-        bias = rest[0]
-    return A.linear(x, w, bias, ex)
+@SG.torch_form(_F.linear)
+def linear(ex, a):
+    """torch.nn.functional.linear(input, weight, bias=None): input @ weight.T + bias."""
+    return A.linear(a["input"], a["weight"], a["bias"], ex)
 
 
-def matmul(*args, **kw):
+@SG.torch_form(torch.matmul)
+def matmul(ex, a):
     """torch.matmul(input, other) (1-D, 2-D and batched operands, broadcast batch dims)."""
-    fn = "hologram_torch.functional.matmul"
-    ex, (a, b) = _split(fn, args, kw, 2)
-    return A.matmul(a, b, ex)
+    return A.matmul(a["input"], a["other"], ex)
 
 
 def _dims(dim):
     if dim is None:
         return None
-    if isinstance(dim, numbers.Integral):
-        return [int(dim)]
-    return [int(d) for d in dim]
+    if SG.index(dim) is not None:
+        return [SG.index(dim)]
+    return [SG.index(d) for d in dim]
 
 
 def _reduction(name, op, doc):
-    def f(*args, dim=None, keepdim=False, dtype=None, **kw):
-        fn = f"hologram_torch.functional.{name}"
-        ex, (x, *rest) = _split(fn, args, kw, 1)
-        if rest:
-            dim = rest[0]
-        if len(rest) > 1:
-            keepdim = rest[1]
-        B.check_tensor(x, "input", fn)
+    def impl(ex, a):
+        x, dim, keepdim, dtype = a["input"], a.get("dim"), a.get("keepdim", False), a["dtype"]
+        B.check_tensor(x, "input", f"hologram_torch.functional.{name}")
         if dtype is None:
-            return op(x, _dims(dim), bool(keepdim), ex)
+            return op(x, _dims(dim), keepdim, ex)
         # torch: the input cast to dtype, the result in dtype (hologram sums integers and bool
         # in int64: the cast back wraps as an int8 accumulator would; bool is "any nonzero")
-        r = op(x.to(dtype), _dims(dim), bool(keepdim), ex)
+        r = op(x.to(dtype), _dims(dim), keepdim, ex)
         return r if r.dtype == dtype else r.to(dtype)
 
-    f.__name__ = name
-    f.__doc__ = doc
-    return f
+    return SG.torch_form(getattr(torch, name))(_named(name, doc, impl))
 
 
-sum = _reduction("sum", A.sum_, "torch.sum(input, dim, keepdim, dtype): integers and bool sum "   # noqa: A001
-                 "to int64, as torch.")
-mean = _reduction("mean", A.mean, "torch.mean(input, dim, keepdim, dtype) of a floating tensor.")
+sum = _reduction(   # noqa: A001 (torch's name)
+    "sum", A.sum_, "torch.sum(input, dim, keepdim=False, *, dtype=None): integers and bool sum "
+    "to int64, as torch.")
+mean = _reduction("mean", A.mean, "torch.mean(input, dim, keepdim=False, *, dtype=None) of a "
+                  "floating tensor.")
 
 
-def mse_loss(*args, reduction="mean", **kw):
-    """torch.nn.functional.mse_loss(input, target, reduction)."""
+def _reduction_arg(fn, a):
+    """The loss's reduction; None where the legacy size_average / reduce are given (torch's
+    own function then runs: hologram does not take them)."""
+    if a["size_average"] is not None or a["reduce"] is not None:
+        return None
+    if a["reduction"] not in ("none", "mean", "sum"):
+        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got "
+                         f"{a['reduction']!r}")
+    return a["reduction"]
+
+
+@SG.torch_form(_F.mse_loss)
+def mse_loss(ex, a):
+    """torch.nn.functional.mse_loss(input, target, size_average, reduce, reduction) (weight=,
+    where torch has it, and size_average / reduce run torch's)."""
     fn = "hologram_torch.functional.mse_loss"
-    ex, (a, b) = _split(fn, args, kw, 2)
-    B.check_tensor(a, "input", fn, floats_only=True)
-    B.check_tensor(b, "target", fn, floats_only=True)
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
-    return A.mse_loss(a, b, reduction, ex)
+    reduction = _reduction_arg(fn, a)
+    if reduction is None or a.get("weight") is not None:
+        return a.torch()
+    B.check_tensor(a["input"], "input", fn, floats_only=True)
+    B.check_tensor(a["target"], "target", fn, floats_only=True)
+    return A.mse_loss(a["input"], a["target"], reduction, ex)
 
 
-def cross_entropy(*args, ignore_index=-100, reduction="mean", label_smoothing=0.0, weight=None,
-                  **kw):
-    """torch.nn.functional.cross_entropy(input, target, weight, ignore_index, reduction,
-    label_smoothing): input (N, C, ...) or (C,) logits, target class indices (integers) or class
-    probabilities (floats). Without weight and label_smoothing one fused op (softmax and the
-    pick in one pass, the backward fused with the softmax); with them, as torch defines them:
-    log_softmax, then nll_loss with the weights, plus label_smoothing / C times the (weighted)
-    sum of -log-probabilities over the classes."""
+@SG.torch_form(_F.cross_entropy)
+def cross_entropy(ex, a):
+    """torch.nn.functional.cross_entropy(input, target, weight, size_average, ignore_index,
+    reduce, reduction, label_smoothing): input (N, C, ...) or (C,) logits, target class indices
+    (integers) or class probabilities (floats). Without weight and label_smoothing one fused op
+    (softmax and the pick in one pass, the backward fused with the softmax); with them, as torch
+    defines them: log_softmax, then nll_loss with the weights, plus label_smoothing / C times the
+    (weighted) sum of -log-probabilities over the classes."""
     fn = "hologram_torch.functional.cross_entropy"
-    ex, (x, t, *rest) = _split(fn, args, kw, 2)
-    if rest:
-        weight = rest[0]
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
-    if not 0.0 <= float(label_smoothing) <= 1.0:
-        raise ValueError(f"{fn}: label_smoothing must be between 0.0 and 1.0, got "
-                         f"{label_smoothing}")
+    reduction = _reduction_arg(fn, a)
+    if reduction is None:
+        return a.torch()
+    x, t, weight, smoothing = a["input"], a["target"], a["weight"], a["label_smoothing"]
+    if not 0.0 <= float(smoothing) <= 1.0:
+        raise ValueError(f"{fn}: label_smoothing must be between 0.0 and 1.0, got {smoothing}")
     B.check_tensor(x, "input", fn, floats_only=True)
     B.check_tensor(t, "target", fn)
-    if weight is None and not label_smoothing:
-        return A.cross_entropy(x, t, int(ignore_index), reduction, ex)
-    return _cross_entropy_composed(fn, x, t, weight, int(ignore_index), reduction,
-                                   float(label_smoothing), ex)
+    if weight is None and not smoothing:
+        return A.cross_entropy(x, t, int(a["ignore_index"]), reduction, ex)
+    return _cross_entropy_composed(fn, x, t, weight, int(a["ignore_index"]), reduction,
+                                   float(smoothing), ex)
 
 
 def _cross_entropy_composed(fn, x, t, weight, ignore_index, reduction, eps, ex):
@@ -339,128 +332,135 @@ def _cross_entropy_composed(fn, x, t, weight, ignore_index, reduction, eps, ex):
     return A.add(A.mul(nll, keep_w, ex), A.mul(smooth, spread_w, ex), ex)
 
 
-def cat(*args, dim=0, **kw):
-    """torch.cat(tensors, dim) (torch's promotion across the tensors)."""
-    fn = "hologram_torch.functional.cat"
-    ex, (tensors, *rest) = _split(fn, args, kw, 1)
-    return A.cat(list(tensors), int(rest[0] if rest else dim), ex)
 
 
-def stack(*args, dim=0, **kw):
-    """torch.stack(tensors, dim)."""
-    fn = "hologram_torch.functional.stack"
-    ex, (tensors, *rest) = _split(fn, args, kw, 1)
-    return A.cat(list(tensors), int(rest[0] if rest else dim), ex, stack=True)
+def _tensor_list(fn, tensors):
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"{fn}: expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return list(tensors)
 
 
-def where(*args, **kw):
-    """torch.where(condition, input, other): broadcasting, torch's promotion; Python numbers
-    for input/other (converted with torch's overflow check)."""
+@SG.torch_form(torch.cat)
+def cat(ex, a):
+    """torch.cat(tensors, dim=0) (torch's promotion across the tensors)."""
+    tensors = _tensor_list("hologram_torch.functional.cat", a["tensors"])
+    if len(tensors) > 1 and any(t.dim() == 1 and t.numel() == 0 for t in tensors):
+        return a.torch()   # torch's legacy rule: 1-D empty tensors are skipped
+    return A.cat(tensors, a["dim"], ex)
+
+
+@SG.torch_form(torch.stack)
+def stack(ex, a):
+    """torch.stack(tensors, dim=0)."""
+    return A.cat(_tensor_list("hologram_torch.functional.stack", a["tensors"]), a["dim"], ex,
+                 stack=True)
+
+
+@SG.torch_form(torch.where)
+def where(ex, a):
+    """torch.where(condition, input, other): broadcasting, torch's promotion; a Python number for
+    input or other (converted with torch's overflow check). where(condition) and two numbers
+    run torch's."""
+    if a.overload in ("", "Scalar"):
+        return a.torch()
     fn = "hologram_torch.functional.where"
-    ex, (cond, a, b) = _split(fn, args, kw, 3)
+    cond = a["condition"]
     B.check_tensor(cond, "condition", fn)
-    if S.is_number(a) and S.is_number(b):
-        raise TypeError(f"{fn}: input or other must be a tensor")
-    a, b = S.operands(fn, a, b, arith=False)
-    return A.where(cond, a, b, ex)
+    x, y = S.operands(fn, a["input"] if "input" in a else a["self"], a["other"], arith=False)
+    return A.where(cond, x, y, ex)
 
 
-def clamp(*args, min=None, max=None, **kw):   # noqa: A002 (torch's names)
-    """torch.clamp(input, min, max): number or tensor bounds (at least one; tensors broadcast
-    against the input). The result dtype is torch's promotion of all three, numbers as wrapped
-    numbers (an integer tensor with integer bounds stays integer; bool with number bounds is
-    int64); number bounds of an integer result are converted with torch's overflow check. NaN
-    in the input or a bound gives NaN; min > max gives max, as torch."""
-    fn = "hologram_torch.functional.clamp"
-    ex, (x, *rest) = _split(fn, args, kw, 1)
-    if rest:
-        min = rest[0]
-    if len(rest) > 1:
-        max = rest[1]
-    B.check_tensor(x, "input", fn)
-    if min is None and max is None:
-        raise ValueError(f"{fn}: at least one of min and max must be given")
-    rdt = S.bound_dtype(x, (min, max))
-    tensors = isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor)
-    if not tensors and rdt.is_floating_point:   # one op with the bounds as parameters
-        min, max = (None if v is None else S.checked_bound(v, rdt) for v in (min, max))
-        return A.clamp(x if x.dtype == rdt else x.to(rdt), min, max, ex)
-    if rdt == torch.bool and not tensors:
-        raise NotImplementedError(f"{fn}: clamp of a bool tensor with bool bounds is not "
-                                  f"implemented (as in torch)")
-    for b in (min, max):
-        if isinstance(b, torch.Tensor):
-            B.check_tensor(b, "min" if b is min else "max", fn)
+def _clamp(name):
+    def impl(ex, a):
+        fn = f"hologram_torch.functional.{name}"
+        x, lo, hi = a["input"], a["min"], a["max"]
+        B.check_tensor(x, "input", fn)
+        if lo is None and hi is None:
+            raise RuntimeError(f"{fn}: At least one of 'min' or 'max' must not be None")
+        rdt = S.bound_dtype(x, (lo, hi))
+        tensors = isinstance(lo, _Tensor) or isinstance(hi, _Tensor)
+        if not tensors and rdt.is_floating_point:   # one op with the bounds as parameters
+            lo, hi = (None if v is None else S.checked_bound(v, rdt) for v in (lo, hi))
+            return A.clamp(x if x.dtype == rdt else x.to(rdt), lo, hi, ex)
+        if rdt == torch.bool and not tensors:
+            raise NotImplementedError(f"{fn}: clamp of a bool tensor with bool bounds is not "
+                                      f"implemented (as in torch)")
+        for b, what in ((lo, "min"), (hi, "max")):
+            if isinstance(b, _Tensor):
+                B.check_tensor(b, what, fn)
 
-    def as_t(b):
-        if b is None:
-            return None
-        if not isinstance(b, torch.Tensor):
-            return B.scalar(b, rdt, x.device)
-        return b if b.dtype == rdt else b.to(rdt)
+        def as_t(b):
+            if b is None:
+                return None
+            if not isinstance(b, _Tensor):
+                return B.scalar(b, rdt, x.device)
+            return b if b.dtype == rdt else b.to(rdt)
 
-    lo, hi = as_t(min), as_t(max)
-    B.same_device(fn, x, lo, hi)
-    shape = x.shape
-    for b in (lo, hi):
-        if b is not None:
-            shape = B.broadcast_shape(fn, shape, b.shape)
-    return A.clamp_tensor(x if x.dtype == rdt else x.to(rdt), lo, hi, ex)
+        lo, hi = as_t(lo), as_t(hi)
+        B.same_device(fn, x, lo, hi)
+        shape = x.shape
+        for b in (lo, hi):
+            if b is not None:
+                shape = B.broadcast_shape(fn, shape, b.shape)
+        return A.clamp_tensor(x if x.dtype == rdt else x.to(rdt), lo, hi, ex)
 
-
-clip = clamp
+    return SG.torch_form(getattr(torch, name))(_named(
+        name, f"torch.{name}(input, min=None, max=None): number or tensor bounds (at least one; "
+              f"tensors broadcast against the input). The result dtype is torch's promotion of "
+              f"all three, numbers as wrapped numbers; number bounds of an integer result are "
+              f"converted with torch's overflow check. NaN in the input or a bound gives NaN; "
+              f"min > max gives max, as torch.", impl))
 
 
-def binary_cross_entropy_with_logits(*args, weight=None, reduction="mean", pos_weight=None,
-                                     **kw):
-    """torch.nn.functional.binary_cross_entropy_with_logits(input, target, weight, reduction,
-    pos_weight): the stable form max(x, 0) - x t + log(1 + e^-|x|)."""
-    fn = "hologram_torch.functional.binary_cross_entropy_with_logits"
-    ex, (x, t) = _split(fn, args, kw, 2)
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
-    return A.binary_cross_entropy_with_logits(x, t, weight, pos_weight, reduction, ex)
+clamp = _clamp("clamp")
+clip = _clamp("clip")
 
 
-def binary_cross_entropy(*args, weight=None, reduction="mean", **kw):
-    """torch.nn.functional.binary_cross_entropy(input, target, weight, reduction): input
-    probabilities in [0, 1] (outside: an error naming the first bad value); the logs are
-    clamped at -100 as torch does."""
-    fn = "hologram_torch.functional.binary_cross_entropy"
-    ex, (p, t, *rest) = _split(fn, args, kw, 2)
-    if rest:
-        weight = rest[0]
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
-    return A.binary_cross_entropy(p, t, weight, reduction, ex)
+@SG.torch_form(_F.binary_cross_entropy_with_logits)
+def binary_cross_entropy_with_logits(ex, a):
+    """torch.nn.functional.binary_cross_entropy_with_logits(input, target, weight,
+    size_average, reduce, reduction, pos_weight): the stable form
+    max(x, 0) - x t + log(1 + e^-|x|)."""
+    reduction = _reduction_arg("hologram_torch.functional.binary_cross_entropy_with_logits", a)
+    if reduction is None:
+        return a.torch()
+    return A.binary_cross_entropy_with_logits(a["input"], a["target"], a["weight"],
+                                              a["pos_weight"], reduction, ex)
 
 
-def nll_loss(*args, weight=None, ignore_index=-100, reduction="mean", **kw):
-    """torch.nn.functional.nll_loss(input, target, weight, ignore_index, reduction): input
-    log-probabilities (N, C, ...) or (C,), target class indices; 'mean' divides by the summed
-    weights of the counted targets."""
-    fn = "hologram_torch.functional.nll_loss"
-    ex, (x, t, *rest) = _split(fn, args, kw, 2)
-    if rest:
-        weight = rest[0]
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{fn}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
-    return A.nll_loss(x, t, weight, int(ignore_index), reduction, ex)
+@SG.torch_form(_F.binary_cross_entropy)
+def binary_cross_entropy(ex, a):
+    """torch.nn.functional.binary_cross_entropy(input, target, weight, size_average, reduce,
+    reduction): input probabilities in [0, 1] (outside: an error naming the first bad value);
+    the logs are clamped at -100 as torch does."""
+    reduction = _reduction_arg("hologram_torch.functional.binary_cross_entropy", a)
+    if reduction is None:
+        return a.torch()
+    return A.binary_cross_entropy(a["input"], a["target"], a["weight"], reduction, ex)
 
 
-def dropout(*args, p=0.5, training=True, inplace=False, generator=None, **kw):
-    """torch.nn.functional.dropout(input, p, training, inplace): each element zeroed with
-    probability p, the rest scaled by 1 / (1 - p). The mask comes from hologram's counter-based
-    generator (Philox) under a seed drawn from torch's generator (``generator=`` or the default
-    one, so ``torch.manual_seed`` makes it repeatable); the backward regenerates it."""
+@SG.torch_form(_F.nll_loss)
+def nll_loss(ex, a):
+    """torch.nn.functional.nll_loss(input, target, weight, size_average, ignore_index, reduce,
+    reduction): input log-probabilities (N, C, ...) or (C,), target class indices; 'mean'
+    divides by the summed weights of the counted targets."""
+    reduction = _reduction_arg("hologram_torch.functional.nll_loss", a)
+    if reduction is None:
+        return a.torch()
+    return A.nll_loss(a["input"], a["target"], a["weight"], int(a["ignore_index"]), reduction,
+                      ex)
+
+
+@SG.torch_form(_F.dropout)
+def dropout(ex, a):
+    """torch.nn.functional.dropout(input, p=0.5, training=True, inplace=False): each element
+    zeroed with probability p, the rest scaled by 1 / (1 - p). The mask comes from hologram's
+    counter-based generator (Philox) under a seed drawn from torch's default generator (so
+    ``torch.manual_seed`` makes it repeatable); the backward regenerates it."""
     fn = "hologram_torch.functional.dropout"
-    ex, (x, *rest) = _split(fn, args, kw, 1)
-    if rest:
-        p = rest[0]
-    if len(rest) > 1:
-        training = rest[1]
-    if len(rest) > 2:
-        inplace = rest[2]
+    x, p, training = a["input"], a["p"], a["training"]
     if not 0.0 <= float(p) <= 1.0:
         raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
     B.check_tensor(x, "input", fn, floats_only=True)
@@ -469,25 +469,28 @@ def dropout(*args, p=0.5, training=True, inplace=False, generator=None, **kw):
     if p == 1:
         out = A.mul(x, torch.zeros((), dtype=x.dtype, device=x.device), ex)
     else:
-        seed = int(torch.randint(0, 2 ** 62, (1,), generator=generator).item())
+        seed = int(torch.randint(0, 2 ** 62, (1,)).item())
         out = A.dropout(x, float(p), seed, ex)
-    if inplace:
+    if a["inplace"]:
         return x.copy_(out)
     return out
 
 
-def bmm(*args, **kw):
-    """torch.bmm(input, mat2): (b, n, m) @ (b, m, p)."""
+@SG.torch_form(torch.bmm)
+def bmm(ex, a):
+    """torch.bmm(input, mat2): (b, n, m) @ (b, m, p); out_dtype runs torch's."""
+    if a.overload == "dtype":
+        return a.torch()
     fn = "hologram_torch.functional.bmm"
-    ex, (a, b) = _split(fn, args, kw, 2)
-    B.check_tensor(a, "input", fn)
-    B.check_tensor(b, "mat2", fn)
-    if a.dim() != 3 or b.dim() != 3:
-        raise ValueError(f"{fn}: batch1 and batch2 must be 3-D, got {a.dim()}-D and {b.dim()}-D")
-    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
-        raise ValueError(f"{fn}: shapes {list(a.shape)} and {list(b.shape)} cannot be "
+    x, y = a["input"], a["mat2"]
+    B.check_tensor(x, "input", fn)
+    B.check_tensor(y, "mat2", fn)
+    if x.dim() != 3 or y.dim() != 3:
+        raise ValueError(f"{fn}: batch1 and batch2 must be 3-D, got {x.dim()}-D and {y.dim()}-D")
+    if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
+        raise ValueError(f"{fn}: shapes {list(x.shape)} and {list(y.shape)} cannot be "
                          f"multiplied (expected (b, n, m) and (b, m, p))")
-    return A.matmul(a, b, ex)
+    return A.matmul(x, y, ex)
 
 
 def _ignored(t, value, ex):
@@ -498,21 +501,27 @@ def _ignored(t, value, ex):
     return A.where(drop, t, value, ex)
 
 
-def addmm(*args, beta=1, alpha=1, **kw):
-    """torch.addmm(input, mat1, mat2, beta, alpha): beta * input + alpha * (mat1 @ mat2), input
-    broadcast to the product's shape; beta = 0 ignores input (NaN in it included), as torch."""
+
+
+@SG.torch_form(torch.addmm)
+def addmm(ex, a):
+    """torch.addmm(input, mat1, mat2, *, beta=1, alpha=1): beta * input + alpha * (mat1 @ mat2),
+    input broadcast to the product's shape; beta = 0 ignores input (NaN in it included), as
+    torch; out_dtype runs torch's."""
+    if a.overload == "dtype":
+        return a.torch()
     fn = "hologram_torch.functional.addmm"
-    ex, (c, a, b) = _split(fn, args, kw, 3)
-    for t, name in ((c, "input"), (a, "mat1"), (b, "mat2")):
+    c, x, y, beta, alpha = a["input"], a["mat1"], a["mat2"], a["beta"], a["alpha"]
+    for t, name in ((c, "input"), (x, "mat1"), (y, "mat2")):
         B.check_tensor(t, name, fn)
-    if a.dim() != 2 or b.dim() != 2:
-        raise ValueError(f"{fn}: mat1 and mat2 must be 2-D, got {a.dim()}-D and {b.dim()}-D")
-    if a.shape[1] != b.shape[0]:
-        raise ValueError(f"{fn}: mat1 {list(a.shape)} and mat2 {list(b.shape)} cannot be "
+    if x.dim() != 2 or y.dim() != 2:
+        raise ValueError(f"{fn}: mat1 and mat2 must be 2-D, got {x.dim()}-D and {y.dim()}-D")
+    if x.shape[1] != y.shape[0]:
+        raise ValueError(f"{fn}: mat1 {list(x.shape)} and mat2 {list(y.shape)} cannot be "
                          f"multiplied")
-    B.broadcast_shape(fn, c.shape, (a.shape[0], b.shape[1]))
-    (c,) = A.autocast_lower(a, c)
-    out = A.matmul(a, b, ex)
+    B.broadcast_shape(fn, c.shape, (x.shape[0], y.shape[1]))
+    (c,) = A.autocast_lower(x, c)
+    out = A.matmul(x, y, ex)
     if alpha == 0:   # the product ignored (inf or NaN in it included), as torch
         out = _ignored(out, torch.zeros((), dtype=out.dtype, device=out.device), ex)
     elif alpha != 1:
@@ -524,25 +533,26 @@ def addmm(*args, beta=1, alpha=1, **kw):
     return A.add(c, out, ex)
 
 
-def index_select(*args, **kw):
+@SG.torch_form(torch.index_select)
+def index_select(ex, a):
     """torch.index_select(input, dim, index): index 0-d or 1-D, int64 or int32."""
-    fn = "hologram_torch.functional.index_select"
-    ex, (x, dim, index) = _split(fn, args, kw, 3)
-    return A.index_select(x, int(dim), index, ex)
+    return A.index_select(a["input"], a["dim"], a["index"], ex)
 
 
-def gather(*args, sparse_grad=False, **kw):
-    """torch.gather(input, dim, index, sparse_grad=False): index of input's ndim, at most
+@SG.torch_form(torch.gather)
+def gather(ex, a):
+    """torch.gather(input, dim, index, *, sparse_grad=False): index of input's ndim, at most
     input's size on every dim but dim; every index in [0, input.size(dim)) (a negative one
-    raises RuntimeError, as torch).
-    sparse_grad: input's gradient is a sparse COO tensor, as torch's."""
-    fn = "hologram_torch.functional.gather"
-    ex, (x, dim, index) = _split(fn, args, kw, 3)
-    return A.gather(x, int(dim), index, ex, bool(sparse_grad))
+    raises RuntimeError, as torch). sparse_grad: input's gradient is a sparse COO tensor, as
+    torch's."""
+    x, index = a["input"], a["index"]
+    if isinstance(index, _Tensor) and isinstance(x, _Tensor) and index.dim() != x.dim():
+        return a.torch()   # torch's rule (an empty index, a 0-d input): torch decides
+    return A.gather(x, a["dim"], index, ex, a["sparse_grad"])
 
 
-def embedding(*args, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-              sparse=False, **kw):
+@SG.torch_form(_F.embedding, writes="max_norm")
+def embedding(ex, a):
     """torch.nn.functional.embedding(input, weight, padding_idx, max_norm, norm_type,
     scale_grad_by_freq, sparse): weight's rows at the integer indices of input (any shape); the
     weight gradient adds the rows' gradients per index (each divided by its index's count in
@@ -550,9 +560,7 @@ def embedding(*args, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_
     a sparse COO tensor, as torch's. max_norm: the named rows whose norm_type-norm exceeds it
     are first scaled to it in place (torch's renorm, under no_grad)."""
     fn = "hologram_torch.functional.embedding"
-    ex, (idx, weight, *rest) = _split(fn, args, kw, 2)
-    if rest:
-        padding_idx = rest[0]
+    idx, weight, padding_idx, max_norm = a["input"], a["weight"], a["padding_idx"], a["max_norm"]
     B.check_tensor(weight, "weight", fn, floats_only=True)
     O._check_index(fn, idx, "input")
     if weight.dim() != 2:
@@ -566,5 +574,6 @@ def embedding(*args, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_
         padding_idx %= n
     if max_norm is not None:
         with torch.no_grad():
-            O.embedding_renorm_(weight, idx, float(max_norm), float(norm_type), ex)
-    return A.embedding(idx, weight, padding_idx, ex, bool(scale_grad_by_freq), bool(sparse))
+            O.embedding_renorm_(weight, idx, float(max_norm), float(a["norm_type"]), ex)
+    return A.embedding(idx, weight, padding_idx, ex, bool(a["scale_grad_by_freq"]),
+                       bool(a["sparse"]))
