@@ -746,6 +746,7 @@ def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
 
 
 class _Dropout(_Fn):
+    """seed: dropout's one-element int64 seed tensor (the backward regenerates the mask)."""
     @staticmethod
     def forward(x, p, seed, ex):
         return O.dropout(x, p, seed, ex)
@@ -753,11 +754,13 @@ class _Dropout(_Fn):
     @staticmethod
     def setup_context(ctx, inputs, output):
         x, p, seed, ex = inputs
-        ctx.p, ctx.seed, ctx.ex = p, seed, ex
+        ctx.p, ctx.ex = p, ex
+        ctx.save_for_backward(seed)
 
     @staticmethod
     def backward(ctx, g):
-        return dropout_backward_op(g, ctx.p, ctx.seed, ctx.ex), None, None, None
+        (seed,) = ctx.saved_tensors
+        return dropout_backward_op(g, ctx.p, seed, ctx.ex), None, None, None
 
 
 class _DropoutBackward(_Fn):
@@ -770,11 +773,13 @@ class _DropoutBackward(_Fn):
     @staticmethod
     def setup_context(ctx, inputs, output):
         g, p, seed, ex = inputs
-        ctx.p, ctx.seed, ctx.ex = p, seed, ex
+        ctx.p, ctx.ex = p, ex
+        ctx.save_for_backward(seed)
 
     @staticmethod
     def backward(ctx, gg):
-        return dropout_backward_op(gg, ctx.p, ctx.seed, ctx.ex), None, None, None
+        (seed,) = ctx.saved_tensors
+        return dropout_backward_op(gg, ctx.p, seed, ctx.ex), None, None, None
 
 
 def dropout_backward_op(g, p, seed, ex=0):
