@@ -210,7 +210,9 @@ class _Activation(_Fn):
     def setup_context(ctx, inputs, output):
         x, ex, kind = inputs
         ctx.ex, ctx.kind = ex, kind
-        ctx.save_for_backward(x, output)
+        # relu's gradient reads x > 0, which is output > 0: the output alone is saved, so that
+        # nn.ReLU(inplace=True) may write it into x
+        ctx.save_for_backward(output if kind == "relu" else x, output)
 
     @staticmethod
     @once_differentiable
