@@ -112,6 +112,7 @@ def _candidates(m):
     if any(True for _ in m.buffers(recurse=False)):
         return []   # state the forward may update (running statistics): not probed
     dt = next(iter(params.values())).dtype if params else torch.float32
+    dev = next(iter(params.values())).device if params else None
     if not dt.is_floating_point:
         return []
     g = torch.Generator().manual_seed(99)
@@ -122,7 +123,10 @@ def _candidates(m):
         return []
     eps = next((float(getattr(m, n)) for n in _EPS_NAMES
                 if isinstance(getattr(m, n, None), (float, int))), None)
-    x = lambda n: (torch.randn(2, 3, n, generator=g) * 2 + 0.5).to(dt)   # noqa: E731
+
+    def x(n):
+        return (torch.randn(2, 3, n, generator=g) * 2 + 0.5).to(device=dev, dtype=dt)
+
     out = []
     if w.dim() == 2 and (b is None or (b.dim() == 1 and b.shape[0] == w.shape[0])):
         out.append(("linear", x(w.shape[1]), {}))   # weight (out, in), as torch.nn.Linear
@@ -142,10 +146,11 @@ def _counterpart_probe(m, target):
     probed: randomness, indices, losses)."""
     g = torch.Generator().manual_seed(7)
     if isinstance(m, torch.nn.Linear):
-        return torch.randn(2, 3, m.in_features, generator=g).to(m.weight.dtype)
+        return torch.randn(2, 3, m.in_features, generator=g).to(m.weight.device, m.weight.dtype)
     if isinstance(m, (torch.nn.LayerNorm, torch.nn.RMSNorm)):
-        dt = m.weight.dtype if m.weight is not None else torch.float32
-        return (torch.randn((2,) + tuple(m.normalized_shape), generator=g) * 2 + 0.5).to(dt)
+        w = m.weight if m.weight is not None else torch.empty(0)
+        x = torch.randn((2,) + tuple(m.normalized_shape), generator=g) * 2 + 0.5
+        return x.to(w.device, w.dtype)
     if target in (N.ReLU, N.GELU, N.SiLU, N.Sigmoid, N.Tanh, N.Softmax, N.LogSoftmax):
         return _probe_values().reshape(2, 96)
     return None
