@@ -187,3 +187,18 @@ def test_dropout_seed_is_a_tensor_input():
     s = torch.tensor(77)
     torch.testing.assert_close(torch.ops.hologram.dropout(x, 0.5, s),
                                torch.ops.hologram.dropout(x, 0.5, s))
+
+
+def test_jit_trace_refuses_hologram_torch_jit_functions():
+    """hologram_torch.jit's fused kernel runs outside the dispatcher: tracing it would freeze
+    its result, so the tracer gets a clear error instead."""
+    import hologram as hg
+
+    @ht.jit
+    def fused(a, b):
+        return hg.relu(a * b) * 0.5
+
+    a, b = torch.randn(8), torch.randn(8)
+    torch.testing.assert_close(fused(a, b), torch.relu(a * b) * 0.5)
+    with pytest.raises(RuntimeError, match="torch.jit.trace cannot record it"):
+        torch.jit.trace(fused, (a, b), check_trace=False)
