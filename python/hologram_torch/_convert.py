@@ -44,11 +44,13 @@ class Summary:
 
 # ---- the forwards of converted foreign classes ------------------------------------------------
 def _checked(fwd):
-    """fwd for inputs of the dtype the module was checked in; its own forward otherwise."""
-    def forward(self, x, *args, **kw):
-        if args or kw or not isinstance(x, torch.Tensor) or x.dtype is not self._hg_dtype:
-            return self._hg_base.forward(self, x, *args, **kw)
-        return fwd(self, x)
+    """fwd for one input of the dtype the module was checked in; its own forward otherwise."""
+    def forward(self, *args, **kw):
+        if len(args) == 1 and not kw:
+            x = args[0]
+            if isinstance(x, torch.Tensor) and x.dtype is self._hg_dtype:
+                return fwd(self, x)
+        return self._hg_base.forward(self, *args, **kw)
 
     return forward
 
@@ -96,8 +98,15 @@ def _subclass(cls, kind):
         else:
             bases, ns = (N._HgModule, cls), {"forward": _checked(_FOREIGN[kind])}
         ns["_hg_base"] = cls   # the same name: repr and printed models do not change
+        ns["__reduce_ex__"] = lambda self, protocol: (_restore, (cls, kind), self.__getstate__())
         _classes[key] = type(cls.__name__, bases, ns)
     return _classes[key]
+
+
+def _restore(cls, kind):
+    """Unpickling (torch.save of a whole model, copy.deepcopy): the class is made again."""
+    c = _subclass(cls, kind)
+    return c.__new__(c)
 
 
 # ---- recognising what a module computes -------------------------------------------------------

@@ -248,3 +248,22 @@ def test_convert_leaves_torchs_generator_alone_and_is_idempotent():
     assert not again.replaced and dict(again.kept) == dict(summary.kept)
     with pytest.warns(UserWarning, match=r"kept torch's forward for 1 Noisy \(computes none"):
         assert N.convert(model) is model
+
+
+def test_converted_foreign_classes_pickle_and_copy():
+    """torch.save of a whole converted model and copy.deepcopy rebuild the converted classes."""
+    import io
+    torch.manual_seed(6)
+    model = torch.nn.Sequential(Conv1D(5, 4), LlamaRMSNorm(5), NewGELUActivation(),
+                                TimmLayerNorm(5))
+    _convert(model)
+    x = torch.randn(2, 4)
+    want = model(x)
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    for other in (torch.load(buf, weights_only=False), copy.deepcopy(model)):
+        assert [type(m) for m in other] == [type(m) for m in model]
+        assert all(isinstance(m, N._HgModule) for m in other)
+        torch.testing.assert_close(other(x), want)
+    assert model[1](hidden_states=x[:, :1].expand(2, 5).contiguous()).shape == (2, 5)
