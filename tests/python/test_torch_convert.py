@@ -25,19 +25,20 @@ def _close_rel(a, b, rel, floor=0.0):
     assert err <= rel * scale + floor, (err, scale)
 
 
-def _hf_models():
+def _hf_models(p=0.0):
+    """name -> (make, replaced, kept): the summary's counts; p: every dropout probability."""
     tr = pytest.importorskip("transformers")
     gpt2 = lambda: tr.GPT2LMHeadModel(tr.GPT2Config(  # noqa: E731
-        n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=32, resid_pdrop=0.0,
-        embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0))
+        n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=32, resid_pdrop=p,
+        embd_pdrop=p, attn_pdrop=p, bos_token_id=0, eos_token_id=0))
     bert = lambda: tr.BertModel(tr.BertConfig(  # noqa: E731
         num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
-        vocab_size=100, max_position_embeddings=32, hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0))
+        vocab_size=100, max_position_embeddings=32, hidden_dropout_prob=p,
+        attention_probs_dropout_prob=p))
     llama = lambda: tr.LlamaForCausalLM(tr.LlamaConfig(  # noqa: E731
         num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
         intermediate_size=128, vocab_size=100, max_position_embeddings=32, bos_token_id=0,
-        eos_token_id=0))
+        eos_token_id=0, attention_dropout=p))
     return {
         "gpt2": (gpt2, {"Conv1D -> linear_t": 8, "NewGELUActivation -> gelu_tanh": 2,
                         "LayerNorm": 5, "Dropout": 7, "Embedding": 2, "Linear": 1}, {}),
@@ -85,6 +86,33 @@ def test_transformers_models_convert_and_match_eager(name):
             assert q.grad is None, pn
             continue
         _close_rel(q.grad, p.grad, 1e-3, floor=1e-6 * top)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "llama"])
+def test_converted_transformers_compile_in_training_fullgraph(name):
+    """torch.compile(fullgraph=True, aot_eager) of the converted models in training mode, dropout
+    0.1 everywhere (hologram's Dropout layers; the attention's own dropout is torch's): one
+    graph, a fresh mask per call, eager's values and gradients under the same manual_seed."""
+    make = _hf_models(p=0.1)[name][0]
+    torch.manual_seed(0)
+    model = make()
+    _convert(model)
+    model.train()
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    ids = torch.randint(0, 100, (2, 12), generator=torch.Generator().manual_seed(3))
+    torch.manual_seed(1)
+    got = _out(compiled(ids))
+    assert not torch.equal(_out(compiled(ids)), got)
+    torch.manual_seed(1)
+    want = _out(model(ids))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    params = [p for p in model.parameters() if p.requires_grad]
+    g_c = torch.autograd.grad(got.square().mean(), params, allow_unused=True)
+    g_e = torch.autograd.grad(want.square().mean(), params, allow_unused=True)
+    for a, b, p in zip(g_c, g_e, params):   # an unused parameter: None, or zeros compiled
+        a = torch.zeros_like(p) if a is None else a
+        b = torch.zeros_like(p) if b is None else b
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-7)
 
 
 # ---- recognised by what they compute: look-alikes of transformers' and timm's classes ---------
