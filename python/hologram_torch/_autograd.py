@@ -18,11 +18,27 @@ from . import _grad_ops as G
 from . import _ops as O
 
 
+_tracing = O._tracing
+
+
+def refuse_traced_grad():
+    """torch.jit.trace with gradients on: a Function would be recorded as a Python call (which
+    TorchScript cannot save, and trace's check, run without gradients, records differently),
+    and the op without it has no gradient (None, silently): refused."""
+    raise RuntimeError("hologram_torch: torch.jit.trace with gradients enabled cannot record "
+                       "hologram's gradients; trace under torch.no_grad() (every op is then "
+                       "recorded as hologram::<op>; the trace saves, loads and runs hologram)")
+
+
 def _needs_grad(*ts):
+    """Whether the op's Function is needed: grad mode and an input that requires grad (under
+    torch.jit.trace: refused, refuse_traced_grad)."""
     if not torch.is_grad_enabled():
         return False
     for t in ts:   # a loop: any() over a generator cost 0.2 us of a 1-element call
         if t is not None and t.requires_grad:
+            if _tracing() is not None:
+                refuse_traced_grad()
             return True
     return False
 
@@ -175,6 +191,8 @@ def _binary(kind):
 
     def f(a, b, ex=0):
         if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
+            if _tracing() is not None:
+                refuse_traced_grad()
             if _functorch_active():
                 return _Binary.apply(a, b, ex, kind)
             if not ex:
@@ -184,6 +202,8 @@ def _binary(kind):
 
     def with_grad(a, b):
         """f(a, b) for operands known to need a gradient (functional's common call)."""
+        if _tracing() is not None:   # _needs_grad's rule
+            refuse_traced_grad()
         if _functorch_active():
             return _Binary.apply(a, b, 0, kind)
         return eager2(a, b)
