@@ -206,3 +206,16 @@ def test_jit_trace_refuses_hologram_torch_jit_functions():
     torch.testing.assert_close(fused(a, b), torch.relu(a * b) * 0.5)
     with pytest.raises(RuntimeError, match="torch.jit.trace cannot record it"):
         torch.jit.trace(fused, (a, b), check_trace=False)
+
+
+def test_dropout_under_vmap_follows_vmaps_randomness():
+    """The seed is a torch random op, so vmap's randomness modes apply as to torch's dropout."""
+    x = torch.ones(3, 500)
+    same = torch.func.vmap(lambda v: F.dropout(v, 0.5), randomness="same")(x)
+    assert torch.equal(same[0], same[1]) and torch.equal(same[1], same[2])
+    diff = torch.func.vmap(lambda v: F.dropout(v, 0.5), randomness="different")(x)
+    assert not torch.equal(diff[0], diff[1])
+    for y in (same, diff):
+        assert set(y.unique().tolist()) <= {0.0, 2.0} and 0.35 < (y != 0).float().mean() < 0.65
+    with pytest.raises(RuntimeError, match="randomness"):
+        torch.func.vmap(lambda v: F.dropout(v, 0.5))(x)
