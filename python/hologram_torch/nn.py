@@ -17,7 +17,7 @@ from . import functional as F
 
 __all__ = ["Linear", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "LayerNorm", "RMSNorm", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "Dropout", "Embedding", "convert"]
+           "BCEWithLogitsLoss", "Dropout", "Embedding", "convert", "Summary"]
 
 
 def _take_executor(args, kw):
