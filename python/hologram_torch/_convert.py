@@ -31,6 +31,7 @@ class Summary:
         self.kept = collections.Counter()
 
     def kept_line(self):
+        """The kept classes, counted: "4 Conv2d (no hologram counterpart), ..."."""
         return ", ".join(f"{n} {name} ({why})" for (name, why), n in sorted(self.kept.items()))
 
     def __str__(self):
