@@ -169,7 +169,7 @@ def _counterpart_probe(m, target):
 def _matches(m, x, want):
     with torch.no_grad():
         try:
-            got = m.forward(x)
+            got = m.forward(x.clone())
         except Exception:   # the candidate cannot run this: not what m computes
             return False
     return (isinstance(got, torch.Tensor) and got.shape == want.shape and got.dtype == want.dtype
@@ -177,13 +177,15 @@ def _matches(m, x, want):
 
 
 def _try(m, cls, newcls, x, attrs):
-    """Converts m to newcls if it then computes what it computed on x; else leaves it."""
+    """Converts m to newcls if it then computes what it computed on x; else leaves it. A
+    module that writes into its input is left (the converted forward would not)."""
+    xi = x.clone()
     with torch.no_grad():
         try:
-            want = m.forward(x)
+            want = m.forward(xi)
         except Exception:
             return False
-    if not isinstance(want, torch.Tensor):
+    if not isinstance(want, torch.Tensor) or not torch.equal(xi, x):
         return False
     m.__class__ = newcls
     for k, v in attrs.items():

@@ -177,6 +177,11 @@ class ClippedGELU(torch.nn.Module):
         return torch.clip(torch.nn.functional.gelu(x), -10, 10)
 
 
+class InplaceRelu(torch.nn.Module):   # relu's values, but written into the input
+    def forward(self, x):
+        return x.relu_()
+
+
 class ShiftedLinear(torch.nn.Linear):
     def forward(self, x):
         return super().forward(x) + 1
@@ -190,7 +195,8 @@ def test_recognised_by_what_they_compute_not_by_name():
     model = torch.nn.ModuleList([
         Conv1D(6, 4), LlamaRMSNorm(6), NewGELUActivation(), GELUTanh(), TimmLayerNorm(6),
         impostors["LlamaRMSNorm"](6), impostors["NewGELUActivation"](),
-        impostors["GELUActivation"](), ShiftedLinear(6, 6), torch.nn.ReLU(inplace=True)])
+        impostors["GELUActivation"](), ShiftedLinear(6, 6), torch.nn.ReLU(inplace=True),
+        InplaceRelu()])
     ref = copy.deepcopy(model)
     summary = _convert(model)
     assert dict(summary.replaced) == {
@@ -201,10 +207,12 @@ def test_recognised_by_what_they_compute_not_by_name():
         ("LlamaRMSNorm", "computes none of hologram's layers (probed)"): 1,
         ("NewGELUActivation", "computes none of hologram's layers (probed)"): 1,
         ("GELUActivation", "computes none of hologram's layers (probed)"): 1,
-        ("ShiftedLinear", "computes something other than torch.nn.Linear"): 1}, summary
+        ("ShiftedLinear", "computes something other than torch.nn.Linear"): 1,
+        ("InplaceRelu", "computes none of hologram's layers (probed)"): 1}, summary
     for m, r in zip(model, ref):   # isinstance of its own class, the same repr
         assert isinstance(m, type(r)) and repr(m) == repr(r)
-    assert [isinstance(m, N._HgModule) for m in model] == [True] * 5 + [False] * 4 + [True]
+    assert [isinstance(m, N._HgModule) for m in model] == [True] * 5 + [False] * 4 + [True,
+                                                                                       False]
     x = torch.randn(3, 5, 4) * 4   # a new input
     h = model[0](x)
     torch.testing.assert_close(h, ref[0](x), rtol=1e-5, atol=1e-5)
