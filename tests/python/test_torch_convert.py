@@ -303,3 +303,17 @@ def test_converted_foreign_classes_pickle_and_copy():
         assert all(isinstance(m, N._HgModule) for m in other)
         torch.testing.assert_close(other(x), want)
     assert model[1](hidden_states=x[:, :1].expand(2, 5).contiguous()).shape == (2, 5)
+
+
+def test_wide_layers_are_recognised():
+    """Probes of layers of real widths (GPT-2 small's Conv1D 768 -> 3072 and back, a 4096-wide
+    RMSNorm): sums of thousands of terms in another order still match."""
+    torch.manual_seed(9)
+    model = torch.nn.Sequential(Conv1D(3072, 768), Conv1D(768, 3072), LlamaRMSNorm(4096),
+                                torch.nn.Linear(4096, 64))
+    for conv in model[:2]:
+        torch.nn.init.normal_(conv.weight, std=0.02)
+    summary = _convert(model)
+    assert dict(summary.replaced) == {"Conv1D -> linear_t": 2, "LlamaRMSNorm -> rms_norm": 1,
+                                      "Linear": 1}, summary
+    assert not summary.kept
