@@ -18,7 +18,9 @@ from . import _grad_ops as G
 from . import _ops as O
 
 
-_tracing = O._tracing
+# torch.jit.trace on: _get_tracing_state, which dynamo folds to a constant when it traces
+# these functions (it refuses _ops._tracing = _is_tracing, faster, used where dynamo never looks)
+_tracing_state = torch._C._get_tracing_state
 
 
 def refuse_traced_grad():
@@ -37,7 +39,7 @@ def _needs_grad(*ts):
         return False
     for t in ts:   # a loop: any() over a generator cost 0.2 us of a 1-element call
         if t is not None and t.requires_grad:
-            if _tracing() is not None:
+            if _tracing_state() is not None:
                 refuse_traced_grad()
             return True
     return False
@@ -191,7 +193,7 @@ def _binary(kind):
 
     def f(a, b, ex=0):
         if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
-            if _tracing() is not None:
+            if _tracing_state() is not None:
                 refuse_traced_grad()
             if _functorch_active():
                 return _Binary.apply(a, b, ex, kind)
@@ -202,7 +204,7 @@ def _binary(kind):
 
     def with_grad(a, b):
         """f(a, b) for operands known to need a gradient (functional's common call)."""
-        if _tracing() is not None:   # _needs_grad's rule
+        if _tracing_state() is not None:   # _needs_grad's rule
             refuse_traced_grad()
         if _functorch_active():
             return _Binary.apply(a, b, 0, kind)

@@ -86,8 +86,8 @@ _ACTIVATIONS = {   # what a parameterless module may compute -> hologram's forwa
     "sigmoid": lambda self, x: A.sigmoid(x, self._hg_ex),
     "tanh": lambda self, x: A.tanh(x, self._hg_ex),
 }
-_FOREIGN = {"linear": _linear, "linear_t": _transposed_linear, "rms_norm": _rms_norm, "layer_norm": _layer_norm,
-            **_ACTIVATIONS}
+_FOREIGN = {"linear": _linear, "linear_t": _transposed_linear, "rms_norm": _rms_norm,
+            "layer_norm": _layer_norm, **_ACTIVATIONS}
 _EPS_NAMES = ("eps", "variance_epsilon", "epsilon")
 
 _classes = {}
@@ -103,7 +103,7 @@ def _subclass(cls, kind):
         else:
             bases, ns = (N._HgModule, cls), {"forward": _checked(_FOREIGN[kind])}
         ns["_hg_base"] = cls   # the same name: repr and printed models do not change
-        ns["__reduce_ex__"] = lambda self, protocol: (_restore, (cls, kind), self.__getstate__())
+        ns["__reduce_ex__"] = lambda self, proto: (_restore, (cls, kind), self.__getstate__())
         _classes[key] = type(cls.__name__, bases, ns)
     return _classes[key]
 

@@ -23,7 +23,7 @@ _capsule_binary = hg._C._capsule_binary
 _C_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide"}   # torch name -> hologram's
 
 
-_tracing = torch._C._get_tracing_state
+_tracing = torch._C._is_tracing   # torch.jit.is_tracing's (25 ns; _get_tracing_state 41)
 
 
 def _eager():
@@ -35,7 +35,7 @@ def _eager():
     if torch.compiler.is_compiling():   # first: dynamo reads it as a constant
         return False
     return not (torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled()
-                or torch._C._are_functorch_transforms_active() or _tracing() is not None)
+                or torch._C._are_functorch_transforms_active() or _tracing())
 
 
 def _define(schema, impl, fake):
@@ -166,7 +166,7 @@ def _binary(name, hg_fn):
                 b.layout is strided):
             e = cpu[0]
             if (e is not None and not e.closed and not is_compiling() and not dispatch_depth()
-                    and not function_mode() and not functorch() and tracing() is None):
+                    and not function_mode() and not functorch() and not tracing()):
                 # hg_binary broadcasts as torch does; shapes that do not broadcast fail here
                 # and take impl, which raises torch's message (comparing the shapes up front
                 # cost 0.34 us of every call)
