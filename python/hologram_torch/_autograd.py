@@ -18,11 +18,29 @@ from . import _grad_ops as G
 from . import _ops as O
 
 
+# torch.jit.trace on: _get_tracing_state, which dynamo folds to a constant when it traces
+# these functions (it refuses _ops._tracing = _is_tracing, faster, used where dynamo never looks)
+_tracing_state = torch._C._get_tracing_state
+
+
+def refuse_traced_grad():
+    """torch.jit.trace with gradients on: a Function would be recorded as a Python call (which
+    TorchScript cannot save, and trace's check, run without gradients, records differently),
+    and the op without it has no gradient (None, silently): refused."""
+    raise RuntimeError("hologram_torch: torch.jit.trace with gradients enabled cannot record "
+                       "hologram's gradients; trace under torch.no_grad() (every op is then "
+                       "recorded as hologram::<op>; the trace saves, loads and runs hologram)")
+
+
 def _needs_grad(*ts):
+    """Whether the op's Function is needed: grad mode and an input that requires grad (under
+    torch.jit.trace: refused, refuse_traced_grad)."""
     if not torch.is_grad_enabled():
         return False
     for t in ts:   # a loop: any() over a generator cost 0.2 us of a 1-element call
         if t is not None and t.requires_grad:
+            if _tracing_state() is not None:
+                refuse_traced_grad()
             return True
     return False
 
@@ -175,6 +193,8 @@ def _binary(kind):
 
     def f(a, b, ex=0):
         if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
+            if _tracing_state() is not None:
+                refuse_traced_grad()
             if _functorch_active():
                 return _Binary.apply(a, b, ex, kind)
             if not ex:
@@ -184,6 +204,8 @@ def _binary(kind):
 
     def with_grad(a, b):
         """f(a, b) for operands known to need a gradient (functional's common call)."""
+        if _tracing_state() is not None:   # _needs_grad's rule
+            refuse_traced_grad()
         if _functorch_active():
             return _Binary.apply(a, b, 0, kind)
         return eager2(a, b)
@@ -210,7 +232,9 @@ class _Activation(_Fn):
     def setup_context(ctx, inputs, output):
         x, ex, kind = inputs
         ctx.ex, ctx.kind = ex, kind
-        ctx.save_for_backward(x, output)
+        # relu's gradient reads x > 0, which is output > 0: the output alone is saved, so that
+        # nn.ReLU(inplace=True) may write it into x
+        ctx.save_for_backward(output if kind == "relu" else x, output)
 
     @staticmethod
     @once_differentiable
@@ -746,6 +770,7 @@ def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
 
 
 class _Dropout(_Fn):
+    """seed: dropout's one-element int64 seed tensor (the backward regenerates the mask)."""
     @staticmethod
     def forward(x, p, seed, ex):
         return O.dropout(x, p, seed, ex)
@@ -753,11 +778,13 @@ class _Dropout(_Fn):
     @staticmethod
     def setup_context(ctx, inputs, output):
         x, p, seed, ex = inputs
-        ctx.p, ctx.seed, ctx.ex = p, seed, ex
+        ctx.p, ctx.ex = p, ex
+        ctx.save_for_backward(seed)
 
     @staticmethod
     def backward(ctx, g):
-        return dropout_backward_op(g, ctx.p, ctx.seed, ctx.ex), None, None, None
+        (seed,) = ctx.saved_tensors
+        return dropout_backward_op(g, ctx.p, seed, ctx.ex), None, None, None
 
 
 class _DropoutBackward(_Fn):
@@ -770,11 +797,13 @@ class _DropoutBackward(_Fn):
     @staticmethod
     def setup_context(ctx, inputs, output):
         g, p, seed, ex = inputs
-        ctx.p, ctx.seed, ctx.ex = p, seed, ex
+        ctx.p, ctx.ex = p, ex
+        ctx.save_for_backward(seed)
 
     @staticmethod
     def backward(ctx, gg):
-        return dropout_backward_op(gg, ctx.p, ctx.seed, ctx.ex), None, None, None
+        (seed,) = ctx.saved_tensors
+        return dropout_backward_op(gg, ctx.p, seed, ctx.ex), None, None, None
 
 
 def dropout_backward_op(g, p, seed, ex=0):

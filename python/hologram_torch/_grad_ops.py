@@ -15,7 +15,8 @@ from . import _bridge as B
 from . import _fused
 
 _U = _C.unary_ops
-from ._ops import LIB, _define, _hg_args, _vmap_elementwise, dropout_uniform, nll_picked
+from ._ops import (LIB, _define, _hg_args, _vmap_elementwise, dropout_seed, dropout_uniform,
+                   nll_picked)
 from ._ops import _vmap_front as _front
 
 
@@ -398,11 +399,14 @@ def _dropout_bw_fake(g, p, seed, ex=0):
 
 def _dropout_bw_impl(g, p, seed, ex=0):
     """g / (1 - p) where the forward kept the element (its numbers regenerated from the seed)."""
-    e, dev, (hg_g,) = _hg_args("hologram_torch.dropout_backward", ex, g)
-    return B.to_torch(_fused.dropout_apply(hg_g, dropout_uniform(hg_g, seed, e), p))
+    fn = "hologram_torch.dropout_backward"
+    s = dropout_seed(fn, seed)
+    e, dev, (hg_g,) = _hg_args(fn, ex, g)
+    return B.to_torch(_fused.dropout_apply(hg_g, dropout_uniform(hg_g, s, e), p))
 
 
-dropout_backward = _define("dropout_backward(Tensor g, float p, int seed, int ex=0) -> Tensor",
+dropout_backward = _define("dropout_backward(Tensor g, float p, Tensor seed, int ex=0) -> "
+                           "Tensor",
                            _dropout_bw_impl, _dropout_bw_fake)
 
 

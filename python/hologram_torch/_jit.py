@@ -23,6 +23,10 @@ def jit(fn=None, *, executor=None):
     @functools.wraps(fn)
     def wrapper(*args):
         name = f"hologram_torch.jit({getattr(fn, '__name__', 'fn')})"
+        if torch._C._is_tracing():
+            raise RuntimeError(f"{name}: torch.jit.trace cannot record it (the fused kernel "
+                               f"runs outside torch's dispatcher: the trace would freeze its "
+                               f"result as a constant); trace hologram_torch.functional calls")
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         for t in tensors:
             B.check_tensor(t, "an argument", name)

@@ -23,15 +23,19 @@ _capsule_binary = hg._C._capsule_binary
 _C_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide"}   # torch name -> hologram's
 
 
+_tracing = torch._C._is_tracing   # torch.jit.is_tracing's (25 ns; _get_tracing_state 41)
+
+
 def _eager():
     """True when a call may skip the dispatcher: nothing traces or transforms it (torch.compile,
-    torch.func, dispatch or function modes such as FakeTensorMode). The dispatcher's boxed call
-    of a Python kernel cost ~3 us of an 8 us 1-element add; under any of these the op goes
-    through it, so they see torch.ops.hologram.<name>."""
+    torch.jit.trace, torch.func, dispatch or function modes such as FakeTensorMode). The
+    dispatcher's boxed call of a Python kernel cost ~3 us of an 8 us 1-element add; under any of
+    these the op goes through it, so they see torch.ops.hologram.<name> (jit.trace records a
+    call that skipped it as a constant: its result would be frozen into the trace)."""
     if torch.compiler.is_compiling():   # first: dynamo reads it as a constant
         return False
     return not (torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled()
-                or torch._C._are_functorch_transforms_active())
+                or torch._C._are_functorch_transforms_active() or _tracing())
 
 
 def _define(schema, impl, fake):
@@ -150,6 +154,7 @@ def _binary(name, hg_fn):
     dispatch_depth = torch._C._len_torch_dispatch_stack
     function_mode = torch._C._is_torch_function_mode_enabled
     functorch = torch._C._are_functorch_transforms_active
+    tracing = _tracing
     cpu = B._cpu
 
     def call(a, b, ex=0):
@@ -161,7 +166,7 @@ def _binary(name, hg_fn):
                 b.layout is strided):
             e = cpu[0]
             if (e is not None and not e.closed and not is_compiling() and not dispatch_depth()
-                    and not function_mode() and not functorch()):
+                    and not function_mode() and not functorch() and not tracing()):
                 # hg_binary broadcasts as torch does; shapes that do not broadcast fail here
                 # and take impl, which raises torch's message (comparing the shapes up front
                 # cost 0.34 us of every call)
@@ -550,7 +555,8 @@ mean = _reduction("mean", hg.mean)
 # re-exported here so that the autograd layer and functional reach every op as _ops.<name>.
 from ._ops_loss import (binary_cross_entropy,  # noqa: E402,F401
                         binary_cross_entropy_with_logits, cross_entropy, dropout,
-                        dropout_uniform, mse_loss, nll_check, nll_loss, nll_picked)
+                        dropout_seed, dropout_uniform, mse_loss, nll_check, nll_loss,
+                        nll_picked)
 from ._ops_data import (_check_index, cat, check_index_range, clamp,  # noqa: E402,F401
                         embedding_freq_scale, embedding_grad, embedding_renorm_, gather,
                         index_add_zeros, index_select, stack, where)

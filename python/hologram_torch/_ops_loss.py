@@ -264,6 +264,17 @@ def dropout_uniform(hx, seed, e):
     return u
 
 
+def dropout_seed(fn, seed):
+    """The int of dropout's seed tensor: a one-element int64 CPU tensor drawn by torch's
+    generator (functional.dropout). A tensor, not an int, so that the draw is a torch op that
+    torch.compile, jit.trace and torch.export record (an int is frozen into their graphs, and
+    reading it with .item() breaks torch.compile's graph)."""
+    if seed.dtype != torch.int64 or seed.numel() != 1 or seed.device.type != "cpu":
+        raise ValueError(f"{fn}: seed must be a one-element int64 CPU tensor, got "
+                         f"{seed.dtype} of shape {list(seed.shape)} on {seed.device}")
+    return int(seed)
+
+
 def _dropout_fake(x, p, seed, ex=0):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -271,12 +282,13 @@ def _dropout_fake(x, p, seed, ex=0):
 def _dropout_impl(x, p, seed, ex=0):
     fn = "hologram_torch.dropout"
     B.check_tensor(x, "input", fn, floats_only=True)
+    s = dropout_seed(fn, seed)
     e, dev, (hx,) = _hg_args(fn, ex, x)
-    return B.to_torch(_fused.dropout_apply(hx, dropout_uniform(hx, seed, e), p))
+    return B.to_torch(_fused.dropout_apply(hx, dropout_uniform(hx, s, e), p))
 
 
-dropout = _define("dropout(Tensor input, float p, int seed, int ex=0) -> Tensor", _dropout_impl,
-                  _dropout_fake)
+dropout = _define("dropout(Tensor input, float p, Tensor seed, int ex=0) -> Tensor",
+                  _dropout_impl, _dropout_fake)
 
 
 def _bcel_fake(x, t, weight=None, pos_weight=None, reduction="mean", ex=0):

@@ -469,7 +469,8 @@ def dropout(ex, a):
     if p == 1:
         out = A.mul(x, torch.zeros((), dtype=x.dtype, device=x.device), ex)
     else:
-        seed = int(torch.randint(0, 2 ** 62, (1,)).item())
+        # the seed stays a tensor (a torch op that compile / trace / export record, no .item())
+        seed = torch.randint(0, 2 ** 62, ())   # int64
         out = A.dropout(x, float(p), seed, ex)
     if a["inplace"]:
         return x.copy_(out)

@@ -7,8 +7,6 @@ keys and ``repr``, so optimizers, ``load_state_dict`` both ways and DDP work unc
 documents' form), as ``executor=``, or as a backend name (``backend='cpu'``: an Executor of that
 backend is made, with Executor's own error when the backend is not available here).
 """
-import warnings
-
 import torch
 
 import hologram as hg
@@ -19,7 +17,7 @@ from . import functional as F
 
 __all__ = ["Linear", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "LayerNorm", "RMSNorm", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "Dropout", "Embedding", "convert"]
+           "BCEWithLogitsLoss", "Dropout", "Embedding", "convert", "Summary"]
 
 
 def _take_executor(args, kw):
@@ -63,17 +61,22 @@ class Linear(_HgModule, torch.nn.Linear):
         return A.linear(x, self.weight, self.bias, self._hg_ex)
 
 
-def _activation(name, base, fn):
+def _activation(name, base, fn, inplace=False):
+    """inplace: inplace=True is taken with torch's semantics (the result computed by hologram,
+    then written into the input with torch's copy_: version counter, autograd and aliasing as
+    torch's own in-place op; the backward reads only the result)."""
     class Act(_HgModule, base):
         def __init__(self, *args, **kw):
             ex, args = _take_executor(args, kw)
             super().__init__(*args, **kw)
-            if getattr(self, "inplace", False):
+            if getattr(self, "inplace", False) and not inplace:
                 raise ValueError(f"hologram_torch.nn.{name}: inplace=True is not supported")
             self._set_executor(ex)
 
         def forward(self, x):
             """The forward pass of the torch module, computed by hologram."""
+            if inplace and self.inplace:
+                return x.copy_(fn(self, x))
             return fn(self, x)
 
     Act.__name__ = Act.__qualname__ = name
@@ -81,7 +84,7 @@ def _activation(name, base, fn):
     return Act
 
 
-ReLU = _activation("ReLU", torch.nn.ReLU, lambda m, x: A.relu(x, m._hg_ex))
+ReLU = _activation("ReLU", torch.nn.ReLU, lambda m, x: A.relu(x, m._hg_ex), inplace=True)
 SiLU = _activation("SiLU", torch.nn.SiLU, lambda m, x: A.silu(x, m._hg_ex))
 Sigmoid = _activation("Sigmoid", torch.nn.Sigmoid, lambda m, x: A.sigmoid(x, m._hg_ex))
 Tanh = _activation("Tanh", torch.nn.Tanh, lambda m, x: A.tanh(x, m._hg_ex))
@@ -247,7 +250,7 @@ _COUNTERPARTS = {torch.nn.Linear: Linear, torch.nn.ReLU: ReLU, torch.nn.GELU: GE
 
 def _refusal(m):
     """Why layer m keeps torch's forward (None: it can be converted)."""
-    if getattr(m, "inplace", False) and not isinstance(m, torch.nn.Dropout):
+    if getattr(m, "inplace", False) and not isinstance(m, (torch.nn.Dropout, torch.nn.ReLU)):
         return "inplace=True is not supported"
     if isinstance(m, (torch.nn.Softmax, torch.nn.LogSoftmax)) and m.dim is None:
         return "dim=None is not supported"
@@ -257,33 +260,5 @@ def _refusal(m):
     return None
 
 
-def convert(model, executor=None, *, backend=None):
-    """Replaces, in place, the torch.nn layers of model that hologram_torch.nn has (Linear,
-    activations, norms, Dropout, Embedding, losses) by hologram's: each layer keeps its
-    parameters, buffers, hooks and mode (the very same Parameter objects, so an optimizer made
-    before still updates them); only forward changes. Returns model. Layers it cannot replace
-    (no hologram counterpart, or an option hologram refuses) keep torch's forward and are named
-    in one UserWarning, with the reason."""
-    ex, _ = _take_executor((), {"executor": executor, "backend": backend})
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"hologram_torch.nn.convert: expected a torch.nn.Module, got "
-                        f"{type(model).__name__}")
-    kept = []
-    for name, m in model.named_modules():
-        if isinstance(m, _HgModule):
-            continue
-        target = _COUNTERPARTS.get(type(m))
-        if target is None:
-            if not any(True for _ in m.children()) and type(m) is not torch.nn.Identity:
-                kept.append(f"{name or '<model>'} ({type(m).__name__}): no hologram counterpart")
-            continue
-        why = _refusal(m)
-        if why:
-            kept.append(f"{name or '<model>'} ({type(m).__name__}): {why}")
-            continue
-        m.__class__ = target   # a subclass holding the same state: the layer converts in place
-        m._set_executor(ex)
-    if kept:
-        warnings.warn("hologram_torch.nn.convert: kept torch's forward for " + "; ".join(kept),
-                      UserWarning, stacklevel=2)
-    return model
+# convert (in place, the layers hologram computes; other classes by what they compute)
+from ._convert import Summary, convert  # noqa: E402,F401
