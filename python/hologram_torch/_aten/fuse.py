@@ -1,0 +1,347 @@
+"""The first FX pass of the hologram compile backend: the pointwise ATen nodes of a graph (and
+the reductions over them) grouped into clusters, each run as one plan of hologram's graph
+compiler (its elementwise chains fused into kernels).
+
+``fuse_elementwise(gm)`` rewrites gm in place: every maximal connected cluster of nodes that
+pointwise.py lowers becomes one call_function node whose target is a :class:`FusedKernel`;
+results used outside the cluster come out of it (a tuple and getitem nodes when there are
+several). What pointwise.py does not take, and clusters that hologram's graph builder refuses
+for the graph's static shapes and dtypes, stay torch.
+"""
+import heapq
+import operator
+
+import torch
+
+import hologram as hg
+
+from .. import _bridge as B
+from .pointwise import Build, Ref, lower
+
+__all__ = ["fuse_elementwise", "FusedKernel"]
+
+# the per-call path's names, bound once (each attribute lookup is ~40 ns of a ~3 us call)
+_Tensor, _grad_enabled = torch.Tensor, torch.is_grad_enabled
+_to_dlpack, _from_dlpack, _from_capsule = (torch._C._to_dlpack, torch._C._from_dlpack,
+                                           hg._C._from_capsule)
+_cpu = B._cpu
+
+
+class FusedKernel:
+    """A cluster of ATen nodes run as one hologram plan over torch tensors.
+
+    Called with the cluster's tensor inputs (torch tensors, read in place through DLPack), it
+    returns its outputs (one tensor, or a tuple) with the dtypes, shapes and strides of the FX
+    graph's FakeTensors. Plans are compiled on the first call per executor (the executor of the
+    tensors' device). Inputs the plan cannot take (FakeTensors and other subclasses, tensors on
+    other devices or on several, inputs that require grad while grad mode is on: the call must
+    then be differentiable) run the cluster's ATen ops in torch instead."""
+
+    def __init__(self, recipe, in_specs, outputs, out_specs, fallback, ops):
+        self.recipe = recipe          # [(Lowering, resolved operands)], slots in order
+        self.in_specs = in_specs      # [(hologram dtype name, shape)] of the inputs
+        self.outputs = outputs        # slots of the outputs
+        self.out_specs = out_specs    # [(torch dtype, shape, stride or None: contiguous)]
+        self.fallback = fallback      # GraphModule of the cluster's ATen nodes
+        self.ops = ops                # str of each ATen node it replaced
+        self.single = len(outputs) == 1
+        self._plans = {}
+        self._jit = hg._C.JitFunction(self._slow) if all(
+            st is None for _, _, st in out_specs) else None
+        self.__name__ = f"hologram_fused_{len(ops)}"
+
+    def __repr__(self):
+        return f"FusedKernel({', '.join(self.ops)})"
+
+    def build(self, g):
+        """Adds the cluster to the hologram Graph g; returns the output node ids."""
+        b = Build(g)
+        env = [g.input(dt, shape) for dt, shape in self.in_specs]
+        for low, ops in self.recipe:
+            env.append(low.emit(b, low.dtype, *[Ref(env[o.i]) if isinstance(o, _Slot) else o
+                                                for o in ops]))
+        return [env[i] for i in self.outputs]
+
+    def _compile(self, ex):
+        g = hg._C.Graph()
+        try:
+            for o in self.build(g):
+                g.output(o)
+            return g.compile(ex)
+        finally:
+            g.destroy()
+
+    def __call__(self, *args):
+        dev = args[0].device
+        grad = _grad_enabled()
+        for a in args:
+            if type(a) is not _Tensor or a.device != dev or (grad and a.requires_grad):
+                return self.fallback(*args)
+        ex = _cpu[0] if dev.type == "cpu" else None
+        if ex is None or ex.closed:
+            ex = B.executor_of(0, dev, self.__name__)
+        if self._jit is not None:   # contiguous outputs: the repeated call runs in C
+            out = self._jit(*[_from_capsule(_to_dlpack(a), ex) for a in args])   # B.to_hg
+            if self.single:
+                return _from_dlpack(out.__dlpack__(stream=-1))                   # B.to_torch
+            return tuple(B.to_torch(o) for o in out)
+        plan = self._plan(ex)
+        touts, houts = [], []
+        for dt, shape, stride in self.out_specs:
+            if stride is None:
+                t, h = B.empty_pair(shape, dt, ex)
+            else:
+                t = torch.empty_strided(shape, stride, dtype=dt, device=dev)
+                h = B.to_hg(t, ex)
+            touts.append(t)
+            houts.append(h)
+        plan.run([B.to_hg(a, ex) for a in args], houts)
+        return touts[0] if self.single else tuple(touts)
+
+    def _plan(self, ex):
+        plan = self._plans.get(ex)
+        if plan is None:
+            plan = self._plans[ex] = self._compile(ex)
+        return plan
+
+    def _slow(self, *hargs):
+        """A call _C.JitFunction has no signature for yet: compile for the executor, register
+        the signature, run."""
+        ex = hargs[0].executor
+        plan = self._plan(ex)
+        specs = [(B.DTYPES[dt], shape) for dt, shape, _ in self.out_specs]
+        self._jit._add(hargs, plan, [], specs, None if self.single else tuple)
+        outs = [hg._C.empty(ex, shape, dt) for dt, shape in specs]
+        plan.run(list(hargs), outs)
+        return outs[0] if self.single else tuple(outs)
+
+
+class _Slot:
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
+    """Fuses gm's pointwise ATen nodes into hologram kernels in place; returns the number of
+    fused nodes made (clusters)."""
+    graph = gm.graph
+    refused = set()
+    while True:   # a cluster the builder refuses gives up its offending node, then re-cluster
+        lows = {}
+        for n in graph.nodes:
+            if n not in refused:
+                low = lower(gm, n)
+                if low is not None:
+                    lows[n] = low
+        clusters = _clusters(graph, lows)
+        bad = None
+        for members in clusters:
+            bad = _check(members, lows)
+            if bad is not None:
+                refused.add(bad)
+                break
+        if bad is None:
+            break
+    for members in clusters:
+        subst = _replace(gm, members, lows)
+        for n, low in lows.items():   # later clusters read the new node instead
+            if any(o in subst for o in low.operands if isinstance(o, torch.fx.Node)):
+                low.operands = tuple(subst.get(o, o) if isinstance(o, torch.fx.Node) else o
+                                     for o in low.operands)
+    if clusters:
+        _topo_sort(graph)
+        graph.lint()
+        gm.recompile()
+    return len(clusters)
+
+
+def _clusters(graph, lows):
+    """Maximal connected clusters of pointwise/reduction nodes (constants are absorbed by
+    value, not clustered), acyclic: no path leaves a cluster and comes back into it. Reductions
+    join only a cluster their input is in (a lone reduction is the table's). Union-find over
+    clusters; anc[n]: the clusters n depends on."""
+    parent = {}
+
+    def find(c):
+        while parent[c] != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    cl, anc, canc = {}, {}, {}
+    for n in graph.nodes:
+        ins = n.all_input_nodes
+        a = set()
+        for q in ins:
+            a |= anc[q]
+            if q in cl:
+                a.add(cl[q])
+        anc[n] = a
+        low = lows.get(n)
+        if low is None or low.kind == "const":
+            continue
+        cands = {find(cl[q]) for q in ins if q in cl}
+        if low.kind == "red" and not cands:
+            continue
+        for k in ([cands] if len(cands) < 2 else [cands] + [{c} for c in cands]):
+            if _can_merge(k, ins, cl, anc, canc, find):
+                break
+        else:
+            k = set()
+        c = len(parent)
+        parent[c] = c
+        canc[c] = set(a)
+        for o in k:
+            parent[o] = c
+            canc[c] |= canc.pop(o)
+        cl[n] = c
+    groups = {}
+    for n, c in cl.items():
+        groups.setdefault(find(c), []).append(n)
+    return [m for m in groups.values() if any(lows[x].kind == "pw" for x in m)]
+
+
+def _can_merge(k, ins, cl, anc, canc, find):
+    for q in ins:
+        if q in cl and find(cl[q]) in k:
+            continue
+        if any(find(c) in k for c in anc[q]):
+            return False   # q is outside and depends on the cluster: a cycle
+    for c in k:
+        if any(find(d) in k and find(d) != c for d in canc[c]):
+            return False
+    return True
+
+
+def _plan_of(members, lows):
+    """(inputs, consts, recipe, outputs) of a cluster: the FX nodes it reads, the constant
+    nodes it absorbs, the recipe over slots (inputs first) and the output members."""
+    mset = set(members)
+    inputs, consts, slot = [], [], {}
+    for m in members:
+        for q in lows[m].operands:
+            if isinstance(q, torch.fx.Node) and q not in mset and q not in slot:
+                if q in lows and lows[q].kind == "const":
+                    consts.append(q)
+                    slot[q] = None
+                else:
+                    slot[q] = len(inputs)
+                    inputs.append(q)
+    order = consts + members
+    for i, n in enumerate(order):
+        slot[n] = len(inputs) + i
+    recipe = [(lows[n], tuple(_Slot(slot[o]) if isinstance(o, torch.fx.Node) else o
+                              for o in lows[n].operands)) for n in order]
+    outputs = [m for m in members if any(u not in mset for u in m.users)]
+    return inputs, consts, recipe, outputs, slot
+
+
+def _check(members, lows):
+    """None when hologram's builder takes the cluster with the FX graph's dtypes and shapes;
+    else the first member it refuses or computes differently."""
+    inputs, consts, recipe, outputs, slot = _plan_of(members, lows)
+    if not inputs:
+        return members[0]
+    g = hg._C.Graph()
+    try:
+        b = Build(g)
+        env = [g.input(B.DTYPES[q.meta["val"].dtype], tuple(q.meta["val"].shape))
+               for q in inputs]
+        for n, (low, ops) in zip(consts + members, recipe):
+            try:
+                i = low.emit(b, low.dtype, *[Ref(env[o.i]) if isinstance(o, _Slot) else o
+                                             for o in ops])
+            except Exception:
+                return n if n in members else _user_of(n, members, lows)
+            v = n.meta["val"]
+            if g.node_info(i) != (B.DTYPES[v.dtype], tuple(v.shape)):
+                return n if n in members else _user_of(n, members, lows)
+            env.append(i)
+    finally:
+        g.destroy()
+    return None
+
+
+def _user_of(const, members, lows):
+    return next(m for m in members if const in lows[m].operands)
+
+
+def _replace(gm, members, lows):
+    graph = gm.graph
+    inputs, consts, recipe, outputs, slot = _plan_of(members, lows)
+    out_specs = []
+    for o in outputs:
+        v = o.meta["val"]
+        stride = None if v.is_contiguous() else tuple(v.stride())
+        out_specs.append((v.dtype, tuple(v.shape), stride))
+    mset = set(members)
+    erased = [c for c in consts if all(u in mset for u in c.users)]
+    ops = [str(n.target) for n in erased + members]
+    kernel = FusedKernel(recipe, [(B.DTYPES[q.meta["val"].dtype], tuple(q.meta["val"].shape))
+                                  for q in inputs],
+                         [slot[o] for o in outputs], out_specs,
+                         _fallback_module(inputs, consts + members, outputs), ops)
+    with graph.inserting_after(members[-1]):
+        fused = graph.call_function(kernel, tuple(inputs))
+    fused.meta["hologram_fused"] = ops
+    vals = [o.meta["val"] for o in outputs]
+    fused.meta["val"] = vals[0] if len(vals) == 1 else tuple(vals)
+    subst = {}
+    if len(outputs) == 1:
+        outputs[0].replace_all_uses_with(fused, lambda u: u not in mset)
+        subst[outputs[0]] = fused
+    else:
+        for i, o in enumerate(outputs):
+            with graph.inserting_after(fused):
+                gi = graph.call_function(operator.getitem, (fused, i))
+            gi.meta["val"] = o.meta["val"]
+            o.replace_all_uses_with(gi, lambda u: u not in mset)
+            subst[o] = gi
+    for n in reversed(members):
+        graph.erase_node(n)
+    for c in erased:
+        graph.erase_node(c)
+    return subst
+
+
+def _fallback_module(inputs, nodes, outputs):
+    """The cluster's own ATen nodes as a GraphModule (what runs for inputs hologram cannot
+    take)."""
+    g = torch.fx.Graph()
+    env = {}
+    for q in inputs:
+        env[q] = g.placeholder(q.name)
+        env[q].meta = dict(q.meta)
+    for n in nodes:
+        env[n] = g.node_copy(n, lambda x: env[x])
+    outs = [env[o] for o in outputs]
+    g.output(outs[0] if len(outs) == 1 else tuple(outs))
+    return torch.fx.GraphModule(torch.nn.Module(), g)
+
+
+def _topo_sort(graph):
+    """Reorders the graph's nodes topologically, keeping the original order wherever the
+    dependences allow (a fused node sits at its last member's place; users of its earlier
+    members that came before move after it)."""
+    nodes = list(graph.nodes)
+    index = {n: i for i, n in enumerate(nodes)}
+    pending = {n: len(set(n.all_input_nodes)) for n in nodes}
+    ready = [index[n] for n in nodes if pending[n] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        n = nodes[heapq.heappop(ready)]
+        order.append(n)
+        for u in n.users:
+            pending[u] -= 1
+            if pending[u] == 0:
+                heapq.heappush(ready, index[u])
+    assert len(order) == len(nodes), "fuse_elementwise: the rewritten graph has a cycle"
+    if order == nodes:
+        return
+    prev = order[0]
+    for n in order[1:]:
+        prev.append(n)
+        prev = n
