@@ -96,6 +96,26 @@ def test_masked_fill_and_where():
     check(ref, gm, special((6, 40)), torch.rand(6, 40, generator=GEN) > 0.5)
 
 
+def test_infinite_constants_and_empty():
+    def f(x, m):
+        return torch.softmax(x.masked_fill(m, float("-inf")) * 0.5, -1) * 2, x * math.nan + 1
+    x, m = torch.randn(3, 8), torch.rand(3, 8, generator=GEN) > 0.5
+    ref, gm = fuse(f, x, m, clusters=3)
+    check(ref, gm, torch.randn(3, 8), torch.rand(3, 8, generator=GEN) > 0.5)
+    ref, gm = fuse(lambda x: torch.exp(x) + 1, torch.randn(0, 3), clusters=1)
+    check(ref, gm, torch.randn(0, 3))
+
+
+def test_float_scalar_into_integers_stays_torch():
+    """ATen converts a float fill value to an integer dtype by C++ rules: left to torch."""
+    def f(i, m):
+        return i.masked_fill(m, 2.7), i.masked_fill(m, 3)
+    i, m = torch.arange(6).reshape(2, 3), torch.rand(2, 3, generator=GEN) > 0.5
+    ref, gm = fuse(f, i, m, clusters=1)
+    assert aten.masked_fill.Scalar in targets(gm)
+    check(ref, gm, torch.arange(6).reshape(2, 3), torch.rand(2, 3, generator=GEN) > 0.5)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_softmax_by_hand(dtype):
     def f(x):

@@ -50,6 +50,9 @@ class FusedKernel:
             st is None for _, _, st in out_specs) else None
         self.__name__ = f"hologram_fused_{len(ops)}"
 
+    def __deepcopy__(self, memo):   # immutable but for its plan caches: shared by copies
+        return self
+
     def __repr__(self):
         return f"FusedKernel({', '.join(self.ops)})"
 

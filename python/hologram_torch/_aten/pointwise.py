@@ -48,6 +48,9 @@ class Build:
         name = B.DTYPES[dt]
         if isinstance(x, Ref):
             return x.id if self.g.node_info(x.id)[0] == name else self.g.cast(x.id, name)
+        if isinstance(x, float) and not dt.is_floating_point:
+            # ATen converts such a scalar by C++ rules (truncation, UB out of range): not ours
+            raise TypeError(f"a float scalar in a {dt} computation")
         return self.g.constant(name, x)
 
     def bin(self, op, a, b):
