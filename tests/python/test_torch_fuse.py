@@ -238,6 +238,20 @@ def test_no_cycle_through_outside_node():
     check(ref, gm, torch.randn(4, 4), torch.randn(4, 4))
 
 
+def test_views_inside_a_cluster():
+    """Reshapes, unsqueezes and expands between pointwise ops stay inside one kernel; a view
+    that is also read outside keeps its source as an output of the kernel."""
+    def f(x, b):
+        h = (x * 2).view(4, 3, 5).unsqueeze(0)
+        y = torch.exp(h.expand(2, 4, 3, 5) + b.view(1, 1, 3, 1)).reshape(8, 15).clone()
+        return y + 1, (x + 1).view(12, 5).t()
+    ref, gm = fuse(f, torch.randn(12, 5), torch.randn(3), clusters=2)
+    fused = [k.meta["hologram_fused"] for k in kernels(gm)]
+    assert any("aten.expand.default" in ops and "aten.view.default" in ops for ops in fused)
+    assert aten.t.default in targets(gm) and aten.view.default in targets(gm)
+    check(ref, gm, special((12, 5)), special((3,)))
+
+
 def test_strided_inputs_and_outputs():
     """Permuted and expanded inputs are read in place; outputs get the strides of the graph's
     FakeTensors (ATen's pointwise results follow their inputs' layout)."""

@@ -130,6 +130,7 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
     """Fuses gm's pointwise ATen nodes into hologram kernels in place; returns the number of
     fused nodes made (clusters)."""
     graph = gm.graph
+    index = {n: i for i, n in enumerate(graph.nodes)}
     refused = set()
     while True:   # a cluster the builder refuses gives up its offending node, then re-cluster
         lows = {}
@@ -141,14 +142,14 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
         clusters = _clusters(graph, lows)
         bad = None
         for members in clusters:
-            bad = _check(members, lows)
+            bad = _check(_Cluster(members, lows, index))
             if bad is not None:
                 refused.add(bad)
                 break
         if bad is None:
             break
     for members in clusters:
-        subst = _replace(gm, members, lows)
+        subst = _replace(graph, _Cluster(members, lows, index))
         for n, low in lows.items():   # later clusters read the new node instead
             if any(o in subst for o in low.operands if isinstance(o, torch.fx.Node)):
                 low.operands = tuple(subst.get(o, o) if isinstance(o, torch.fx.Node) else o
@@ -161,10 +162,11 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
 
 
 def _clusters(graph, lows):
-    """Maximal connected clusters of pointwise/reduction nodes (constants are absorbed by
-    value, not clustered), acyclic: no path leaves a cluster and comes back into it. Reductions
-    join only a cluster their input is in (a lone reduction is the table's). Union-find over
-    clusters; anc[n]: the clusters n depends on."""
+    """Maximal connected clusters of pointwise/reduction nodes, acyclic: no path leaves a
+    cluster and comes back into it. Constants and views (reshape, expand) are not clustered:
+    each cluster that reads one rebuilds it (a view of its source, which for the analysis
+    stands in for it). Reductions join only a cluster their input is in (a lone reduction is
+    the op table's). Union-find over clusters; anc[n]: the clusters n depends on."""
     parent = {}
 
     def find(c):
@@ -173,11 +175,10 @@ def _clusters(graph, lows):
             c = parent[c]
         return c
 
-    cl, anc, canc = {}, {}, {}
+    cl, anc, canc, root = {}, {}, {}, {}
     for n in graph.nodes:
-        ins = n.all_input_nodes
         a = set()
-        for q in ins:
+        for q in n.all_input_nodes:
             a |= anc[q]
             if q in cl:
                 a.add(cl[q])
@@ -185,6 +186,11 @@ def _clusters(graph, lows):
         low = lows.get(n)
         if low is None or low.kind == "const":
             continue
+        if low.kind == "view":
+            src = low.operands[0]
+            root[n] = root.get(src, src)
+            continue
+        ins = [root.get(q, q) for q in n.all_input_nodes]
         cands = {find(cl[q]) for q in ins if q in cl}
         if low.kind == "red" and not cands:
             continue
@@ -218,94 +224,107 @@ def _can_merge(k, ins, cl, anc, canc, find):
     return True
 
 
-def _plan_of(members, lows):
-    """(inputs, consts, recipe, outputs) of a cluster: the FX nodes it reads, the constant
-    nodes it absorbs, the recipe over slots (inputs first) and the output members."""
-    mset = set(members)
-    inputs, consts, slot = [], [], {}
-    for m in members:
-        for q in lows[m].operands:
-            if isinstance(q, torch.fx.Node) and q not in mset and q not in slot:
-                if q in lows and lows[q].kind == "const":
-                    consts.append(q)
-                    slot[q] = None
-                else:
-                    slot[q] = len(inputs)
-                    inputs.append(q)
-    order = consts + members
-    for i, n in enumerate(order):
-        slot[n] = len(inputs) + i
-    recipe = [(lows[n], tuple(_Slot(slot[o]) if isinstance(o, torch.fx.Node) else o
-                              for o in lows[n].operands)) for n in order]
-    outputs = [m for m in members if any(u not in mset for u in m.users)]
-    return inputs, consts, recipe, outputs, slot
+class _Cluster:
+    """A cluster's plan: inputs (the FX nodes it reads), order (absorbed constants and views
+    and the members, in graph order), recipe (over slots: inputs first, then order), outputs
+    (members used outside), erasable (absorbed nodes that only the cluster reads)."""
+
+    def __init__(self, members, lows, index):
+        mset = set(members)
+        absorbed, inputs, slot = set(), [], {}
+
+        def visit(q):
+            if q in mset or q in slot or q in absorbed:
+                return
+            lq = lows.get(q)
+            if lq is not None and lq.kind in ("const", "view"):
+                absorbed.add(q)
+                for o in lq.operands:
+                    if isinstance(o, torch.fx.Node):
+                        visit(o)
+            else:
+                slot[q] = len(inputs)
+                inputs.append(q)
+        for m in members:
+            for q in lows[m].operands:
+                if isinstance(q, torch.fx.Node):
+                    visit(q)
+        order = sorted(mset | absorbed, key=index.__getitem__)
+        for i, n in enumerate(order):
+            slot[n] = len(inputs) + i
+        inside = set(mset)
+        for a in sorted(absorbed, key=index.__getitem__, reverse=True):
+            if all(u in inside for u in a.users):
+                inside.add(a)
+        self.members, self.inputs, self.order, self.slot = members, inputs, order, slot
+        self.erasable = [a for a in order if a in inside and a not in mset]
+        self.replaced = [n for n in order if n in inside]
+        self.recipe = [(lows[n], tuple(_Slot(slot[o]) if isinstance(o, torch.fx.Node) else o
+                                       for o in lows[n].operands)) for n in order]
+        self.outputs = [m for m in members if any(u not in inside for u in m.users)]
 
 
-def _check(members, lows):
+def _check(c):
     """None when hologram's builder takes the cluster with the FX graph's dtypes and shapes;
-    else the first member it refuses or computes differently."""
-    inputs, consts, recipe, outputs, slot = _plan_of(members, lows)
-    if not inputs:
-        return members[0]
+    else the first member it refuses or computes differently (an absorbed node's first user)."""
+    if not c.inputs:
+        return c.members[0]
     g = hg._C.Graph()
     try:
         b = Build(g)
         env = [g.input(B.DTYPES[q.meta["val"].dtype], tuple(q.meta["val"].shape))
-               for q in inputs]
-        for n, (low, ops) in zip(consts + members, recipe):
+               for q in c.inputs]
+        for n, (low, ops) in zip(c.order, c.recipe):
+            v = n.meta["val"]
             try:
                 i = low.emit(b, low.dtype, *[Ref(env[o.i]) if isinstance(o, _Slot) else o
                                              for o in ops])
+                ok = g.node_info(i) == (B.DTYPES[v.dtype], tuple(v.shape))
             except Exception:
-                return n if n in members else _user_of(n, members, lows)
-            v = n.meta["val"]
-            if g.node_info(i) != (B.DTYPES[v.dtype], tuple(v.shape)):
-                return n if n in members else _user_of(n, members, lows)
+                ok = False
+            if not ok:
+                return n if n in c.members else _user_of(n, c)
             env.append(i)
     finally:
         g.destroy()
     return None
 
 
-def _user_of(const, members, lows):
-    return next(m for m in members if const in lows[m].operands)
+def _user_of(node, c):
+    u = next(m for m in c.order if node in m.all_input_nodes)
+    return u if u in c.members else _user_of(u, c)
 
 
-def _replace(gm, members, lows):
-    graph = gm.graph
-    inputs, consts, recipe, outputs, slot = _plan_of(members, lows)
+def _replace(graph, c):
     out_specs = []
-    for o in outputs:
+    for o in c.outputs:
         v = o.meta["val"]
         stride = None if v.is_contiguous() else tuple(v.stride())
         out_specs.append((v.dtype, tuple(v.shape), stride))
-    mset = set(members)
-    erased = [c for c in consts if all(u in mset for u in c.users)]
-    ops = [str(n.target) for n in erased + members]
-    kernel = FusedKernel(recipe, [(B.DTYPES[q.meta["val"].dtype], tuple(q.meta["val"].shape))
-                                  for q in inputs],
-                         [slot[o] for o in outputs], out_specs,
-                         _fallback_module(inputs, consts + members, outputs), ops)
-    with graph.inserting_after(members[-1]):
-        fused = graph.call_function(kernel, tuple(inputs))
+    inside = set(c.replaced)
+    ops = [str(n.target) for n in c.replaced]
+    kernel = FusedKernel(c.recipe, [(B.DTYPES[q.meta["val"].dtype], tuple(q.meta["val"].shape))
+                                    for q in c.inputs],
+                         [c.slot[o] for o in c.outputs], out_specs,
+                         _fallback_module(c.inputs, c.order, c.outputs), ops)
+    with graph.inserting_after(c.members[-1]):
+        fused = graph.call_function(kernel, tuple(c.inputs))
     fused.meta["hologram_fused"] = ops
-    vals = [o.meta["val"] for o in outputs]
+    vals = [o.meta["val"] for o in c.outputs]
     fused.meta["val"] = vals[0] if len(vals) == 1 else tuple(vals)
     subst = {}
-    if len(outputs) == 1:
-        outputs[0].replace_all_uses_with(fused, lambda u: u not in mset)
-        subst[outputs[0]] = fused
+    if len(c.outputs) == 1:
+        c.outputs[0].replace_all_uses_with(fused, lambda u: u not in inside)
+        subst[c.outputs[0]] = fused
     else:
-        for i, o in enumerate(outputs):
+        for i, o in enumerate(c.outputs):
             with graph.inserting_after(fused):
                 gi = graph.call_function(operator.getitem, (fused, i))
             gi.meta["val"] = o.meta["val"]
-            o.replace_all_uses_with(gi, lambda u: u not in mset)
+            o.replace_all_uses_with(gi, lambda u: u not in inside)
             subst[o] = gi
-    for n in reversed(members):
+    for n in reversed(c.replaced):
         graph.erase_node(n)
-    for c in erased:
-        graph.erase_node(c)
     return subst
 
 

@@ -224,6 +224,10 @@ def _reduce(op):
     return emit
 
 
+def _view(b, dt, x, shape, expand):
+    return b.g.expand(x.id, shape) if expand else b.g.reshape(x.id, shape)
+
+
 def _constant(b, dt, value, shape):
     c = b.t(value, dt)
     return b.g.expand(c, shape) if shape else c
@@ -265,8 +269,13 @@ _BACKWARD = {aten.threshold_backward.default: (_threshold_backward, ("grad_outpu
              aten.silu_backward.default: (_silu_backward, ("grad_output", "input"))}
 _REDUCE = {aten.sum.default: "sum", aten.sum.dim_IntList: "sum", aten.mean.default: "mean",
            aten.mean.dim: "mean", aten.amax.default: "max", aten.amin.default: "min"}
-_CASTS = (aten._to_copy.default, prims.convert_element_type.default)
+_CASTS = (aten._to_copy.default, prims.convert_element_type.default, aten.clone.default)
 _CONSTS = (aten.full.default, aten.scalar_tensor.default)
+# views a kernel reads its operand through (C-order reshapes, broadcasts): rebuilt inside each
+# cluster that reads them, so a view between two pointwise ops does not split their kernel
+_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+          aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims,
+          aten.expand.default, aten.alias.default)
 
 
 def _operands_ok(node, val, ops):
@@ -369,6 +378,11 @@ def _lower(t, k, val):
         return _lower_cast(t, k, val)
     if t in _REDUCE:
         return _lower_reduce(t, k, val)
+    if t in _VIEWS:
+        x = k["input"]
+        ok = isinstance(x, torch.fx.Node) and _tensor_val(x) is not None
+        return Lowering(_view, dt, (x, tuple(val.shape), t is aten.expand.default), "view") \
+            if ok else None
     if t in _CONSTS:
         v = k.get("fill_value", k.get("s"))
         shape = tuple(k["size"]) if "size" in k else ()
