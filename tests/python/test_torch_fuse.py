@@ -181,6 +181,39 @@ def test_casts():
               torch.rand(9, 11, generator=GEN) > 0.5)
 
 
+def _bits(t):
+    if not t.dtype.is_floating_point:
+        return t
+    t = torch.where(t.isnan(), torch.full_like(t, math.nan), t)   # one NaN pattern
+    return t.view({torch.float32: torch.int32, torch.float64: torch.int64,
+                   torch.float16: torch.int16, torch.bfloat16: torch.int16}[t.dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_bit_identical_ops(dtype):
+    """The correctly rounded / exact ops give ATen's bits, special values and the sign of zero
+    included (casts round to nearest even alike; ATen's x**2, x**3, 1/x forms are used)."""
+    def f(x, y, i):
+        return (x + y, x - y, x * y, x / y, x * 0.1, x / 3, x > y, x == y, torch.where(x > 0, x, y),
+                x.half(), x.bfloat16(), x.double() * 1.1, x.float(), i.float(), i.double(),
+                i.half(), x.to(torch.bool), torch.maximum(x, y), torch.clamp(x, -1, 1),
+                torch.relu(x), -x, x.abs(), x ** 2, x ** 3, 1 / x, x.reciprocal(), x ** -2,
+                torch.floor(x), torch.round(x), torch.trunc(x), x.masked_fill(x > y, -math.inf))
+
+    def mk():
+        x = torch.randn(4096, generator=GEN, dtype=torch.float64) * \
+            torch.exp(torch.randn(4096, generator=GEN, dtype=torch.float64) * 20)
+        x[:12] = torch.tensor([math.inf, -math.inf, math.nan, -0.0, 0.0, 1e30, -1e30, 65504.0,
+                               65520.0, 1e-40, 3.4e38, -3.5e38], dtype=torch.float64)
+        return x.to(dtype)
+    i = torch.randint(-2**62, 2**62, (4096,), generator=GEN)
+    ref, gm = fuse(f, mk(), mk(), i)
+    assert not any(isinstance(t, torch._ops.OpOverload) for t in targets(gm))   # all fused
+    x, y, i = mk(), mk(), torch.randint(-2**62, 2**62, (4096,), generator=GEN)
+    for k, (w, g) in enumerate(zip(ref(x, y, i), gm(x, y, i))):
+        assert g.dtype == w.dtype and torch.equal(_bits(g), _bits(w)), k
+
+
 def test_integer_wraps_exactly():
     def f(a, b):
         return a + b, a * b, a - b * 3, torch.maximum(a, b), torch.relu(a), -a, torch.abs(a)
