@@ -11,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 from hologram_torch._aten.fuse import FusedKernel, fuse_elementwise  # noqa: E402
 
@@ -192,13 +193,16 @@ def _bits(t):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_bit_identical_ops(dtype):
     """The correctly rounded / exact ops give ATen's bits, special values and the sign of zero
-    included (casts round to nearest even alike; ATen's x**2, x**3, 1/x forms are used)."""
+    included (casts round to nearest even alike; ATen's own formulas of x**2, x**3, 1/x, relu,
+    hardtanh, hardswish... are used)."""
     def f(x, y, i):
         return (x + y, x - y, x * y, x / y, x * 0.1, x / 3, x > y, x == y, torch.where(x > 0, x, y),
                 x.half(), x.bfloat16(), x.double() * 1.1, x.float(), i.float(), i.double(),
                 i.half(), x.to(torch.bool), torch.maximum(x, y), torch.clamp(x, -1, 1),
                 torch.relu(x), -x, x.abs(), x ** 2, x ** 3, 1 / x, x.reciprocal(), x ** -2,
-                torch.floor(x), torch.round(x), torch.trunc(x), x.masked_fill(x > y, -math.inf))
+                torch.floor(x), torch.round(x), torch.trunc(x), x.masked_fill(x > y, -math.inf),
+                F.hardtanh(x), F.relu6(x), F.leaky_relu(x, 0.2), F.hardsigmoid(x),
+                F.hardswish(x))
 
     def mk():
         x = torch.randn(4096, generator=GEN, dtype=torch.float64) * \

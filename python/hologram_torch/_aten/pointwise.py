@@ -218,6 +218,21 @@ def _silu_backward(b, dt, grad, x):
     return b.bin("multiply", b.bin("multiply", b.t(grad, dt), s), inner)
 
 
+def _hard(kind):
+    def emit(b, dt, x, a, c):
+        x = b.t(x, dt)
+        if kind == "hardtanh":            # ATen: x < lo ? lo : (x > hi ? hi : x) (keeps -0.0)
+            lo, hi = b.t(a, dt), b.t(c, dt)
+            return b.g.where(b.bin("less", x, lo), lo,
+                             b.g.where(b.bin("greater", x, hi), hi, x))
+        if kind == "leaky_relu":          # ATen: x > 0 ? x : x * slope
+            return b.g.where(b.bin("greater", x, b.t(0, dt)), x, b.bin("multiply", x, b.t(a, dt)))
+        # ATen: min(max(x + 3, 0), 6) / 6; hardswish: x * min(max(x + 3, 0), 6) / 6
+        r = _clamp(b, dt, Ref(b.bin("add", x, b.t(3, dt))), 0, 6)
+        return b.bin("divide", b.bin("multiply", x, r) if kind == "hardswish" else r, b.t(6, dt))
+    return emit
+
+
 def _reduce(op):
     def emit(b, dt, x, axes, keepdim):
         return b.g.reduce(_R[op], b.t(x, dt), axes, keepdim)
@@ -267,6 +282,10 @@ _BACKWARD = {aten.threshold_backward.default: (_threshold_backward, ("grad_outpu
              aten.sigmoid_backward.default: (_sigmoid_backward, ("grad_output", "output")),
              aten.tanh_backward.default: (_tanh_backward, ("grad_output", "output")),
              aten.silu_backward.default: (_silu_backward, ("grad_output", "input"))}
+_HARD = {aten.hardtanh.default: ("hardtanh", ("min_val", "max_val"), (-1, 1)),
+         aten.leaky_relu.default: ("leaky_relu", ("negative_slope",), (0.01,)),
+         aten.hardsigmoid.default: ("hardsigmoid", (), ()),
+         aten.hardswish.default: ("hardswish", (), ())}
 _REDUCE = {aten.sum.default: "sum", aten.sum.dim_IntList: "sum", aten.mean.default: "mean",
            aten.mean.dim: "mean", aten.amax.default: "max", aten.amin.default: "min"}
 _CASTS = (aten._to_copy.default, prims.convert_element_type.default, aten.clone.default)
@@ -364,6 +383,12 @@ def _lower(t, k, val):
         if any(isinstance(b, float) and math.isnan(b) for b in (lo, hi)) or dt not in NUM:
             return None   # a NaN bound: ATen's kernels differ on it
         return Lowering(_clamp, dt, (k["input"], lo, hi))
+    if t in _HARD:
+        kind, names, defaults = _HARD[t]
+        extra = [k.get(n, d) for n, d in zip(names, defaults)]
+        ok = dt in FLOAT and all(_is_num(e) for e in extra)
+        return Lowering(_hard(kind), dt, (k["input"], *extra, *[None] * (2 - len(extra)))) \
+            if ok else None
     if t is aten.pow.Tensor_Scalar:
         e = k["exponent"]
         return Lowering(_pow_scalar, dt, (k["input"], e)) \
