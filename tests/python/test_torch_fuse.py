@@ -107,6 +107,17 @@ def test_infinite_constants_and_empty():
     check(ref, gm, torch.randn(0, 3))
 
 
+def test_rsub_and_like_constants():
+    def f(x, m):
+        bias = (1.0 - m.to(torch.float32)) * torch.finfo(torch.float32).min   # HF's mask form
+        return x + bias, torch.where(x > 0, torch.zeros_like(x), torch.full_like(x, 2.5)) \
+            - torch.ones_like(x), torch.rsub(x, 3, alpha=2)
+    ref, gm = fuse(f, torch.randn(4, 6), torch.rand(4, 6) > 0.5)
+    assert not any(isinstance(t, torch._ops.OpOverload) for t in targets(gm))
+    assert any("aten.full_like.default" in k.meta["hologram_fused"] for k in kernels(gm))
+    check(ref, gm, special((4, 6)), torch.rand(4, 6, generator=GEN) > 0.5)
+
+
 def test_float_scalar_into_integers_stays_torch():
     """ATen converts a float fill value to an integer dtype by C++ rules: left to torch."""
     def f(i, m):

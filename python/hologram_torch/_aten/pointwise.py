@@ -117,6 +117,14 @@ def _add_sub(op):
     return emit
 
 
+def _rsub(b, dt, x, y, alpha):
+    # ATen: other - alpha * self
+    x = b.t(x, dt)
+    if alpha != 1:
+        x = b.bin("multiply", x, b.t(alpha, dt))
+    return b.bin("subtract", b.t(y, dt), x)
+
+
 def _unary(op):
     def emit(b, dt, x):
         return b.un(op, b.t(x, dt))
@@ -289,7 +297,9 @@ _HARD = {aten.hardtanh.default: ("hardtanh", ("min_val", "max_val"), (-1, 1)),
 _REDUCE = {aten.sum.default: "sum", aten.sum.dim_IntList: "sum", aten.mean.default: "mean",
            aten.mean.dim: "mean", aten.amax.default: "max", aten.amin.default: "min"}
 _CASTS = (aten._to_copy.default, prims.convert_element_type.default, aten.clone.default)
-_CONSTS = (aten.full.default, aten.scalar_tensor.default)
+_LIKE_FILL = {aten.zeros_like.default: 0, aten.ones_like.default: 1}
+_CONSTS = (aten.full.default, aten.scalar_tensor.default, aten.full_like.default,
+           aten.zeros_like.default, aten.ones_like.default)
 # views a kernel reads its operand through (C-order reshapes, broadcasts): rebuilt inside each
 # cluster that reads them, so a view between two pointwise ops does not split their kernel
 _VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default,
@@ -345,6 +355,9 @@ def _lower(t, k, val):
     if t in _ADD:
         ops = (k["input"], k["other"], k.get("alpha", 1))
         return Lowering(_add_sub(_ADD[t]), dt, ops) if dt in NUM and _is_num(ops[2]) else None
+    if t in (aten.rsub.Scalar, aten.rsub.Tensor):
+        ops = (k["input"], k["other"], k.get("alpha", 1))
+        return Lowering(_rsub, dt, ops) if dt in NUM and _is_num(ops[2]) else None
     if t in _ARITH:
         op, dts = _ARITH[t]
         key = "exponent" if t is aten.pow.Tensor_Tensor else "other"
@@ -409,8 +422,8 @@ def _lower(t, k, val):
         return Lowering(_view, dt, (x, tuple(val.shape), t is aten.expand.default), "view") \
             if ok else None
     if t in _CONSTS:
-        v = k.get("fill_value", k.get("s"))
-        shape = tuple(k["size"]) if "size" in k else ()
+        v = _LIKE_FILL.get(t, k.get("fill_value", k.get("s")))
+        shape = tuple(k["size"]) if "size" in k else tuple(val.shape)
         ok = _is_num(v) and dt in ANY and all(type(s) is int for s in shape)
         return Lowering(_constant, dt, (v, shape), "const") if ok else None
     return None
