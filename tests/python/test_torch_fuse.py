@@ -368,3 +368,38 @@ def test_aot_forward_backward(name, dtype):
     torch.testing.assert_close(out, want, **tol)
     torch.testing.assert_close(x.grad, x2.grad, **tol)
     torch.testing.assert_close(w.grad, w2.grad, **tol)
+
+
+def test_llama_aot_graphs():
+    """A real model nobody here wrote (Hugging Face's Llama from a small config, random weights:
+    RMSNorm, rotary embeddings, SiLU MLP, causal mask) through AOTAutograd with torch's core
+    ATen decompositions and the pass on its forward and backward graphs: loss and every
+    gradient as eager."""
+    transformers = pytest.importorskip("transformers")
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+    counts = []
+
+    def compiler(gm, example_inputs):
+        counts.append(fuse_elementwise(gm))
+        return make_boxed_func(gm)
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                   num_key_value_heads=2, intermediate_size=128, vocab_size=100)
+    cfg._attn_implementation = "eager"
+    model = transformers.LlamaForCausalLM(cfg)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=aot_autograd(
+        fw_compiler=compiler, bw_compiler=compiler, decompositions=core_aten_decompositions()))
+    ids = torch.randint(0, 100, (2, 16), generator=GEN)
+    out = compiled(ids, labels=ids)
+    out.loss.backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    want = model(ids, labels=ids)
+    want.loss.backward()
+    assert sum(counts) >= 20, counts
+    torch.testing.assert_close(out.logits, want.logits, rtol=1e-4, atol=1e-5)
+    for g, p in zip(got, model.parameters()):
+        torch.testing.assert_close(g, p.grad, rtol=1e-3, atol=1e-6)
