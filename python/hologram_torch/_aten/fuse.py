@@ -75,19 +75,29 @@ class FusedKernel:
             g.destroy()
 
     def __call__(self, *args):
-        dev = args[0].device
         grad = _grad_enabled()
+        for a in args:   # the common case, plain CPU tensors, in a few attribute reads
+            if type(a) is not _Tensor or not a.is_cpu or (grad and a.requires_grad):
+                return self._general(args, grad)
+        ex = _cpu[0]
+        if ex is None or ex.closed:
+            ex = B.executor_of(0, args[0].device, self.__name__)
+        return self._run(ex, args)
+
+    def _general(self, args, grad):
+        dev = args[0].device
         for a in args:
             if type(a) is not _Tensor or a.device != dev or (grad and a.requires_grad):
                 return self.fallback(*args)
-        ex = _cpu[0] if dev.type == "cpu" else None
-        if ex is None or ex.closed:
-            ex = B.executor_of(0, dev, self.__name__)
+        return self._run(B.executor_of(0, dev, self.__name__), args)
+
+    def _run(self, ex, args):
         if self._jit is not None:   # contiguous outputs: the repeated call runs in C
             out = self._jit(*[_from_capsule(_to_dlpack(a), ex) for a in args])   # B.to_hg
             if self.single:
                 return _from_dlpack(out.__dlpack__(stream=-1))                   # B.to_torch
             return tuple(B.to_torch(o) for o in out)
+        dev = args[0].device
         plan = self._plan(ex)
         touts, houts = [], []
         for dt, shape, stride in self.out_specs:
