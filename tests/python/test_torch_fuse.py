@@ -315,6 +315,7 @@ def test_fallback_for_grad_and_fake():
     ref, gm = fuse(newgelu, torch.randn(10), clusters=1)
     x = torch.randn(10, requires_grad=True)
     gm(x).sum().backward()      # grad mode with an input that requires grad: torch runs it
+    assert kernels(gm)[0].target.fallbacks == 1
     x2 = x.detach().clone().requires_grad_()
     newgelu(x2).sum().backward()
     torch.testing.assert_close(x.grad, x2.grad)
@@ -379,10 +380,11 @@ def test_llama_aot_graphs():
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.aot_autograd import make_boxed_func
-    counts = []
+    counts, graphs = [], []
 
     def compiler(gm, example_inputs):
         counts.append(fuse_elementwise(gm))
+        graphs.append(gm)
         return make_boxed_func(gm)
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
@@ -400,6 +402,8 @@ def test_llama_aot_graphs():
     want = model(ids, labels=ids)
     want.loss.backward()
     assert sum(counts) >= 20, counts
+    # every kernel ran in hologram (parameters included), none fell back to torch
+    assert all(k.target.fallbacks == 0 for g in graphs for k in kernels(g))
     torch.testing.assert_close(out.logits, want.logits, rtol=1e-4, atol=1e-5)
     for g, p in zip(got, model.parameters()):
         torch.testing.assert_close(g, p.grad, rtol=1e-3, atol=1e-6)

@@ -21,7 +21,7 @@ from .pointwise import Build, Ref, lower
 __all__ = ["fuse_elementwise", "FusedKernel"]
 
 # the per-call path's names, bound once (each attribute lookup is ~40 ns of a ~3 us call)
-_Tensor, _grad_enabled = torch.Tensor, torch.is_grad_enabled
+_Tensor, _Param, _grad_enabled = torch.Tensor, torch.nn.Parameter, torch.is_grad_enabled
 _to_dlpack, _from_dlpack, _from_capsule = (torch._C._to_dlpack, torch._C._from_dlpack,
                                            hg._C._from_capsule)
 _cpu = B._cpu
@@ -35,7 +35,8 @@ class FusedKernel:
     graph's FakeTensors. Plans are compiled on the first call per executor (the executor of the
     tensors' device). Inputs the plan cannot take (FakeTensors and other subclasses, tensors on
     other devices or on several, inputs that require grad while grad mode is on: the call must
-    then be differentiable) run the cluster's ATen ops in torch instead."""
+    then be differentiable) run the cluster's ATen ops in torch instead (``fallbacks`` counts
+    them)."""
 
     def __init__(self, recipe, in_specs, outputs, out_specs, fallback, ops):
         self.recipe = recipe          # [(Lowering, resolved operands)], slots in order
@@ -46,6 +47,7 @@ class FusedKernel:
         self.ops = ops                # str of each ATen node it replaced
         self.single = len(outputs) == 1
         self._plans = {}
+        self.fallbacks = 0            # calls that ran the ATen nodes in torch
         self._jit = hg._C.JitFunction(self._slow) if all(
             st is None for _, _, st in out_specs) else None
         self.__name__ = f"hologram_fused_{len(ops)}"
@@ -77,7 +79,8 @@ class FusedKernel:
     def __call__(self, *args):
         grad = _grad_enabled()
         for a in args:   # the common case, plain CPU tensors, in a few attribute reads
-            if type(a) is not _Tensor or not a.is_cpu or (grad and a.requires_grad):
+            if (type(a) is not _Tensor and type(a) is not _Param) or not a.is_cpu or (
+                    grad and a.requires_grad):
                 return self._general(args, grad)
         ex = _cpu[0]
         if ex is None or ex.closed:
@@ -87,7 +90,9 @@ class FusedKernel:
     def _general(self, args, grad):
         dev = args[0].device
         for a in args:
-            if type(a) is not _Tensor or a.device != dev or (grad and a.requires_grad):
+            if (type(a) is not _Tensor and type(a) is not _Param) or a.device != dev or (
+                    grad and a.requires_grad):
+                self.fallbacks += 1
                 return self.fallback(*args)
         return self._run(B.executor_of(0, dev, self.__name__), args)
 
