@@ -119,13 +119,15 @@ def test_rsub_and_like_constants():
 
 
 def test_float_scalar_into_integers_stays_torch():
-    """ATen converts a float fill value to an integer dtype by C++ rules: left to torch."""
+    """ATen converts a float fill value to an integer dtype by C++ rules, and wraps an integer
+    number that does not fit the dtype: both left to torch (the graph builder refuses them, the
+    node is taken out of its cluster)."""
     def f(i, m):
-        return i.masked_fill(m, 2.7), i.masked_fill(m, 3)
+        return i.masked_fill(m, 2.7), i.masked_fill(m, 3), (i.to(torch.int8) + 1000) * 2
     i, m = torch.arange(6).reshape(2, 3), torch.rand(2, 3, generator=GEN) > 0.5
-    ref, gm = fuse(f, i, m, clusters=1)
-    assert aten.masked_fill.Scalar in targets(gm)
-    check(ref, gm, torch.arange(6).reshape(2, 3), torch.rand(2, 3, generator=GEN) > 0.5)
+    ref, gm = fuse(f, i, m, clusters=3)
+    assert {aten.masked_fill.Scalar, aten.add.Tensor} <= targets(gm)
+    check(ref, gm, torch.arange(120, 126).reshape(2, 3), torch.rand(2, 3, generator=GEN) > 0.5)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

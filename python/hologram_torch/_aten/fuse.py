@@ -146,20 +146,18 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
     fused nodes made (clusters)."""
     graph = gm.graph
     index = {n: i for i, n in enumerate(graph.nodes)}
-    refused = set()
+    lows = {}
+    for n in graph.nodes:
+        low = lower(gm, n)
+        if low is not None:
+            lows[n] = low
     while True:   # a cluster the builder refuses gives up its offending node, then re-cluster
-        lows = {}
-        for n in graph.nodes:
-            if n not in refused:
-                low = lower(gm, n)
-                if low is not None:
-                    lows[n] = low
         clusters = _clusters(graph, lows)
         bad = None
         for members in clusters:
             bad = _check(_Cluster(members, lows, index))
             if bad is not None:
-                refused.add(bad)
+                del lows[bad]
                 break
         if bad is None:
             break
