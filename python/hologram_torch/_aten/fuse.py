@@ -151,18 +151,21 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
         low = lower(gm, n)
         if low is not None:
             lows[n] = low
-    while True:   # a cluster the builder refuses gives up its offending node, then re-cluster
-        clusters = _clusters(graph, lows)
-        bad = None
-        for members in clusters:
-            bad = _check(_Cluster(members, lows, index))
-            if bad is not None:
-                del lows[bad]
-                break
+    while True:   # a member that closes a cycle between clusters, or that the graph builder
+        # refuses, is taken out (it stays torch), then re-cluster
+        clusters, root = _clusters(graph, lows)
+        bad = _cycle(graph, clusters, root, lows)
+        if bad is None:
+            bad = next((b for b in (_check(_Cluster(m, lows, index)) for m in clusters)
+                        if b is not None), None)
         if bad is None:
             break
+        del lows[bad]
+    made = 0
     for members in clusters:
-        subst = _replace(graph, _Cluster(members, lows, index))
+        c = _Cluster(members, lows, index)
+        made += bool(c.outputs)
+        subst = _replace(graph, c)
         for n, low in lows.items():   # later clusters read the new node instead
             if any(o in subst for o in low.operands if isinstance(o, torch.fx.Node)):
                 low.operands = tuple(subst.get(o, o) if isinstance(o, torch.fx.Node) else o
@@ -171,7 +174,7 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
         _topo_sort(graph)
         graph.lint()
         gm.recompile()
-    return len(clusters)
+    return made
 
 
 def _clusters(graph, lows):
@@ -203,7 +206,7 @@ def _clusters(graph, lows):
             src = low.operands[0]
             root[n] = root.get(src, src)
             continue
-        ins = [root.get(q, q) for q in n.all_input_nodes]
+        ins = _reads(n, root, lows)
         cands = {find(cl[q]) for q in ins if q in cl}
         if low.kind == "red" and not cands:
             continue
@@ -222,7 +225,52 @@ def _clusters(graph, lows):
     groups = {}
     for n, c in cl.items():
         groups.setdefault(find(c), []).append(n)
-    return [m for m in groups.values() if any(lows[x].kind == "pw" for x in m)]
+    return [m for m in groups.values() if any(lows[x].kind == "pw" for x in m)], root
+
+
+def _cycle(graph, clusters, root, lows):
+    """None when the graph with each cluster contracted to one node is acyclic; else a member
+    to take out of its cluster. (_clusters keeps each cluster free of paths that leave it and
+    come back, but two clusters can still each feed the other through outside nodes when one
+    grew after the other read it.) Kahn's algorithm on the contracted graph."""
+    group = {}
+    for i, members in enumerate(clusters):
+        for m in members:
+            group[m] = i
+    key = lambda n: ("c", group[n]) if n in group else n   # noqa: E731
+    deps = {}
+    for n in graph.nodes:
+        ins = n.all_input_nodes
+        if n in group:   # a member reads an absorbed view's source; absorbed constants: nothing
+            ins = _reads(n, root, lows)
+        d = deps.setdefault(key(n), set())
+        d.update(key(q) for q in ins if key(q) != key(n))
+    users = {}
+    for k, d in deps.items():
+        for q in d:
+            users.setdefault(q, []).append(k)
+    pending = {k: len(d) for k, d in deps.items()}
+    ready = [k for k, c in pending.items() if c == 0]
+    while ready:
+        k = ready.pop()
+        for u in users.get(k, ()):
+            pending[u] -= 1
+            if pending[u] == 0:
+                ready.append(u)
+    stuck = {k for k, c in pending.items() if c}
+    for members in clusters:   # a stuck cluster's member that reads a stuck outside node
+        for m in members:
+            if key(m) in stuck and any(key(q) in stuck and key(q) != key(m)
+                                       for q in _reads(m, root, lows)):
+                return m
+    return None
+
+
+def _reads(n, root, lows):
+    """The nodes a cluster member depends on: its inputs, an absorbed view replaced by the
+    view's source, absorbed constants (rebuilt in the kernel) left out."""
+    return [root.get(q, q) for q in n.all_input_nodes
+            if not (q in lows and lows[q].kind == "const")]
 
 
 def _can_merge(k, ins, cl, anc, canc, find):
@@ -309,6 +357,10 @@ def _user_of(node, c):
 
 
 def _replace(graph, c):
+    if not c.outputs:   # nothing reads the cluster: its (pure) nodes are dead code
+        for n in reversed(c.replaced):
+            graph.erase_node(n)
+        return {}
     out_specs = []
     for o in c.outputs:
         v = o.meta["val"]
