@@ -304,15 +304,16 @@ def test_views_inside_a_cluster():
 
 @pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("HG_FUSE_SEEDS", "12"))))
 def test_random_graphs(seed):
-    """Random DAGs of pointwise ops mixed with ops that stay torch (cumsum, flip, amax over an
-    input): the rewritten graph is acyclic (lint, topological order) and computes the same."""
+    """Random DAGs of pointwise ops, views, constants and reductions mixed with ops that stay
+    torch (cumsum, flip, amax over an input): the rewritten graph is acyclic (lint, topological
+    order) and computes the same."""
     rng = torch.Generator().manual_seed(seed)
 
     def pick(n):
         return int(torch.randint(0, n, (), generator=rng))
     plan = []
     for _ in range(24):
-        plan.append((pick(9), pick(1000), pick(1000), pick(2) == 0))
+        plan.append((pick(12), pick(1000), pick(1000), pick(2) == 0))
 
     def f(x, y):
         vals = [x, y]
@@ -321,13 +322,18 @@ def test_random_graphs(seed):
             v = [lambda: a + b, lambda: a * b - 1, lambda: torch.tanh(a), lambda: torch.cumsum(a, 0),
                  lambda: torch.where(a > b, a, b * 0.5), lambda: torch.flip(a, [1]),
                  lambda: torch.sigmoid(a) * b, lambda: a / (b.abs() + 1),
-                 lambda: (a - a.amax(-1, keepdim=True)).exp()][kind]()
+                 lambda: (a - a.amax(-1, keepdim=True)).exp(),
+                 lambda: (a + 1).view(35).flip(0).view(5, 7) * b.view(35).view(5, 7),
+                 lambda: torch.full_like(a, 2.0) * b + torch.zeros_like(b),
+                 lambda: a.unsqueeze(0).expand(2, 5, 7).sum(0) - b][kind]()
             vals.append(v)
         return tuple(v for v, (_, _, _, out) in zip(vals[2:], plan) if out) + (vals[-1],)
     args = (torch.randn(5, 7, generator=rng), torch.randn(5, 7, generator=rng))
     ref, gm = fuse(f, *args)
     assert kernels(gm)
     check(ref, gm, torch.randn(5, 7, generator=rng), torch.randn(5, 7, generator=rng))
+    # inputs that require grad: every kernel runs its ATen nodes in torch instead
+    check(ref, gm, *(torch.randn(5, 7, generator=rng).requires_grad_() for _ in range(2)))
 
 
 def test_strided_inputs_and_outputs():

@@ -318,6 +318,7 @@ class _Cluster:
             if all(u in inside for u in a.users):
                 inside.add(a)
         self.members, self.inputs, self.order, self.slot = members, inputs, order, slot
+        self.lows = lows
         self.erasable = [a for a in order if a in inside and a not in mset]
         self.replaced = [n for n in order if n in inside]
         self.recipe = [(lows[n], tuple(_Slot(slot[o]) if isinstance(o, torch.fx.Node) else o
@@ -371,7 +372,7 @@ def _replace(graph, c):
     kernel = FusedKernel(c.recipe, [(B.DTYPES[q.meta["val"].dtype], tuple(q.meta["val"].shape))
                                     for q in c.inputs],
                          [c.slot[o] for o in c.outputs], out_specs,
-                         _fallback_module(c.inputs, c.order, c.outputs), ops)
+                         _fallback_module(c.inputs, c.order, c.outputs, c.lows), ops)
     with graph.inserting_after(c.members[-1]):
         fused = graph.call_function(kernel, tuple(c.inputs))
     fused.meta["hologram_fused"] = ops
@@ -393,7 +394,7 @@ def _replace(graph, c):
     return subst
 
 
-def _fallback_module(inputs, nodes, outputs):
+def _fallback_module(inputs, nodes, outputs, lows):
     """The cluster's own ATen nodes as a GraphModule (what runs for inputs hologram cannot
     take)."""
     g = torch.fx.Graph()
@@ -402,7 +403,14 @@ def _fallback_module(inputs, nodes, outputs):
         env[q] = g.placeholder(q.name)
         env[q].meta = dict(q.meta)
     for n in nodes:
-        env[n] = g.node_copy(n, lambda x: env[x])
+        if all(q in env for q in n.all_input_nodes):
+            env[n] = g.node_copy(n, lambda x: env[x])
+        else:   # a full_like of a tensor outside: the same constant by aten.full
+            v, low = n.meta["val"], lows[n]
+            env[n] = g.call_function(torch.ops.aten.full.default,
+                                     (list(v.shape), low.operands[0]),
+                                     {"dtype": v.dtype, "device": v.device})
+            env[n].meta = dict(n.meta)
     outs = [env[o] for o in outputs]
     g.output(outs[0] if len(outs) == 1 else tuple(outs))
     return torch.fx.GraphModule(torch.nn.Module(), g)
