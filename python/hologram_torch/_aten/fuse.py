@@ -16,7 +16,7 @@ import torch
 import hologram as hg
 
 from .. import _bridge as B
-from .pointwise import Build, Ref, lower
+from .pointwise import Build, Ref, aten, lower
 
 __all__ = ["fuse_elementwise", "FusedKernel"]
 
@@ -225,7 +225,9 @@ def _clusters(graph, lows):
     groups = {}
     for n, c in cl.items():
         groups.setdefault(find(c), []).append(n)
-    return [m for m in groups.values() if any(lows[x].kind == "pw" for x in m)], root
+    # a cluster of copies alone (clone) computes nothing: torch's copy is as good
+    return [m for m in groups.values() if any(
+        lows[x].kind == "pw" and x.target is not aten.clone.default for x in m)], root
 
 
 def _cycle(graph, clusters, root, lows):
@@ -407,7 +409,7 @@ def _fallback_module(inputs, nodes, outputs, lows):
             env[n] = g.node_copy(n, lambda x: env[x])
         else:   # a full_like of a tensor outside: the same constant by aten.full
             v, low = n.meta["val"], lows[n]
-            env[n] = g.call_function(torch.ops.aten.full.default,
+            env[n] = g.call_function(aten.full.default,
                                      (list(v.shape), low.operands[0]),
                                      {"dtype": v.dtype, "device": v.device})
             env[n].meta = dict(n.meta)
