@@ -443,3 +443,35 @@ def test_llama_aot_graphs():
     torch.testing.assert_close(out.logits, want.logits, rtol=1e-4, atol=1e-5)
     for g, p in zip(got, model.parameters()):
         torch.testing.assert_close(g, p.grad, rtol=1e-3, atol=1e-6)
+
+
+@pytest.mark.torch_cuda
+def test_cuda_tensors(cuda_device):
+    """On CUDA tensors the kernels run on the device's executor (torch's stream), outputs stay
+    there, with the strides of the graph's FakeTensors."""
+    def f(x, b):
+        return newgelu(x + b), torch.sigmoid(x.t()) * 3
+    x = torch.randn(64, 33, device=cuda_device)
+    b = torch.randn(33, device=cuda_device)
+    ref, gm = fuse(f, x, b, clusters=2)
+    outs = gm(x, b)
+    assert all(o.device == cuda_device for o in outs)
+    assert all(k.target.fallbacks == 0 for k in kernels(gm))
+    check(ref, gm, special((64, 33)).to(cuda_device), special((33,)).to(cuda_device))
+
+
+def test_executor_that_cannot_run_the_plan(monkeypatch):
+    """A plan the tensors' executor cannot compile (or run) makes that kernel run its ATen
+    nodes in torch there from then on, counted, not an error; compiling is not retried."""
+    import hologram as hg
+    ref, gm = fuse(newgelu, torch.randn(10), clusters=1)
+    k = kernels(gm)[0].target
+    tries = []
+
+    def refuse(ex):
+        tries.append(ex)
+        raise hg.errors.InvalidArgumentError("this executor cannot run it")
+    monkeypatch.setattr(k, "_compile", refuse)
+    for _ in range(2):
+        check(ref, gm, special((10,)))
+    assert k.fallbacks == 2 and len(tries) == 1

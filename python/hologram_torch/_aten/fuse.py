@@ -47,6 +47,7 @@ class FusedKernel:
         self.ops = ops                # str of each ATen node it replaced
         self.single = len(outputs) == 1
         self._plans = {}
+        self._unsupported, self._ran = set(), set()   # executors that cannot / did run it
         self.fallbacks = 0            # calls that ran the ATen nodes in torch
         self._jit = hg._C.JitFunction(self._slow) if all(
             st is None for _, _, st in out_specs) else None
@@ -97,11 +98,18 @@ class FusedKernel:
         return self._run(B.executor_of(0, dev, self.__name__), args)
 
     def _run(self, ex, args):
-        if self._jit is not None:   # contiguous outputs: the repeated call runs in C
-            out = self._jit(*[_from_capsule(_to_dlpack(a), ex) for a in args])   # B.to_hg
-            if self.single:
-                return _from_dlpack(out.__dlpack__(stream=-1))                   # B.to_torch
-            return tuple(B.to_torch(o) for o in out)
+        try:
+            if self._jit is not None:   # contiguous outputs: the repeated call runs in C
+                out = self._jit(*[_from_capsule(_to_dlpack(a), ex) for a in args])   # B.to_hg
+                if self.single:
+                    return _from_dlpack(out.__dlpack__(stream=-1))                   # B.to_torch
+                return tuple(B.to_torch(o) for o in out)
+            return self._run_strided(ex, args)
+        except _Unsupported:
+            self.fallbacks += 1
+            return self.fallback(*args)
+
+    def _run_strided(self, ex, args):
         dev = args[0].device
         plan = self._plan(ex)
         touts, houts = [], []
@@ -113,25 +121,50 @@ class FusedKernel:
                 h = B.to_hg(t, ex)
             touts.append(t)
             houts.append(h)
-        plan.run([B.to_hg(a, ex) for a in args], houts)
+        self._first_run(ex, plan, [B.to_hg(a, ex) for a in args], houts)
         return touts[0] if self.single else tuple(touts)
 
     def _plan(self, ex):
         plan = self._plans.get(ex)
         if plan is None:
-            plan = self._plans[ex] = self._compile(ex)
+            if ex in self._unsupported:
+                raise _Unsupported
+            try:
+                plan = self._compile(ex)
+            except hg.HologramError:
+                self._unsupported.add(ex)
+                raise _Unsupported from None
+            self._plans[ex] = plan
         return plan
 
+    def _first_run(self, ex, plan, ins, outs):
+        """plan.run; the first run per executor that fails (a step its backend cannot run,
+        such as a library call on a device without host-visible memory: docs/graph.md) makes
+        the kernel run in torch there from then on. A failing run writes nothing."""
+        if ex in self._ran:
+            return plan.run(ins, outs)
+        try:
+            plan.run(ins, outs)
+        except hg.HologramError:
+            self._unsupported.add(ex)
+            del self._plans[ex]
+            raise _Unsupported from None
+        self._ran.add(ex)
+
     def _slow(self, *hargs):
-        """A call _C.JitFunction has no signature for yet: compile for the executor, register
-        the signature, run."""
+        """A call _C.JitFunction has no signature for yet: compile for the executor, run, then
+        register the signature (so the C path takes only plans that ran)."""
         ex = hargs[0].executor
         plan = self._plan(ex)
         specs = [(B.DTYPES[dt], shape) for dt, shape, _ in self.out_specs]
-        self._jit._add(hargs, plan, [], specs, None if self.single else tuple)
         outs = [hg._C.empty(ex, shape, dt) for dt, shape in specs]
-        plan.run(list(hargs), outs)
+        self._first_run(ex, plan, list(hargs), outs)
+        self._jit._add(hargs, plan, [], specs, None if self.single else tuple)
         return outs[0] if self.single else tuple(outs)
+
+
+class _Unsupported(Exception):
+    """The executor cannot run this kernel's plan: run the ATen nodes in torch."""
 
 
 class _Slot:
