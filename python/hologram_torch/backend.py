@@ -22,6 +22,7 @@ from collections import Counter
 
 import torch
 
+from ._aten.fuse import fuse_elementwise
 from ._aten.table import TABLE
 
 log = logging.getLogger(__name__)
@@ -38,9 +39,9 @@ VIEWS = frozenset([
 ])
 
 # FX passes on the ATen GraphModule, run in order before lower(); each takes the GraphModule
-# and changes it in place. The fusion pass (_aten/fuse.py) goes here; nodes it makes carry
-# node.meta["hologram_fused"] = [the ATen op names fused].
-PASSES = []
+# and changes it in place. fuse_elementwise (_aten/fuse.py) turns pointwise clusters into
+# hologram kernels; the nodes it makes carry node.meta["hologram_fused"] = [ATen op names].
+PASSES = [fuse_elementwise]
 
 
 # Decompositions whose gradients are wrong in torch 2.13 (CPU): the core-ATen decomposition of

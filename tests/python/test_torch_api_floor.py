@@ -1,6 +1,6 @@
 """hologram_torch uses only torch APIs that its oldest supported torch has.
 
-An AST scan of python/hologram_torch lists every torch name the package reaches: attribute
+An AST scan of python/hologram_torch (with its subpackages) lists every torch name the package reaches: attribute
 chains from `torch` and from names imported out of it (`torch.library.register_fake`,
 `from torch.autograd import Function`), `getattr(torch.<chain>, "<name>")` lookups, and the
 keyword arguments of calls of those names (`torch.optim.Optimizer.__init__` is not a call the
@@ -75,7 +75,7 @@ def scan_file(path):
 
 def scan():
     used = set()
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):   # subpackages too (_aten)
         used |= scan_file(path)
     return used
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The compile backend's pointwise fusion (hologram_torch._aten.fuse) against torch: NewGELU
+written out (8 ATen nodes) on --n float32 as one fused hologram kernel, torch eager,
+torch.compile (inductor) and torch's own gelu(approximate="tanh"); and the call overhead of a
+1-element fused add (the FusedKernel, and the FX GraphModule around it) against torch.add,
+hologram_torch.functional.add and inductor. Best of --rounds interleaved rounds.
+
+    OMP_NUM_THREADS=2 python3 bench/torch_fuse.py [--n 1048576] [--threads 2] [--rounds 7]
+"""
+import argparse
+import math
+import time
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import hologram_torch.functional as F
+from hologram_torch._aten.fuse import FusedKernel, fuse_elementwise
+
+
+def newgelu(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                       (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def best(cases, n, rounds):
+    out = {k: math.inf for k in cases}
+    for _ in range(rounds):
+        for k, (f, args) in cases.items():
+            t = time.perf_counter()
+            for _ in range(n):
+                f(*args)
+            out[k] = min(out[k], (time.perf_counter() - t) / n)
+    return out
+
+
+def fused(fn, *args):
+    gm = make_fx(fn)(*args)
+    fuse_elementwise(gm)
+    return gm
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1 << 20)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=7)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    x = torch.randn(a.n)
+    ind = torch.compile(newgelu)
+    ind(x)
+    r = best({"hologram fused": (fused(newgelu, x), (x,)), "torch eager": (newgelu, (x,)),
+              "inductor": (ind, (x,)),
+              "torch gelu(tanh)": (lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+                                   (x,))}, 20, a.rounds)
+    print(f"NewGELU, {a.n} float32:", ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in r.items()))
+    p, q = torch.randn(1), torch.randn(1)
+    gm = fused(lambda u, v: u + v, p, q)
+    kernel = next(n.target for n in gm.graph.nodes if isinstance(n.target, FusedKernel))
+    inda = torch.compile(lambda u, v: u + v)
+    inda(p, q)
+    r = best({"FusedKernel": (kernel, (p, q)), "fused GraphModule": (gm, (p, q)),
+              "torch.add": (torch.add, (p, q)), "functional.add": (F.add, (p, q)),
+              "inductor": (inda, (p, q))}, 20000, a.rounds)
+    print("1-element add:", ", ".join(f"{k} {v * 1e6:.2f} us" for k, v in r.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,461 @@
+"""The ATen pointwise ops (and the reductions and constants around them) that the fusion pass
+(fuse.py) lowers to hologram graph nodes, each with the conditions under which hologram computes
+it as ATen does.
+
+How ATen's semantics are kept: every op reads its tensor operands cast to one compute dtype (the
+node's result dtype, or for comparisons the operands' promoted dtype: the explicit form of what
+ATen's TensorIterator does), and Python numbers become 0-d constants of that dtype (ATen casts a
+scalar to the compute dtype the same way). So hologram's own (numpy-style) promotion never
+decides a dtype, and the fusion pass checks every built node's dtype and shape against the FX
+node's FakeTensor. Compute dtypes are float32/float64 for math, also the integer dtypes for the
+ops that wrap alike in both (add, sub, mul, neg, abs, max/min, relu, bitwise, where); float16 and
+bfloat16 appear only as cast sources and targets (a chain computing in them stays torch: ATen
+rounds each op to them on the CPU but computes some in float, per kernel).
+"""
+import math
+
+import torch
+
+from hologram import _C
+
+from .. import _bridge as B
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+_U, _BIN, _R = _C.unary_ops, _C.binary_ops, _C.reduce_ops
+
+FLOAT = (torch.float32, torch.float64)
+INT = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+NUM = FLOAT + INT
+ANY = NUM + (torch.bool,)
+
+
+class Ref:
+    """A hologram graph node id (a tensor operand while building; numbers are constants)."""
+    __slots__ = ("id",)
+
+    def __init__(self, i):
+        self.id = i
+
+
+class Build:
+    """Emits nodes into a hologram Graph; t() is an operand in a given torch dtype."""
+
+    def __init__(self, g):
+        self.g = g
+
+    def t(self, x, dt):
+        name = B.DTYPES[dt]
+        if isinstance(x, Ref):
+            return x.id if self.g.node_info(x.id)[0] == name else self.g.cast(x.id, name)
+        if isinstance(x, float) and not dt.is_floating_point:
+            # ATen converts such a scalar by C++ rules (truncation, UB out of range): not ours
+            raise TypeError(f"a float scalar in a {dt} computation")
+        return self.g.constant(name, x)
+
+    def bin(self, op, a, b):
+        return self.g.binary(_BIN[op], a, b)
+
+    def un(self, op, a):
+        return self.g.unary(_U[op], a)
+
+
+class Lowering:
+    """What one FX node becomes: emit(b, dtype, *operands) -> hologram node id. operands hold FX
+    nodes (tensor operands, replaced by Refs at build time) and Python numbers / None / tuples."""
+    __slots__ = ("emit", "dtype", "operands", "kind")
+
+    def __init__(self, emit, dtype, operands, kind="pw"):
+        self.emit, self.dtype, self.operands, self.kind = emit, dtype, operands, kind
+
+
+def _is_num(x):
+    return type(x) in (bool, int, float)
+
+
+def _tensor_val(x):
+    v = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
+    if isinstance(v, torch.Tensor) and v.dtype in B.DTYPES and v.layout == torch.strided \
+            and all(type(s) is int for s in v.shape) and all(type(s) is int for s in v.stride()):
+        return v
+    return None
+
+
+def _result_type(*ops):
+    """ATen's promoted dtype of tensor operands (FX nodes) and Python numbers, from meta tensors
+    of the operands' dtypes and ranks (0-d tensors promote differently)."""
+    args = []
+    for o in ops:
+        if isinstance(o, torch.fx.Node):
+            v = o.meta["val"]
+            args.append(torch.empty((1,) * min(v.dim(), 1), dtype=v.dtype, device="meta"))
+        else:
+            args.append(o)
+    if len(args) == 1:
+        return args[0].dtype
+    r = torch.result_type(args[0], args[1])
+    for a in args[2:]:
+        r = torch.promote_types(r, a.dtype if isinstance(a, torch.Tensor)
+                                else torch.result_type(torch.empty(1, dtype=r, device="meta"), a))
+    return r
+
+
+# --- emitters ------------------------------------------------------------------------------
+
+def _binary(op):
+    def emit(b, dt, x, y):
+        return b.bin(op, b.t(x, dt), b.t(y, dt))
+    return emit
+
+
+def _add_sub(op):
+    def emit(b, dt, x, y, alpha):
+        y = b.t(y, dt)
+        if alpha != 1:   # ATen: self + alpha * other
+            y = b.bin("multiply", y, b.t(alpha, dt))
+        return b.bin(op, b.t(x, dt), y)
+    return emit
+
+
+def _rsub(b, dt, x, y, alpha):
+    # ATen: other - alpha * self
+    x = b.t(x, dt)
+    if alpha != 1:
+        x = b.bin("multiply", x, b.t(alpha, dt))
+    return b.bin("subtract", b.t(y, dt), x)
+
+
+def _unary(op):
+    def emit(b, dt, x):
+        return b.un(op, b.t(x, dt))
+    return emit
+
+
+def _sigmoid_of(b, dt, x):
+    # ATen's CPU kernel: 1 / (1 + exp(-x)), so its zero below -88 (f32) and its NaN-free
+    # limits come out as in torch (hologram's sigmoid instruction keeps the subnormal tail)
+    return b.bin("divide", b.t(1, dt), b.bin("add", b.t(1, dt), b.un("exp", b.un("neg", x))))
+
+
+def _sigmoid(b, dt, x):
+    return _sigmoid_of(b, dt, b.t(x, dt))
+
+
+def _silu(b, dt, x):
+    # ATen: x / (1 + exp(-x)): silu(-inf) is NaN there (hologram's silu instruction gives -0)
+    x = b.t(x, dt)
+    return b.bin("divide", x, b.bin("add", b.t(1, dt), b.un("exp", b.un("neg", x))))
+
+
+def _relu(b, dt, x):
+    # ATen: x < 0 ? 0 : x, which keeps -0.0 and NaN (hologram's relu gives +0.0 for -0.0)
+    x = b.t(x, dt)
+    return b.g.where(b.bin("less", x, b.t(0, dt)), b.t(0, dt), x)
+
+
+def _cast(b, dt, x):
+    return b.t(x, dt)
+
+
+def _where(b, dt, c, x, y):
+    return b.g.where(b.t(c, torch.bool), b.t(x, dt), b.t(y, dt))
+
+
+def _masked_fill(b, dt, x, mask, value):
+    return b.g.where(b.t(mask, torch.bool), b.t(value, dt), b.t(x, dt))
+
+
+def _clamp(b, dt, x, lo, hi):
+    r = b.t(x, dt)            # ATen: min(max(x, lo), hi); NaN x stays NaN
+    if lo is not None:
+        r = b.bin("maximum", r, b.t(lo, dt))
+    if hi is not None:
+        r = b.bin("minimum", r, b.t(hi, dt))
+    return r
+
+
+def _pow_scalar(b, dt, x, e):
+    # ATen's pow kernel special-cases these exponents; the same formulas give its bits
+    x = b.t(x, dt)
+    if e == 2:
+        return b.bin("multiply", x, x)
+    if e == 3:
+        return b.bin("multiply", b.bin("multiply", x, x), x)
+    if e == 0.5:
+        return b.un("sqrt", x)
+    if e == -1:
+        return b.bin("divide", b.t(1, dt), x)
+    if e == -2:
+        return b.bin("divide", b.t(1, dt), b.bin("multiply", x, x))
+    return b.bin("power", x, b.t(e, dt))
+
+
+def _logical(op):
+    def emit(b, dt, x, y):
+        return b.bin(op, b.t(x, torch.bool), b.t(y, torch.bool))
+    return emit
+
+
+def _not(b, dt, x):
+    if dt == torch.bool:
+        return b.un("logical_not", b.t(x, torch.bool))
+    return b.un("bitwise_not", b.t(x, dt))
+
+
+def _threshold_backward(b, dt, grad, x, thr):
+    # ATen: x <= threshold ? 0 : grad
+    return b.g.where(b.bin("less_equal", b.t(x, dt), b.t(thr, dt)), b.t(0, dt), b.t(grad, dt))
+
+
+def _sigmoid_backward(b, dt, grad, y):
+    y = b.t(y, dt)            # ATen: grad * (1 - y) * y
+    return b.bin("multiply", b.bin("multiply", b.t(grad, dt),
+                                   b.bin("subtract", b.t(1, dt), y)), y)
+
+
+def _tanh_backward(b, dt, grad, y):
+    y = b.t(y, dt)            # ATen: grad * (1 - y * y)
+    return b.bin("multiply", b.t(grad, dt),
+                 b.bin("subtract", b.t(1, dt), b.bin("multiply", y, y)))
+
+
+def _silu_backward(b, dt, grad, x):
+    x = b.t(x, dt)            # ATen: grad * s * (1 + x * (1 - s)), s = sigmoid(x)
+    s = _sigmoid_of(b, dt, x)
+    inner = b.bin("add", b.t(1, dt), b.bin("multiply", x, b.bin("subtract", b.t(1, dt), s)))
+    return b.bin("multiply", b.bin("multiply", b.t(grad, dt), s), inner)
+
+
+def _hard(kind):
+    def emit(b, dt, x, a, c):
+        x = b.t(x, dt)
+        if kind == "hardtanh":            # ATen: x < lo ? lo : (x > hi ? hi : x) (keeps -0.0)
+            lo, hi = b.t(a, dt), b.t(c, dt)
+            return b.g.where(b.bin("less", x, lo), lo,
+                             b.g.where(b.bin("greater", x, hi), hi, x))
+        if kind == "leaky_relu":          # ATen: x > 0 ? x : x * slope
+            return b.g.where(b.bin("greater", x, b.t(0, dt)), x, b.bin("multiply", x, b.t(a, dt)))
+        # ATen: min(max(x + 3, 0), 6) / 6; hardswish: x * min(max(x + 3, 0), 6) / 6
+        r = _clamp(b, dt, Ref(b.bin("add", x, b.t(3, dt))), 0, 6)
+        return b.bin("divide", b.bin("multiply", x, r) if kind == "hardswish" else r, b.t(6, dt))
+    return emit
+
+
+def _reduce(op):
+    def emit(b, dt, x, axes, keepdim):
+        return b.g.reduce(_R[op], b.t(x, dt), axes, keepdim)
+    return emit
+
+
+def _view(b, dt, x, shape, expand):
+    return b.g.expand(x.id, shape) if expand else b.g.reshape(x.id, shape)
+
+
+def _constant(b, dt, value, shape):
+    c = b.t(value, dt)
+    return b.g.expand(c, shape) if shape else c
+
+
+# --- the table: FX node -> Lowering or None -------------------------------------------------
+
+_ARITH = {   # op -> (hologram op, result dtypes it runs exactly)
+    aten.mul.Tensor: ("multiply", NUM), aten.mul.Scalar: ("multiply", NUM),
+    aten.div.Tensor: ("divide", FLOAT), aten.div.Scalar: ("divide", FLOAT),
+    aten.maximum.default: ("maximum", NUM), aten.minimum.default: ("minimum", NUM),
+    aten.pow.Tensor_Tensor: ("power", FLOAT),
+    aten.bitwise_and.Tensor: ("bitwise_and", INT + (torch.bool,)),
+    aten.bitwise_or.Tensor: ("bitwise_or", INT + (torch.bool,)),
+    aten.bitwise_xor.Tensor: ("bitwise_xor", INT + (torch.bool,)),
+}
+_ADD = {aten.add.Tensor: "add", aten.add.Scalar: "add",
+        aten.sub.Tensor: "subtract", aten.sub.Scalar: "subtract"}
+_CMP = {}
+for _n, _h in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+               ("gt", "greater"), ("ge", "greater_equal")):
+    _CMP[getattr(aten, _n).Tensor] = _h
+    _CMP[getattr(aten, _n).Scalar] = _h
+_FLOAT_UNARY = {getattr(aten, n).default: h for n, h in (
+    ("exp", "exp"), ("exp2", "exp2"), ("expm1", "expm1"), ("log", "log"), ("log2", "log2"),
+    ("log1p", "log1p"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"), ("reciprocal", "reciprocal"),
+    ("tanh", "tanh"), ("erf", "erf"),
+    ("sin", "sin"), ("cos", "cos"), ("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"),
+    ("round", "round"))}
+_NUM_UNARY = {aten.neg.default: "neg", aten.abs.default: "abs"}
+_TEST = {aten.isnan.default: "isnan", aten.isinf.default: "isinf",
+         aten.isfinite.default: "isfinite"}
+_LOGICAL = {aten.logical_and.default: "logical_and", aten.logical_or.default: "logical_or",
+            aten.logical_xor.default: "logical_xor"}
+_BACKWARD = {aten.threshold_backward.default: (_threshold_backward, ("grad_output", "input",
+                                                                     "threshold")),
+             aten.sigmoid_backward.default: (_sigmoid_backward, ("grad_output", "output")),
+             aten.tanh_backward.default: (_tanh_backward, ("grad_output", "output")),
+             aten.silu_backward.default: (_silu_backward, ("grad_output", "input"))}
+_HARD = {aten.hardtanh.default: ("hardtanh", ("min_val", "max_val"), (-1, 1)),
+         aten.leaky_relu.default: ("leaky_relu", ("negative_slope",), (0.01,)),
+         aten.hardsigmoid.default: ("hardsigmoid", (), ()),
+         aten.hardswish.default: ("hardswish", (), ())}
+_REDUCE = {aten.sum.default: "sum", aten.sum.dim_IntList: "sum", aten.mean.default: "mean",
+           aten.mean.dim: "mean", aten.amax.default: "max", aten.amin.default: "min"}
+_CASTS = (aten._to_copy.default, prims.convert_element_type.default, aten.clone.default)
+_LIKE_FILL = {aten.zeros_like.default: 0, aten.ones_like.default: 1}
+_CONSTS = (aten.full.default, aten.scalar_tensor.default, aten.full_like.default,
+           aten.zeros_like.default, aten.ones_like.default)
+# views a kernel reads its operand through (C-order reshapes, broadcasts): rebuilt inside each
+# cluster that reads them, so a view between two pointwise ops does not split their kernel
+_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+          aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims,
+          aten.expand.default, aten.alias.default)
+
+
+def _operands_ok(node, val, ops):
+    """Tensor operands: static dense tensors of hologram dtypes on the node's device; the rest
+    Python numbers (SymInts / SymFloats stay torch), None or tuples of ints (axes, shapes)."""
+    for o in ops:
+        if isinstance(o, torch.fx.Node):
+            v = _tensor_val(o)
+            if v is None or v.device != val.device:
+                return False
+        elif isinstance(o, tuple):
+            if not all(type(i) is int for i in o):
+                return False
+        elif o is not None and not _is_num(o):
+            return False
+    return True
+
+
+def _args(gm, node):
+    try:
+        p = node.normalized_arguments(gm, normalize_to_only_use_kwargs=True)
+    except Exception:   # a schema torch cannot match: leave the node alone
+        return None
+    return None if p is None else p.kwargs
+
+
+def lower(gm, node):
+    """The Lowering of an FX node, or None when it stays torch."""
+    t = node.target
+    if node.op != "call_function" or not isinstance(t, torch._ops.OpOverload):
+        return None
+    val = _tensor_val(node)
+    if val is None or val.device.type not in ("cpu", "cuda"):
+        return None
+    k = _args(gm, node)
+    if k is None:
+        return None
+    if "self" in k and "input" not in k:   # normalization names a Tensor self "input"
+        k["input"] = k["self"]
+    low = _lower(t, k, val)
+    if low is None or not _operands_ok(node, val, low.operands):
+        return None
+    return low
+
+
+def _lower(t, k, val):
+    dt = val.dtype
+    if t in _ADD:
+        ops = (k["input"], k["other"], k.get("alpha", 1))
+        return Lowering(_add_sub(_ADD[t]), dt, ops) if dt in NUM and _is_num(ops[2]) else None
+    if t in (aten.rsub.Scalar, aten.rsub.Tensor):
+        ops = (k["input"], k["other"], k.get("alpha", 1))
+        return Lowering(_rsub, dt, ops) if dt in NUM and _is_num(ops[2]) else None
+    if t in _ARITH:
+        op, dts = _ARITH[t]
+        key = "exponent" if t is aten.pow.Tensor_Tensor else "other"
+        return Lowering(_binary(op), dt, (k["input"], k[key])) if dt in dts else None
+    if t in _CMP:
+        c = _result_type(k["input"], k["other"])
+        return Lowering(_binary(_CMP[t]), c, (k["input"], k["other"])) if c in ANY else None
+    if t in _FLOAT_UNARY:
+        return Lowering(_unary(_FLOAT_UNARY[t]), dt, (k["input"],)) if dt in FLOAT else None
+    if t in (aten.sigmoid.default, aten.silu.default):
+        fn = _sigmoid if t is aten.sigmoid.default else _silu
+        return Lowering(fn, dt, (k["input"],)) if dt in FLOAT else None
+    if t is aten.relu.default:
+        return Lowering(_relu, dt, (k["input"],)) if dt in NUM else None
+    if t in _NUM_UNARY:
+        return Lowering(_unary(_NUM_UNARY[t]), dt, (k["input"],)) if dt in NUM else None
+    if t in _TEST:
+        x = k["input"]
+        c = x.meta["val"].dtype if isinstance(x, torch.fx.Node) else None
+        return Lowering(_unary(_TEST[t]), c, (x,)) if c in FLOAT else None
+    if t in _LOGICAL:
+        return Lowering(_logical(_LOGICAL[t]), dt, (k["input"], k["other"])) \
+            if dt == torch.bool else None
+    if t in (aten.logical_not.default, aten.bitwise_not.default):
+        if t is aten.logical_not.default and dt != torch.bool:
+            return None
+        return Lowering(_not, dt, (k["input"],)) if dt in INT + (torch.bool,) else None
+    if t in (aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar):
+        return Lowering(_where, dt, (k["condition"], k["input"], k["other"])) \
+            if dt in ANY else None
+    if t in (aten.masked_fill.Scalar, aten.masked_fill.Tensor):
+        return Lowering(_masked_fill, dt, (k["input"], k["mask"], k["value"])) \
+            if dt in ANY else None
+    if t in (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default):
+        lo, hi = k.get("min"), k.get("max")
+        if any(isinstance(b, float) and math.isnan(b) for b in (lo, hi)) or dt not in NUM:
+            return None   # a NaN bound: ATen's kernels differ on it
+        return Lowering(_clamp, dt, (k["input"], lo, hi))
+    if t in _HARD:
+        kind, names, defaults = _HARD[t]
+        extra = [k.get(n, d) for n, d in zip(names, defaults)]
+        ok = dt in FLOAT and all(_is_num(e) for e in extra)
+        return Lowering(_hard(kind), dt, (k["input"], *extra, *[None] * (2 - len(extra)))) \
+            if ok else None
+    if t is aten.pow.Tensor_Scalar:
+        e = k["exponent"]
+        return Lowering(_pow_scalar, dt, (k["input"], e)) \
+            if dt in FLOAT and _is_num(e) else None
+    if t is aten.pow.Scalar:
+        return Lowering(_binary("power"), dt, (k["input"], k["exponent"])) \
+            if dt in FLOAT else None
+    if t in _BACKWARD:
+        fn, names = _BACKWARD[t]
+        return Lowering(fn, dt, tuple(k[n] for n in names)) if dt in FLOAT else None
+    if t in _CASTS:
+        return _lower_cast(t, k, val)
+    if t in _REDUCE:
+        return _lower_reduce(t, k, val)
+    if t in _VIEWS:
+        x = k["input"]
+        ok = isinstance(x, torch.fx.Node) and _tensor_val(x) is not None
+        return Lowering(_view, dt, (x, tuple(val.shape), t is aten.expand.default), "view") \
+            if ok else None
+    if t in _CONSTS:
+        v = _LIKE_FILL.get(t, k.get("fill_value", k.get("s")))
+        shape = tuple(k["size"]) if "size" in k else tuple(val.shape)
+        ok = _is_num(v) and dt in ANY and all(type(s) is int for s in shape)
+        return Lowering(_constant, dt, (v, shape), "const") if ok else None
+    return None
+
+
+def _lower_cast(t, k, val):
+    x = k["input"] if "input" in k else k["a"]
+    if not isinstance(x, torch.fx.Node) or _tensor_val(x) is None:
+        return None
+    if t is aten._to_copy.default and (
+            k.get("layout") not in (None, torch.strided) or k.get("pin_memory")
+            or (k.get("device") is not None and torch.device(k["device"]) != val.device)):
+        return None
+    src, dst = x.meta["val"].dtype, val.dtype
+    if src.is_floating_point and not dst.is_floating_point and dst != torch.bool:
+        return None   # float -> int: ATen's is undefined out of range, hologram's saturates
+    return Lowering(_cast, dst, (x,))
+
+
+def _lower_reduce(t, k, val):
+    x = k["input"]
+    xv = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
+    if xv is None or xv.dtype != val.dtype or val.dtype not in FLOAT or xv.numel() == 0 \
+            or k.get("dtype") not in (None, val.dtype):
+        return None
+    dims = k.get("dim")
+    nd = xv.dim()
+    if dims is None or len(dims) == 0 or nd == 0:
+        axes = None
+    else:
+        axes = tuple(sorted(d % nd for d in dims))
+        if len(axes) == nd:
+            axes = None
+    return Lowering(_reduce(_REDUCE[t]), val.dtype, (x, axes, bool(k.get("keepdim", False))),
+                    "red")
