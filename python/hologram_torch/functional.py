@@ -469,8 +469,10 @@ def dropout(ex, a):
     if p == 1:
         out = A.mul(x, torch.zeros((), dtype=x.dtype, device=x.device), ex)
     else:
-        # the seed stays a tensor (a torch op that compile / trace / export record, no .item())
-        seed = torch.randint(0, 2 ** 62, ())   # int64
+        # the seed stays a tensor (a torch op that compile / trace / export record, no .item());
+        # generator= given (None: the default one) keeps inductor on torch's own randint, so a
+        # compiled model draws the masks eager draws under the same torch.manual_seed
+        seed = torch.randint(0, 2 ** 62, (), generator=None)   # int64
         out = A.dropout(x, float(p), seed, ex)
     if a["inplace"]:
         return x.copy_(out)
