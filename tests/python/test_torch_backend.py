@@ -451,6 +451,21 @@ def test_table_entry_matches_aten(op, dt):
             torch.testing.assert_close(g, w, equal_nan=True, **tol)
 
 
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=str)
+def test_native_dropout_backward_bitwise(dt):
+    """The one-kernel form gives ATen's g * (mask * scale) bit for bit: NaN from an infinite g
+    where dropped, -0 from a negative one."""
+    op = aten.native_dropout_backward.default
+    g = _rn(300, 70, dt=dt)
+    g[0, :4] = torch.tensor([float("inf"), -float("inf"), float("nan"), -2.0], dtype=dt)
+    mask = torch.rand(300, 70) > 0.3
+    mask[0, :4] = False
+    got, want = TABLE[op].fn(g, mask, 1 / 0.7), op(g, mask, 1 / 0.7)
+    assert torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0))
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(torch.signbit(got), torch.signbit(want))
+
+
 def test_native_layer_norm_without_statistics_when_unread():
     """Inference graphs read only the output: the variant that skips mean and rstd."""
     x = torch.randn(4, 8)
