@@ -2,7 +2,7 @@
 hologram.jit functions: each call runs one fused kernel (the graph compiler's elementwise
 fusion; a plan per argument signature, traced once in ~50 us). Arguments and results are
 hologram tensors; variants (optional weights, the result dtype) are separate functions, made
-on first use. _grad_ops.py and _ops_loss.py call them."""
+on first use. _grad_ops.py, _ops_loss.py and _aten/dropout.py call them."""
 import struct
 
 import hologram as hg
@@ -134,3 +134,13 @@ def dropout_apply(x, u, p):
             return hg.where(u >= p, x * (1.0 / (1.0 - p)), 0)
         return dropout_apply
     return _variant(("dropout", float.hex(float(p))), make)(x, u)
+
+
+def dropout_mask_grad(g, mask, scale):
+    """ATen's native_dropout_backward, g * (mask * scale), in one kernel: g * scale where kept,
+    g * 0 where dropped (NaN from an infinite g, -0 from a negative one, as ATen's)."""
+    def make():
+        def dropout_mask_grad(g, mask):
+            return hg.where(mask, g * scale, g * 0.0)
+        return dropout_mask_grad
+    return _variant(("dropout_mask_grad", float.hex(float(scale))), make)(g, mask)

@@ -348,6 +348,12 @@ SAMPLES = {
                                (_special(_rn(4, 5, dt=dt)), [0])],
     aten.amax.default: lambda dt: [(_rn(4, 5, dt=dt), [1]), (_rn(3, 4, 5, dt=dt), [0, 2], True),
                                    (_special(_rn(4, 5, dt=dt)), [0]), (_rn(3, 4, dt=dt),)],
+    # bool masks (dt unused): strided, empty and size-1 dims
+    aten.any.dim: lambda dt: [(torch.rand(3, 4, 5) > 0.8, 1), (torch.rand(3, 4) > 0.9, -1, True),
+                              ((torch.rand(4, 6) > 0.5)[:, ::2].t(), 0),
+                              (torch.zeros(3, 0, dtype=torch.bool), 1),
+                              (torch.zeros(0, 3, dtype=torch.bool), 1, True),
+                              (torch.ones(2, 1, 1, 5, dtype=torch.bool), 2)],
     aten.gelu.default: lambda dt: [(_gelu_x(dt, "none"),),
                                    (_gelu_x(dt, "tanh"), dict(approximate="tanh"))],
     aten.gelu_backward.default: lambda dt: [(_rn(6, 9, dt=dt), _rn(6, 9, dt=dt)),
@@ -445,6 +451,21 @@ def test_table_entry_matches_aten(op, dt):
             torch.testing.assert_close(g, w, equal_nan=True, **tol)
 
 
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=str)
+def test_native_dropout_backward_bitwise(dt):
+    """The one-kernel form gives ATen's g * (mask * scale) bit for bit: NaN from an infinite g
+    where dropped, -0 from a negative one."""
+    op = aten.native_dropout_backward.default
+    g = _rn(300, 70, dt=dt)
+    g[0, :4] = torch.tensor([float("inf"), -float("inf"), float("nan"), -2.0], dtype=dt)
+    mask = torch.rand(300, 70) > 0.3
+    mask[0, :4] = False
+    got, want = TABLE[op].fn(g, mask, 1 / 0.7), op(g, mask, 1 / 0.7)
+    assert torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0))
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(torch.signbit(got), torch.signbit(want))
+
+
 def test_native_layer_norm_without_statistics_when_unread():
     """Inference graphs read only the output: the variant that skips mean and rstd."""
     x = torch.randn(4, 8)
@@ -475,6 +496,8 @@ def test_refusals():
         _node_of(aten.addmm.default, (torch.randn(4), x, torch.randn(4, 4), dict(beta=2))))
     assert not TABLE[aten.native_dropout.default].accepts(
         _node_of(aten.native_dropout.default, (x, 0.0, True)))
+    # any of a float tensor (NaN is true) stays torch's
+    assert not TABLE[aten.any.dim].accepts(_node_of(aten.any.dim, (x, 1)))
     # a dense transposed input: ATen's clone keeps its strides, hologram's copy would not
     assert not TABLE[aten.clone.default].accepts(_node_of(aten.clone.default, (x.t(),)))
     assert not TABLE[aten.cat.default].accepts(

@@ -34,10 +34,7 @@ def _dropout_accepts(node):
 
 def _native_dropout_bw(g, mask, scale):
     e, dev, (hg_g, hm) = _ops._hg_args("aten.native_dropout_backward", 0, g, mask)
-    # ATen: g * (mask * scale); the factor is scale or 0 exactly, so an inf g gives NaN where
-    # dropped, as torch's
-    factor = hg.multiply(hg.cast(hm, B.DTYPES[g.dtype]), float(scale))
-    return B.to_torch(hg.multiply(hg_g, factor))
+    return B.to_torch(_fused.dropout_mask_grad(hg_g, hm, scale))
 
 
 def _dropout_bw_accepts(node):

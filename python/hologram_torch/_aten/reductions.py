@@ -1,4 +1,5 @@
-"""sum / mean over dims (the bias gradients of linear layers, means of losses), amax."""
+"""sum / mean over dims (the bias gradients of linear layers, means of losses), amax, any of a
+boolean mask (the padding checks of Hugging Face's attention masks)."""
 import torch
 
 import hologram as hg
@@ -36,8 +37,20 @@ def _amax_accepts(node):
     return tensors_ok((x,)) and x.dim() >= 1 and all(int(s) > 0 for s in x.shape)
 
 
+def _any(x, dim, keepdim=False):
+    e, dev, (hx,) = _ops._hg_args("aten.any", 0, x)
+    return B.to_torch(hg.any(hx, axis=(dim % x.dim(),), keepdims=keepdim))
+
+
+def _any_accepts(node):
+    x = args_of(node)[0]
+    # a bool mask of rank >= 1 (a 0-d input's dim -1/0 and other dtypes' truth stay torch's)
+    return tensors_ok((x,), (torch.bool,)) and x.dim() >= 1
+
+
 ENTRIES = {
     aten.sum.dim_IntList: Lowering(_sum, _red_accepts),
     aten.mean.dim: Lowering(_mean, _red_accepts),
     aten.amax.default: Lowering(_amax, _amax_accepts),
+    aten.any.dim: Lowering(_any, _any_accepts),
 }
