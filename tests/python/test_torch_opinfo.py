@@ -317,6 +317,61 @@ def test_opinfo_compiled_matches_eager():
     assert not problems, "\n".join(problems)
 
 
+ERROR_INPUTS = 2   # per OpInfo of the compiled subset
+
+
+def _outcome(fn, tensors, backend):
+    """The exception type torch.compile(fn) raises with backend, or None when it returns."""
+    torch._dynamo.reset()
+    try:
+        torch.compile(fn, backend=backend, fullgraph=True, dynamic=False)(*tensors)
+    except Exception as e:   # noqa: BLE001
+        return e
+    return None
+
+
+def test_opinfo_error_inputs_raise_compiled():
+    """torch's error_inputs of the compiled subset: compiled with hologram, each raises torch's
+    exception type (or dynamo's wrapper of it, carrying it as __cause__), or does what
+    torch.compile does with torch's own aot_eager backend (dynamo turns an error of its fake
+    tensor run, a ValueError included, into TorchRuntimeError before any backend is called, and
+    returns NotImplemented for a reflected operator on a Python number)."""
+    per = eager_run().per_op
+    problems, ran = [], 0
+    for name in compiled_cases():
+        info = per[name][0]
+        try:
+            errs = list(info.error_inputs("cpu"))[:ERROR_INPUTS]
+        except Exception:   # noqa: BLE001 - no error_inputs for this OpInfo
+            errs = []
+        for e in errs:
+            call = H.Call(info, e.sample_input)
+            try:
+                call.fn(*call.tensors)
+                continue
+            except Exception as werr:   # noqa: BLE001
+                want = werr
+            got = _outcome(call.fn, call.tensors, "hologram")
+            ran += 1
+            if got is not None and (isinstance(got, type(want)) or
+                                    isinstance(got.__cause__, type(want))):
+                continue
+            ref = _outcome(call.fn, call.tensors, "aot_eager")
+            if type(ref) is not type(got):
+                problems.append(f"{name}: torch {want!r}, hologram {got!r}, aot_eager {ref!r}"
+                                [:300])
+    assert ran and not problems, "\n".join(problems)
+
+
+def test_layer_norm_eps_outside_hologram_stays_torch():
+    # an OpInfo sample has eps=-0.5: ATen takes it, hologram's kernel refuses it
+    x = torch.randn(3, 4, dtype=torch.float64)
+    f = _compiled(lambda x: torch.nn.functional.layer_norm(x, (4,), eps=-0.5))
+    torch.testing.assert_close(f(x), torch.nn.functional.layer_norm(x, (4,), eps=-0.5),
+                               equal_nan=True)   # a negative variance + eps: NaN in both
+    assert "native_layer_norm" in BK.last_report().torch
+
+
 def test_report_opinfo_counts(capsys):
     """Prints the run's counts (pytest -s shows them; docs/torch.md quotes them)."""
     r = eager_run()
