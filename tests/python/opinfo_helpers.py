@@ -10,6 +10,7 @@ counts the ATen ops a run actually computed in hologram (lowered nodes, and fuse
 kernel did not fall back to torch).
 """
 import copy
+import functools
 import operator
 import sys
 import types
@@ -113,11 +114,16 @@ def diff_outputs(call, gis):
                 if isinstance(o, torch.Tensor) and o.requires_grad]
 
 
+@functools.lru_cache(maxsize=None)
+def _decompositions():
+    return BK.decompositions(training=False)   # ~60 ms a call: torch materializes its table
+
+
 def trace(fn, inputs):
     """The ATen graph, functionalized where it mutates (in-place ops rewritten, as AOTAutograd
     hands the backend its graphs; a lowered op's fresh result must not be written through)."""
     gm = make_fx(fn, tracing_mode="fake",
-                 decomposition_table=BK.decompositions(training=False))(*inputs)
+                 decomposition_table=_decompositions())(*inputs)
     if any(isinstance(n.target, torch._ops.OpOverload) and n.target._schema.is_mutable
            for n in gm.graph.nodes):
         gm = make_fx(torch.func.functionalize(gm), tracing_mode="fake")(*inputs)
