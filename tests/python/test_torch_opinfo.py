@@ -54,7 +54,7 @@ SKIPPED = {
     "nn.functional.feature_alpha_dropout.without_train": "random (hologram's Philox mask)",
 }
 # OpInfos whose first sample make_fx cannot trace with FakeTensors, and why: nothing of theirs
-# reaches the backend's graph compiler (dynamo breaks the graph at the same places)
+# reaches the backend's graph compiler
 _DATA_DEPENDENT = "a Python value or output shape read from tensor data (.item(), nonzero)"
 UNTRACEABLE = {
     **{n: _DATA_DEPENDENT for n in ("allclose", "equal", "tensor_split", "cov", "corrcoef",
@@ -228,6 +228,11 @@ def test_opinfo_eager_lowered_graphs_match_aten():
 def test_documented_differences_still_differ():
     found = {p[:2] for p in eager_run().problems}
     assert set(DOCUMENTED) <= found, sorted(set(DOCUMENTED) - found)
+
+
+def test_tables_name_opinfos_that_exist():
+    names = {H.name_of(i) for i in H.op_db()}
+    assert set(SKIPPED) | set(NOT_COMPILED) | {n for n, _ in DOCUMENTED} <= names
 
 
 def test_untraceable_opinfos_are_the_known_ones():
