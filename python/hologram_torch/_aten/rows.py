@@ -1,5 +1,6 @@
 """Row ops: softmax / log_softmax and their backward (the C library's row kernels), layer norm
 forward (with the mean and rstd ATen saves for the backward) and backward."""
+import math
 import operator
 
 import torch
@@ -80,7 +81,10 @@ _native_layer_norm.specialize = _pick_layer_norm
 
 def _layer_norm_accepts(node):
     x, shape, w, b, eps = args_of(node)
-    return tensors_ok((x, w, b)) and len(shape) >= 1
+    # ATen takes any eps (a negative one is an OpInfo sample); hologram's kernel refuses what
+    # is not finite and >= 0
+    return (tensors_ok((x, w, b)) and len(shape) >= 1 and isinstance(eps, (int, float)) and
+            math.isfinite(eps) and eps >= 0)
 
 
 def _native_layer_norm_bw(g, x, normalized_shape, mean, rstd, weight, bias, output_mask):
