@@ -12,6 +12,7 @@ Views (view, permute, expand, slice, ...) stay torch's metadata ops over the sam
 copy nothing, and hologram reads the strided results in place.
 """
 import dataclasses
+import functools
 import importlib.abc
 import importlib.metadata
 import importlib.util
@@ -51,9 +52,11 @@ PASSES = [fuse_elementwise]
 _WRONG_IN_TRAINING = frozenset([aten._scaled_dot_product_flash_attention_for_cpu.default])
 
 
+@functools.lru_cache(maxsize=2)
 def decompositions(training=False):
     """torch's core-ATen decompositions, minus the ops the table lowers whole (softmax, layer
-    norm, gelu, ... stay one node for one hologram kernel) and, when training, those above."""
+    norm, gelu, ... stay one node for one hologram kernel) and, when training, those above.
+    Built once per mode (~60 ms each); callers must not change the dict."""
     from torch._decomp import core_aten_decompositions
     skip = _WRONG_IN_TRAINING if training else ()
     return {op: fn for op, fn in core_aten_decompositions().items()
