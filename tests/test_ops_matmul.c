@@ -317,6 +317,28 @@ static void test_layouts(void) {
     run_case(HG_DTYPE_F64, 3, fa, 0, HG_DTYPE_F64, 1, fv, L_STEP, "batched matvec f64");
 }
 
+// Batches of products too small to split run whole on the executor's threads, several at once
+// (hg_cpu_sgemm_batched): batch counts below, at and above the thread count, uneven shares,
+// a broadcast operand and transposed ones, on 1, 3 and 4 threads.
+static void test_batched_threads(void) {
+    hg_executor saved = ex;
+    int threads[] = {1, 3, 4};
+    for (size_t t = 0; t < 3; t++) {
+        hg_executor_options o = {HG_BACKEND_CPU, 0, threads[t]};
+        CHECK_OK(hg_executor_create_ex(&o, &ex));
+        int64_t batches[] = {2, 3, 7, 16};
+        for (size_t i = 0; i < 4; i++) {
+            int64_t sa[3] = {batches[i], 8, 12}, sb[3] = {batches[i], 12, 5}, sb2[2] = {12, 5};
+            run_case(HG_DTYPE_F32, 3, sa, L_CONTIG, HG_DTYPE_F32, 3, sb, L_CONTIG, "bmm threads");
+            run_case(HG_DTYPE_F32, 3, sa, L_TRANS, HG_DTYPE_F32, 3, sb, L_TRANS, "bmm threads T");
+            run_case(HG_DTYPE_F32, 3, sa, L_BCAST, HG_DTYPE_F32, 3, sb, 0, "bmm threads bcast");
+            run_case(HG_DTYPE_F32, 3, sa, L_TRANS, HG_DTYPE_F32, 2, sb2, 0, "bmm threads 2-D b");
+        }
+        hg_executor_destroy(ex);
+    }
+    ex = saved;
+}
+
 // NaN and infinities propagate as in the double reference (inf * 0 = NaN, inf - inf = NaN).
 static void test_special(void) {
     hg_dtype dts[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_F16, HG_DTYPE_BF16};
@@ -614,6 +636,7 @@ int main(void) {
     }
     test_shapes();
     test_layouts();
+    test_batched_threads();
     test_dtypes();
     test_special();
     test_out();

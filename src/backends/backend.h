@@ -113,8 +113,9 @@ typedef struct hg_backend_vtable {
                                int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs,
                                int64_t b_cs, double* c, int64_t c_rs, int64_t c_cs);
     // Optional (NULL: the op layer makes one sgemm / gemm_ex call per batch element): `batch`
-    // products C_i = alpha * op(A_i) * op(B_i) + beta * C_i on device memory, row-major as
-    // gemm_ex, for dtype f32 (as sgemm, TF32 included), f64, f16 or bf16 (as gemm_ex), where
+    // products C_i = alpha * op(A_i) * op(B_i) + beta * C_i on device memory (host memory on
+    // the CPU backend, which takes f32 only), row-major as gemm_ex, for dtype f32 (as sgemm,
+    // TF32 included), f64, f16 or bf16 (as gemm_ex), where
     // X_i starts stride_x elements after X_(i-1). stride_a / stride_b may be 0 (every product
     // reads the same operand); the C_i do not overlap. batch >= 0 of any size (the backend
     // splits what its library cannot take in one call); HG_ERR_UNSUPPORTED for another dtype.

@@ -210,6 +210,23 @@ static hg_status cpu_sgemm(void* state, int trans_a, int trans_b, int64_t m, int
     return HG_OK;
 }
 
+// f32 only (the op layer sends other dtypes through its per-element path).
+static hg_status cpu_gemm_strided_batched(void* state, hg_dtype t, int ta, int tb, int64_t m,
+                                          int64_t n, int64_t k, double alpha, const void* a,
+                                          int64_t lda, int64_t sa, const void* b, int64_t ldb,
+                                          int64_t sb, double beta, void* c, int64_t ldc,
+                                          int64_t sc, int64_t batch) {
+    if (t != HG_DTYPE_F32)
+        return hg_error(HG_ERR_UNSUPPORTED, "cpu gemm_strided_batched: dtype %s (f32 only)",
+                        hg_dtype_name(t));
+    cpu_state* st = state;
+    pthread_mutex_lock(&st->lock);
+    hg_cpu_sgemm_batched(ta, tb, m, n, k, (float)alpha, a, lda, sa, b, ldb, sb, (float)beta, c,
+                         ldc, sc, batch, st->pool);
+    pthread_mutex_unlock(&st->lock);
+    return HG_OK;
+}
+
 static hg_status cpu_dgemm_strided(void* state, int64_t m, int64_t n, int64_t k, const double* a,
                                    int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs,
                                    int64_t b_cs, double* c, int64_t c_rs, int64_t c_cs) {
@@ -261,5 +278,6 @@ const hg_backend_vtable hg_cpu_backend = {
     .host_parallel = cpu_host_parallel,
     .sgemm = cpu_sgemm,
     .dgemm_strided = cpu_dgemm_strided,
+    .gemm_strided_batched = cpu_gemm_strided_batched,
     .fork = cpu_fork,
 };

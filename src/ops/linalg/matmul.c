@@ -348,9 +348,10 @@ static int out_direct(const mm_plan* p, int overlaps) {
     return p->ct == HG_DTYPE_F32 && blas_out_layout(p);
 }
 
-// On a device: whether the product goes to the backend's BLAS directly (cuBLAS: sgemm for f32,
-// gemm_ex for f64, f16 and bf16): a, b and out all of the result dtype, a and b in layouts it
-// reads in place with valid leading dimensions, out written in place (no overlap), k > 0.
+// Whether the product goes to the backend's BLAS directly (cuBLAS: sgemm for f32, gemm_ex for
+// f64, f16 and bf16; the CPU backend: f32): a, b and out all of the result dtype, a and b in
+// layouts it reads in place with valid leading dimensions, out written in place (no overlap),
+// k > 0.
 static int device_blas_ok(const hg_op_ctx* c, const mm_plan* p, int overlaps) {
     hg_dtype t = p->rt;
     if (overlaps || p->k == 0 || p->od != t || p->a.dt != t || p->b.dt != t) return 0;
@@ -405,10 +406,11 @@ static void trace_blas(const hg_op_ctx* c, hg_trace_span* sp, const mm_plan* p, 
     hg_trace_span_end(sp, &e);
 }
 
-// On a device, the BLAS path (device addresses): the innermost batch dims that collapse into
-// one stride per operand go to one strided-batched call (where the backend has it), the dims
-// outside them are looped over; else one library call per batch element.
-static hg_status device_blas(hg_op_ctx* c, const mm_plan* p) {
+// The BLAS path (device addresses on a device, host ones for the CPU backend's f32): the
+// innermost batch dims that collapse into one stride per operand go to one strided-batched call
+// (where the backend has it), the dims outside them are looped over; else one library call per
+// batch element. trace: device launches are traced (host library calls are not).
+static hg_status blas_batched(hg_op_ctx* c, const mm_plan* p, int trace) {
     size_t es = hg_dtype_size(p->rt);
     int32_t from = p->nbatch;
     int64_t run = 1, sa = 0, sb = 0, so = 0;
@@ -422,7 +424,7 @@ static hg_status device_blas(hg_op_ctx* c, const mm_plan* p) {
         a1.data += it.ao * (int64_t)es;
         b1.data += it.bo * (int64_t)es;
         hg_trace_span sp = {0, 0};
-        if (hg_trace_on()) hg_trace_span_begin(&sp);
+        if (trace && hg_trace_on()) hg_trace_span_begin(&sp);
         s = blas_call(c, p->rt, p->m, p->n, p->k, &a1, &b1, p->o + it.oo * (int64_t)es, p->o_rs,
                       p->o_cs, sa, sb, so, run);
         if (sp.t0) trace_blas(c, &sp, p, run, s);
@@ -496,8 +498,14 @@ hg_status hg_matmul_into(hg_op_ctx* c, const hg_tensor* a, const hg_tensor* b,
     if (!overlaps) fold_batches(&p);
     int direct = out_direct(&p, overlaps);
     if (dev)
-        return device_blas_ok(c, &p, overlaps) ? device_blas(c, &p)
+        return device_blas_ok(c, &p, overlaps) ? blas_batched(c, &p, 1)
                                                : device_kernel(c, &p, a, b, out, overlaps);
+    // Batched f32 in BLAS layouts on the host: one strided-batched call per run of batch dims
+    // (the CPU backend runs small products whole on its threads, several at once: a 16 x 64^3
+    // bmm on 2 threads went from 1 thread per product to 2 products at a time).
+    if (p.nbatch > 0 && p.ct == HG_DTYPE_F32 && c->ex->vt->gemm_strided_batched &&
+        device_blas_ok(c, &p, overlaps))
+        return blas_batched(c, &p, 0);
     int64_t m = p.m, n = p.n, k = p.k;
     if (k == 0) {   // an empty sum: zeros of the result dtype
         static const unsigned char zero[8];

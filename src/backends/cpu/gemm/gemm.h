@@ -55,6 +55,14 @@ void hg_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, flo
                   const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                   float* c, int64_t ldc, hg_pool* pool);
 
+// batch products C_i = alpha * op(A_i) * op(B_i) + beta * C_i, X_i starting stride_x elements
+// after X_(i-1) (stride_a / stride_b may be 0; the C_i must not overlap). Small products run
+// whole on the pool's workers, several at once (gemm_batched.c).
+void hg_cpu_sgemm_batched(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                          float alpha, const float* a, int64_t lda, int64_t stride_a,
+                          const float* b, int64_t ldb, int64_t stride_b, float beta, float* c,
+                          int64_t ldc, int64_t stride_c, int64_t batch, hg_pool* pool);
+
 // The same with a given micro-kernel (tests run every built set).
 void hg_cpu_sgemm_with(const hg_sgemm_kernel* kern, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, float alpha, const float* a, int64_t lda, const float* b,
