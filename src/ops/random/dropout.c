@@ -33,8 +33,8 @@ static void block_words(const drop_job* j, int64_t b, uint32_t w[DROP_BLOCK]) {
     else hg_random_words16(j->seed, j->offset, (uint64_t)b * 16u, w4);
 }
 
-// The contiguous f32 loops (one copy per CPU level, picked at run time). t: the threshold, or
-// 2^32 - 1 with s = 0 stand-in when none is kept (see keep_f32's callers).
+// The contiguous f32 loops (one copy per CPU level, picked at run time): keep iff w >= t,
+// nothing kept when none.
 static inline void fwd_f32_body(const uint32_t* w, uint32_t t, int none, float s, const float* x,
                                 float* o, unsigned char* m, int n) {
     if (m) {
@@ -109,6 +109,7 @@ static void fwd_range(void* ctx, int64_t b, int64_t e) {
         return;
     }
     hg_cursor cx, co, cm;
+    memset(&cm, 0, sizeof cm);
     hg_cursor_init(&cx, &j->x, b);
     hg_cursor_init(&co, &j->out, b);
     if (j->mask.data) hg_cursor_init(&cm, &j->mask, b);
