@@ -14,7 +14,7 @@
 #include "ops/random/random.h"
 #include "runtime/objects.h"
 
-enum { DROP_BLOCK = 64, DROP_GRAIN = 16384 };   // elements per block / per worker at least
+enum { DROP_BLOCK = 64, DROP_GRAIN = 16384 };   // per block; per worker at least (performance.md)
 
 typedef struct drop_job {
     hg_host_view x, out, mask;   // mask.data NULL: none (forward); the input mask (backward)

@@ -123,8 +123,10 @@ HG_TARGET_AVX512 static void philox16_avx512(uint64_t seed, uint64_t offset, uin
             k0 += PHILOX_W0;
             k1 += PHILOX_W1;
         }
-        __m512i pe0 = _mm512_mul_epu32(c0, m0), po0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0);
-        __m512i pe1 = _mm512_mul_epu32(c2, m1), po1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
+        __m512i pe0 = _mm512_mul_epu32(c0, m0);
+        __m512i po0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0);
+        __m512i pe1 = _mm512_mul_epu32(c2, m1);
+        __m512i po1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
         __m512i lo0 = _mm512_mask_blend_epi32(odd, pe0, _mm512_slli_epi64(po0, 32));
         __m512i hi0 = _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(pe0, 32), po0);
         __m512i lo1 = _mm512_mask_blend_epi32(odd, pe1, _mm512_slli_epi64(po1, 32));
