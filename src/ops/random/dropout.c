@@ -83,6 +83,13 @@ HG_TARGET_AVX512_WIDE static void bwd_avx512(const unsigned char* m, float s, co
 // x * (keep ? scale : 0) in x's dtype (f16/bf16 computed in f32, rounded once).
 static void scale_elem(const drop_job* j, hg_dtype dt, const unsigned char* xp, unsigned char* op,
                        int keep) {
+    if (dt == HG_DTYPE_F32) {   // strided f32 (the torch backend's permuted views): no f64 trip
+        float f;
+        memcpy(&f, xp, 4);
+        f *= keep ? j->scale_f : 0.0f;
+        memcpy(op, &f, 4);
+        return;
+    }
     double v = hg_op_load_f64(dt, xp);
     if (dt == HG_DTYPE_F64) v *= keep ? j->scale : 0.0;
     else v = (double)((float)v * (keep ? j->scale_f : 0.0f));
