@@ -63,15 +63,20 @@ void hg_random_words(uint64_t seed, uint64_t offset, uint64_t i, uint32_t out[4]
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HG_RANDOM_AVX2 1
-__attribute__((target("avx2"))) static void philox8_avx2(uint64_t seed, uint64_t offset,
-                                                         uint64_t i0, uint32_t* w, size_t ld) {
-    uint32_t c0s[8], c1s[8], c2s[8];
-    for (int l = 0; l < 8; l++) {
+// Words 0..2 of the n counters offset + i0 + l (word 2: the carry out of 64 bits).
+static inline void counter_words(uint64_t offset, uint64_t i0, int n, uint32_t* c0s,
+                                 uint32_t* c1s, uint32_t* c2s) {
+    for (int l = 0; l < n; l++) {
         uint64_t lo = offset + i0 + (uint64_t)l;
         c0s[l] = (uint32_t)lo;
         c1s[l] = (uint32_t)(lo >> 32);
         c2s[l] = lo < offset ? 1u : 0u;
     }
+}
+__attribute__((target("avx2"))) static void philox8_avx2(uint64_t seed, uint64_t offset,
+                                                         uint64_t i0, uint32_t* w, size_t ld) {
+    uint32_t c0s[8], c1s[8], c2s[8];
+    counter_words(offset, i0, 8, c0s, c1s, c2s);
     __m256i c0 = _mm256_loadu_si256((const __m256i*)(const void*)c0s);
     __m256i c1 = _mm256_loadu_si256((const __m256i*)(const void*)c1s);
     __m256i c2 = _mm256_loadu_si256((const __m256i*)(const void*)c2s);
@@ -107,12 +112,7 @@ static int have_avx2(void) { return hg_cpu_level_get() >= HG_CPU_AVX2; }
 HG_TARGET_AVX512 static void philox16_avx512(uint64_t seed, uint64_t offset, uint64_t i0,
                                              uint32_t w[4][16]) {
     uint32_t c0s[16], c1s[16], c2s[16];
-    for (int l = 0; l < 16; l++) {
-        uint64_t lo = offset + i0 + (uint64_t)l;
-        c0s[l] = (uint32_t)lo;
-        c1s[l] = (uint32_t)(lo >> 32);
-        c2s[l] = lo < offset ? 1u : 0u;
-    }
+    counter_words(offset, i0, 16, c0s, c1s, c2s);
     __m512i c0 = _mm512_loadu_si512(c0s), c1 = _mm512_loadu_si512(c1s);
     __m512i c2 = _mm512_loadu_si512(c2s), c3 = _mm512_setzero_si512();
     const __m512i m0 = _mm512_set1_epi32((int)PHILOX_M0), m1 = _mm512_set1_epi32((int)PHILOX_M1);
