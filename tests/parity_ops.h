@@ -572,6 +572,8 @@ static const struct { const char* fn; const char* reason; } k_excluded[] = {
     {"hg_reduce_op_name", "names only"},
     {"hg_random_uniform", "statistical, no reference values: tests/test_ops_random.c"},
     {"hg_random_normal", "statistical, no reference values: tests/test_ops_random.c"},
+    {"hg_dropout", "random mask: every element against its stream in tests/test_ops_dropout.c"},
+    {"hg_dropout_backward", "with hg_dropout: tests/test_ops_dropout.c"},
 };
 
 #endif

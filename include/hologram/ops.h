@@ -292,6 +292,20 @@ HG_API hg_status hg_random_uniform(const hg_tensor* out, uint64_t seed, uint64_t
                                    double low, double high);
 HG_API hg_status hg_random_normal(const hg_tensor* out, uint64_t seed, uint64_t offset,
                                   double mean, double std);
+// Dropout (ATen's native_dropout) in one pass. Element i (C order of x) is kept iff its 32-bit
+// word w >= ceil(p * 2^32) (probability 1 - p, to 2^-32), where w is word (i % 64) / 16 of
+// Philox counter offset + 16 * (i / 64) + i % 16 under seed (the stream of docs/ops_data.md
+// "Dropout": the same on every backend and thread count). out = x * scale where kept, x * 0
+// where dropped (NaN for an infinite or NaN x, as ATen), scale = 1 / (1 - p) (0 for p = 1)
+// rounded to f32 for f16/bf16/f32. x float; out optional (x's dtype and shape; may be x);
+// mask NULL or an existing bool tensor of x's shape, not overlapping x or out: 1 where kept.
+// p outside [0, 1]: HG_ERR_INVALID_ARGUMENT.
+HG_API hg_status hg_dropout(const hg_tensor* x, double p, uint64_t seed, uint64_t offset,
+                            hg_tensor* out, const hg_tensor* mask);
+// ATen's native_dropout_backward: out = grad * scale where mask, grad * 0 elsewhere (scale
+// rounded as hg_dropout's). grad float; mask bool of grad's shape; out optional (grad's dtype).
+HG_API hg_status hg_dropout_backward(const hg_tensor* grad, const hg_tensor* mask, double scale,
+                                     hg_tensor* out);
 // numpy.concatenate along axis (same dtype, equal other dims; n >= 1).
 HG_API hg_status hg_concat(int32_t n, const hg_tensor* inputs, int32_t axis, hg_tensor* out);
 // numpy.take along one axis / torch.index_select (index: integer 1-D; negative indices count

@@ -441,6 +441,19 @@ def concatenate(tensors, axis=0, out=None):
     return _C.concat(ts, axis, out)
 
 
+def dropout(x, p=0.5, seed=0, offset=0, out=None, mask=None):
+    """Dropout in one pass: x * scale where kept, x * 0 where dropped, scale = 1 / (1 - p);
+    element i kept with probability 1 - p by the Philox stream of (seed, offset) (docs/ops_data.md
+    "Dropout": the same mask on every backend); mask (an existing bool Tensor of x's shape, or
+    None) gets the kept elements."""
+    return _C.dropout(x, p, seed, offset, out, mask)
+
+
+def dropout_backward(grad, mask, scale=1.0, out=None):
+    """ATen's native_dropout_backward: grad * scale where mask, grad * 0 elsewhere."""
+    return _C.dropout_backward(grad, mask, scale, out)
+
+
 def _joinable(tensors):
     """The inputs of concatenate/stack as Tensors of one dtype (the library's concat takes one)."""
     tensors = list(tensors)

@@ -1,8 +1,9 @@
-"""The elementwise gradient formulas of the losses, clamp and dropout (and dropout itself) as
+"""The elementwise gradient formulas of the losses and clamp as
 hologram.jit functions: each call runs one fused kernel (the graph compiler's elementwise
 fusion; a plan per argument signature, traced once in ~50 us). Arguments and results are
 hologram tensors; variants (optional weights, the result dtype) are separate functions, made
-on first use. _grad_ops.py, _ops_loss.py and _aten/dropout.py call them."""
+on first use. _grad_ops.py and _ops_loss.py call them (dropout is one library op,
+hg.ops.dropout)."""
 import struct
 
 import hologram as hg
@@ -124,23 +125,3 @@ def clamp_tensor_grad(g, x, lo, hi):
     glo = outs.pop(0) if lo is not None else None
     ghi = outs.pop(0) if hi is not None else None
     return gx, glo, ghi
-
-
-def dropout_apply(x, u, p):
-    """x / (1 - p) where u >= p, else 0: dropout with the uniform numbers u, and its gradient
-    (the same numbers, regenerated from the seed, applied to g)."""
-    def make():
-        def dropout_apply(x, u):
-            return hg.where(u >= p, x * (1.0 / (1.0 - p)), 0)
-        return dropout_apply
-    return _variant(("dropout", float.hex(float(p))), make)(x, u)
-
-
-def dropout_mask_grad(g, mask, scale):
-    """ATen's native_dropout_backward, g * (mask * scale), in one kernel: g * scale where kept,
-    g * 0 where dropped (NaN from an infinite g, -0 from a negative one, as ATen's)."""
-    def make():
-        def dropout_mask_grad(g, mask):
-            return hg.where(mask, g * scale, g * 0.0)
-        return dropout_mask_grad
-    return _variant(("dropout_mask_grad", float.hex(float(scale))), make)(g, mask)

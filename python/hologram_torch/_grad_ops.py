@@ -15,7 +15,7 @@ from . import _bridge as B
 from . import _fused
 
 _U = _C.unary_ops
-from ._ops import (LIB, _define, _hg_args, _vmap_elementwise, dropout_seed, dropout_uniform,
+from ._ops import (LIB, _define, _hg_args, _vmap_elementwise, dropout_run, dropout_seed,
                    nll_picked)
 from ._ops import _vmap_front as _front
 
@@ -402,7 +402,7 @@ def _dropout_bw_impl(g, p, seed, ex=0):
     fn = "hologram_torch.dropout_backward"
     s = dropout_seed(fn, seed)
     e, dev, (hg_g,) = _hg_args(fn, ex, g)
-    return B.to_torch(_fused.dropout_apply(hg_g, dropout_uniform(hg_g, s, e), p))
+    return B.to_torch(dropout_run(hg_g, p, s))
 
 
 dropout_backward = _define("dropout_backward(Tensor g, float p, Tensor seed, int ex=0) -> "

@@ -6,7 +6,6 @@ import torch
 import hologram as hg
 
 from . import _bridge as B
-from . import _fused
 from ._ops import (LIB, _batched_front, _cast, _define, _hg_args, _vmap_front,
                    _vmap_loop)
 
@@ -255,13 +254,11 @@ def _nll_vmap(info, in_dims, x, target, weight=None, ignore_index=-100, reductio
 torch.library.register_vmap("hologram::nll_loss", _nll_vmap, lib=LIB)
 
 
-def dropout_uniform(hx, seed, e):
-    """Uniform [0, 1) numbers of hx's shape from the seed (Philox: the same numbers on every
-    call with this seed, so the backward regenerates the forward's mask)."""
-    u = hg.empty(tuple(hx.shape), "f32", executor=e)
-    if u.size:
-        hg._C.random(u, False, seed, 0, 0.0, 1.0)
-    return u
+def dropout_run(hx, p, seed):
+    """hx with dropout's mask of the seed applied, hx * scale where kept (hg.ops.dropout: one
+    pass, the same mask on every call with this seed, so the backward applies the forward's
+    mask to the gradient by running it again)."""
+    return hg._C.dropout(hx, p, seed, 0, None, None)
 
 
 def dropout_seed(fn, seed):
@@ -284,7 +281,7 @@ def _dropout_impl(x, p, seed, ex=0):
     B.check_tensor(x, "input", fn, floats_only=True)
     s = dropout_seed(fn, seed)
     e, dev, (hx,) = _hg_args(fn, ex, x)
-    return B.to_torch(_fused.dropout_apply(hx, dropout_uniform(hx, s, e), p))
+    return B.to_torch(dropout_run(hx, p, s))
 
 
 dropout = _define("dropout(Tensor input, float p, Tensor seed, int ex=0) -> Tensor",

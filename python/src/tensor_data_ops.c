@@ -58,6 +58,29 @@ static PyObject* f_random(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     return hgpy_call_result(&c, s);
 }
 
+// dropout(x, p, seed, offset, out, mask): hg_dropout; mask (a Tensor or None) is written too.
+static PyObject* f_dropout(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    PARSE_DECL(dropout);
+    double p = 0.0;
+    uint64_t seed = 0, offset = 0;
+    FAIL_IF(hgpy_get_dbl(&c, a_[1], "p", HGPY_DFLT_dropout_p, &p) ||
+            hgpy_get_u64(&c, a_[2], "seed", HGPY_DFLT_dropout_seed, &seed) ||
+            hgpy_get_u64(&c, a_[3], "offset", HGPY_DFLT_dropout_offset, &offset) ||
+            hgpy_call_out(&c, a_[4]) || hgpy_call_arg(&c, a_[0], 0, "x") < 0);
+    int im = -1;
+    if (a_[5] && a_[5] != Py_None) {
+        if (!hgpy_is_tensor(a_[5])) {
+            call_end(&c);
+            PyErr_Format(PyExc_TypeError, "%s: mask must be a Tensor or None", c.fn);
+            return NULL;
+        }
+        FAIL_IF((im = hgpy_call_arg(&c, a_[5], 0, "mask")) < 0);
+    }
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_dropout(T(&c, 0), p, seed, offset, &c.out, im >= 0 ? T(&c, im) : NULL));
+    return hgpy_call_result(&c, s);
+}
+
 static PyObject* f_concat(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     PARSE_DECL(concat);
     long long axis = 0;

@@ -28,6 +28,30 @@ static const char* const hgpy_names_random[] = {"out", "normal", "seed", "offset
 #define HGPY_DFLT_random_a 0.0
 #define HGPY_DFLT_random_b 1.0
 
+// --- dropout: hg_dropout
+static const char* const hgpy_names_dropout[] = {"x", "p", "seed", "offset", "out", "mask"};
+#define HGPY_NREQ_dropout 1
+#define HGPY_FN_dropout "dropout"
+#define HGPY_DFLT_dropout_p 0.5
+#define HGPY_DFLT_dropout_seed 0
+#define HGPY_DFLT_dropout_offset 0
+
+// --- dropout_backward: hg_dropout_backward
+static const char* const hgpy_names_dropout_backward[] = {"grad", "mask", "scale", "out"};
+#define HGPY_NREQ_dropout_backward 2
+#define HGPY_FN_dropout_backward "dropout_backward"
+
+static PyObject* f_dropout_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                                    PyObject* kwnames) {
+    PARSE_DECL(dropout_backward);
+    double v_scale = 0.0;
+    FAIL_IF(hgpy_get_dbl(&c, a_[2], "scale", 1.0, &v_scale) || hgpy_call_out(&c, a_[3]) ||
+            hgpy_call_arg(&c, a_[0], 0, "grad") < 0 || hgpy_call_arg(&c, a_[1], 0, "mask") < 0);
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_dropout_backward(T(&c, 0), T(&c, 1), (double)v_scale, &c.out));
+    return hgpy_call_result(&c, s);
+}
+
 // --- concat: hg_concat
 static const char* const hgpy_names_concat[] = {"tensors", "axis", "out"};
 #define HGPY_NREQ_concat 1
@@ -105,6 +129,10 @@ static PyObject* f_scatter_add(PyObject* m, PyObject* const* args, Py_ssize_t na
                   "arange(out, start=0.0, step=1.0)"), \
     HGPY_FASTCALL("random", f_random, \
                   "random(out, normal, seed=0, offset=0, a=0.0, b=1.0)"), \
+    HGPY_FASTCALL("dropout", f_dropout, \
+                  "dropout(x, p=0.5, seed=0, offset=0, out=None, mask=None)"), \
+    HGPY_FASTCALL("dropout_backward", f_dropout_backward, \
+                  "dropout_backward(grad, mask, scale=1.0, out=None)"), \
     HGPY_FASTCALL("concat", f_concat, \
                   "concat(tensors, axis=0, out=None)"), \
     HGPY_FASTCALL("index_select", f_index_select, \

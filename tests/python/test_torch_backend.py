@@ -14,7 +14,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
 
 import hologram_torch  # noqa: E402,F401  (registers backend="hologram")
-from hologram_torch import _bridge as B, _ops_loss, backend  # noqa: E402
+from hologram_torch import _bridge as B, backend  # noqa: E402
 from hologram_torch._aten import dropout as aten_dropout  # noqa: E402
 from hologram_torch._aten.table import TABLE  # noqa: E402
 
@@ -25,7 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # ---- models ---------------------------------------------------------------------------------
 class SameMaskDropout(nn.Module):
     """Eager dropout with the compiled graph's mask: the seed drawn from torch's generator as
-    the lowering draws it, the same Philox numbers, kept where u >= p."""
+    the lowering draws it, the mask of hg.ops.dropout, applied in torch."""
     def __init__(self, p):
         super().__init__()
         self.p = p
@@ -34,9 +34,9 @@ class SameMaskDropout(nn.Module):
         if not self.training:
             return x
         ex = B.executor_of(0, x.device, "test")
-        u = B.to_torch(_ops_loss.dropout_uniform(B.to_hg(x.detach().contiguous(), ex),
-                                                 aten_dropout.draw_seed(), ex))
-        return x * (u >= self.p).to(x.dtype) * (1.0 / (1.0 - self.p))
+        _, mask = aten_dropout.dropout_with_mask(B.to_hg(x.detach().contiguous(), ex), self.p,
+                                                 aten_dropout.draw_seed(), ex)
+        return x * B.to_torch(mask).to(x.dtype) * (1.0 / (1.0 - self.p))
 
 
 def mlp(drop):

@@ -1,13 +1,14 @@
-"""native_dropout and its backward with hologram's Philox. The seed is drawn when the graph
-runs, from torch's default (CPU) generator: every call draws a fresh mask, torch.manual_seed
-reproduces it, and nothing in the graph depends on a Python value (no graph break, no
-recompilation)."""
+"""native_dropout and its backward with hologram's Philox, one library op each (hg.ops.dropout
+writes the output and the mask in one pass; hg.ops.dropout_backward is g * mask * scale). The
+seed is drawn when the graph runs, from torch's default (CPU) generator: every call draws a
+fresh mask, torch.manual_seed reproduces it, and nothing in the graph depends on a Python value
+(no graph break, no recompilation)."""
 import torch
 
 import hologram as hg
 
 from .. import _bridge as B
-from .. import _fused, _ops, _ops_loss
+from .. import _ops
 from .common import Lowering, args_of, tensors_ok
 
 aten = torch.ops.aten
@@ -19,11 +20,17 @@ def draw_seed():
     return int(_seed_source.random_())
 
 
+def dropout_with_mask(hx, p, seed, e):
+    """(out, mask) of hg.ops.dropout on the hologram tensor hx: the mask as the graph's bool
+    output (ATen's native_dropout returns it for the backward)."""
+    mask = hg.empty(tuple(hx.shape), "bool", executor=e)
+    return hg._C.dropout(hx, p, seed, 0, None, mask), mask
+
+
 def _native_dropout(x, p, train):
     e, dev, (hx,) = _ops._hg_args("aten.native_dropout", 0, x)
-    u = _ops_loss.dropout_uniform(hx, draw_seed(), e)
-    return (B.to_torch(_fused.dropout_apply(hx, u, p)),
-            B.to_torch(hg.greater_equal(u, p)))   # kept where u >= p, as dropout_apply
+    out, mask = dropout_with_mask(hx, p, draw_seed(), e)
+    return B.to_torch(out), B.to_torch(mask)
 
 
 def _dropout_accepts(node):
@@ -34,7 +41,7 @@ def _dropout_accepts(node):
 
 def _native_dropout_bw(g, mask, scale):
     e, dev, (hg_g, hm) = _ops._hg_args("aten.native_dropout_backward", 0, g, mask)
-    return B.to_torch(_fused.dropout_mask_grad(hg_g, hm, scale))
+    return B.to_torch(hg._C.dropout_backward(hg_g, hm, scale, None))
 
 
 def _dropout_bw_accepts(node):

@@ -63,6 +63,15 @@ hg_status hg_dev_flag_not_unit(hg_op_ctx* c, const hg_tensor* dst, const hg_tens
 hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint64_t offset,
                         int normal, double a, double scale, double lo_q, double hi_q);
 
+// Dropout (dev_random.c, dropout.c's mask layout), after the host entry points' checks: the
+// mask (when given) and out = x scaled where kept; the backward copies grad into out (unless
+// out is grad) and scales it in place where mask.
+hg_status hg_dev_dropout(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* out,
+                         const hg_tensor* mask, uint64_t seed, uint64_t offset, uint64_t thr,
+                         double scale);
+hg_status hg_dev_dropout_backward(hg_op_ctx* c, const hg_tensor* grad, const hg_tensor* mask,
+                                  const hg_tensor* out, double scale);
+
 // Losses (dev_loss.c): the composite layer's device overrides (src/composite/loss_dev.c), after
 // the entries' checks. Each loss in f64 is rounded to rt and stored in out (raw handle 0:
 // reduction NONE), or stored as it is in raw (f64, C-contiguous over the loss shape) for the

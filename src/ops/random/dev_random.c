@@ -18,18 +18,17 @@ typedef struct rn_k {
     uint32_t c0, c1, c2, c3, k0, k1, n0, n2;        // u32: counter, key, round outputs
     uint32_t u1, u2, y;                             // f64
     uint32_t cy;                                    // bool
+    hg_operand thr;                                 // dropout: the keep threshold (u64)
+    uint32_t idx, wj, w, keep, sf, xf;              // dropout: u64, u64, u32, bool, f32, f32
 } rn_k;
 
-static void declare(rn_k* k) {
+// The Philox part: params off, key0, key1 and the registers of the counter and the rounds.
+static void declare_philox(rn_k* k) {
     hg_kb* b = &k->f.b;
-    const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32, F = HG_DTYPE_F64;
+    const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32;
     k->off = hg_kb_scalar(b, "off", U);
     k->key0 = hg_kb_scalar(b, "key0", U32);
     k->key1 = hg_kb_scalar(b, "key1", U32);
-    k->a = hg_kb_scalar(b, "a", F);
-    k->sc = hg_kb_scalar(b, "sc", F);
-    k->loq = hg_kb_scalar(b, "loq", F);
-    k->hiq = hg_kb_scalar(b, "hiq", F);
     k->lo = hg_kb_reg(b, "lo", U);
     k->p0 = hg_kb_reg(b, "p0", U);
     k->p1 = hg_kb_reg(b, "p1", U);
@@ -42,10 +41,20 @@ static void declare(rn_k* k) {
     k->k1 = hg_kb_reg(b, "k1", U32);
     k->n0 = hg_kb_reg(b, "n0", U32);
     k->n2 = hg_kb_reg(b, "n2", U32);
+    k->cy = hg_kb_reg(b, "cy", HG_DTYPE_BOOL);
+}
+
+static void declare(rn_k* k) {
+    hg_kb* b = &k->f.b;
+    const hg_dtype F = HG_DTYPE_F64;
+    declare_philox(k);
+    k->a = hg_kb_scalar(b, "a", F);
+    k->sc = hg_kb_scalar(b, "sc", F);
+    k->loq = hg_kb_scalar(b, "loq", F);
+    k->hiq = hg_kb_scalar(b, "hiq", F);
     k->u1 = hg_kb_reg(b, "u1", F);
     k->u2 = hg_kb_reg(b, "u2", F);
     k->y = hg_kb_reg(b, "y", F);
-    k->cy = hg_kb_reg(b, "cy", HG_DTYPE_BOOL);
 }
 
 // d := a (op) x.
@@ -57,11 +66,11 @@ static void cvt(rn_k* k, hg_dtype to, hg_dtype from, uint32_t d, uint32_t a) {
     hg_kb_set_cvt(&k->f.b, to, from, d, hg_reg(a));
 }
 
-// The counter offset + i as words c0..c3 (c2: the carry), the key from the seed.
-static void philox_start(rn_k* k) {
+// The counter offset + idx as words c0..c3 (c2: the carry), the key from the seed.
+static void philox_start(rn_k* k, hg_operand idx) {
     const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32;
     hg_kb* b = &k->f.b;
-    op2(k, HG_OP_ADD, U, k->lo, k->off, hg_reg(k->f.i));
+    op2(k, HG_OP_ADD, U, k->lo, k->off, idx);
     hg_kb_set_cmp(b, HG_CMP_LT, U, k->cy, hg_reg(k->lo), k->off);
     cvt(k, U32, U, k->c0, k->lo);
     op2(k, HG_OP_SHR, U, k->p0, hg_reg(k->lo), hg_imm_u64(32));
@@ -96,10 +105,10 @@ static void philox_round(rn_k* k) {
     cvt(k, U32, U, k->c3, k->p0);
 }
 
-// Philox-4x32-10 of the counter offset + i under (key0, key1): words c0..c3.
-static void emit_philox(rn_k* k) {
+// Philox-4x32-10 of the counter offset + idx under (key0, key1): words c0..c3.
+static void emit_philox(rn_k* k, hg_operand idx) {
     const hg_dtype U32 = HG_DTYPE_U32;
-    philox_start(k);
+    philox_start(k, idx);
     for (int r = 0; r < 10; r++) {
         if (r) {   // the key schedule (Weyl sequence)
             op2(k, HG_OP_ADD, U32, k->k0, hg_reg(k->k0), hg_imm_u64(0x9E3779B9));
@@ -170,11 +179,117 @@ hg_status hg_dev_random(hg_op_ctx* c, const hg_tensor* out, uint64_t seed, uint6
                   0, out->dtype);
     declare(&k);
     hg_dd_begin(&k.f, call.dims.nd);
-    emit_philox(&k);
+    emit_philox(&k, hg_reg(k.f.i));
     if (normal) emit_normal(&k);
     else emit_uniform(&k);
     hg_arg extra[7] = {hg_arg_u64(offset), hg_arg_u32((uint32_t)seed),
                        hg_arg_u32((uint32_t)(seed >> 32)), hg_arg_f64(a), hg_arg_f64(scale),
                        hg_arg_f64(lo_q), hg_arg_f64(hi_q)};
     return hg_dd_run(&call, &k.f, extra, 7);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dropout (dropout.c): element i takes word (i / 16) % 4 of counter 16 * (i / 64) + i % 16.
+// ---------------------------------------------------------------------------------------------
+
+// The params off, key0, key1, thr, sc and the registers of the dropout kernels.
+static void declare_dropout(rn_k* k) {
+    hg_kb* b = &k->f.b;
+    const hg_dtype U = HG_DTYPE_U64, F32 = HG_DTYPE_F32;
+    declare_philox(k);
+    k->thr = hg_kb_scalar(b, "thr", U);
+    k->sc = hg_kb_scalar(b, "sc", HG_DTYPE_F64);
+    k->idx = hg_kb_reg(b, "idx", U);
+    k->wj = hg_kb_reg(b, "wj", U);
+    k->w = hg_kb_reg(b, "w", HG_DTYPE_U32);
+    k->keep = hg_kb_reg(b, "keep", HG_DTYPE_BOOL);
+    k->sf = hg_kb_reg(b, "sf", F32);
+    k->xf = hg_kb_reg(b, "xf", F32);
+    k->y = hg_kb_reg(b, "y", HG_DTYPE_F64);
+}
+
+// keep := element i's word >= thr.
+static void emit_keep(rn_k* k) {
+    const hg_dtype U = HG_DTYPE_U64, U32 = HG_DTYPE_U32;
+    hg_kb* b = &k->f.b;
+    hg_operand i = hg_reg(k->f.i);
+    op2(k, HG_OP_SHR, U, k->idx, i, hg_imm_u64(6));
+    op2(k, HG_OP_SHL, U, k->idx, hg_reg(k->idx), hg_imm_u64(4));
+    op2(k, HG_OP_AND, U, k->wj, i, hg_imm_u64(15));
+    op2(k, HG_OP_OR, U, k->idx, hg_reg(k->idx), hg_reg(k->wj));
+    emit_philox(k, hg_reg(k->idx));
+    op2(k, HG_OP_SHR, U, k->wj, i, hg_imm_u64(4));
+    op2(k, HG_OP_AND, U, k->wj, hg_reg(k->wj), hg_imm_u64(3));
+    hg_kb_mov(b, U32, k->w, hg_reg(k->c0));
+    const uint32_t words[3] = {k->c1, k->c2, k->c3};
+    for (int j = 0; j < 3; j++) {
+        hg_kb_set_cmp(b, HG_CMP_EQ, U, k->cy, hg_reg(k->wj), hg_imm_u64((uint64_t)j + 1));
+        hg_kb_set(b, HG_OP_SEL, U32, k->w, hg_reg(k->cy), hg_reg(words[j]), hg_reg(k->w));
+    }
+    cvt(k, U, U32, k->t64, k->w);
+    hg_kb_set_cmp(b, HG_CMP_GE, U, k->keep, hg_reg(k->t64), k->thr);
+}
+
+// ov := v * (keep ? sc : 0), v of out's dtype, in f64 for f64 and else in f32 (sc rounded).
+static void emit_scale(rn_k* k, hg_operand v, uint32_t keep) {
+    const hg_dtype F = HG_DTYPE_F64, F32 = HG_DTYPE_F32, dt = k->f.odt;
+    hg_kb* b = &k->f.b;
+    if (dt == F) {
+        hg_kb_set(b, HG_OP_SEL, F, k->y, hg_reg(keep), k->sc, hg_imm_f64(0.0));
+        op2(k, HG_OP_MUL, F, k->f.ov, v, hg_reg(k->y));
+        return;
+    }
+    hg_kb_set_cvt(b, F32, F, k->sf, k->sc);
+    hg_kb_set(b, HG_OP_SEL, F32, k->sf, hg_reg(keep), hg_reg(k->sf), hg_imm_f32(0.0f));
+    if (dt == F32) {
+        op2(k, HG_OP_MUL, F32, k->f.ov, v, hg_reg(k->sf));
+        return;
+    }
+    hg_kb_set_cvt(b, F32, dt, k->xf, v);
+    op2(k, HG_OP_MUL, F32, k->xf, hg_reg(k->xf), hg_reg(k->sf));
+    cvt(k, dt, F32, k->f.ov, k->xf);
+}
+
+// One dropout kernel over dst: the mask (x NULL: ov = keep) or dst = x scaled by keep
+// (backward: x is the mask, dst holds the gradient already and is scaled in place).
+static hg_status dropout_kernel(hg_op_ctx* c, const hg_tensor* dst, const hg_tensor* x,
+                                int backward, uint64_t seed, uint64_t offset, uint64_t thr,
+                                double scale) {
+    hg_dd_call call;
+    hg_dd_setup(&call, c, dst, x, 1);
+    if (call.n == 0) return HG_OK;
+    rn_k k;
+    memset(&k, 0, sizeof k);
+    hg_dd_declare(&k.f, backward ? "hg_dev_dropout_backward" : x ? "hg_dev_dropout"
+                                                                 : "hg_dev_dropout_mask",
+                  dst->dtype, x != NULL, x ? x->dtype : dst->dtype);
+    declare_dropout(&k);
+    hg_dd_begin(&k.f, call.dims.nd);
+    hg_kb* b = &k.f.b;
+    if (x) hg_kb_ld(b, HG_SPACE_GLOBAL, x->dtype, k.f.xv, k.f.x, hg_reg(k.f.xo));
+    if (backward) {
+        hg_kb_set_cmp(b, HG_CMP_NE, HG_DTYPE_BOOL, k.keep, hg_reg(k.f.xv), hg_imm_bool(0));
+        hg_kb_ld(b, HG_SPACE_GLOBAL, dst->dtype, k.f.ov, k.f.o, hg_reg(k.f.oo));
+        emit_scale(&k, hg_reg(k.f.ov), k.keep);
+    } else {
+        emit_keep(&k);
+        if (x) emit_scale(&k, hg_reg(k.f.xv), k.keep);
+        else hg_kb_mov(b, HG_DTYPE_BOOL, k.f.ov, hg_reg(k.keep));
+    }
+    hg_arg extra[5] = {hg_arg_u64(offset), hg_arg_u32((uint32_t)seed),
+                       hg_arg_u32((uint32_t)(seed >> 32)), hg_arg_u64(thr), hg_arg_f64(scale)};
+    return hg_dd_run(&call, &k.f, extra, 5);
+}
+
+hg_status hg_dev_dropout(hg_op_ctx* c, const hg_tensor* x, const hg_tensor* out,
+                         const hg_tensor* mask, uint64_t seed, uint64_t offset, uint64_t thr,
+                         double scale) {
+    hg_status s = mask ? dropout_kernel(c, mask, NULL, 0, seed, offset, thr, scale) : HG_OK;
+    return s ? s : dropout_kernel(c, out, x, 0, seed, offset, thr, scale);
+}
+
+hg_status hg_dev_dropout_backward(hg_op_ctx* c, const hg_tensor* grad, const hg_tensor* mask,
+                                  const hg_tensor* out, double scale) {
+    hg_status s = hg_dev_copy_cast(c, out, grad);   // in place when out is grad
+    return s ? s : dropout_kernel(c, out, mask, 1, 0, 0, 0, scale);
 }
