@@ -107,8 +107,127 @@ static int foldable(const hg_gir* g, const hg_gnode* n) {
     return 1;
 }
 
+static int32_t simplify(void* vc, const hg_gnode* n);
+
+// ---- views (permute, slice) and concat ----
+// A view of an elementwise node is the node of views of its operands (elementwise ops are pure
+// and per element, so this is exact): views move to the values in memory (inputs, library
+// results), where a kernel reads them through strides, and the chains on both sides of a view
+// become one kernel. An elementwise node read both directly and through a view is then computed
+// in both kernels (recomputation, as fusion does).
+
+static int pushable(const hg_gnode* x) {
+    return x->kind == HG_GOP_UNARY || x->kind == HG_GOP_BINARY || x->kind == HG_GOP_WHERE ||
+           x->kind == HG_GOP_FMA || x->kind == HG_GOP_CAST || x->kind == HG_GOP_EXPAND;
+}
+
+// View v applied to operand o of a node of rank nd and shape pshape that broadcasts o (o's dims
+// align with the last ones). The node, -1 on error, -3 when that needs a reshape (a permute
+// moving one of the broadcast leading dims between o's own).
+static int32_t view_operand(canon* c, const hg_gnode* v, int32_t nd, const int64_t* pshape,
+                            int32_t o) {
+    hg_gnode on = c->g->nodes[o];
+    if (on.ndim == 0) return o;   // broadcasts to anything
+    int32_t lead = nd - on.ndim;
+    hg_gnode w = *v;
+    w.in[0] = o;
+    w.dtype = on.dtype;
+    w.ndim = on.ndim;
+    memcpy(w.shape, on.shape, sizeof w.shape);
+    if (v->kind == HG_GOP_PERMUTE) {
+        int32_t p[HG_MAX_DIMS], identity = 1;
+        for (int32_t i = 0; i < lead; i++)
+            if (hg_gperm_get(v, i) >= lead) return -3;
+        for (int32_t j = 0; j < on.ndim; j++) {
+            p[j] = hg_gperm_get(v, lead + j) - lead;
+            w.shape[j] = on.shape[p[j]];
+            identity &= p[j] == j;
+        }
+        if (identity) return o;
+        w.aux = hg_gperm_pack(on.ndim, p);
+    } else {
+        int32_t ax = v->op - lead;
+        if (ax < 0 || (on.shape[ax] == 1 && pshape[v->op] != 1)) return o;   // broadcast axis
+        w.op = ax;
+        w.shape[ax] = v->shape[v->op];
+    }
+    return simplify(c, &w);
+}
+
+static int32_t view_push(canon* c, const hg_gnode* v) {
+    hg_gnode x = c->g->nodes[v->in[0]], nn = x;
+    memcpy(nn.shape, v->shape, sizeof nn.shape);
+    for (int i = 0; i < hg_gop_table[x.kind].arity; i++) {
+        int32_t r = view_operand(c, v, x.ndim, x.shape, x.in[i]);
+        if (r < 0) return r;
+        nn.in[i] = r;
+    }
+    return simplify(c, &nn);
+}
+
+// Simplifies a permute, slice or concat: the node, -1 on error, -3 when n stays as it is.
+static int32_t simplify_view(canon* c, const hg_gnode* n) {
+    const hg_gnode* x = &c->g->nodes[n->in[0]];
+    if (n->kind == HG_GOP_PERMUTE) {
+        int identity = 1;
+        for (int32_t i = 0; i < n->ndim; i++) identity &= hg_gperm_get(n, i) == i;
+        if (identity) return n->in[0];
+        if (x->kind == HG_GOP_PERMUTE) {   // out dim i = x's dim p[i] = x's operand's q[p[i]]
+            int32_t p[HG_MAX_DIMS];
+            for (int32_t i = 0; i < n->ndim; i++) p[i] = hg_gperm_get(x, hg_gperm_get(n, i));
+            hg_gnode m = *n;
+            m.in[0] = x->in[0];
+            m.aux = hg_gperm_pack(n->ndim, p);
+            return simplify(c, &m);
+        }
+    } else if (n->kind == HG_GOP_SLICE) {
+        int32_t ax = n->op;
+        if (n->aux == 0 && (n->aux2 == 1 || n->shape[ax] <= 1) && n->shape[ax] == x->shape[ax])
+            return n->in[0];
+        if (x->kind == HG_GOP_SLICE && x->op == ax) {
+            hg_gnode m = *n;
+            m.in[0] = x->in[0];
+            m.aux = n->shape[ax] ? x->aux + n->aux * x->aux2 : 0;
+            m.aux2 = n->shape[ax] > 1 ? n->aux2 * x->aux2 : 1;
+            return simplify(c, &m);
+        }
+        if (x->kind == HG_GOP_CONCAT && x->op == ax) {   // inside one operand: a slice of it
+            int64_t na = c->g->nodes[x->in[0]].shape[ax];
+            int64_t last = n->aux + (n->shape[ax] ? (n->shape[ax] - 1) * n->aux2 : 0);
+            int side = last < na ? 0 : n->aux >= na ? 1 : -1;
+            if (side >= 0) {
+                hg_gnode m = *n;
+                m.in[0] = x->in[side];
+                if (side == 1 && n->shape[ax]) m.aux -= na;
+                return simplify(c, &m);
+            }
+        }
+    } else {
+        int32_t ax = n->op;
+        const hg_gnode* y = &c->g->nodes[n->in[1]];
+        if (y->shape[ax] == 0) return n->in[0];
+        if (x->shape[ax] == 0) return n->in[1];
+        // x[a:b] joined with x[b:e] (steps 1) is x[a:e].
+        if (x->kind == HG_GOP_SLICE && y->kind == HG_GOP_SLICE && x->op == ax && y->op == ax &&
+            x->in[0] == y->in[0] && (x->aux2 == 1 || x->shape[ax] == 1) &&
+            (y->aux2 == 1 || y->shape[ax] == 1) && y->aux == x->aux + x->shape[ax]) {
+            hg_gnode m = *x;
+            m.shape[ax] = n->shape[ax];
+            m.aux2 = 1;
+            return simplify(c, &m);
+        }
+        return -3;
+    }
+    if (pushable(x)) return view_push(c, n);
+    return -3;
+}
+
 static int32_t simplify(void* vc, const hg_gnode* n) {
     canon* c = vc;
+    if (n->kind == HG_GOP_PERMUTE || n->kind == HG_GOP_SLICE || n->kind == HG_GOP_CONCAT) {
+        int32_t r = simplify_view(c, n);
+        if (r != -3) return r;
+    }
     // Structural no-ops (not rules): a broadcast to the operand's own shape, and a broadcast
     // of a broadcast.
     if (n->kind == HG_GOP_EXPAND) {
