@@ -261,9 +261,11 @@ def _clusters(graph, lows):
     groups = {}
     for n, c in cl.items():
         groups.setdefault(find(c), []).append(n)
-    # a cluster of copies alone (clone) computes nothing: torch's copy is as good
+    # a cluster of copies alone (clone, cat) computes nothing: torch's copy (or the op table's
+    # cat) is as good
     return [m for m in groups.values() if any(
-        lows[x].kind == "pw" and x.target is not aten.clone.default for x in m)], root
+        lows[x].kind == "pw" and x.target not in (aten.clone.default, aten.cat.default)
+        for x in m)], root
 
 
 def _cycle(graph, clusters, root, lows):
