@@ -308,7 +308,7 @@ static void random_perm(int32_t nd, int32_t* perm, int32_t* given) {
 }
 
 // Host values of intermediate nodes are leaked on purpose into this pool and freed per graph.
-#define POOL 64
+#define POOL 512
 static double* g_pool[POOL];
 static int g_npool;
 static dn keep(dn x) {
@@ -497,6 +497,22 @@ static void test_canonical(void) {
     CHECK_OK(hg_graph_destroy(g));
 }
 
+// A view of a deep DAG that reads each node twice (x[k+1] = x[k] * x[k] + 1) moves once per
+// node, not once per path (2^60 here), and stays exact.
+static void test_shared_dag(void) {
+    dgraph d = {0};
+    CHECK_OK(hg_graph_create(&d.g));
+    dn x = d_input(&d, 2, (int64_t[]){3, 4}), one = d_input(&d, 0, NULL);
+    for (int32_t i = 0; i < 3 * 4; i++) x.h.d[i] = (double)(i % 3) - 1.0;   // -1, 0, 1: stays small
+    one.h.d[0] = 0.0;
+    for (int k = 0; k < 60; k++) x = keep(d_bin(&d, HG_BINARY_ADD, keep(d_bin(&d, HG_BINARY_MUL, x, x)), one));
+    dn y = keep(d_slice(&d, keep(d_permute(&d, x, (int32_t[]){1, 0}, (int32_t[]){1, 0})), 0, 1, 3, 1));
+    d_output(&d, y);
+    CHECK(d_check(&d, "shared DAG") >= 1);
+    d_free(&d, NULL, 0);
+    pool_free();
+}
+
 static int msg_has(const char* s) { return strstr(hg_last_error(), s) != NULL; }
 
 static void test_errors(void) {
@@ -549,6 +565,7 @@ static void run(int on_device) {
     test_concat_random();
     test_rotary_and_reductions();
     test_canonical();
+    test_shared_dag();
     test_errors();
 }
 

@@ -19,6 +19,11 @@ typedef struct canon {
     int32_t rewrites;
     int32_t* hits;
     int depth;
+    // Views already moved in this sweep (a view node as key, hash-consed; memo_val[id] its
+    // result): a DAG that reads a node many ways moves each view of it once, not once per path.
+    hg_gir memo;
+    int32_t* memo_val;
+    int32_t memo_cap;
 } canon;
 
 // Value of a 1-element result as a scalar; 0 when a scalar cannot hold it exactly (u64 values
@@ -218,8 +223,21 @@ static int32_t simplify_view(canon* c, const hg_gnode* n) {
         }
         return -3;
     }
-    if (pushable(x)) return view_push(c, n);
-    return -3;
+    if (!pushable(x)) return -3;
+    int32_t before = c->memo.n, key = hg_gir_add(&c->memo, n);
+    if (key < 0) return -1;
+    if (key < before) return c->memo_val[key];
+    if (key >= c->memo_cap) {
+        int32_t cap = c->memo_cap ? c->memo_cap * 2 : 64;
+        int32_t* v = realloc(c->memo_val, (size_t)cap * sizeof *v);
+        if (!v) { hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); return -1; }
+        c->memo_val = v;
+        c->memo_cap = cap;
+    }
+    c->memo_val[key] = -3;   // a view reached again while it is being moved stays a view
+    int32_t r = view_push(c, n);
+    c->memo_val[key] = r < 0 && r != -3 ? -3 : r;
+    return r;
 }
 
 static int32_t simplify(void* vc, const hg_gnode* n) {
@@ -271,6 +289,7 @@ static hg_status sweep(hg_gir* g, canon* c) {
     if (!map) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); goto done; }
     ng.ninputs = g->ninputs;
     c->g = &ng;
+    hg_gir_free(&c->memo);   // keys are node ids of this sweep's graph
     for (int32_t id = 0; id < g->n; id++) {
         hg_gnode n = g->nodes[id];
         for (int i = 0; i < hg_gop_table[n.kind].arity; i++) n.in[i] = map[n.in[i]];
@@ -311,14 +330,20 @@ done:
 
 hg_status hg_pass_canonicalize(hg_gir* g, hg_executor_obj* ex, const hg_compile_opts* o,
                                int32_t* rewrites, int32_t* rule_hits) {
-    canon c = {NULL, ex, o, 0, rule_hits, 0};
+    canon c = {.ex = ex, .o = o, .hits = rule_hits};
     for (int iter = 0; iter < 8; iter++) {
         int32_t before = c.rewrites, nodes = g->n;
         hg_status s = sweep(g, &c);
-        if (s) return s;
-        if ((s = hg_gir_verify(g, "canonicalize"))) return s;
+        if (!s) s = hg_gir_verify(g, "canonicalize");
+        if (s) {
+            hg_gir_free(&c.memo);
+            free(c.memo_val);
+            return s;
+        }
         if (c.rewrites == before && g->n == nodes) break;
     }
+    hg_gir_free(&c.memo);
+    free(c.memo_val);
     *rewrites = c.rewrites;
     return HG_OK;
 }
