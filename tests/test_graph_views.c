@@ -181,15 +181,15 @@ static dn d_slice(dgraph* d, dn x, int32_t ax, int64_t start, int64_t stop, int6
     dn r;
     int32_t given = rnd(2) ? ax - x.h.nd : ax;   // negative axes too
     CHECK_OK(hg_graph_slice(d->g, x.id, given, start, stop, step, &r.id));
-    // Python's slice rules, as hg_graph_slice documents them.
-    int64_t n = x.h.sh[ax];
-    int64_t b = start == HG_SLICE_NONE ? 0 : start, e = stop == HG_SLICE_NONE ? n : stop;
-    if (b < 0) b = b + n < 0 ? 0 : b + n;
-    if (e < 0) e = e + n < 0 ? 0 : e + n;
-    if (b > n) b = n;
-    if (e > n) e = n;
-    int64_t count = e > b ? (e - b - 1) / step + 1 : 0;
-    r.h = ht_slice(&x.h, ax, b, count, step);
+    // Python's slice rules as hg_tensor_slice applies them (test_tensor_views checks those):
+    // the view's offset is the first index, its length the count.
+    hg_buffer buf;
+    hg_tensor t, v;
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)x.h.sh[ax] + 1, &buf));
+    CHECK_OK(hg_tensor_view(buf, 1, &x.h.sh[ax], NULL, 0, &t));
+    CHECK_OK(hg_tensor_slice(&t, 0, start, stop, step, &v));
+    CHECK_OK(hg_buffer_destroy(buf));
+    r.h = ht_slice(&x.h, ax, v.offset, v.shape[0], step);
     return r;
 }
 

@@ -9,6 +9,7 @@
 #include "base/handles.h"
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
+#include "tensor/slice_indices.h"
 #include "tensor/tensor_internal.h"
 #include "ops/reduce/reduce.h"
 #include "ops/linalg/matmul.h"
@@ -540,14 +541,7 @@ hg_status hg_graph_slice(hg_graph g, int32_t x, int32_t axis, int64_t start, int
     if (step <= 0)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: step is %lld (graph slices take steps >= 1, "
                         "as torch's slice; a reversed view is not a graph node)", fn, (long long)step);
-    // Python's rules: None is the end, negative counts from the end, then clamp to [0, dim].
-    int64_t d = xn->shape[ax];
-    int64_t b = start == HG_SLICE_NONE ? 0 : start, e = stop == HG_SLICE_NONE ? d : stop;
-    if (b < 0) b = b + d < 0 ? 0 : b + d;
-    if (e < 0) e = e + d < 0 ? 0 : e + d;
-    if (b > d) b = d;
-    if (e > d) e = d;
-    int64_t count = e > b ? (e - b - 1) / step + 1 : 0;
+    int64_t b = start, count = hg_slice_indices(xn->shape[ax], &b, stop, step);
     int64_t shape[HG_MAX_DIMS];
     memcpy(shape, xn->shape, sizeof shape);
     shape[ax] = count;
