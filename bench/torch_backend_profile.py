@@ -112,8 +112,9 @@ def ab_views_backend(backend, variant, counts):
             name = str(n.target)
             if "hologram_fused" in n.meta:
                 c["fused kernels"] += 1
-            elif any(k in name for k in ("permute", "transpose", "aten.t.", "slice", "cat")):
-                c["torch " + name.split(".")[-2]] += 1
+            elif name.startswith("aten.") and name.split(".")[1] in (
+                    "permute", "transpose", "t", "slice", "cat", "split", "split_with_sizes"):
+                c["torch " + name.split(".")[1]] += 1
         return lower(gm)
     backend.lower = counting_lower
 
