@@ -5,6 +5,7 @@ lowered functions and fused kernels by name, ATen ops left to torch, views), sum
 
     python3 bench/torch_backend_profile.py gpt2 [--mode train] [--steps 10] [--threads 2]
     python3 bench/torch_backend_profile.py gpt2 --mode train --ab native_dropout.default
+    python3 bench/torch_backend_profile.py llama --ab-views
 
 Each call_function node's target is wrapped in a timer after hologram's compiler has lowered
 the graph (the wrappers add ~1 us per node: compare targets with each other, not the total with
@@ -13,6 +14,11 @@ interleaved rounds: those TABLE entries run by hologram, then by ATen's own op (
 whether a lowering pays on this model, measured on the same machine state (best and median;
 torch's side runs as the backend runs what it leaves: on one thread in graphs with hologram
 nodes and no convolution).
+--ab-views times the step with the fusion pass as it is against the pass without strided views
+and concatenation (permute / t / transpose / slice / split parts / cat left to torch between
+kernels, as before the graph IR had those nodes): each captured graph compiled both ways, the two
+run in interleaved rounds in one process; prints each variant's fused kernels and the view and
+cat nodes left to torch.
 The step is bench/torch_models.py's: forward (eval, no_grad) or forward + loss + backward +
 Adam's step (train).
 """
@@ -35,6 +41,8 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=25, help="targets listed")
     p.add_argument("--ab", default="", help="TABLE ops (e.g. native_dropout.default) to A/B")
+    p.add_argument("--ab-views", action="store_true",
+                   help="A/B the fusion pass with and without strided views and cat")
     return p.parse_args(argv)
 
 
@@ -90,6 +98,37 @@ def ab_switch(table, names, use_torch):
         table[op] = Lowering(fn, low.accepts)
 
 
+def ab_views_backend(backend, variant, counts):
+    """A backend compiling each graph twice: with the fusion pass's strided views and cat
+    ("views") and without ("no views"); variant[0] picks the one that runs."""
+    import copy
+    from hologram_torch._aten import pointwise as pw
+    own = (pw._lower_strided, pw._lower_cat, pw._lower_split_item)
+    lower = backend.lower
+
+    def counting_lower(gm):
+        c = counts[variant[0]]
+        for n in gm.graph.nodes:
+            name = str(n.target)
+            if "hologram_fused" in n.meta:
+                c["fused kernels"] += 1
+            elif name.startswith("aten.") and name.split(".")[1] in (
+                    "permute", "transpose", "t", "slice", "cat", "split", "split_with_sizes"):
+                c["torch " + name.split(".")[1]] += 1
+        return lower(gm)
+    backend.lower = counting_lower
+
+    def compile_both(gm, example_inputs):
+        fns = {}
+        for v in ("no views", "views"):
+            variant[0] = v
+            pw._lower_strided, pw._lower_cat, pw._lower_split_item = (
+                own if v == "views" else (lambda *a: None,) * 3)
+            fns[v] = backend.hologram_backend(copy.deepcopy(gm), example_inputs)
+        return lambda *a: fns[variant[0]](*a)
+    return compile_both
+
+
 def main(argv=None):
     args = parse_args(argv)
     for var in ("OMP_NUM_THREADS", "HOLOGRAM_NUM_THREADS"):   # before torch and hologram load
@@ -102,13 +141,15 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
 
     totals, calls, use_torch = collections.Counter(), collections.Counter(), [False]
+    variant, counts = ["views"], collections.defaultdict(collections.Counter)
     if args.ab:
         ab_switch(TABLE, args.ab.split(","), use_torch)
-    else:
+    elif not args.ab_views:
         instrument(backend, totals, calls)
     model, make_inputs, loss_fn = zoo.build(args.model)
     x = make_inputs(1)
-    compiled = torch.compile(model, backend="hologram")
+    compiled = torch.compile(model, backend=ab_views_backend(backend, variant, counts)
+                             if args.ab_views else "hologram")
     if args.mode == "train":
         model.train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -131,6 +172,21 @@ def main(argv=None):
         return (time.perf_counter() - t0) / args.steps * 1e3
 
     step()
+    if args.ab_views:   # training: each variant's backward graphs compile on its first step
+        for v in ("no views", "views", "no views", "views"):
+            variant[0] = v
+            step()
+        for v in ("no views", "views"):
+            print(f"{v}: {dict(counts[v])}")
+        ms = {"no views": [], "views": []}
+        for r in range(args.rounds):
+            for v in (("no views", "views") if r % 2 == 0 else ("views", "no views")):
+                variant[0] = v
+                ms[v].append(run_round())
+        for v in ms:
+            print(f"{args.model} {args.mode}, fusion pass with {v}: best {min(ms[v]):.2f} ms, "
+                  f"median {statistics.median(ms[v]):.2f} ms")
+        return
     for i, r in enumerate(backend.reports()):
         print(f"g{i}: {r}")
     if args.ab:

@@ -3,9 +3,13 @@
 written out (8 ATen nodes) on --n float32 as one fused hologram kernel, torch eager,
 torch.compile (inductor) and torch's own gelu(approximate="tanh"); and the call overhead of a
 1-element fused add (the FusedKernel, and the FX GraphModule around it) against torch.add,
-hologram_torch.functional.add and inductor. Best of --rounds interleaved rounds.
+hologram_torch.functional.add and inductor; Llama's rotary embedding on a (B, S, H, D) q
+(transpose, slices, neg, cat, multiplies by cos / sin, add) fused with the graph's view nodes,
+fused without them (views and cat left to torch between kernels), eager and inductor. Best of
+--rounds interleaved rounds.
 
     OMP_NUM_THREADS=2 python3 bench/torch_fuse.py [--n 1048576] [--threads 2] [--rounds 7]
+        [--rotary 4,512,8,64]
 """
 import argparse
 import math
@@ -40,11 +44,29 @@ def fused(fn, *args):
     return gm
 
 
+def rotary(q, cos, sin):
+    qt = q.transpose(1, 2)
+    h = qt.shape[-1] // 2
+    return qt * cos + torch.cat((-qt[..., h:], qt[..., :h]), dim=-1) * sin
+
+
+def fused_without_views(fn, *args):
+    """fused(), with the pass leaving permute / slice / split parts / cat to torch."""
+    from hologram_torch._aten import pointwise as pw
+    own = (pw._lower_strided, pw._lower_cat, pw._lower_split_item)
+    pw._lower_strided, pw._lower_cat, pw._lower_split_item = (lambda *a: None,) * 3
+    try:
+        return fused(fn, *args)
+    finally:
+        pw._lower_strided, pw._lower_cat, pw._lower_split_item = own
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1 << 20)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rotary", default="4,512,8,64", help="B,S,H,D of the rotary case")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     x = torch.randn(a.n)
@@ -64,6 +86,14 @@ def main():
               "torch.add": (torch.add, (p, q)), "functional.add": (F.add, (p, q)),
               "inductor": (inda, (p, q))}, 20000, a.rounds)
     print("1-element add:", ", ".join(f"{k} {v * 1e6:.2f} us" for k, v in r.items()))
+    b, s, h, d = (int(v) for v in a.rotary.split(","))
+    args = (torch.randn(b, s, h, d), torch.randn(s, d), torch.randn(s, d))
+    indr = torch.compile(rotary)
+    indr(*args)
+    r = best({"fused with views": (fused(rotary, *args), args),
+              "fused without views": (fused_without_views(rotary, *args), args),
+              "torch eager": (rotary, args), "inductor": (indr, args)}, 10, a.rounds)
+    print(f"rotary {a.rotary}:", ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in r.items()))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,18 @@ HG_API hg_status hg_graph_expand(hg_graph g, int32_t x, int32_t ndim, const int6
                                  int32_t* out_node);
 HG_API hg_status hg_graph_reshape(hg_graph g, int32_t x, int32_t ndim, const int64_t* shape,
                                   int32_t* out_node);
+// Views (no copy: a kernel reading one reads its operand through strides) and concatenation.
+// permute: out dim i is x's dim perm[i] (ndim == x's ndim; negative entries count from the end).
+HG_API hg_status hg_graph_permute(hg_graph g, int32_t x, int32_t ndim, const int32_t* perm,
+                                  int32_t* out_node);
+// x[..., start:stop:step, ...] on axis with Python's rules (negative start/stop count from the
+// end, out of range clamps, HG_SLICE_NONE is None); step >= 1 (a reversed view is refused).
+HG_API hg_status hg_graph_slice(hg_graph g, int32_t x, int32_t axis, int64_t start, int64_t stop,
+                                int64_t step, int32_t* out_node);
+// numpy.concatenate of n >= 1 nodes along axis: one dtype, equal shapes except on axis (n == 1
+// returns nodes[0]).
+HG_API hg_status hg_graph_concat(hg_graph g, int32_t n, const int32_t* nodes, int32_t axis,
+                                 int32_t* out_node);
 HG_API hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t naxes,
                                  const int32_t* axes, int keepdims, int32_t* out_node);
 HG_API hg_status hg_graph_softmax(hg_graph g, int32_t x, int32_t axis, int log, int32_t* out_node);

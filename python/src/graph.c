@@ -166,6 +166,61 @@ static PyObject* shape_op(HgGraph* self, PyObject* args, int reshape) {
 static PyObject* Graph_expand(HgGraph* self, PyObject* args) { return shape_op(self, args, 0); }
 static PyObject* Graph_reshape(HgGraph* self, PyObject* args) { return shape_op(self, args, 1); }
 
+// permute(x, perm)
+static PyObject* Graph_permute(HgGraph* self, PyObject* args) {
+    int x, node;
+    PyObject* perm_obj;
+    if (!PyArg_ParseTuple(args, "iO:permute", &x, &perm_obj) || graph_check(self)) return NULL;
+    int64_t p64[HG_MAX_DIMS];
+    int32_t nd, perm[HG_MAX_DIMS];
+    if (get_shape(perm_obj, p64, &nd)) return NULL;
+    for (int32_t i = 0; i < nd; i++) perm[i] = (int32_t)p64[i];
+    hg_status s = hg_graph_permute(self->g, x, nd, perm, &node);
+    return node_result(s, node, "Graph.permute");
+}
+
+static int slice_bound(PyObject* o, int64_t* out) {
+    if (o == Py_None) { *out = HG_SLICE_NONE; return 0; }
+    *out = PyLong_AsLongLong(o);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+// slice(x, axis, start, stop, step=1): start / stop may be None
+static PyObject* Graph_slice(HgGraph* self, PyObject* args) {
+    int x, axis, node;
+    long long step = 1;
+    PyObject *start_obj, *stop_obj;
+    if (!PyArg_ParseTuple(args, "iiOO|L:slice", &x, &axis, &start_obj, &stop_obj, &step) ||
+        graph_check(self))
+        return NULL;
+    int64_t start, stop;
+    if (slice_bound(start_obj, &start) || slice_bound(stop_obj, &stop)) return NULL;
+    hg_status s = hg_graph_slice(self->g, x, axis, start, stop, step, &node);
+    return node_result(s, node, "Graph.slice");
+}
+
+// concat(nodes, axis)
+static PyObject* Graph_concat(HgGraph* self, PyObject* args) {
+    int axis, node = -1;
+    PyObject* nodes_obj;
+    if (!PyArg_ParseTuple(args, "Oi:concat", &nodes_obj, &axis) || graph_check(self)) return NULL;
+    PyObject* fast = PySequence_Fast(nodes_obj, "nodes must be a sequence of node ids");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    int32_t* ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *ids);
+    if (!ids) { Py_DECREF(fast); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v == -1 && PyErr_Occurred()) { PyMem_Free(ids); Py_DECREF(fast); return NULL; }
+        ids[i] = (int32_t)v;
+    }
+    Py_DECREF(fast);
+    hg_status s = n > INT32_MAX ? HG_ERR_INVALID_ARGUMENT
+                                : hg_graph_concat(self->g, (int32_t)n, ids, axis, &node);
+    PyMem_Free(ids);
+    return node_result(s, node, "Graph.concat");
+}
+
 // reduce(op, x, axes or None, keepdims)
 static PyObject* Graph_reduce(HgGraph* self, PyObject* args) {
     int op, x, keep = 0, node;
@@ -276,6 +331,10 @@ static PyMethodDef Graph_methods[] = {
     {"cast", (PyCFunction)Graph_cast, METH_VARARGS, "cast(x, dtype) -> node"},
     {"expand", (PyCFunction)Graph_expand, METH_VARARGS, "expand(x, shape) -> node"},
     {"reshape", (PyCFunction)Graph_reshape, METH_VARARGS, "reshape(x, shape) -> node"},
+    {"permute", (PyCFunction)Graph_permute, METH_VARARGS, "permute(x, perm) -> node (a view)"},
+    {"slice", (PyCFunction)Graph_slice, METH_VARARGS,
+     "slice(x, axis, start, stop, step=1) -> node (a view; start / stop may be None)"},
+    {"concat", (PyCFunction)Graph_concat, METH_VARARGS, "concat(nodes, axis) -> node"},
     {"reduce", (PyCFunction)Graph_reduce, METH_VARARGS,
      "reduce(op, x, axes or None, keepdims=False) -> node"},
     {"softmax", (PyCFunction)Graph_softmax, METH_VARARGS, "softmax(x, axis, log=False) -> node"},

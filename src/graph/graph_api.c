@@ -1,6 +1,7 @@
 // The graph builder (hg_graph_*): every call validates shapes and dtypes at once, with the
 // rules (and messages) of the eager ops: elementwise dtypes come from a scratch hg_ew_expr
 // built exactly as the eager op builds its one-node expression.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
@@ -8,6 +9,7 @@
 #include "base/handles.h"
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
+#include "tensor/slice_indices.h"
 #include "tensor/tensor_internal.h"
 #include "ops/reduce/reduce.h"
 #include "ops/linalg/matmul.h"
@@ -487,4 +489,135 @@ hg_status hg_graph_print(hg_graph g, char** out_text) {
     if (!o) return HG_ERR_INVALID_HANDLE;
     HG_CHECK_NULL(out_text, "out_text");
     return hg_gir_print(&o->ir, NULL, out_text);
+}
+
+// ---- views and concatenation (strided reads inside the kernels that read them) ----
+
+hg_status hg_graph_permute(hg_graph g, int32_t x, int32_t ndim, const int32_t* perm,
+                           int32_t* out_node) {
+    static const char fn[] = "hg_graph_permute";
+    static const char* const names[] = {"x"};
+    hg_graph_obj* o = begin(g, fn, out_node, 1, &x, names);
+    if (!o) return begin_status();
+    const hg_gnode* xn = &o->ir.nodes[x];
+    if (ndim != xn->ndim)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: perm has %d entries, x has %d dims (one "
+                        "entry per dim expected)", fn, (int)ndim, (int)xn->ndim);
+    if (ndim > 0 && !perm) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'perm' is NULL", fn);
+    int32_t p[HG_MAX_DIMS];
+    int64_t shape[HG_MAX_DIMS] = {0};
+    uint32_t seen = 0;
+    for (int32_t i = 0; i < ndim; i++) {
+        int32_t a = perm[i] < 0 ? perm[i] + ndim : perm[i];
+        if (a < 0 || a >= ndim)
+            return hg_error(HG_ERR_OUT_OF_RANGE, "%s: perm[%d] is %d (valid: %d..%d)", fn, (int)i,
+                            (int)perm[i], (int)-ndim, (int)ndim - 1);
+        if (seen >> a & 1u)
+            return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: perm[%d] repeats dim %d (perm must be a "
+                            "permutation)", fn, (int)i, (int)a);
+        seen |= 1u << a;
+        p[i] = a;
+        shape[i] = xn->shape[a];
+    }
+    hg_gnode n = hg_gnode_make(HG_GOP_PERMUTE, 0, xn->dtype, ndim, shape);
+    n.in[0] = x;
+    n.aux = hg_gperm_pack(ndim, p);
+    return add(o, &n, out_node);
+}
+
+hg_status hg_graph_slice(hg_graph g, int32_t x, int32_t axis, int64_t start, int64_t stop,
+                         int64_t step, int32_t* out_node) {
+    static const char fn[] = "hg_graph_slice";
+    static const char* const names[] = {"x"};
+    hg_graph_obj* o = begin(g, fn, out_node, 1, &x, names);
+    if (!o) return begin_status();
+    const hg_gnode* xn = &o->ir.nodes[x];
+    if (xn->ndim == 0) return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: x is 0-d (nothing to slice)", fn);
+    HG_OP_CTX(c);
+    hg_op_begin(&c, fn);
+    int32_t ax;
+    hg_status s = hg_op_axis(&c, xn->ndim, axis, &ax);
+    if (s) return s;
+    if (step <= 0)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: step is %lld (graph slices take steps >= 1, "
+                        "as torch's slice; a reversed view is not a graph node)", fn, (long long)step);
+    int64_t b = start, count = hg_slice_indices(xn->shape[ax], &b, stop, step);
+    int64_t shape[HG_MAX_DIMS];
+    memcpy(shape, xn->shape, sizeof shape);
+    shape[ax] = count;
+    hg_gnode n = hg_gnode_make(HG_GOP_SLICE, ax, xn->dtype, xn->ndim, shape);
+    n.in[0] = x;
+    n.aux = count ? b : 0;   // every empty slice of one axis is the same node
+    n.aux2 = count > 1 ? step : 1;
+    return add(o, &n, out_node);
+}
+
+hg_status hg_graph_concat(hg_graph g, int32_t n, const int32_t* nodes, int32_t axis,
+                          int32_t* out_node) {
+    static const char fn[] = "hg_graph_concat";
+    hg_graph_obj* o = begin(g, fn, out_node, 0, NULL, NULL);
+    if (!o) return begin_status();
+    if (n < 1) return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: n is %d (at least one node expected)", fn, (int)n);
+    if (!nodes) return hg_error(HG_ERR_NULL_POINTER, "%s: argument 'nodes' is NULL", fn);
+    char name[32];
+    for (int32_t i = 0; i < n; i++)
+        if (nodes[i] < 0 || nodes[i] >= o->ir.n) {
+            snprintf(name, sizeof name, "nodes[%d]", (int)i);
+            const char* nm = name;
+            begin(g, fn, out_node, 1, &nodes[i], &nm);
+            return begin_status();
+        }
+    const hg_gnode* first = &o->ir.nodes[nodes[0]];
+    if (first->ndim == 0)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: nodes[0] is 0-d (concatenation needs >= 1 dim)", fn);
+    HG_OP_CTX(c);
+    hg_op_begin(&c, fn);
+    int32_t ax;
+    hg_status s = hg_op_axis(&c, first->ndim, axis, &ax);
+    if (s) return s;
+    char sb[HG_DIMS_TEXT], tb[HG_DIMS_TEXT];
+    for (int32_t i = 1; i < n; i++) {
+        const hg_gnode* k = &o->ir.nodes[nodes[i]];
+        if (k->dtype != first->dtype)
+            return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: nodes[%d] is %s, nodes[0] is %s (one dtype "
+                            "expected: cast first)", fn, (int)i, hg_dtype_name(k->dtype),
+                            hg_dtype_name(first->dtype));
+        int same = k->ndim == first->ndim;
+        for (int32_t d = 0; same && d < k->ndim; d++) same = d == ax || k->shape[d] == first->shape[d];
+        if (!same)
+            return hg_error(HG_ERR_SIZE_MISMATCH, "%s: nodes[%d] has shape %s, nodes[0] %s (equal "
+                            "shapes expected except on axis %d)", fn, (int)i,
+                            hg_op_dims(sb, k->ndim, k->shape), hg_op_dims(tb, first->ndim, first->shape),
+                            (int)ax);
+    }
+    int64_t total = first->shape[ax];
+    for (int32_t i = 1; i < n; i++) {
+        int64_t k = o->ir.nodes[nodes[i]].shape[ax];
+        if (total > INT64_MAX - k)
+            return hg_error(HG_ERR_SIZE_MISMATCH, "%s: the concatenated axis overflows int64", fn);
+        total += k;
+    }
+    int64_t shape[HG_MAX_DIMS];
+    memcpy(shape, first->shape, sizeof shape);
+    int64_t numel = 1;
+    for (int32_t d = 0; d < first->ndim; d++) {
+        int64_t v = d == ax ? total : shape[d];
+        if (v && numel > INT64_MAX / v)
+            return hg_error(HG_ERR_SIZE_MISMATCH, "%s: the result's element count overflows int64", fn);
+        numel *= v;
+    }
+    // A left fold of two-operand nodes (the IR has at most three operands per node).
+    int32_t acc = nodes[0];
+    int64_t along = first->shape[ax];
+    for (int32_t i = 1; i < n; i++) {
+        along += o->ir.nodes[nodes[i]].shape[ax];
+        shape[ax] = along;
+        hg_gnode k = hg_gnode_make(HG_GOP_CONCAT, ax, first->dtype, first->ndim, shape);
+        k.in[0] = acc;
+        k.in[1] = nodes[i];
+        if ((s = add(o, &k, &acc))) return s;
+        first = &o->ir.nodes[nodes[0]];   // the node table may have moved
+    }
+    *out_node = acc;
+    return HG_OK;
 }

@@ -59,6 +59,8 @@ typedef enum hg_step_kind {
     HG_STEP_ARANGE,        // library call hg_arange (no inputs)
     HG_STEP_RESHAPE,       // view of the source (copied into its slot where no view exists)
     HG_STEP_COPY,          // output = value (an output that is an input, or listed twice)
+    HG_STEP_VIEW,          // permute / slice: a strided view of the source (never a copy)
+    HG_STEP_CONCAT,        // each input copied into its range of the output along the axis
     HG_STEP_KIND_COUNT
 } hg_step_kind;
 
@@ -79,7 +81,8 @@ typedef enum hg_value_home {
     HG_HOME_INPUT = 0,   // the caller's input tensor `index`
     HG_HOME_OUTPUT,      // the caller's output tensor `index`
     HG_HOME_SLOT,        // arena slot `index` (C-contiguous)
-    HG_HOME_VIEW,        // a reshape view of value `src` (slot `index` holds a copy if needed)
+    HG_HOME_VIEW,        // a view of value `src`: a reshape (slot `index` holds a copy if
+                         // needed), or a permute / slice (`strided`: always a view, no slot)
 } hg_value_home;
 
 typedef struct hg_plan_value {
@@ -90,6 +93,7 @@ typedef struct hg_plan_value {
     hg_value_home home;
     int32_t index;
     int32_t src;
+    int32_t strided;     // HG_HOME_VIEW of a permute / slice node
 } hg_plan_value;
 
 typedef struct hg_plan_slot {

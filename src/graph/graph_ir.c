@@ -23,6 +23,9 @@ const hg_gop_info hg_gop_table[HG_GOP_COUNT] = {
     [HG_GOP_SOFTMAX] = {"softmax", 1, 0},
     [HG_GOP_MATMUL] = {"matmul", 2, 0},
     [HG_GOP_ARANGE] = {"arange", 0, 0},
+    [HG_GOP_PERMUTE] = {"permute", 1, 0},
+    [HG_GOP_SLICE] = {"slice", 1, 0},
+    [HG_GOP_CONCAT] = {"concat", 2, 0},
 };
 _Static_assert(sizeof hg_gop_table / sizeof hg_gop_table[0] == HG_GOP_COUNT, "gop table size");
 
@@ -66,6 +69,7 @@ static uint64_t node_hash(const hg_gnode* n) {
     for (int32_t i = 0; i < n->ndim; i++) h = mix(h, (uint64_t)n->shape[i]);
     for (int i = 0; i < 3; i++) h = mix(h, (uint64_t)(uint32_t)n->in[i]);
     h = mix(h, (uint64_t)n->aux);
+    h = mix(h, (uint64_t)n->aux2);
     h = mix(h, (uint64_t)n->value.kind);
     h = mix(h, (uint64_t)n->value.i);
     h = mix(h, double_bits(n->value.f));
@@ -74,7 +78,7 @@ static uint64_t node_hash(const hg_gnode* n) {
 
 static int node_equal(const hg_gnode* a, const hg_gnode* b) {
     if (a->kind != b->kind || a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim ||
-        a->aux != b->aux || a->value.kind != b->value.kind || a->value.i != b->value.i ||
+        a->aux != b->aux || a->aux2 != b->aux2 || a->value.kind != b->value.kind || a->value.i != b->value.i ||
         double_bits(a->value.f) != double_bits(b->value.f))
         return 0;
     for (int32_t i = 0; i < a->ndim; i++)
@@ -157,6 +161,12 @@ int64_t hg_gir_numel(const hg_gnode* n) {
     return hg_shape_numel(n->ndim, n->shape);
 }
 
+int64_t hg_gperm_pack(int32_t ndim, const int32_t* perm) {
+    uint64_t a = 0;
+    for (int32_t i = 0; i < ndim; i++) a |= (uint64_t)perm[i] << (4 * i);
+    return (int64_t)a;
+}
+
 int hg_gir_same_shape(const hg_gnode* a, const hg_gnode* b) {
     if (a->ndim != b->ndim) return 0;
     for (int32_t i = 0; i < a->ndim; i++)
@@ -171,6 +181,38 @@ int hg_shape_broadcasts_to(int32_t na, const int64_t* a, int32_t nb, const int64
         if (x != y && x != 1) return 0;
     }
     return 1;
+}
+
+// Why a permute / slice / concat node's shape does not follow from its operands (NULL: it does).
+static const char* view_problem(const hg_gir* g, const hg_gnode* n) {
+    const hg_gnode* x = &g->nodes[n->in[0]];
+    if (n->dtype != x->dtype || n->ndim != x->ndim) return "dtype or ndim differs from operand 0";
+    if (n->kind == HG_GOP_PERMUTE) {
+        uint32_t seen = 0;
+        for (int32_t i = 0; i < n->ndim; i++) {
+            int32_t p = hg_gperm_get(n, i);
+            if (p >= n->ndim || (seen >> p & 1u)) return "perm is not a permutation";
+            seen |= 1u << p;
+            if (n->shape[i] != x->shape[p]) return "shape is not the permuted operand shape";
+        }
+        return NULL;
+    }
+    int32_t ax = n->op;
+    if (ax < 0 || ax >= n->ndim) return "axis out of range";
+    for (int32_t i = 0; i < n->ndim; i++)
+        if (i != ax && n->shape[i] != x->shape[i]) return "a dim other than the axis changed";
+    if (n->kind == HG_GOP_SLICE) {
+        if (n->aux2 < 1 || n->aux < 0) return "start < 0 or step < 1";
+        if (n->shape[ax] > 0 && n->aux + (n->shape[ax] - 1) * n->aux2 >= x->shape[ax])
+            return "the slice reads past the end of the axis";
+        return NULL;
+    }
+    const hg_gnode* y = &g->nodes[n->in[1]];
+    if (y->dtype != n->dtype || y->ndim != n->ndim) return "operand 1's dtype or ndim differs";
+    for (int32_t i = 0; i < n->ndim; i++)
+        if (i != ax && n->shape[i] != y->shape[i]) return "operand 1's shape differs off the axis";
+    if (n->shape[ax] != x->shape[ax] + y->shape[ax]) return "the axis is not the operands' sum";
+    return NULL;
 }
 
 hg_status hg_gir_verify(const hg_gir* g, const char* after) {
@@ -212,6 +254,12 @@ hg_status hg_gir_verify(const hg_gir* g, const char* after) {
         if (n->kind == HG_GOP_RESHAPE && hg_gir_numel(n) != hg_gir_numel(&g->nodes[n->in[0]]))
             return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): reshape %%%d changes the "
                             "element count", after, (int)id);
+        if (n->kind >= HG_GOP_PERMUTE && n->kind <= HG_GOP_CONCAT) {
+            const char* why = view_problem(g, n);
+            if (why)
+                return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): %s %%%d: %s", after,
+                                hg_gnode_op_name(n), (int)id, why);
+        }
         if (n->kind == HG_GOP_INPUT) {
             if (n->aux < 0 || n->aux >= g->ninputs)
                 return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): input %%%d has index "
@@ -321,6 +369,15 @@ hg_status hg_gir_print(const hg_gir* g, const int32_t* group, char** out_text) {
             hg_sb_printf(&b, "]%s", (n->aux >> 32) ? " keepdims" : "");
         }
         if (n->kind == HG_GOP_SOFTMAX) hg_sb_printf(&b, " axis=%lld", (long long)n->aux);
+        if (n->kind == HG_GOP_PERMUTE) {
+            hg_sb_printf(&b, " perm=[");
+            for (int32_t i = 0; i < n->ndim; i++) hg_sb_printf(&b, "%s%d", i ? "," : "", (int)hg_gperm_get(n, i));
+            hg_sb_printf(&b, "]");
+        }
+        if (n->kind == HG_GOP_SLICE)
+            hg_sb_printf(&b, " axis=%d start=%lld step=%lld", (int)n->op, (long long)n->aux,
+                         (long long)n->aux2);
+        if (n->kind == HG_GOP_CONCAT) hg_sb_printf(&b, " axis=%d", (int)n->op);
         hg_sb_printf(&b, " : ");
         print_shape(&b, n);
         if (group && group[id] >= 0) hg_sb_printf(&b, " [k%d]", (int)group[id]);

@@ -30,6 +30,11 @@ typedef enum hg_gop {
     HG_GOP_SOFTMAX,     // op = log flag, aux = axis (normalized)
     HG_GOP_MATMUL,      // in[0] @ in[1]
     HG_GOP_ARANGE,      // 1-d 0, 1, ..., n - 1 in dtype (internal: decompositions' class ids)
+    HG_GOP_PERMUTE,     // in[0] with dims reordered: out dim i is dim perm[i]; aux = perm, 4 bits
+                        // per dim (hg_gperm_get)
+    HG_GOP_SLICE,       // in[0][..., start::step, ...] on dim op, shape[op] elements; aux = start,
+                        // aux2 = step (> 0)
+    HG_GOP_CONCAT,      // in[0] and in[1] joined along dim op (n inputs: a left fold)
     HG_GOP_COUNT
 } hg_gop;
 
@@ -48,6 +53,7 @@ typedef struct hg_gnode {
     int64_t shape[HG_MAX_DIMS];   // entries beyond ndim are 0
     int32_t in[3];                // operands (-1 unused)
     int64_t aux;
+    int64_t aux2;                 // SLICE: step
     hg_scalar value;              // CONST
 } hg_gnode;
 
@@ -71,6 +77,11 @@ hg_status hg_gir_add_output(hg_gir* g, int32_t node);
 // Deep copy (dst uninitialized). HG_ERR_OUT_OF_MEMORY on failure (dst then empty).
 hg_status hg_gir_copy(hg_gir* dst, const hg_gir* src);
 int64_t hg_gir_numel(const hg_gnode* n);
+// A permutation packed into PERMUTE's aux (4 bits per dim) and read back.
+int64_t hg_gperm_pack(int32_t ndim, const int32_t* perm);
+static inline int32_t hg_gperm_get(const hg_gnode* n, int32_t i) {
+    return (int32_t)(((uint64_t)n->aux >> (4 * i)) & 15u);
+}
 int hg_gir_same_shape(const hg_gnode* a, const hg_gnode* b);
 // 1 if a shape broadcasts to another (numpy rules, dims aligned at the end).
 int hg_shape_broadcasts_to(int32_t na, const int64_t* a, int32_t nb, const int64_t* b);

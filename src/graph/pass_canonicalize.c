@@ -19,6 +19,11 @@ typedef struct canon {
     int32_t rewrites;
     int32_t* hits;
     int depth;
+    // Views already moved in this sweep (a view node as key, hash-consed; memo_val[id] its
+    // result): a DAG that reads a node many ways moves each view of it once, not once per path.
+    hg_gir memo;
+    int32_t* memo_val;
+    int32_t memo_cap;
 } canon;
 
 // Value of a 1-element result as a scalar; 0 when a scalar cannot hold it exactly (u64 values
@@ -107,8 +112,140 @@ static int foldable(const hg_gir* g, const hg_gnode* n) {
     return 1;
 }
 
+static int32_t simplify(void* vc, const hg_gnode* n);
+
+// ---- views (permute, slice) and concat ----
+// A view of an elementwise node is the node of views of its operands (elementwise ops are pure
+// and per element, so this is exact): views move to the values in memory (inputs, library
+// results), where a kernel reads them through strides, and the chains on both sides of a view
+// become one kernel. An elementwise node read both directly and through a view is then computed
+// in both kernels (recomputation, as fusion does).
+
+static int pushable(const hg_gnode* x) {
+    return x->kind == HG_GOP_UNARY || x->kind == HG_GOP_BINARY || x->kind == HG_GOP_WHERE ||
+           x->kind == HG_GOP_FMA || x->kind == HG_GOP_CAST || x->kind == HG_GOP_EXPAND;
+}
+
+// View v applied to operand o of a node of rank nd and shape pshape that broadcasts o (o's dims
+// align with the last ones). The node, -1 on error, -3 when that needs a reshape (a permute
+// moving one of the broadcast leading dims between o's own).
+static int32_t view_operand(canon* c, const hg_gnode* v, int32_t nd, const int64_t* pshape,
+                            int32_t o) {
+    hg_gnode on = c->g->nodes[o];
+    if (on.ndim == 0) return o;   // broadcasts to anything
+    int32_t lead = nd - on.ndim;
+    hg_gnode w = *v;
+    w.in[0] = o;
+    w.dtype = on.dtype;
+    w.ndim = on.ndim;
+    memcpy(w.shape, on.shape, sizeof w.shape);
+    if (v->kind == HG_GOP_PERMUTE) {
+        int32_t p[HG_MAX_DIMS], identity = 1;
+        for (int32_t i = 0; i < lead; i++)
+            if (hg_gperm_get(v, i) >= lead) return -3;
+        for (int32_t j = 0; j < on.ndim; j++) {
+            p[j] = hg_gperm_get(v, lead + j) - lead;
+            w.shape[j] = on.shape[p[j]];
+            identity &= p[j] == j;
+        }
+        if (identity) return o;
+        w.aux = hg_gperm_pack(on.ndim, p);
+    } else {
+        int32_t ax = v->op - lead;
+        if (ax < 0 || (on.shape[ax] == 1 && pshape[v->op] != 1)) return o;   // broadcast axis
+        w.op = ax;
+        w.shape[ax] = v->shape[v->op];
+    }
+    return simplify(c, &w);
+}
+
+static int32_t view_push(canon* c, const hg_gnode* v) {
+    hg_gnode x = c->g->nodes[v->in[0]], nn = x;
+    memcpy(nn.shape, v->shape, sizeof nn.shape);
+    for (int i = 0; i < hg_gop_table[x.kind].arity; i++) {
+        int32_t r = view_operand(c, v, x.ndim, x.shape, x.in[i]);
+        if (r < 0) return r;
+        nn.in[i] = r;
+    }
+    return simplify(c, &nn);
+}
+
+// Simplifies a permute, slice or concat: the node, -1 on error, -3 when n stays as it is.
+static int32_t simplify_view(canon* c, const hg_gnode* n) {
+    const hg_gnode* x = &c->g->nodes[n->in[0]];
+    if (n->kind == HG_GOP_PERMUTE) {
+        int identity = 1;
+        for (int32_t i = 0; i < n->ndim; i++) identity &= hg_gperm_get(n, i) == i;
+        if (identity) return n->in[0];
+        if (x->kind == HG_GOP_PERMUTE) {   // out dim i = x's dim p[i] = x's operand's q[p[i]]
+            int32_t p[HG_MAX_DIMS];
+            for (int32_t i = 0; i < n->ndim; i++) p[i] = hg_gperm_get(x, hg_gperm_get(n, i));
+            hg_gnode m = *n;
+            m.in[0] = x->in[0];
+            m.aux = hg_gperm_pack(n->ndim, p);
+            return simplify(c, &m);
+        }
+    } else if (n->kind == HG_GOP_SLICE) {
+        int32_t ax = n->op;
+        if (n->aux == 0 && (n->aux2 == 1 || n->shape[ax] <= 1) && n->shape[ax] == x->shape[ax])
+            return n->in[0];
+        if (x->kind == HG_GOP_SLICE && x->op == ax) {
+            hg_gnode m = *n;
+            m.in[0] = x->in[0];
+            m.aux = n->shape[ax] ? x->aux + n->aux * x->aux2 : 0;
+            m.aux2 = n->shape[ax] > 1 ? n->aux2 * x->aux2 : 1;
+            return simplify(c, &m);
+        }
+        if (x->kind == HG_GOP_CONCAT && x->op == ax) {   // inside one operand: a slice of it
+            int64_t na = c->g->nodes[x->in[0]].shape[ax];
+            int64_t last = n->aux + (n->shape[ax] ? (n->shape[ax] - 1) * n->aux2 : 0);
+            int side = last < na ? 0 : n->aux >= na ? 1 : -1;
+            if (side >= 0) {
+                hg_gnode m = *n;
+                m.in[0] = x->in[side];
+                if (side == 1 && n->shape[ax]) m.aux -= na;
+                return simplify(c, &m);
+            }
+        }
+    } else {
+        int32_t ax = n->op;
+        const hg_gnode* y = &c->g->nodes[n->in[1]];
+        if (y->shape[ax] == 0) return n->in[0];
+        if (x->shape[ax] == 0) return n->in[1];
+        // x[a:b] joined with x[b:e] (steps 1) is x[a:e].
+        if (x->kind == HG_GOP_SLICE && y->kind == HG_GOP_SLICE && x->op == ax && y->op == ax &&
+            x->in[0] == y->in[0] && (x->aux2 == 1 || x->shape[ax] == 1) &&
+            (y->aux2 == 1 || y->shape[ax] == 1) && y->aux == x->aux + x->shape[ax]) {
+            hg_gnode m = *x;
+            m.shape[ax] = n->shape[ax];
+            m.aux2 = 1;
+            return simplify(c, &m);
+        }
+        return -3;
+    }
+    if (!pushable(x)) return -3;
+    int32_t before = c->memo.n, key = hg_gir_add(&c->memo, n);
+    if (key < 0) return -1;
+    if (key < before) return c->memo_val[key];
+    if (key >= c->memo_cap) {
+        int32_t cap = c->memo_cap ? c->memo_cap * 2 : 64;
+        int32_t* v = realloc(c->memo_val, (size_t)cap * sizeof *v);
+        if (!v) { hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); return -1; }
+        c->memo_val = v;
+        c->memo_cap = cap;
+    }
+    c->memo_val[key] = -3;   // a view reached again while it is being moved stays a view
+    int32_t r = view_push(c, n);
+    c->memo_val[key] = r < 0 && r != -3 ? -3 : r;
+    return r;
+}
+
 static int32_t simplify(void* vc, const hg_gnode* n) {
     canon* c = vc;
+    if (n->kind == HG_GOP_PERMUTE || n->kind == HG_GOP_SLICE || n->kind == HG_GOP_CONCAT) {
+        int32_t r = simplify_view(c, n);
+        if (r != -3) return r;
+    }
     // Structural no-ops (not rules): a broadcast to the operand's own shape, and a broadcast
     // of a broadcast.
     if (n->kind == HG_GOP_EXPAND) {
@@ -152,6 +289,7 @@ static hg_status sweep(hg_gir* g, canon* c) {
     if (!map) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); goto done; }
     ng.ninputs = g->ninputs;
     c->g = &ng;
+    hg_gir_free(&c->memo);   // keys are node ids of this sweep's graph
     for (int32_t id = 0; id < g->n; id++) {
         hg_gnode n = g->nodes[id];
         for (int i = 0; i < hg_gop_table[n.kind].arity; i++) n.in[i] = map[n.in[i]];
@@ -192,14 +330,20 @@ done:
 
 hg_status hg_pass_canonicalize(hg_gir* g, hg_executor_obj* ex, const hg_compile_opts* o,
                                int32_t* rewrites, int32_t* rule_hits) {
-    canon c = {NULL, ex, o, 0, rule_hits, 0};
+    canon c = {.ex = ex, .o = o, .hits = rule_hits};
     for (int iter = 0; iter < 8; iter++) {
         int32_t before = c.rewrites, nodes = g->n;
         hg_status s = sweep(g, &c);
-        if (s) return s;
-        if ((s = hg_gir_verify(g, "canonicalize"))) return s;
+        if (!s) s = hg_gir_verify(g, "canonicalize");
+        if (s) {
+            hg_gir_free(&c.memo);
+            free(c.memo_val);
+            return s;
+        }
         if (c.rewrites == before && g->n == nodes) break;
     }
+    hg_gir_free(&c.memo);
+    free(c.memo_val);
     *rewrites = c.rewrites;
     return HG_OK;
 }

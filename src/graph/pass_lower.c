@@ -128,25 +128,71 @@ static hg_status build_expr(lower_ctx* L, int32_t gid, int32_t root, const int32
     return s;
 }
 
+// Concatenation chains: a concat read only by a concat along the same axis (its first operand)
+// and not an output is absorbed by it, so an n-way concat is one step writing each part once
+// (at most HG_EW_MAX_INPUTS parts per step).
+static hg_status mark_absorbed(const hg_gir* g, const char* is_output, char* absorbed) {
+    int32_t* uses = calloc((size_t)g->n + 1, sizeof *uses);
+    if (!uses) return hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
+    for (int32_t id = 0; id < g->n; id++)
+        for (int i = 0; i < hg_gop_table[g->nodes[id].kind].arity; i++) uses[g->nodes[id].in[i]]++;
+    for (int32_t id = g->n - 1; id >= 0; id--) {
+        const hg_gnode* n = &g->nodes[id];
+        if (n->kind != HG_GOP_CONCAT || absorbed[id]) continue;
+        int32_t parts = 2;
+        for (int32_t k = n->in[0]; parts < HG_EW_MAX_INPUTS; k = g->nodes[k].in[0], parts++) {
+            const hg_gnode* kn = &g->nodes[k];
+            if (kn->kind != HG_GOP_CONCAT || kn->op != n->op || uses[k] != 1 || is_output[k] ||
+                n->in[1] == k)
+                break;
+            absorbed[k] = 1;
+        }
+    }
+    free(uses);
+    return HG_OK;
+}
+
+static hg_status lower_concat(lower_ctx* L, int32_t id, const char* absorbed) {
+    const hg_gir* g = &L->p->ir;
+    int32_t parts[HG_EW_MAX_INPUTS], np = 0, k = id;
+    for (; g->nodes[k].kind == HG_GOP_CONCAT && (k == id || absorbed[k]); k = g->nodes[k].in[0])
+        parts[np++] = g->nodes[k].in[1];
+    parts[np++] = k;
+    hg_plan_step* st = new_step(L, HG_STEP_CONCAT, id, np, 1);
+    if (!st) return hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
+    for (int32_t j = 0; j < np; j++) {
+        st->in[j] = L->value_of[parts[np - 1 - j]];
+        if (st->in[j] < 0)
+            return hg_error(HG_ERR_INTERNAL, "graph lower: concat %%%d reads %%%d, which has no "
+                            "value", (int)id, (int)parts[np - 1 - j]);
+    }
+    int32_t v = new_value(L, id, HG_HOME_SLOT, -1);
+    if (v < 0) return hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
+    L->p->steps[L->p->nsteps - 1].out[0] = L->value_of[id] = v;
+    return HG_OK;
+}
+
 hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
                         const int32_t* fused_reduce) {
     const hg_gir* g = &p->ir;
     lower_ctx L = {p, malloc((size_t)(g->n + 1) * sizeof(int32_t)), 0, 0};
     char* is_output = calloc((size_t)g->n + 1, 1);
     char* reduce_done = calloc((size_t)g->n + 1, 1);
+    char* absorbed = calloc((size_t)g->n + 1, 1);
     int32_t* root_of = malloc(((size_t)ngroups + 1) * sizeof(int32_t));
     hg_ew_expr* e = malloc(sizeof *e);
     int32_t ext[HG_EW_MAX_INPUTS], outs[HG_EW_MAX_OUTPUTS + 1];
     hg_status s = HG_OK;
     p->input_value = malloc(((size_t)p->ninputs + 1) * sizeof(int32_t));
     p->output_value = malloc(((size_t)p->noutputs + 1) * sizeof(int32_t));
-    if (!L.value_of || !is_output || !reduce_done || !root_of || !e || !p->input_value ||
+    if (!L.value_of || !is_output || !reduce_done || !absorbed || !root_of || !e || !p->input_value ||
         !p->output_value) {
         s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
         goto done;
     }
     for (int32_t i = 0; i < g->n; i++) L.value_of[i] = -1;
     for (int32_t i = 0; i < g->noutputs; i++) is_output[g->outputs[i]] = 1;
+    if ((s = mark_absorbed(g, is_output, absorbed))) goto done;
     for (int32_t k = 0; k < ngroups; k++) root_of[k] = -1;
     for (int32_t id = 0; id < g->n; id++)
         if (group[id] >= 0) root_of[group[id]] = id;
@@ -223,12 +269,19 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
             p->steps[p->nsteps - 1].out[0] = L.value_of[id] = v;
             continue;
         }
+        if (n->kind == HG_GOP_CONCAT) {
+            if (absorbed[id]) continue;
+            if ((s = lower_concat(&L, id, absorbed))) break;
+            continue;
+        }
         int32_t x = L.value_of[n->in[0]];
         if (x < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: %%%d reads a node with no value", (int)id); break; }
         hg_step_kind kind = n->kind == HG_GOP_REDUCE ? HG_STEP_REDUCE
                             : n->kind == HG_GOP_SOFTMAX ? HG_STEP_SOFTMAX
                             : n->kind == HG_GOP_MATMUL ? HG_STEP_MATMUL
-                            : n->kind == HG_GOP_RESHAPE ? HG_STEP_RESHAPE : HG_STEP_KIND_COUNT;
+                            : n->kind == HG_GOP_RESHAPE ? HG_STEP_RESHAPE
+                            : n->kind == HG_GOP_PERMUTE || n->kind == HG_GOP_SLICE ? HG_STEP_VIEW
+                            : HG_STEP_KIND_COUNT;
         if (kind == HG_STEP_KIND_COUNT) {
             s = hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d (%s) has no lowering", (int)id,
                          hg_gnode_op_name(n));
@@ -242,9 +295,11 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
             st->in[1] = L.value_of[n->in[1]];
             if (st->in[1] < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: matmul operand has no value"); break; }
         }
-        int32_t v = new_value(&L, id, kind == HG_STEP_RESHAPE ? HG_HOME_VIEW : HG_HOME_SLOT, -1);
+        int view = kind == HG_STEP_RESHAPE || kind == HG_STEP_VIEW;
+        int32_t v = new_value(&L, id, view ? HG_HOME_VIEW : HG_HOME_SLOT, -1);
         if (v < 0) goto oom;
-        if (kind == HG_STEP_RESHAPE) p->values[v].src = x;
+        if (view) p->values[v].src = x;
+        p->values[v].strided = kind == HG_STEP_VIEW;
         p->steps[p->nsteps - 1].out[0] = L.value_of[id] = v;
     }
     // Outputs: computed in place in the caller's tensor where possible, else copied there.
@@ -272,6 +327,7 @@ done:
     free(L.value_of);
     free(is_output);
     free(reduce_done);
+    free(absorbed);
     free(root_of);
     free(e);
     return s;

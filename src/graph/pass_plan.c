@@ -14,8 +14,12 @@ static int32_t base_of(const hg_plan_obj* p, int32_t v) {
     return v;
 }
 
-// 1 when a view of value v may need its own copy: its base is not a C-contiguous slot.
+// 1 when a view of value v may need its own copy: a reshape whose base is not a C-contiguous
+// slot, or that reads through a permute / slice (those are always views themselves).
 static int view_needs_slot(const hg_plan_obj* p, int32_t v) {
+    if (p->values[v].strided) return 0;
+    for (int32_t u = p->values[v].src; u >= 0 && p->values[u].home == HG_HOME_VIEW; u = p->values[u].src)
+        if (p->values[u].strided) return 1;
     return p->values[base_of(p, v)].home != HG_HOME_SLOT;
 }
 

@@ -239,7 +239,7 @@ hg_status hg_plan_info_get(hg_plan h, hg_plan_info* out) {
 static const char* step_name(hg_step_kind k) {
     static const char* const names[HG_STEP_KIND_COUNT] = {
         "kernel", "kernel+reduce", "call hg_reduce", "call hg_softmax", "call hg_matmul",
-        "call hg_arange", "view reshape", "copy"};
+        "call hg_arange", "view reshape", "copy", "view", "concat"};
     return (unsigned)k < HG_STEP_KIND_COUNT ? names[k] : "?";
 }
 
@@ -418,12 +418,30 @@ static hg_status reduce_fallback(hg_plan_obj* p, const hg_plan_step* st, const h
     return s;
 }
 
+// Each part copied into its range of out along the concat's axis.
+static hg_status run_concat(const hg_plan_obj* p, const hg_plan_step* st, const hg_tensor* tv,
+                            const hg_tensor* out) {
+    int32_t ax = p->ir.nodes[st->node].op;
+    int64_t at = 0;
+    for (int32_t j = 0; j < st->nin; j++) {
+        const hg_tensor* part = &tv[st->in[j]];
+        int64_t len = part->shape[ax];
+        if (len == 0 || hg_view_numel(part) == 0) { at += len; continue; }
+        hg_tensor dst;
+        hg_status s = hg_tensor_slice(out, ax, at, at + len, 1, &dst);
+        if (!s) s = hg_tensor_copy(&dst, part);
+        if (s) return s;
+        at += len;
+    }
+    return HG_OK;
+}
+
 // The "step" span of plan step i (its output's dtype and shape, the step's kind).
 static void trace_step(const hg_plan_obj* p, const hg_plan_step* st, int32_t i,
                        const hg_tensor* out, hg_trace_span* sp) {
     static const char* const kinds[HG_STEP_KIND_COUNT] = {
         "fused elementwise", "fused elementwise + reduction", "reduction", "softmax", "matmul",
-        "arange", "reshape", "copy"};
+        "arange", "reshape", "copy", "view", "concat"};
     char name[48];
     snprintf(name, sizeof name, "step %d: %s", (int)i, hg_gnode_op_name(&p->ir.nodes[st->node]));
     hg_trace_event e;
@@ -500,6 +518,21 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
             }
             break;
         }
+        case HG_STEP_VIEW: {
+            const hg_gnode* n = &p->ir.nodes[st->node];
+            if (n->kind == HG_GOP_PERMUTE) {
+                int32_t perm[HG_MAX_DIMS];
+                for (int32_t d = 0; d < n->ndim; d++) perm[d] = hg_gperm_get(n, d);
+                s = hg_tensor_permute(&ins[0], perm, &tv[st->out[0]]);
+            } else {
+                s = hg_tensor_slice(&ins[0], n->op, n->aux, n->aux + n->shape[n->op] * n->aux2,
+                                    n->aux2, &tv[st->out[0]]);
+            }
+            break;
+        }
+        case HG_STEP_CONCAT:
+            s = run_concat(p, st, tv, &outs[0]);
+            break;
         case HG_STEP_COPY:
             if (hg_view_numel(&outs[0]) == 0) break;
             s = hg_tensor_copy(&outs[0], &ins[0]);

@@ -6,6 +6,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/handles.h"
+#include "tensor/slice_indices.h"
 #include "tensor/tensor_internal.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -291,9 +292,7 @@ hg_status hg_tensor_transpose(const hg_tensor* t, int32_t dim0, int32_t dim1, hg
 // Indexing
 // ---------------------------------------------------------------------------------------------
 
-// Python's PySlice_AdjustIndices: clamps start/stop for a dim of size len and counts the
-// elements. HG_SLICE_NONE is None.
-static int64_t slice_indices(int64_t len, int64_t* start, int64_t stop, int64_t step) {
+int64_t hg_slice_indices(int64_t len, int64_t* start, int64_t stop, int64_t step) {
     if (step > 0) {
         int64_t b = *start, e = stop;
         if (b == HG_SLICE_NONE) b = 0;
@@ -331,7 +330,7 @@ hg_status hg_tensor_slice(const hg_tensor* t, int32_t dim, int64_t start, int64_
                         "go backwards)");
     if (step == INT64_MIN) step = -INT64_MAX;  // as Python: the same elements, -step defined
     int64_t first = start;
-    int64_t n = slice_indices(t->shape[d], &first, stop, step);
+    int64_t n = hg_slice_indices(t->shape[d], &first, stop, step);
     hg_tensor r = *t;
     r.shape[d] = n;
     // Another dim of 0: the result is empty too and its offset stays put (numpy's x[:, ::-1]

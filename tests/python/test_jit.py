@@ -147,6 +147,32 @@ def test_graph_api_by_hand():
         g.binary(0, x, 999)
 
 
+def test_graph_views_by_hand():
+    """Graph.permute / slice / concat against numpy: x.T[1:, ::2] joined with -x.T[:1, ::2]."""
+    g = hg.Graph()
+    x = g.input("f32", (4, 3))
+    t = g.permute(x, (1, 0))
+    a = g.slice(t, 0, 1, None)
+    b = g.unary(hg._C.unary_ops["neg"], g.slice(t, -2, None, 1))
+    y = g.slice(g.concat([a, b], 0), 1, None, None, 2)
+    g.output(y)
+    assert g.node_info(y) == ("f32", (3, 2))
+    xs = RNG.standard_normal((4, 3)).astype(np.float32)
+    plan = g.compile(hg.tensor(xs).executor)
+    out = hg.empty((3, 2))
+    plan.run([hg.tensor(xs)], [out])
+    want = np.concatenate([xs.T[1:], -xs.T[:1]], 0)[:, ::2]
+    np.testing.assert_array_equal(out.numpy(), want)
+    with pytest.raises(hg.HologramError, match="perm"):
+        g.permute(x, (0, 0))
+    with pytest.raises(hg.HologramError, match="step"):
+        g.slice(x, 0, None, None, 0)
+    with pytest.raises(hg.HologramError, match="nodes\\[1\\]"):
+        g.concat([x, t], 0)
+    with pytest.raises(TypeError):
+        g.slice(x, 0, "a", None)
+
+
 def test_var_std_with_ddof_are_traced():
     @hg.jit
     def stats(a):

@@ -475,3 +475,78 @@ def test_executor_that_cannot_run_the_plan(monkeypatch):
     for _ in range(2):
         check(ref, gm, special((10,)))
     assert k.fallbacks == 2 and len(tries) == 1
+
+
+def _rotary(q, cos, sin):
+    """Llama's rotary embedding on a head-transposed q: slices, neg, cat, mul by cos / sin."""
+    qt = q.transpose(1, 2)
+    h = qt.shape[-1] // 2
+    rot = torch.cat((-qt[..., h:], qt[..., :h]), dim=-1)
+    return qt * cos + rot * sin
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_strided_views_and_cat_fuse(dtype):
+    """transpose / permute / t, slices (steps too) and cat between pointwise ops are one kernel
+    that reads its inputs through strides; the bits are ATen's (every op rounds alike)."""
+    def f(q, cos, sin, w):
+        r = _rotary(q, cos, sin)
+        p = (r * 2).permute(0, 3, 1, 2)[:, 1::2] + 1
+        m = torch.relu(w.t() - 1)[:, 2:-1] * w.t()[:, 2:-1]
+        return r, p, m
+    shapes = ((2, 6, 3, 8), (6, 8), (6, 8), (7, 5))
+    mk = lambda: [special(s, dtype) for s in shapes]  # noqa: E731
+    ref, gm = fuse(f, *mk(), clusters=2)
+    assert not ({aten.transpose.int, aten.slice.Tensor, aten.cat.default, aten.permute.default,
+                 aten.t.default, aten.neg.default} & targets(gm)), gm.code
+    args = mk()
+    for w, g in zip(ref(*args), gm(*args)):
+        assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
+        assert torch.equal(_bits(g), _bits(w))
+
+
+def test_split_parts_and_cat_promotion():
+    """GPT-2's split of the qkv projection: each part a slice read by the kernel; cat of mixed
+    dtypes promotes as torch.cat; cat of an empty part; a part used outside the cluster."""
+    def f(qkv, i):
+        q, k, v = qkv.split(4, dim=2)
+        a, b = torch.split(qkv, [5, 7], dim=-1)
+        c = torch.cat((q * 2, i, k[:, :, :0]), dim=2)
+        return q * k + v, a.sum() + b.sum(), c, torch.mm(v[0], v[0].t())
+    args = (special((2, 3, 12)), torch.randint(-5, 5, (2, 3, 2)))
+    ref, gm = fuse(f, *args)
+    assert aten.cat.default not in targets(gm)
+    assert not any(n.target is __import__("operator").getitem and n.args[0].target is
+                   aten.split.Tensor and any(isinstance(u.target, FusedKernel) for u in n.users)
+                   for n in gm.graph.nodes)
+    check(ref, gm, special((2, 3, 12)), torch.randint(-5, 5, (2, 3, 2)))
+    check(ref, gm, special((2, 3, 12)).requires_grad_(), torch.randint(-5, 5, (2, 3, 2)))
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("HG_FUSE_SEEDS", "12"))))
+def test_random_graphs_with_strided_views(seed):
+    """Random DAGs of pointwise ops through transposes, permutes, slices (any step, negative
+    bounds, empty) and cats: the same values, dtypes, shapes and strides as ATen."""
+    rng = torch.Generator().manual_seed(1000 + seed)
+
+    def pick(n):
+        return int(torch.randint(0, n, (), generator=rng))
+    plan = [(pick(9), pick(1000), pick(1000), pick(4), pick(2) == 0) for _ in range(20)]
+
+    def f(x, y):
+        vals = [x, y]
+        for kind, i, j, s, out in plan:
+            a, b = vals[i % len(vals)], vals[j % len(vals)]
+            v = [lambda: a + b, lambda: torch.tanh(a) * b, lambda: (a.t() * b.t()).t() - 1,
+                 lambda: torch.cat((a[:, :s], (b * 3)[:, s:]), 1),
+                 lambda: torch.cat((a[s:], -b[:s]), 0),
+                 lambda: (a.unsqueeze(0) + 1).permute(2, 0, 1)[:, 0].t() * b,
+                 lambda: torch.where(a > 0, a, b)[:, ::2].repeat_interleave(2, 1)[:, :6] * b,
+                 lambda: a[-3:].sum() + b,
+                 lambda: torch.cat((a, b), 0)[s:s + 4] * 0.5][kind]()
+            vals.append(v)
+        return tuple(v for v, p in zip(vals[2:], plan) if p[-1]) + (vals[-1],)
+    args = (torch.randn(4, 6, generator=rng), torch.randn(4, 6, generator=rng))
+    ref, gm = fuse(f, *args)
+    assert kernels(gm)
+    check(ref, gm, torch.randn(4, 6, generator=rng), torch.randn(4, 6, generator=rng))

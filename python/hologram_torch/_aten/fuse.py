@@ -203,6 +203,9 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
             if any(o in subst for o in low.operands if isinstance(o, torch.fx.Node)):
                 low.operands = tuple(subst.get(o, o) if isinstance(o, torch.fx.Node) else o
                                      for o in low.operands)
+    for n in list(graph.nodes):   # a split whose parts all became slices inside kernels
+        if n.target in (aten.split.Tensor, aten.split_with_sizes.default) and not n.users:
+            graph.erase_node(n)
     if clusters:
         _topo_sort(graph)
         graph.lint()
@@ -258,9 +261,11 @@ def _clusters(graph, lows):
     groups = {}
     for n, c in cl.items():
         groups.setdefault(find(c), []).append(n)
-    # a cluster of copies alone (clone) computes nothing: torch's copy is as good
+    # a cluster of copies alone (clone, cat) computes nothing: torch's copy (or the op table's
+    # cat) is as good
     return [m for m in groups.values() if any(
-        lows[x].kind == "pw" and x.target is not aten.clone.default for x in m)], root
+        lows[x].kind == "pw" and x.target not in (aten.clone.default, aten.cat.default)
+        for x in m)], root
 
 
 def _cycle(graph, clusters, root, lows):
@@ -438,10 +443,15 @@ def _fallback_module(inputs, nodes, outputs, lows):
         env[q] = g.placeholder(q.name)
         env[q].meta = dict(q.meta)
     for n in nodes:
-        if all(q in env for q in n.all_input_nodes):
+        low = lows[n]
+        if low.kind == "view" and n.target is operator.getitem:   # a split's part: its slice
+            x, dim, start, stop, _ = low.operands
+            env[n] = g.call_function(aten.slice.Tensor, (env[x], dim, start, stop))
+            env[n].meta = dict(n.meta)
+        elif all(q in env for q in n.all_input_nodes):
             env[n] = g.node_copy(n, lambda x: env[x])
         else:   # a full_like of a tensor outside: the same constant by aten.full
-            v, low = n.meta["val"], lows[n]
+            v = n.meta["val"]
             env[n] = g.call_function(aten.full.default,
                                      (list(v.shape), low.operands[0]),
                                      {"dtype": v.dtype, "device": v.device})

@@ -13,6 +13,7 @@ bfloat16 appear only as cast sources and targets (a chain computing in them stay
 rounds each op to them on the CPU but computes some in float, per kernel).
 """
 import math
+import operator
 
 import torch
 
@@ -251,6 +252,18 @@ def _view(b, dt, x, shape, expand):
     return b.g.expand(x.id, shape) if expand else b.g.reshape(x.id, shape)
 
 
+def _permute(b, dt, x, perm):
+    return b.g.permute(x.id, perm)
+
+
+def _slice(b, dt, x, dim, start, end, step):
+    return b.g.slice(x.id, dim, start, end, step)
+
+
+def _cat(b, dt, dim, *xs):
+    return b.g.concat([b.t(x, dt) for x in xs], dim)
+
+
 def _constant(b, dt, value, shape):
     c = b.t(value, dt)
     return b.g.expand(c, shape) if shape else c
@@ -307,6 +320,12 @@ _VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default,
           aten.expand.default, aten.alias.default)
 
 
+# strided views (permute, transpose, slice): hologram graph views, also absorbed into each
+# cluster that reads them; the graph compiler moves them to the values in memory, where the
+# kernel reads through strides
+_STRIDED = (aten.permute.default, aten.t.default, aten.transpose.int, aten.slice.Tensor)
+
+
 def _operands_ok(node, val, ops):
     """Tensor operands: static dense tensors of hologram dtypes on the node's device; the rest
     Python numbers (SymInts / SymFloats stay torch), None or tuples of ints (axes, shapes)."""
@@ -334,6 +353,9 @@ def _args(gm, node):
 def lower(gm, node):
     """The Lowering of an FX node, or None when it stays torch."""
     t = node.target
+    if node.op == "call_function" and t is operator.getitem:
+        low, val = _lower_split_item(node), _tensor_val(node)
+        return low if low is not None and _operands_ok(node, val, low.operands) else None
     if node.op != "call_function" or not isinstance(t, torch._ops.OpOverload):
         return None
     val = _tensor_val(node)
@@ -421,6 +443,10 @@ def _lower(t, k, val):
         ok = isinstance(x, torch.fx.Node) and _tensor_val(x) is not None
         return Lowering(_view, dt, (x, tuple(val.shape), t is aten.expand.default), "view") \
             if ok else None
+    if t in _STRIDED:
+        return _lower_strided(t, k, val)
+    if t is aten.cat.default:
+        return _lower_cat(k, val)
     if t in _CONSTS:
         v = _LIKE_FILL.get(t, k.get("fill_value", k.get("s")))
         shape = tuple(k["size"]) if "size" in k else tuple(val.shape)
@@ -459,3 +485,63 @@ def _lower_reduce(t, k, val):
             axes = None
     return Lowering(_reduce(_REDUCE[t]), val.dtype, (x, axes, bool(k.get("keepdim", False))),
                     "red")
+
+
+def _lower_strided(t, k, val):
+    x = k["input"]
+    xv = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
+    if xv is None:
+        return None
+    nd = xv.dim()
+    if t is aten.slice.Tensor:
+        dim, start, end, step = k.get("dim", 0), k.get("start"), k.get("end"), k.get("step", 1)
+        if nd == 0 or not all(v is None or type(v) is int for v in (dim, start, end, step)) \
+                or step is None or step < 1:
+            return None
+        return Lowering(_slice, val.dtype, (x, dim % nd, start, end, step), "view")
+    if t is aten.permute.default:
+        perm = tuple(k["dims"])
+    else:
+        d0, d1 = (0, 1) if t is aten.t.default else (k["dim0"], k["dim1"])
+        perm = list(range(nd))
+        if nd >= 2:
+            perm[d0 % nd], perm[d1 % nd] = perm[d1 % nd], perm[d0 % nd]
+        perm = tuple(perm)
+    if len(perm) != nd or not all(type(p) is int for p in perm):
+        return None
+    return Lowering(_permute, val.dtype, (x, perm), "view")
+
+
+def _lower_cat(k, val):
+    xs, dim = list(k["tensors"]), k.get("dim", 0)
+    vs = [_tensor_val(x) if isinstance(x, torch.fx.Node) else None for x in xs]
+    # torch's legacy rule (1-d empty tensors of any shape are skipped) and mixed ranks stay torch
+    if not xs or any(v is None or v.dim() != val.dim() for v in vs) or val.dim() == 0 \
+            or type(dim) is not int or val.dtype not in ANY:
+        return None
+    return Lowering(_cat, val.dtype, (dim % val.dim(), *xs))
+
+
+def _lower_split_item(node):
+    """split(x, size, dim)[i] / split_with_sizes(x, sizes, dim)[i]: a slice of x."""
+    src, i = node.args
+    val = _tensor_val(node)
+    if not isinstance(src, torch.fx.Node) or type(i) is not int or val is None or src.target not in (
+            aten.split.Tensor, aten.split_with_sizes.default):
+        return None
+    x, sizes = src.args[0], src.args[1]
+    dim = src.args[2] if len(src.args) > 2 else src.kwargs.get("dim", 0)
+    xv = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
+    if xv is None or xv.dim() == 0 or type(dim) is not int:
+        return None
+    dim %= xv.dim()
+    if src.target is aten.split.Tensor:
+        if type(sizes) is not int or sizes <= 0:
+            return None
+        start, stop = i * sizes, min((i + 1) * sizes, xv.shape[dim])
+    else:
+        if not all(type(k) is int for k in sizes) or not 0 <= i < len(sizes):
+            return None
+        start = sum(sizes[:i])
+        stop = start + sizes[i]
+    return Lowering(_slice, val.dtype, (x, dim, start, stop, 1), "view")
