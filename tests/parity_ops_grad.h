@@ -142,6 +142,44 @@ static void ref_norm_grad(pcase* c) {
     }
 }
 
+// ---- layer_norm gradients from given statistics: g (0), x (1), mean (2), rstd (3), any values
+// of the statistics' shape (x's with the last dim 1); no weight. op 0: grad_x, 1: grad_weight.
+static int setup_norm_grad_stats(pcase* c) {
+    if (c->ss == SS_SPECIAL || !setup_lastdim(c)) return 0;
+    shp s = c->in[0].s, st = s;
+    st.d[st.ndim - 1] = 1;
+    gen_input(c, 1, c->dt, s, -3, 5);
+    gen_input(c, 2, c->dt, st, -1, 1);
+    gen_input(c, 3, c->dt, st, 0.25, 2);
+    return 1;
+}
+static hg_status run_norm_grad_stats(pcase* c, hg_tensor* out) {
+    return hg_layer_norm_backward_stats(&c->tin[0], &c->tin[1], 1, &c->tin[2], &c->tin[3], NULL,
+                                        c->e->op ? NULL : out, c->e->op ? out : NULL, NULL);
+}
+static void ref_norm_grad_stats(pcase* c) {
+    int wgrad = c->e->op == 1;
+    int64_t n = c->in[1].s.d[c->in[1].s.ndim - 1], rows = n ? numel(&c->in[1].s) / n : 0;
+    c->os = wgrad ? mkshape(1, n, 0, 0) : c->in[1].s;
+    c->odt = c->dt;
+    alloc_ref(c);
+    for (int64_t j = 0; wgrad && j < n; j++) c->ref[j] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const double* g = c->in[0].v + r * n;
+        const double* x = c->in[1].v + r * n;
+        double m = c->in[2].v[r], rstd = c->in[3].v[r], a = 0, b = 0;
+        for (int64_t j = 0; j < n; j++) {
+            a += g[j] / (double)n;
+            b += g[j] * (x[j] - m) * rstd / (double)n;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double xh = (x[j] - m) * rstd;
+            if (wgrad) c->ref[j] += g[j] * xh;
+            else c->ref[r * n + j] = rstd * (g[j] - a - xh * b);
+        }
+    }
+}
+
 // ---- cross-entropy gradient: logits (0), class indices (1), g (2, 0-d or per sample) --------
 static int setup_ce_grad(pcase* c) {
     if (!setup_ce(c)) return 0;

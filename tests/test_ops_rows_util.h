@@ -61,6 +61,25 @@ static inline double rows_nmse_limit(hg_dtype dt) {
 
 // float64 references of one row of R elements. softmax_backward of grad g at y (log:
 // log_softmax_backward) into o.
+// NMSE of got against want (NaN where want has one, equal infinities), want rounded to dt;
+// relative to mag where it is larger, when given (the norms' gradients of rows of 1 or 2
+// elements are ~0 by cancellation: their error's scale is the size of the terms).
+static inline double rows_nmse(const double* got, const double* want, const double* mag,
+                               int64_t n, hg_dtype dt, int* bad) {
+    double num = 0, den = 0;
+    *bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double w = rows_round_to(dt, want[i]), g = got[i];
+        if (!isfinite(w) || !isfinite(g)) {
+            *bad += isnan(w) ? !isnan(g) : g != w;
+            continue;
+        }
+        num += (g - w) * (g - w);
+        den += mag && mag[i] > fabs(w) ? mag[i] * mag[i] : w * w;
+    }
+    return den > 0 ? num / den : num;
+}
+
 static inline void rows_ref_softmax_bw(const double* y, const double* g, int64_t R, int log,
                                        double* o) {
     double s = 0;
