@@ -562,10 +562,10 @@ static void build_entries(void) {
         run_norm_grad, ref_norm_grad);
     add("layer_norm_backward.weight", "hg_layer_norm_backward", FLOATS, 2, 0, NULL,
         setup_norm_grad, run_norm_grad, ref_norm_grad);
-    add("layer_norm_backward_stats", "hg_layer_norm_backward_stats", FLOATS, 0, 0, NULL,
-        setup_norm_grad_stats, run_norm_grad_stats, ref_norm_grad_stats);
-    add("layer_norm_backward_stats.weight", "hg_layer_norm_backward_stats", FLOATS, 1, 0, NULL,
-        setup_norm_grad_stats, run_norm_grad_stats, ref_norm_grad_stats);
+    add("layer_norm_backward_stats", "hg_layer_norm_backward_stats", FLOATS, 3, 0, NULL,
+        setup_norm_grad, run_norm_grad, ref_norm_grad);
+    add("layer_norm_backward_stats.weight", "hg_layer_norm_backward_stats", FLOATS, 4, 0, NULL,
+        setup_norm_grad, run_norm_grad, ref_norm_grad);
     add("cross_entropy_backward", "hg_cross_entropy_backward", FLOATS, 0, 0, NULL, setup_ce_grad,
         run_ce_grad, ref_ce_grad);
     add("adam_step", "hg_adam_step", FLOATS, 0, 0, NULL, setup_adam, run_adam, ref_adam);

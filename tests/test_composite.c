@@ -19,42 +19,15 @@ static int g_device;
 static uint64_t g_rng = 0xc0de33ull;
 #define EPS 1e-5
 
-static double urand(double lo, double hi) {
-    return lo + (hi - lo) * (double)(hg_test_rand(&g_rng) >> 11) * 0x1p-53;
-}
-
-// Layouts of the (M, R) operands: C-contiguous rows; every other element of rows twice as
-// long (no override takes it); the transpose of an (R, M) buffer (the axis at stride M).
-enum { LAY_ROWS, LAY_STRIDED, LAY_TRANSPOSED, LAY_COUNT };
 static const char* const k_lay[LAY_COUNT] = {"rows", "strided", "transposed"};
 
-typedef struct operand {
-    hg_buffer buf;
-    hg_tensor t;
-    double* v;      // (M, R) values as stored, row-major
-} operand;
+typedef rows_operand operand;
 
 static operand make_operand(hg_dtype dt, int64_t M, int64_t R, int lay, double lo, double hi) {
-    operand o;
-    int64_t n = M * R, cap = lay == LAY_STRIDED ? 2 * n : n;
-    double* raw = malloc((size_t)(cap ? cap : 1) * sizeof *raw);
-    o.v = malloc((size_t)(n ? n : 1) * sizeof *o.v);
-    for (int64_t i = 0; i < cap; i++) raw[i] = rows_round_to(dt, urand(lo, hi));
-    o.buf = rows_make_buf(g_ex, dt, cap, raw);
-    int64_t shape[2] = {M, R}, st[2] = {R, 1};
-    if (lay == LAY_STRIDED) st[0] = 2 * R, st[1] = 2;
-    if (lay == LAY_TRANSPOSED) st[0] = 1, st[1] = M;
-    CHECK_OK(hg_tensor_view(o.buf, 2, shape, st, 0, &o.t));
-    for (int64_t r = 0; r < M; r++)
-        for (int64_t j = 0; j < R; j++) o.v[r * R + j] = raw[r * st[0] + j * st[1]];
-    free(raw);
-    return o;
+    return rows_make_operand(g_ex, &g_rng, dt, M, R, lay, lo, hi);
 }
 
-static void operand_free(operand* o) {
-    hg_buffer_destroy(o->buf);
-    free(o->v);
-}
+static void operand_free(operand* o) { rows_operand_free(o); }
 
 // A C-contiguous output tensor of dt and shape, NaN-filled.
 static hg_tensor make_out(hg_dtype dt, int32_t nd, const int64_t* shape) {

@@ -18,41 +18,15 @@ static int g_device;
 static uint64_t g_rng = 0x5eed5ull;
 #define EPS 1e-5
 
-static double urand(double lo, double hi) {
-    return lo + (hi - lo) * (double)(hg_test_rand(&g_rng) >> 11) * 0x1p-53;
-}
+typedef rows_operand operand;
 
-enum { LAY_ROWS, LAY_STRIDED, LAY_TRANSPOSED, LAY_COUNT };
-
-// An (M, R) operand (values v as stored, row-major) in layout lay, from uniform [lo, hi) + c.
-typedef struct operand {
-    hg_buffer buf;
-    hg_tensor t;
-    double* v;
-} operand;
-
+// An (M, R) operand in layout lay (test_ops_rows_util.h), uniform in [c + lo, c + hi).
 static operand make_operand(hg_dtype dt, int64_t M, int64_t R, int lay, double c, double lo,
                             double hi) {
-    operand o;
-    int64_t n = M * R, cap = (lay == LAY_STRIDED ? 2 * n : n) + 1;
-    double* raw = malloc((size_t)cap * sizeof *raw);
-    o.v = malloc((size_t)(n + 1) * sizeof *o.v);
-    for (int64_t i = 0; i < cap; i++) raw[i] = rows_round_to(dt, c + urand(lo, hi));
-    o.buf = rows_make_buf(g_ex, dt, cap, raw);
-    int64_t shape[2] = {M, R}, st[2] = {R, 1};
-    if (lay == LAY_STRIDED) st[0] = 2 * R, st[1] = 2;
-    if (lay == LAY_TRANSPOSED) st[0] = 1, st[1] = M;
-    CHECK_OK(hg_tensor_view(o.buf, 2, shape, st, 0, &o.t));
-    for (int64_t r = 0; r < M; r++)
-        for (int64_t j = 0; j < R; j++) o.v[r * R + j] = raw[r * st[0] + j * st[1]];
-    free(raw);
-    return o;
+    return rows_make_operand(g_ex, &g_rng, dt, M, R, lay, c + lo, c + hi);
 }
 
-static void operand_free(operand* o) {
-    hg_buffer_destroy(o->buf);
-    free(o->v);
-}
+static void operand_free(operand* o) { rows_operand_free(o); }
 
 // t's values in C order (an empty output may have no buffer).
 static double* read_all(const hg_tensor* t) {
