@@ -249,12 +249,33 @@ static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* 
 // row_f32_body's operations for R == 1, in the same order (the same bits; tested against the
 // strided path): sq_dev_f32 is 0 + (0 + d*d), and the mean is hg_reduce_sum_f32's sum of one
 // element, 0.0 + x. One row at a time cost a call's overhead per element.
+static inline __attribute__((always_inline)) float row1_stats(const norm_job* j, float x,
+                                                              float* mean, float* mean_lo) {
+    double c = 0.0;
+    *mean = *mean_lo = 0.0f;
+    if (!j->rms) {
+        c = (0.0 + (double)x) / 1.0;
+        *mean = (float)c;
+        *mean_lo = (float)(c - (double)*mean);
+    }
+    double d = x - c;
+    double ss = 0.0 + (0.0 + d * d);
+    return (float)(1.0 / sqrt(ss / 1.0 + j->eps));
+}
+
 static inline __attribute__((always_inline)) void rows1_f32_body(const norm_job* j,
                                                                  const float* t, float* y,
                                                                  int64_t n, float* sm,
                                                                  float* sr) {
     const float* w = j->wf;
     const float* b = j->bf;
+    // The statistics in a loop of their own, before y (which may be t) is written; the loop
+    // below stays the one hg_layer_norm runs (the same operations: the same bits).
+    for (int64_t i = 0; (sm || sr) && i < n; i++) {
+        float mean, mean_lo, rstd = row1_stats(j, t[i], &mean, &mean_lo);
+        if (sm) sm[i] = mean;
+        if (sr) sr[i] = rstd;
+    }
     for (int64_t i = 0; i < n; i++) {
         float mean = 0.0f, mean_lo = 0.0f;
         double c = 0.0;
@@ -266,8 +287,6 @@ static inline __attribute__((always_inline)) void rows1_f32_body(const norm_job*
         double d = t[i] - c;
         double ss = 0.0 + (0.0 + d * d);
         float rstd = (float)(1.0 / sqrt(ss / 1.0 + j->eps));
-        if (sm) sm[i] = mean;
-        if (sr) sr[i] = rstd;
         float v = ((t[i] - mean) - mean_lo) * rstd;
         if (w && b) y[i] = v * w[0] + b[0];
         else if (w) y[i] = v * w[0];
@@ -356,7 +375,7 @@ static void norm_worker(void* ctx, int w) {
         for (; r + NORM_BATCH <= r1; r += NORM_BATCH) {
             const float* t[NORM_BATCH];
             float* y[NORM_BATCH];
-            float st[NORM_BATCH][2] = {{0.0f}};
+            float st[NORM_BATCH][2];   // written by rows_f32 when j->stats
             for (int q = 0; q < NORM_BATCH; q++, rows_next(j, k, &xo, &oo)) {
                 t[q] = (const float*)(j->x + xo * j->xsz);
                 y[q] = (float*)(j->o + oo * j->osz);
@@ -369,15 +388,15 @@ static void norm_worker(void* ctx, int w) {
     for (; r < r1; r++, rows_next(j, k, &xo, &oo)) {
         const unsigned char* xp = j->x + xo * j->xsz;
         unsigned char* op = j->o + oo * j->osz;
-        float st[2] = {0.0f, 0.0f};
+        float st[2];   // written by row_f32 when j->stats
         if (j->contig) {
             j->row_f32(j, (const float*)xp, (float*)op, j->stats ? st : NULL);
-            put_stats(j, r, st[0], st[1]);
+            if (j->stats) put_stats(j, r, st[0], st[1]);
             continue;
         }
         if (j->xdt == HG_DTYPE_F64) {
             double* t = (double*)buf;
-            double sd[2] = {0.0, 0.0};
+            double sd[2];
             ROW_WALK(j, t[i] = *(const double*)(xp + xo_ * 8));
             row_f64(j, t, sd);
             put_stats(j, r, sd[0], sd[1]);
@@ -386,7 +405,7 @@ static void norm_worker(void* ctx, int w) {
             float* t = (float*)buf;
             ROW_WALK(j, t[i] = (float)hg_op_load_f64(j->xdt, xp + xo_ * j->xsz));
             j->row_f32(j, t, t, j->stats ? st : NULL);
-            put_stats(j, r, st[0], st[1]);
+            if (j->stats) put_stats(j, r, st[0], st[1]);
             ROW_WALK(j, st_val(j->xdt, j->odt, op + oo_ * j->osz, t[i]));
         }
     }
