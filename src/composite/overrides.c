@@ -100,7 +100,7 @@ static hg_status smb_dev(const hg_cop_call* k) {
 // statistics too).
 static int nb_host_ok(const hg_cop_call* k) {
     const hg_tensor* x = k->in[1];
-    for (int i = 0; i < 5; i++)
+    for (int i = 0, n = k->in[3] ? 5 : 3; i < n; i++)
         if (k->in[i] && (k->in[i]->dtype != x->dtype || !hg_rg_c_contig(k->in[i]))) return 0;
     for (int o = 0; o < 3; o++)
         if (k->out[o] && (k->out[o]->dtype != x->dtype || !hg_rg_c_contig(k->out[o]))) return 0;

@@ -102,22 +102,21 @@ static void stats_shape(const hg_tensor* x, int32_t nnorm, int64_t* shape) {
 // overlaps one (ins[0] may be outs[0] itself when same0) and refusing outputs that overlap
 // each other. On failure the buffers it allocated are released (the caller's tensors as they
 // were); *alloc says which it allocated, for the caller to release on a later failure.
-static hg_status outputs_resolve(hg_op_ctx* c, hg_tensor* const* outs, const int32_t* ndims,
-                                 const int64_t (*shapes)[HG_MAX_DIMS], const hg_dtype* dts,
-                                 int n, const hg_tensor** ins, int nin, int same0, int* alloc) {
+static inline __attribute__((always_inline)) hg_status outputs_resolve(
+    hg_op_ctx* c, hg_tensor* const* outs, const int32_t* ndims,
+                                 const int64_t* const* shapes, const hg_dtype* dts, int n,
+                                 const hg_tensor** ins, int nin, int same0, int* alloc) {
     hg_status s = HG_OK;
-    for (int o = 0; o < n; o++) alloc[o] = 0;
-    for (int o = 0; o < n && !s; o++) {
-        if (!outs[o]) continue;
-        int a = outs[o]->buffer.handle == 0;
-        c->allocated = 0;
-        s = hg_op_output(c, outs[o], dts[o], ndims[o], shapes[o], 1);
+    for (int o = 0; o < n; o++) {
+        int a = outs[o] && outs[o]->buffer.handle == 0;
+        if (outs[o] && !s) s = hg_op_output(c, outs[o], dts[o], ndims[o], shapes[o], 1);
         alloc[o] = a && !s;
     }
     c->allocated = 0;   // released below or by the caller, not by hg_op_finish
     for (int o = 0; o < n && !s; o++)
         for (int i = 0; i < nin && !s; i++)
-            if (outs[o]) s = hg_op_read_first(c, outs[o], &ins[i], same0 && o == 0 && i == 0);
+            if (outs[o] && ins[i])
+                s = hg_op_read_first(c, outs[o], &ins[i], same0 && o == 0 && i == 0);
     for (int o = 0; o < n && !s; o++)
         for (int q = o + 1; q < n && !s; q++)
             if (outs[o] && outs[q] && hg_op_overlaps(outs[o], outs[q]))
@@ -142,10 +141,9 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
                      .eps = eps};
     if (mean || rstd) {   // hg_layer_norm_stats: three outputs
         int32_t nd[3] = {x->ndim, x->ndim, x->ndim};
-        int64_t shapes[3][HG_MAX_DIMS];
-        memcpy(shapes[0], x->shape, sizeof(int64_t) * (size_t)x->ndim);
-        stats_shape(x, nnorm, shapes[1]);
-        memcpy(shapes[2], shapes[1], sizeof shapes[1]);
+        int64_t sshape[HG_MAX_DIMS];
+        stats_shape(x, nnorm, sshape);
+        const int64_t* shapes[3] = {x->shape, sshape, sshape};
         hg_dtype dts[3] = {x->dtype, x->dtype, x->dtype};
         const hg_tensor* ins[3] = {x, weight, bias};
         hg_tensor* outs[3] = {out, mean, rstd};
@@ -301,14 +299,13 @@ static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const h
     hg_dtype pdt = weight ? weight->dtype : x->dtype;
     hg_tensor* outs[3] = {gx, gw, gb};
     int32_t nd[3] = {x->ndim, nnorm, nnorm};
-    int64_t shapes[3][HG_MAX_DIMS];
-    memcpy(shapes[0], x->shape, sizeof(int64_t) * (size_t)x->ndim);
-    memcpy(shapes[1], x->shape + (x->ndim - nnorm), sizeof(int64_t) * (size_t)nnorm);
-    memcpy(shapes[2], shapes[1], sizeof shapes[1]);
+    const int64_t* pshape = x->shape + (x->ndim - nnorm);
+    const int64_t* shapes[3] = {x->shape, pshape, pshape};
     hg_dtype dts[3] = {x->dtype, pdt, pdt};
     const hg_tensor* ins[5] = {grad, x, weight, mean, rstd};   // grad_x may be grad itself
     int alloc[3];
-    if ((s = outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, 5, 1, alloc))) return s;
+    if ((s = outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, stats ? 5 : 3, 1, alloc)))
+        return s;
     hg_cop_call k = {.op = rms ? HG_COP_RMS_NORM_BW : HG_COP_LAYER_NORM_BW, .c = &c,
                      .in = {ins[0], ins[1], ins[2], ins[3], ins[4]}, .out = {gx, gw, gb},
                      .axis = nnorm, .eps = eps};

@@ -302,12 +302,21 @@ typedef void (*norm_rows_fn)(const norm_job* j, const float* const* t, float* co
                              float (*st)[2]);
 typedef void (*norm_rows1_fn)(const norm_job* j, const float* t, float* y, int64_t n, float* sm,
                               float* sr);
+// The _st forms write the statistics; the others are the kernels hg_layer_norm always ran.
 #define NORM_KERNELS(sfx, attr, wide)                                                          \
     attr static void row_f32_##sfx(const norm_job* j, const float* t, float* y, float* st) {   \
+        row_f32_body(j, t, y, wide, NULL);                                                     \
+    }                                                                                          \
+    attr static void row_f32_st_##sfx(const norm_job* j, const float* t, float* y,             \
+                                      float* st) {                                             \
         row_f32_body(j, t, y, wide, st);                                                       \
     }                                                                                          \
     attr static void rows_f32_##sfx(const norm_job* j, const float* const* t,                  \
                                     float* const* y, float (*st)[2]) {                         \
+        rows_f32_body(j, t, y, wide, NULL);                                                    \
+    }                                                                                          \
+    attr static void rows_f32_st_##sfx(const norm_job* j, const float* const* t,               \
+                                       float* const* y, float (*st)[2]) {                      \
         rows_f32_body(j, t, y, wide, st);                                                      \
     }                                                                                          \
     attr static void rows1_f32_##sfx(const norm_job* j, const float* t, float* y, int64_t n,   \
@@ -320,18 +329,19 @@ NORM_KERNELS(avx2, HG_TARGET_AVX2, 0)
 NORM_KERNELS(avx512, HG_TARGET_AVX512_WIDE, 1)
 #endif
 static void row_f32_pick(norm_job* j) {
-    j->row_f32 = row_f32_base;
-    j->rows_f32 = rows_f32_base;
+    int st = j->stats;
+    j->row_f32 = st ? row_f32_st_base : row_f32_base;
+    j->rows_f32 = st ? rows_f32_st_base : rows_f32_base;
     j->rows1_f32 = rows1_f32_base;
 #if defined(HG_HAVE_CPU_TARGETS)
     hg_cpu_level lv = hg_cpu_level_get();
     if (lv >= HG_CPU_AVX512) {
-        j->row_f32 = row_f32_avx512;
-        j->rows_f32 = rows_f32_avx512;
+        j->row_f32 = st ? row_f32_st_avx512 : row_f32_avx512;
+        j->rows_f32 = st ? rows_f32_st_avx512 : rows_f32_avx512;
         j->rows1_f32 = rows1_f32_avx512;
     } else if (lv >= HG_CPU_AVX2) {
-        j->row_f32 = row_f32_avx2;
-        j->rows_f32 = rows_f32_avx2;
+        j->row_f32 = st ? row_f32_st_avx2 : row_f32_avx2;
+        j->rows_f32 = st ? rows_f32_st_avx2 : rows_f32_avx2;
         j->rows1_f32 = rows1_f32_avx2;
     }
 #endif
@@ -375,12 +385,12 @@ static void norm_worker(void* ctx, int w) {
         for (; r + NORM_BATCH <= r1; r += NORM_BATCH) {
             const float* t[NORM_BATCH];
             float* y[NORM_BATCH];
-            float st[NORM_BATCH][2];   // written by rows_f32 when j->stats
+            float st[NORM_BATCH][2];   // written by the _st kernels (j->stats)
             for (int q = 0; q < NORM_BATCH; q++, rows_next(j, k, &xo, &oo)) {
                 t[q] = (const float*)(j->x + xo * j->xsz);
                 y[q] = (float*)(j->o + oo * j->osz);
             }
-            j->rows_f32(j, t, y, j->stats ? st : NULL);
+            j->rows_f32(j, t, y, st);
             for (int q = 0; j->stats && q < NORM_BATCH; q++)
                 put_stats(j, r + q, st[q][0], st[q][1]);
         }
@@ -388,9 +398,9 @@ static void norm_worker(void* ctx, int w) {
     for (; r < r1; r++, rows_next(j, k, &xo, &oo)) {
         const unsigned char* xp = j->x + xo * j->xsz;
         unsigned char* op = j->o + oo * j->osz;
-        float st[2];   // written by row_f32 when j->stats
+        float st[2];   // written by the _st kernels (j->stats)
         if (j->contig) {
-            j->row_f32(j, (const float*)xp, (float*)op, j->stats ? st : NULL);
+            j->row_f32(j, (const float*)xp, (float*)op, st);
             if (j->stats) put_stats(j, r, st[0], st[1]);
             continue;
         }
@@ -404,7 +414,7 @@ static void norm_worker(void* ctx, int w) {
         } else {
             float* t = (float*)buf;
             ROW_WALK(j, t[i] = (float)hg_op_load_f64(j->xdt, xp + xo_ * j->xsz));
-            j->row_f32(j, t, t, j->stats ? st : NULL);
+            j->row_f32(j, t, t, st);
             if (j->stats) put_stats(j, r, st[0], st[1]);
             ROW_WALK(j, st_val(j->xdt, j->odt, op + oo_ * j->osz, t[i]));
         }
