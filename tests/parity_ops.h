@@ -522,6 +522,10 @@ static void build_entries(void) {
     add("layer_norm", "hg_layer_norm", FLOATS, 0, 0, NULL, setup_norm, run_layer_norm,
         ref_layer_norm);
     add("rms_norm", "hg_rms_norm", FLOATS, 0, 0, NULL, setup_norm, run_rms_norm, ref_rms_norm);
+    add("layer_norm_stats.mean", "hg_layer_norm_stats", FLOATS, 0, 0, NULL, setup_norm,
+        run_layer_norm_stats, ref_layer_norm_stats);
+    add("layer_norm_stats.rstd", "hg_layer_norm_stats", FLOATS, 1, 0, NULL, setup_norm,
+        run_layer_norm_stats, ref_layer_norm_stats);
     add("matmul", "hg_matmul", FLOATS | DT(HG_DTYPE_I32) | DT(HG_DTYPE_I64), 0, 0, NULL,
         setup_matmul, run_matmul, ref_matmul);
     add("gemm", "hg_gemm", FLOATS, 0, 0, NULL, setup_gemm, run_gemm, ref_gemm);
@@ -557,6 +561,10 @@ static void build_entries(void) {
     add("rms_norm_backward", "hg_rms_norm_backward", FLOATS, 1, 0, NULL, setup_norm_grad,
         run_norm_grad, ref_norm_grad);
     add("layer_norm_backward.weight", "hg_layer_norm_backward", FLOATS, 2, 0, NULL,
+        setup_norm_grad, run_norm_grad, ref_norm_grad);
+    add("layer_norm_backward_stats", "hg_layer_norm_backward_stats", FLOATS, 3, 0, NULL,
+        setup_norm_grad, run_norm_grad, ref_norm_grad);
+    add("layer_norm_backward_stats.weight", "hg_layer_norm_backward_stats", FLOATS, 4, 0, NULL,
         setup_norm_grad, run_norm_grad, ref_norm_grad);
     add("cross_entropy_backward", "hg_cross_entropy_backward", FLOATS, 0, 0, NULL, setup_ce_grad,
         run_ce_grad, ref_ce_grad);

@@ -99,15 +99,27 @@ static void ref_softmax_grad(pcase* c) {
 }
 
 // ---- layer_norm / rms_norm gradients over the last dim: g (0), x (1), weight (2) ------------
-// op 0: layer_norm grad_x, 1: rms_norm grad_x, 2: layer_norm grad_weight.
+// op 0: layer_norm grad_x, 1: rms_norm grad_x, 2: layer_norm grad_weight; from given statistics
+// (hg_layer_norm_backward_stats: g (0), x (1), mean (2), rstd (3), no weight) 3: grad_x,
+// 4: grad_weight.
 static int setup_norm_grad(pcase* c) {
     if (c->ss == SS_SPECIAL || !setup_lastdim(c)) return 0;
-    shp s = c->in[0].s;
+    shp s = c->in[0].s, st = s;
     gen_input(c, 1, c->dt, s, -3, 5);
-    gen_input(c, 2, c->dt, mkshape(1, s.d[s.ndim - 1], 0, 0), 0.5, 2);
+    if (c->e->op < 3) {
+        gen_input(c, 2, c->dt, mkshape(1, s.d[s.ndim - 1], 0, 0), 0.5, 2);
+        return 1;
+    }
+    st.d[st.ndim - 1] = 1;   // the statistics' shape; any values
+    gen_input(c, 2, c->dt, st, -1, 1);
+    gen_input(c, 3, c->dt, st, 0.25, 2);
     return 1;
 }
 static hg_status run_norm_grad(pcase* c, hg_tensor* out) {
+    if (c->e->op >= 3)
+        return hg_layer_norm_backward_stats(&c->tin[0], &c->tin[1], 1, &c->tin[2], &c->tin[3],
+                                            NULL, c->e->op == 3 ? out : NULL,
+                                            c->e->op == 4 ? out : NULL, NULL);
     if (c->e->op == 1)
         return hg_rms_norm_backward(&c->tin[0], &c->tin[1], 1, &c->tin[2], 1e-5, out, NULL);
     if (c->e->op == 2)
@@ -116,7 +128,7 @@ static hg_status run_norm_grad(pcase* c, hg_tensor* out) {
     return hg_layer_norm_backward(&c->tin[0], &c->tin[1], 1, &c->tin[2], 1e-5, out, NULL, NULL);
 }
 static void ref_norm_grad(pcase* c) {
-    int rms = c->e->op == 1, wgrad = c->e->op == 2;
+    int stats = c->e->op >= 3, rms = c->e->op == 1, wgrad = c->e->op == 2 || c->e->op == 4;
     int64_t n = c->in[1].s.d[c->in[1].s.ndim - 1], rows = n ? numel(&c->in[1].s) / n : 0;
     c->os = wgrad ? mkshape(1, n, 0, 0) : c->in[1].s;
     c->odt = c->dt;
@@ -125,19 +137,24 @@ static void ref_norm_grad(pcase* c) {
     for (int64_t r = 0; r < rows; r++) {
         const double* g = c->in[0].v + r * n;
         const double* x = c->in[1].v + r * n;
-        const double* w = c->in[2].v;
-        double m = 0, v = 0, a = 0, b = 0;
-        for (int64_t j = 0; j < n && !rms; j++) m += x[j] / (double)n;
-        for (int64_t j = 0; j < n; j++) v += (x[j] - m) * (x[j] - m) / (double)n;
-        double rstd = 1 / sqrt(v + 1e-5);
+        const double* w = stats ? NULL : c->in[2].v;
+        double m = 0, v = 0, a = 0, b = 0, rstd;
+        if (stats) {
+            m = c->in[2].v[r];
+            rstd = c->in[3].v[r];
+        } else {
+            for (int64_t j = 0; j < n && !rms; j++) m += x[j] / (double)n;
+            for (int64_t j = 0; j < n; j++) v += (x[j] - m) * (x[j] - m) / (double)n;
+            rstd = 1 / sqrt(v + 1e-5);
+        }
         for (int64_t j = 0; j < n; j++) {
-            a += g[j] * w[j] / (double)n;
-            b += g[j] * w[j] * (x[j] - m) * rstd / (double)n;
+            a += g[j] * (w ? w[j] : 1) / (double)n;
+            b += g[j] * (w ? w[j] : 1) * (x[j] - m) * rstd / (double)n;
         }
         for (int64_t j = 0; j < n; j++) {
             double xh = (x[j] - m) * rstd;
             if (wgrad) c->ref[j] += g[j] * xh;
-            else c->ref[r * n + j] = rstd * (g[j] * w[j] - (rms ? 0 : a) - xh * b);
+            else c->ref[r * n + j] = rstd * (g[j] * (w ? w[j] : 1) - (rms ? 0 : a) - xh * b);
         }
     }
 }

@@ -87,6 +87,29 @@ static void ref_norm_any(pcase* c, int rms) {
     }
 }
 static void ref_layer_norm(pcase* c) { ref_norm_any(c, 0); }
+// hg_layer_norm_stats' mean (op 0) or rstd (op 1): x's shape with the last dim 1.
+static hg_status run_layer_norm_stats(pcase* c, hg_tensor* out) {
+    hg_tensor y = {0};
+    hg_status s = hg_layer_norm_stats(&c->tin[0], 1, &c->tin[1], &c->tin[2], 1e-5, &y,
+                                      c->e->op ? NULL : out, c->e->op ? out : NULL);
+    if (y.buffer.handle) hg_buffer_destroy(y.buffer);
+    return s;
+}
+static void ref_layer_norm_stats(pcase* c) {
+    c->os = c->in[0].s;
+    c->os.d[c->os.ndim - 1] = 1;
+    c->odt = c->dt;
+    alloc_ref(c);
+    int64_t n = c->in[0].s.d[c->in[0].s.ndim - 1], rows = numel(&c->os);
+    for (int64_t r = 0; r < rows; r++) {
+        const double* x = c->in[0].v + r * n;
+        double m = 0, v = 0;
+        for (int64_t j = 0; j < n; j++) m += x[j];
+        m /= (double)n;
+        for (int64_t j = 0; j < n; j++) v += (x[j] - m) * (x[j] - m);
+        c->ref[r] = c->e->op ? 1 / sqrt(v / (double)n + 1e-5) : m;
+    }
+}
 static void ref_rms_norm(pcase* c) { ref_norm_any(c, 1); }
 
 // ---------------------------------------------------------------------------------------------

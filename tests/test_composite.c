@@ -19,42 +19,15 @@ static int g_device;
 static uint64_t g_rng = 0xc0de33ull;
 #define EPS 1e-5
 
-static double urand(double lo, double hi) {
-    return lo + (hi - lo) * (double)(hg_test_rand(&g_rng) >> 11) * 0x1p-53;
-}
-
-// Layouts of the (M, R) operands: C-contiguous rows; every other element of rows twice as
-// long (no override takes it); the transpose of an (R, M) buffer (the axis at stride M).
-enum { LAY_ROWS, LAY_STRIDED, LAY_TRANSPOSED, LAY_COUNT };
 static const char* const k_lay[LAY_COUNT] = {"rows", "strided", "transposed"};
 
-typedef struct operand {
-    hg_buffer buf;
-    hg_tensor t;
-    double* v;      // (M, R) values as stored, row-major
-} operand;
+typedef rows_operand operand;
 
 static operand make_operand(hg_dtype dt, int64_t M, int64_t R, int lay, double lo, double hi) {
-    operand o;
-    int64_t n = M * R, cap = lay == LAY_STRIDED ? 2 * n : n;
-    double* raw = malloc((size_t)(cap ? cap : 1) * sizeof *raw);
-    o.v = malloc((size_t)(n ? n : 1) * sizeof *o.v);
-    for (int64_t i = 0; i < cap; i++) raw[i] = rows_round_to(dt, urand(lo, hi));
-    o.buf = rows_make_buf(g_ex, dt, cap, raw);
-    int64_t shape[2] = {M, R}, st[2] = {R, 1};
-    if (lay == LAY_STRIDED) st[0] = 2 * R, st[1] = 2;
-    if (lay == LAY_TRANSPOSED) st[0] = 1, st[1] = M;
-    CHECK_OK(hg_tensor_view(o.buf, 2, shape, st, 0, &o.t));
-    for (int64_t r = 0; r < M; r++)
-        for (int64_t j = 0; j < R; j++) o.v[r * R + j] = raw[r * st[0] + j * st[1]];
-    free(raw);
-    return o;
+    return rows_make_operand(g_ex, &g_rng, dt, M, R, lay, lo, hi);
 }
 
-static void operand_free(operand* o) {
-    hg_buffer_destroy(o->buf);
-    free(o->v);
-}
+static void operand_free(operand* o) { rows_operand_free(o); }
 
 // A C-contiguous output tensor of dt and shape, NaN-filled.
 static hg_tensor make_out(hg_dtype dt, int32_t nd, const int64_t* shape) {
@@ -73,25 +46,6 @@ static double* read_out(const hg_tensor* t, int64_t n) {
     for (int64_t i = 0; i < n; i++) v[i] = rows_get(h + (size_t)i * es, t->dtype);
     free(h);
     return v;
-}
-
-// NMSE of got against want (NaN where want has one, equal infinities), want rounded to dt;
-// relative to mag where it is larger, when given (the norms' gradients of rows of 1 or 2
-// elements are ~0 by cancellation: their error's scale is the size of the terms).
-static double nmse(const double* got, const double* want, const double* mag, int64_t n,
-                   hg_dtype dt, int* bad) {
-    double num = 0, den = 0;
-    *bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double w = rows_round_to(dt, want[i]), g = got[i];
-        if (!isfinite(w) || !isfinite(g)) {
-            *bad += isnan(w) ? !isnan(g) : g != w;
-            continue;
-        }
-        num += (g - w) * (g - w);
-        den += mag && mag[i] > fabs(w) ? mag[i] * mag[i] : w * w;
-    }
-    return den > 0 ? num / den : num;
 }
 
 // The float64 references on rows of R: y = softmax / log_softmax (x), the backward ops of
@@ -205,7 +159,7 @@ static void run_case(hg_cop op, hg_dtype dt, int64_t M, int64_t R, int lay) {
         for (int o = 0; o < nout; o++) {
             got[mode][o] = read_out(&outs[o], counts[o]);
             int bad;
-            double e = nmse(got[mode][o], wants[o], mags[o], counts[o], dt, &bad);
+            double e = rows_nmse(got[mode][o], wants[o], mags[o], counts[o], dt, &bad);
             CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s mode %d output %d: NMSE %.3g "
                       "(limit %.3g), %d special-value mismatches", what, mode, o, e,
                       rows_nmse_limit(dt), bad);
@@ -215,7 +169,7 @@ static void run_case(hg_cop op, hg_dtype dt, int64_t M, int64_t R, int lay) {
     // the override against the decomposition: apart by no more than each is from float64
     for (int o = 0; o < nout; o++) {
         int bad;
-        double e = nmse(got[0][o], got[1][o], mags[o], counts[o], dt, &bad);
+        double e = rows_nmse(got[0][o], got[1][o], mags[o], counts[o], dt, &bad);
         CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s output %d: override vs decomposition "
                   "NMSE %.3g", what, o, e);
         free(got[0][o]);
@@ -308,13 +262,13 @@ static void run_ce_case(hg_dtype dt, int64_t M, int64_t C, int lay, int probs, h
                   mode, ran_decomp ? "ran (the override should have)" : "did not run");
         got[mode] = read_out(&out, M * C);
         int bad;
-        double e = nmse(got[mode], want, NULL, M * C, dt, &bad);
+        double e = rows_nmse(got[mode], want, NULL, M * C, dt, &bad);
         CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s mode %d: NMSE %.3g (limit %.3g), %d "
                   "special-value mismatches", what, mode, e, rows_nmse_limit(dt), bad);
         hg_buffer_destroy(out.buffer);
     }
     int bad;
-    double e = nmse(got[0], got[1], NULL, M * C, dt, &bad);
+    double e = rows_nmse(got[0], got[1], NULL, M * C, dt, &bad);
     CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s: override vs decomposition NMSE %.3g", what, e);
     if (host_over)
         CHECK_MSG(!memcmp(got[0], got[1], (size_t)(M * C) * sizeof(double)),
@@ -381,13 +335,13 @@ static void loss_modes(hg_cop op, const char* what, hg_dtype dt, const hg_tensor
                   mode ? "override" : "decomposition");
         got[mode] = read_out(&out, n);
         int bad;
-        double e = nmse(got[mode], want, NULL, n, dt, &bad);
+        double e = rows_nmse(got[mode], want, NULL, n, dt, &bad);
         CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s mode %d: NMSE %.3g (limit %.3g), %d "
                   "special-value mismatches", what, mode, e, rows_nmse_limit(dt), bad);
         hg_buffer_destroy(out.buffer);
     }
     int bad;
-    double e = nmse(got[0], got[1], NULL, n, dt, &bad);
+    double e = rows_nmse(got[0], got[1], NULL, n, dt, &bad);
     CHECK_MSG(!bad && e <= rows_nmse_limit(dt), "%s: override vs decomposition NMSE %.3g", what, e);
     hg_cop_mode_set(HG_COP_AUTO);
     free(got[0]);
@@ -545,7 +499,7 @@ static void run_runner(void) {
     CHECK_OK(hg_softmax(&x.t, -1, &x.t));   // in place: the plan reads before it writes
     double* got = read_out(&x.t, M * R);
     int bad;
-    CHECK(nmse(got, want, NULL, M * R, HG_DTYPE_F32, &bad) <= 1e-12 && !bad);
+    CHECK(rows_nmse(got, want, NULL, M * R, HG_DTYPE_F32, &bad) <= 1e-12 && !bad);
     free(got);
     hg_tensor s0, o0 = make_out(HG_DTYPE_F32, 0, NULL);
     CHECK_OK(hg_tensor_view(x.buf, 0, NULL, NULL, 2, &s0));

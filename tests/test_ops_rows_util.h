@@ -61,6 +61,62 @@ static inline double rows_nmse_limit(hg_dtype dt) {
 
 // float64 references of one row of R elements. softmax_backward of grad g at y (log:
 // log_softmax_backward) into o.
+// Layouts of (M, R) operands: C-contiguous rows; every other element of rows twice as long;
+// the transpose of an (R, M) buffer (the row axis at stride M).
+enum { LAY_ROWS, LAY_STRIDED, LAY_TRANSPOSED, LAY_COUNT };
+
+// An (M, R) operand in layout lay, uniform in [lo, hi) from *rng, rounded to dt: its buffer, the
+// view and the values as stored (row-major).
+typedef struct rows_operand {
+    hg_buffer buf;
+    hg_tensor t;
+    double* v;
+} rows_operand;
+
+static inline rows_operand rows_make_operand(hg_executor ex, uint64_t* rng, hg_dtype dt,
+                                             int64_t M, int64_t R, int lay, double lo,
+                                             double hi) {
+    rows_operand o;
+    int64_t n = M * R, cap = lay == LAY_STRIDED ? 2 * n : n;
+    double* raw = malloc((size_t)(cap ? cap : 1) * sizeof *raw);
+    o.v = malloc((size_t)(n ? n : 1) * sizeof *o.v);
+    for (int64_t i = 0; i < cap; i++)
+        raw[i] = rows_round_to(dt, lo + (hi - lo) * (double)(hg_test_rand(rng) >> 11) * 0x1p-53);
+    o.buf = rows_make_buf(ex, dt, cap, raw);
+    int64_t shape[2] = {M, R}, st[2] = {R, 1};
+    if (lay == LAY_STRIDED) st[0] = 2 * R, st[1] = 2;
+    if (lay == LAY_TRANSPOSED) st[0] = 1, st[1] = M;
+    CHECK_OK(hg_tensor_view(o.buf, 2, shape, st, 0, &o.t));
+    for (int64_t r = 0; r < M; r++)
+        for (int64_t j = 0; j < R; j++) o.v[r * R + j] = raw[r * st[0] + j * st[1]];
+    free(raw);
+    return o;
+}
+
+static inline void rows_operand_free(rows_operand* o) {
+    hg_buffer_destroy(o->buf);
+    free(o->v);
+}
+
+// NMSE of got against want (NaN where want has one, equal infinities), want rounded to dt;
+// relative to mag where it is larger, when given (the norms' gradients of rows of 1 or 2
+// elements are ~0 by cancellation: their error's scale is the size of the terms).
+static inline double rows_nmse(const double* got, const double* want, const double* mag,
+                               int64_t n, hg_dtype dt, int* bad) {
+    double num = 0, den = 0;
+    *bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double w = rows_round_to(dt, want[i]), g = got[i];
+        if (!isfinite(w) || !isfinite(g)) {
+            *bad += isnan(w) ? !isnan(g) : g != w;
+            continue;
+        }
+        num += (g - w) * (g - w);
+        den += mag && mag[i] > fabs(w) ? mag[i] * mag[i] : w * w;
+    }
+    return den > 0 ? num / den : num;
+}
+
 static inline void rows_ref_softmax_bw(const double* y, const double* g, int64_t R, int log,
                                        double* o) {
     double s = 0;

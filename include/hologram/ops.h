@@ -188,6 +188,14 @@ HG_API hg_status hg_layer_norm(const hg_tensor* x, int32_t nnorm, const hg_tenso
                                const hg_tensor* bias, double eps, hg_tensor* out);
 HG_API hg_status hg_rms_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
                              double eps, hg_tensor* out);
+// hg_layer_norm that also writes the row statistics it normalized with, as torch's
+// native_layer_norm returns them: mean and rstd = 1 / sqrt(var + eps), x's dtype, shape x's
+// leading dims with the nnorm normalized dims kept as size 1 (each NULL when not wanted). out
+// is hg_layer_norm's, bit for bit; the statistics come from the same pass. Rows of no element
+// (a normalized dim of size 0) get torch's statistics: mean 0, rstd NaN.
+HG_API hg_status hg_layer_norm_stats(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
+                                     const hg_tensor* bias, double eps, hg_tensor* out,
+                                     hg_tensor* mean, hg_tensor* rstd);
 
 // numpy.matmul: 1-D operands are promoted (and the added dim removed), leading dims broadcast.
 // Floats and integers (integers accumulate in their own type, wrapping, as numpy).
@@ -253,6 +261,14 @@ HG_API hg_status hg_layer_norm_backward(const hg_tensor* grad, const hg_tensor* 
 HG_API hg_status hg_rms_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
                                       const hg_tensor* weight, double eps, hg_tensor* grad_x,
                                       hg_tensor* grad_weight);
+// hg_layer_norm_backward from given statistics (torch's native_layer_norm_backward): xhat =
+// (x - mean) rstd with mean and rstd as given (any values; float, shape x's leading dims with
+// the normalized dims as size 1, as hg_layer_norm_stats writes them); eps is not needed.
+HG_API hg_status hg_layer_norm_backward_stats(const hg_tensor* grad, const hg_tensor* x,
+                                              int32_t nnorm, const hg_tensor* mean,
+                                              const hg_tensor* rstd, const hg_tensor* weight,
+                                              hg_tensor* grad_x, hg_tensor* grad_weight,
+                                              hg_tensor* grad_bias);
 // Gradient of hg_cross_entropy wrt the logits, the softmax fused in: (softmax(logits) -
 // onehot(target)) along the class dim, times grad (a 0-d grad for MEAN/SUM, the per-sample
 // loss's shape for NONE); rows whose target is ignore_index get 0 and MEAN divides by the

@@ -309,9 +309,58 @@ static PyObject* f_reduce(PyObject* m, PyObject* const* args, Py_ssize_t nargs, 
     return hgpy_call_result(&c, s);
 }
 
+// Outputs given as existing Tensors or None (not computed): io[k] the call's index of a_[k], or
+// -1. -1 with the error set when one is neither.
+static int opt_outputs(call* c, PyObject* const* a, int n, const char* const* names, int* io) {
+    for (int k = 0; k < n; k++) {
+        io[k] = -1;
+        if (!a[k] || a[k] == Py_None) continue;
+        if (!hgpy_is_tensor(a[k])) {
+            PyErr_Format(PyExc_TypeError, "%s: %s must be a Tensor or None", c->fn, names[k]);
+            return -1;
+        }
+        if ((io[k] = hgpy_call_arg(c, a[k], 0, names[k])) < 0) return -1;
+    }
+    return 0;
+}
+
+// layer_norm_stats(x, nnorm, weight, bias, eps, out, mean, rstd): the outputs are existing
+// Tensors (mean, rstd: or None, not computed); returns None.
+static PyObject* f_layer_norm_stats(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
+                                    PyObject* kwnames) {
+    PARSE_DECL(layer_norm_stats);
+    long long nn = 1;
+    double eps = 0.0;
+    FAIL_IF(hgpy_get_int(&c, a_[1], "nnorm", HGPY_DFLT_layer_norm_stats_nnorm, &nn) ||
+            hgpy_get_dbl(&c, a_[4], "eps", HGPY_DFLT_layer_norm_stats_eps, &eps));
+    FAIL_IF(hgpy_call_arg(&c, a_[0], 0, "x") < 0);
+    int iw = -1, ib = -1, io[3];
+    static const char* const onames[3] = {"out", "mean", "rstd"};
+    if (a_[2] && a_[2] != Py_None) FAIL_IF((iw = hgpy_call_arg(&c, a_[2], 0, "weight")) < 0);
+    if (a_[3] && a_[3] != Py_None) FAIL_IF((ib = hgpy_call_arg(&c, a_[3], 0, "bias")) < 0);
+    FAIL_IF(opt_outputs(&c, a_ + 5, 3, onames, io));
+    if (io[0] < 0) {
+        call_end(&c);
+        PyErr_Format(PyExc_TypeError, "%s: out must be a Tensor", c.fn);
+        return NULL;
+    }
+    hg_tensor outs[3], *o[3];
+    for (int k = 0; k < 3; k++) {
+        if (io[k] >= 0) outs[k] = *T(&c, io[k]);
+        o[k] = io[k] >= 0 ? &outs[k] : NULL;
+    }
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_layer_norm_stats(T(&c, 0), (int32_t)nn, iw >= 0 ? T(&c, iw) : NULL,
+                                            ib >= 0 ? T(&c, ib) : NULL, eps, o[0], o[1], o[2]));
+    call_end(&c);
+    if (s) return hgpy_raise_status(s, NULL);
+    Py_RETURN_NONE;
+}
+
 // --- gradients (the backward ops) -----------------------------------------------------------------
-// norm_backward(grad, x, nnorm, weight, eps, rms, grad_x, grad_weight, grad_bias): the outputs
-// are existing Tensors (or None: not computed); returns None.
+// norm_backward(grad, x, nnorm, weight, eps, rms, grad_x, grad_weight, grad_bias, mean, rstd):
+// the outputs are existing Tensors (or None: not computed); returns None. mean and rstd given
+// (layer_norm only): hg_layer_norm_backward_stats, eps unused.
 static PyObject* f_norm_backward(PyObject* m, PyObject* const* args, Py_ssize_t nargs,
                                  PyObject* kwnames) {
     PARSE_DECL(norm_backward);
@@ -322,22 +371,19 @@ static PyObject* f_norm_backward(PyObject* m, PyObject* const* args, Py_ssize_t 
     FAIL_IF(rms < 0 || hgpy_get_int(&c, a_[2], "nnorm", HGPY_DFLT_norm_backward_nnorm, &nn) ||
             hgpy_get_dbl(&c, a_[4], "eps", HGPY_DFLT_norm_backward_eps, &eps));
     FAIL_IF(hgpy_call_arg(&c, a_[0], 0, "grad") < 0 || hgpy_call_arg(&c, a_[1], 0, "x") < 0);
-    int iw = -1, io[3] = {-1, -1, -1};
+    int iw = -1, io[3], is[2] = {-1, -1};
     static const char* const onames[3] = {"grad_x", "grad_weight", "grad_bias"};
+    static const char* const snames[2] = {"mean", "rstd"};
     if (a_[3] && a_[3] != Py_None) FAIL_IF((iw = hgpy_call_arg(&c, a_[3], 0, "weight")) < 0);
-    for (int k = 0; k < 3; k++)
-        if (a_[6 + k] && a_[6 + k] != Py_None) {
-            if (!hgpy_is_tensor(a_[6 + k])) {
-                call_end(&c);
-                PyErr_Format(PyExc_TypeError, "%s: %s must be a Tensor or None", c.fn, onames[k]);
-                return NULL;
-            }
-            FAIL_IF((io[k] = hgpy_call_arg(&c, a_[6 + k], 0, onames[k])) < 0);
-        }
-    if (rms && io[2] >= 0) {
+    FAIL_IF(opt_outputs(&c, a_ + 6, 3, onames, io));
+    for (int k = 0; k < 2; k++)
+        if (a_[9 + k] && a_[9 + k] != Py_None)
+            FAIL_IF((is[k] = hgpy_call_arg(&c, a_[9 + k], 0, snames[k])) < 0);
+    if ((rms && io[2] >= 0) || (is[0] >= 0) != (is[1] >= 0) || (rms && is[0] >= 0)) {
         call_end(&c);
-        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "rms_norm_backward: rms_norm has no bias "
-                              "(grad_bias must be None)");
+        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, rms ? "rms_norm_backward: rms_norm has no "
+                              "bias or given statistics (grad_bias, mean and rstd must be None)"
+                              : "norm_backward: mean and rstd are given together or not at all");
     }
     hg_tensor outs[3];
     for (int k = 0; k < 3; k++)
@@ -348,6 +394,10 @@ static PyObject* f_norm_backward(PyObject* m, PyObject* const* args, Py_ssize_t 
     hg_status s;
     if (rms) CALL_RUN(&c, s, s = hg_rms_norm_backward(T(&c, 0), T(&c, 1), (int32_t)nn, w, eps,
                                                       o[0], o[1]));
+    else if (is[0] >= 0)
+        CALL_RUN(&c, s, s = hg_layer_norm_backward_stats(T(&c, 0), T(&c, 1), (int32_t)nn,
+                                                         T(&c, is[0]), T(&c, is[1]), w, o[0],
+                                                         o[1], o[2]));
     else CALL_RUN(&c, s, s = hg_layer_norm_backward(T(&c, 0), T(&c, 1), (int32_t)nn, w, eps, o[0],
                                                     o[1], o[2]));
     call_end(&c);

@@ -106,6 +106,14 @@ static PyObject* f_layer_norm(PyObject* m, PyObject* const* args, Py_ssize_t nar
     return hgpy_call_result(&c, s);
 }
 
+// --- layer_norm_stats: hg_layer_norm_stats
+static const char* const hgpy_names_layer_norm_stats[] = {"x", "nnorm", "weight", "bias", "eps",
+    "out", "mean", "rstd"};
+#define HGPY_NREQ_layer_norm_stats 6
+#define HGPY_FN_layer_norm_stats "layer_norm_stats"
+#define HGPY_DFLT_layer_norm_stats_nnorm 1
+#define HGPY_DFLT_layer_norm_stats_eps 1e-05
+
 // --- rms_norm: hg_rms_norm
 static const char* const hgpy_names_rms_norm[] = {"x", "nnorm", "weight", "eps", "out"};
 #define HGPY_NREQ_rms_norm 2
@@ -292,9 +300,9 @@ static PyObject* f_softmax_backward(PyObject* m, PyObject* const* args, Py_ssize
     return hgpy_call_result(&c, s);
 }
 
-// --- norm_backward: hg_layer_norm_backward, hg_rms_norm_backward
+// --- norm_backward: hg_layer_norm_backward, hg_rms_norm_backward, hg_layer_norm_backward_stats
 static const char* const hgpy_names_norm_backward[] = {"grad", "x", "nnorm", "weight", "eps",
-    "rms", "grad_x", "grad_weight", "grad_bias"};
+    "rms", "grad_x", "grad_weight", "grad_bias", "mean", "rstd"};
 #define HGPY_NREQ_norm_backward 3
 #define HGPY_FN_norm_backward "norm_backward"
 #define HGPY_DFLT_norm_backward_nnorm 1
@@ -357,6 +365,8 @@ static const char* const hgpy_names_adam_step[] = {"param", "grad", "exp_avg", "
                   "softmax(x, axis=-1, log=False, out=None)"), \
     HGPY_FASTCALL("layer_norm", f_layer_norm, \
                   "layer_norm(x, nnorm, weight=None, bias=None, eps=1e-05, out=None)"), \
+    HGPY_FASTCALL("layer_norm_stats", f_layer_norm_stats, \
+                  "layer_norm_stats(x, nnorm, weight, bias, eps, out, mean=None, rstd=None)"), \
     HGPY_FASTCALL("rms_norm", f_rms_norm, \
                   "rms_norm(x, nnorm, weight=None, eps=1e-06, out=None)"), \
     HGPY_FASTCALL("matmul", f_matmul, \
@@ -380,7 +390,7 @@ static const char* const hgpy_names_adam_step[] = {"param", "grad", "exp_avg", "
                   "softmax_backward(grad, y, axis=-1, log=False, out=None)"), \
     HGPY_FASTCALL("norm_backward", f_norm_backward, \
                   "norm_backward(grad, x, nnorm, weight=None, eps=1e-05, rms=False, " \
-                  "grad_x=None, grad_weight=None, grad_bias=None)"), \
+                  "grad_x=None, grad_weight=None, grad_bias=None, mean=None, rstd=None)"), \
     HGPY_FASTCALL("cross_entropy_backward", f_cross_entropy_backward, \
                   "cross_entropy_backward(grad, logits, target, ignore_index=-100, " \
                   "reduction='mean', out=None)"), \

@@ -25,9 +25,10 @@ typedef enum hg_cop {
     HG_COP_LOG_SOFTMAX,
     HG_COP_SOFTMAX_BW,         // in: grad, y; out: grad_x; axis
     HG_COP_LOG_SOFTMAX_BW,
-    HG_COP_LAYER_NORM_BW,      // in: grad, x, weight?; out: grad_x?, grad_weight?, grad_bias?;
-    HG_COP_RMS_NORM_BW,        //   axis = nnorm, eps
-    HG_COP_LAYER_NORM,         // in: x, weight?, bias?; out: y; axis = nnorm, eps
+    HG_COP_LAYER_NORM_BW,      // in: grad, x, weight?, mean?, rstd? (both or neither: given, the
+                               //   statistics are not recomputed); out: grad_x?, grad_weight?,
+    HG_COP_RMS_NORM_BW,        //   grad_bias?; axis = nnorm, eps. rms: in grad, x, weight?
+    HG_COP_LAYER_NORM,         // in: x, weight?, bias?; out: y, mean?, rstd?; axis = nnorm, eps
     HG_COP_RMS_NORM,           // in: x, weight?; out: y; axis = nnorm, eps
     HG_COP_CE_BW,              // in: logits, target, grad; out: grad_logits; axis = the class
                                //   dim, ignore_index, reduction (targets checked by the entry)

@@ -58,29 +58,38 @@ hg_status hg_decomp_softmax_bw(hg_graph g, const hg_cop_call* k, const int32_t* 
 }
 
 // The statistics of the norms over the last nnorm dims of x (in cdt): the centered x (x for
-// rms), rstd = 1 / sqrt(mean(centered^2) + eps) and xhat = centered * rstd.
+// rms) with the mean (-1 for rms), rstd = 1 / sqrt(mean(centered^2) + eps) and xhat =
+// centered * rstd.
 static void norm_stats(hg_db* b, int32_t x, int rms, int32_t nnorm, const int32_t* axes,
-                       double eps, int32_t* rstd, int32_t* xhat) {
+                       double eps, int32_t* mean, int32_t* rstd, int32_t* xhat) {
     int32_t cen = x;
-    if (!rms)
-        cen = hg_db_binary(b, HG_BINARY_SUB, x, hg_db_reduce(b, HG_REDUCE_MEAN, x, nnorm, axes, 1));
+    *mean = -1;
+    if (!rms) {
+        *mean = hg_db_reduce(b, HG_REDUCE_MEAN, x, nnorm, axes, 1);
+        cen = hg_db_binary(b, HG_BINARY_SUB, x, *mean);
+    }
     int32_t var = hg_db_reduce(b, HG_REDUCE_MEAN, hg_db_binary(b, HG_BINARY_MUL, cen, cen),
                                nnorm, axes, 1);
     *rstd = hg_db_unary(b, HG_UNARY_RSQRT, hg_db_scalar(b, HG_BINARY_ADD, var, eps));
     *xhat = hg_db_binary(b, HG_BINARY_MUL, cen, *rstd);
 }
 
-// y = xhat * weight + bias (torch's native_layer_norm), rounded to x's dtype.
+// y = xhat * weight + bias (torch's native_layer_norm), rounded to x's dtype; layer_norm's
+// mean and rstd (out[1], out[2]) from the same f64 statistics.
 hg_status hg_decomp_norm(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out) {
     hg_db b = {g, HG_OK};
     const hg_tensor* xt = k->in[0];
     hg_dtype cdt = hg_db_stat_dtype(xt->dtype);
-    int32_t nnorm = k->axis, axes[HG_MAX_DIMS], rstd, y;
+    int32_t nnorm = k->axis, axes[HG_MAX_DIMS], mean, rstd, y;
     for (int32_t d = 0; d < nnorm; d++) axes[d] = xt->ndim - nnorm + d;
     // The statistics and xhat in f64 (as the host kernel accumulates them: an f32 square of
     // 1e30 would overflow), then the affine part in cdt.
     norm_stats(&b, hg_db_cast(&b, in[0], HG_DTYPE_F64), k->op == HG_COP_RMS_NORM, nnorm, axes,
-               k->eps, &rstd, &y);
+               k->eps, &mean, &rstd, &y);
+    if (k->op == HG_COP_LAYER_NORM) {
+        out[1] = mean;
+        out[2] = rstd;
+    }
     y = hg_db_cast(&b, y, cdt);
     if (in[1] >= 0) y = hg_db_binary(&b, HG_BINARY_MUL, y, hg_db_cast(&b, in[1], cdt));
     if (k->op == HG_COP_LAYER_NORM && in[2] >= 0)
@@ -89,8 +98,8 @@ hg_status hg_decomp_norm(hg_graph g, const hg_cop_call* k, const int32_t* in, in
     return b.s;
 }
 
-// With xhat = (x - mean) rstd (rms: x rstd), rstd = 1 / sqrt(mean(centered^2) + eps) and
-// q = grad * weight (torch's native_layer_norm_backward):
+// With xhat = (x - mean) rstd (rms: x rstd), rstd = 1 / sqrt(mean(centered^2) + eps) (or the
+// mean and rstd given: in[3], in[4]) and q = grad * weight (torch's native_layer_norm_backward):
 //   grad_x = rstd (q - mean(q) - xhat mean(q xhat))     (rms: no mean(q) term)
 //   grad_weight = sum over the rows of grad xhat, grad_bias = sum over the rows of grad.
 hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in,
@@ -103,8 +112,14 @@ hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in,
     int32_t axes[HG_MAX_DIMS], lead[HG_MAX_DIMS];
     for (int32_t d = 0; d < nnorm; d++) axes[d] = nlead + d;
     for (int32_t d = 0; d < nlead; d++) lead[d] = d;
-    int32_t gr = hg_db_cast(&b, in[0], cdt), rstd, xhat;
-    norm_stats(&b, hg_db_cast(&b, in[1], cdt), rms, nnorm, axes, k->eps, &rstd, &xhat);
+    int32_t gr = hg_db_cast(&b, in[0], cdt), x = hg_db_cast(&b, in[1], cdt), mean, rstd, xhat;
+    if (!rms && in[3] >= 0) {   // the statistics given (broadcast over the normalized dims)
+        rstd = hg_db_cast(&b, in[4], cdt);
+        xhat = hg_db_binary(&b, HG_BINARY_MUL,
+                            hg_db_binary(&b, HG_BINARY_SUB, x, hg_db_cast(&b, in[3], cdt)), rstd);
+    } else {
+        norm_stats(&b, x, rms, nnorm, axes, k->eps, &mean, &rstd, &xhat);
+    }
     // the column sums (nothing to sum where the normalized dims are all of x)
     int32_t gxhat = hg_db_binary(&b, HG_BINARY_MUL, gr, xhat);
     out[1] = nlead ? hg_db_reduce(&b, HG_REDUCE_SUM, gxhat, nlead, lead, 0) : gxhat;

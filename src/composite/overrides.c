@@ -27,13 +27,34 @@
                 (1u << HG_DTYPE_F64))
 #define F32_F64 ((1u << HG_DTYPE_F32) | (1u << HG_DTYPE_F64))
 
+// layer_norm's statistics (out[1], out[2]) from the decomposition, before out (which may be x
+// itself) is written: where the row kernel cannot write them (devices; host statistics that
+// are not C-contiguous of x's dtype). out is the row kernel's either way (hg_layer_norm's bits).
+static hg_status norm_stats_decomp(const hg_cop_call* k) {
+    hg_cop_call st = *k;
+    st.out[0] = NULL;
+    return hg_cop_run_decomp(&st);
+}
+
+static int stats_direct(const hg_cop_call* k, const hg_tensor* t) {
+    return !t || (t->dtype == k->in[0]->dtype && hg_rg_c_contig(t));
+}
+
 static hg_status norm_host(const hg_cop_call* k) {
+    const hg_tensor *m = k->out[1], *r = k->out[2];
+    if ((m || r) && !(stats_direct(k, m) && stats_direct(k, r))) {
+        hg_status s = norm_stats_decomp(k);
+        if (s) return s;
+        m = r = NULL;
+    }
     return hg_norm_rows(k->c, k->op == HG_COP_RMS_NORM, k->in[0], k->axis, k->in[1], k->in[2],
-                        k->eps, k->out[0]);
+                        k->eps, k->out[0], m, r);
 }
 
 static hg_status norm_dev(const hg_cop_call* k) {
     int rms = k->op == HG_COP_RMS_NORM;
+    hg_status s = k->out[1] || k->out[2] ? norm_stats_decomp(k) : HG_OK;
+    if (s) return s;
     return hg_dev_rows(k->c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, k->in[0],
                        k->in[0]->ndim - k->axis, k->in[1], rms ? NULL : k->in[2], k->eps,
                        k->out[0]);
@@ -75,10 +96,11 @@ static hg_status smb_dev(const hg_cop_call* k) {
                                    k->op == HG_COP_LOG_SOFTMAX_BW, k->out[0]);
 }
 
-// Host norm gradients: C-contiguous f32/f64 everywhere, every tensor of x's dtype.
+// Host norm gradients: C-contiguous f32/f64 everywhere, every tensor of x's dtype (the given
+// statistics too).
 static int nb_host_ok(const hg_cop_call* k) {
     const hg_tensor* x = k->in[1];
-    for (int i = 0; i < 3; i++)
+    for (int i = 0, n = k->in[3] ? 5 : 3; i < n; i++)
         if (k->in[i] && (k->in[i]->dtype != x->dtype || !hg_rg_c_contig(k->in[i]))) return 0;
     for (int o = 0; o < 3; o++)
         if (k->out[o] && (k->out[o]->dtype != x->dtype || !hg_rg_c_contig(k->out[o]))) return 0;
@@ -87,13 +109,15 @@ static int nb_host_ok(const hg_cop_call* k) {
 
 static hg_status nb_host(const hg_cop_call* k) {
     return hg_norm_backward_rows(k->c, k->op == HG_COP_RMS_NORM_BW, k->in[0], k->in[1], k->axis,
-                                 k->in[2], k->eps, k->out[0], k->out[1], k->out[2]);
+                                 k->in[2], k->in[3], k->in[4], k->eps, k->out[0], k->out[1],
+                                 k->out[2]);
 }
 
 // Device norm gradients: grad_x from the row kernel where its rows fit; grad_weight and
 // grad_bias (column sums over the rows) from the decomposition, first (grad_x may be grad).
+// Given statistics: the decomposition (the register kernel recomputes them from x).
 static int nb_dev_ok(const hg_cop_call* k) {
-    return k->out[0] &&
+    return k->out[0] && !k->in[3] &&
            hg_norm_backward_dev_ok(k->c, k->in[0], k->in[1], k->axis, k->in[2], k->out[0]);
 }
 

@@ -83,9 +83,51 @@ static hg_status check_nnorm_eps(hg_op_ctx* c, const hg_tensor* x, int32_t nnorm
     return HG_OK;
 }
 
+// Releases the outputs a failing call allocated (the caller's tensors as they were).
+static void outputs_release(hg_tensor* const* outs, const int* alloc, int n) {
+    for (int o = 0; o < n; o++)
+        if (alloc[o]) {
+            hg_buffer_destroy(outs[o]->buffer);
+            outs[o]->buffer.handle = 0;
+        }
+}
+
+// The statistics' shape: x's leading dims, the nnorm normalized dims as size 1.
+static void stats_shape(const hg_tensor* x, int32_t nnorm, int64_t* shape) {
+    for (int32_t d = 0; d < x->ndim; d++) shape[d] = d < x->ndim - nnorm ? x->shape[d] : 1;
+}
+
+// Resolves the optional outputs outs[0..n) of dtype dt (shape: the normalized dims when ndim
+// is nnorm, else the statistics' shape), reading the inputs ins[0..nin) first where an output
+// overlaps one (ins[0] may be outs[0] itself when same0) and refusing outputs that overlap
+// each other. On failure the buffers it allocated are released (the caller's tensors as they
+// were); *alloc says which it allocated, for the caller to release on a later failure.
+static inline __attribute__((always_inline)) hg_status outputs_resolve(
+    hg_op_ctx* c, hg_tensor* const* outs, const int32_t* ndims,
+                                 const int64_t* const* shapes, const hg_dtype* dts, int n,
+                                 const hg_tensor** ins, int nin, int same0, int* alloc) {
+    hg_status s = HG_OK;
+    for (int o = 0; o < n; o++) {
+        int a = outs[o] && outs[o]->buffer.handle == 0;
+        if (outs[o] && !s) s = hg_op_output(c, outs[o], dts[o], ndims[o], shapes[o], 1);
+        alloc[o] = a && !s;
+    }
+    c->allocated = 0;   // released below or by the caller, not by hg_op_finish
+    for (int o = 0; o < n && !s; o++)
+        for (int i = 0; i < nin && !s; i++)
+            if (outs[o] && ins[i])
+                s = hg_op_read_first(c, outs[o], &ins[i], same0 && o == 0 && i == 0);
+    for (int o = 0; o < n && !s; o++)
+        for (int q = o + 1; q < n && !s; q++)
+            if (outs[o] && outs[q] && hg_op_overlaps(outs[o], outs[q]))
+                s = hg_error(HG_ERR_INVALID_ARGUMENT, "%s: the outputs overlap", c->fn);
+    if (s) outputs_release(outs, alloc, n);
+    return s;
+}
+
 static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t nnorm,
                            const hg_tensor* weight, const hg_tensor* bias, double eps,
-                           hg_tensor* out) {
+                           hg_tensor* out, hg_tensor* mean, hg_tensor* rstd) {
     HG_OP_CTX(c);
     hg_op_begin(&c, fn);
     hg_status s = check_x(&c, x, out, "expected a float dtype");
@@ -94,25 +136,55 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
     // Parameters are checked before out is resolved, so a bad parameter never allocates.
     if (weight && (s = check_param(&c, weight, "weight", x, nnorm))) return s;
     if (bias && (s = check_param(&c, bias, "bias", x, nnorm))) return s;
+    hg_cop_call k = {.op = rms ? HG_COP_RMS_NORM : HG_COP_LAYER_NORM, .c = &c,
+                     .in = {x, weight, bias}, .out = {out, mean, rstd}, .axis = nnorm,
+                     .eps = eps};
+    if (mean || rstd) {   // hg_layer_norm_stats: three outputs
+        int32_t nd[3] = {x->ndim, x->ndim, x->ndim};
+        int64_t sshape[HG_MAX_DIMS];
+        stats_shape(x, nnorm, sshape);
+        const int64_t* shapes[3] = {x->shape, sshape, sshape};
+        hg_dtype dts[3] = {x->dtype, x->dtype, x->dtype};
+        const hg_tensor* ins[3] = {x, weight, bias};
+        hg_tensor* outs[3] = {out, mean, rstd};
+        int alloc[3];
+        if ((s = outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, 3, 1, alloc))) return s;
+        k.in[0] = ins[0], k.in[1] = ins[1], k.in[2] = ins[2];
+        int64_t n = 0;
+        if (!(s = hg_tensor_numel(x, &n)) && !n) {   // rows of no element: torch's mean 0, rstd NaN
+            if (mean) s = hg_fill(mean, hg_scalar_f(0.0));
+            if (!s && rstd) s = hg_fill(rstd, hg_scalar_f(NAN));
+            if (s) s = hg_error_prefix(s, "%s", fn);
+        } else if (!s) {
+            s = hg_cop_dispatch(&k);
+        }
+        if (s) outputs_release(outs, alloc, 3);
+        return s;
+    }
     // numpy's overlap rule: parameters overlapping the caller's out are copied first (the
     // kernels may read them in place).
     if ((s = hg_op_read_first(&c, out, &weight, 0)) || (s = hg_op_read_first(&c, out, &bias, 0)))
         return s;
     if ((s = hg_op_output(&c, out, x->dtype, x->ndim, x->shape, 1))) return s;
     if ((s = hg_op_read_first(&c, out, &x, 1))) return hg_op_finish(&c, out, s);
-    hg_cop_call k = {.op = rms ? HG_COP_RMS_NORM : HG_COP_LAYER_NORM, .c = &c,
-                     .in = {x, weight, bias}, .out = {out}, .axis = nnorm, .eps = eps};
+    k.in[0] = x, k.in[1] = weight, k.in[2] = bias;
     return hg_op_finish(&c, out, hg_cop_dispatch(&k));
 }
 
 hg_status hg_layer_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
                         const hg_tensor* bias, double eps, hg_tensor* out) {
-    return norm_call("hg_layer_norm", 0, x, nnorm, weight, bias, eps, out);
+    return norm_call("hg_layer_norm", 0, x, nnorm, weight, bias, eps, out, NULL, NULL);
+}
+
+hg_status hg_layer_norm_stats(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
+                              const hg_tensor* bias, double eps, hg_tensor* out, hg_tensor* mean,
+                              hg_tensor* rstd) {
+    return norm_call("hg_layer_norm_stats", 0, x, nnorm, weight, bias, eps, out, mean, rstd);
 }
 
 hg_status hg_rms_norm(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight, double eps,
                       hg_tensor* out) {
-    return norm_call("hg_rms_norm", 1, x, nnorm, weight, NULL, eps, out);
+    return norm_call("hg_rms_norm", 1, x, nnorm, weight, NULL, eps, out, NULL, NULL);
 }
 
 // grad and x (or y) of one float dtype and one shape.
@@ -167,16 +239,22 @@ hg_status hg_log_softmax_backward(const hg_tensor* grad, const hg_tensor* y, int
     return smb_call("hg_log_softmax_backward", 1, grad, y, axis, out);
 }
 
-// Resolves one optional output of the normalized dims' shape.
-static hg_status nb_output(hg_op_ctx* c, hg_tensor* o, hg_dtype dt, const hg_tensor* x,
-                           int32_t nnorm, int* allocated) {
-    *allocated = 0;
-    if (!o) return HG_OK;
-    int alloc = o->buffer.handle == 0;
-    c->allocated = 0;
-    hg_status s = hg_op_output(c, o, dt, nnorm, x->shape + (x->ndim - nnorm), 1);
-    *allocated = alloc && !s;
-    return s;
+// The given statistics of hg_layer_norm_backward_stats: float, the statistics' shape.
+static hg_status check_stats(hg_op_ctx* c, const hg_tensor* x, int32_t nnorm,
+                             const hg_tensor* t, const char* name) {
+    hg_status s;
+    if (!t) return hg_error(HG_ERR_NULL_POINTER, "%s: argument '%s' is NULL", c->fn, name);
+    if ((s = hg_op_input(c, t, name, NULL, NULL))) return s;
+    int64_t want[HG_MAX_DIMS];
+    stats_shape(x, nnorm, want);
+    int ok = t->ndim == x->ndim;
+    for (int32_t d = 0; ok && d < x->ndim; d++) ok = t->shape[d] == want[d];
+    if (ok && hg_dtype_is_float((int)t->dtype)) return HG_OK;
+    char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+    return hg_error(ok ? HG_ERR_DTYPE_MISMATCH : HG_ERR_SIZE_MISMATCH, "%s: %s is %s %s; "
+                    "expected a float tensor of shape %s (x's leading dims, the %d normalized "
+                    "dims as 1)", c->fn, name, hg_dtype_name(t->dtype),
+                    hg_op_dims(a, t->ndim, t->shape), hg_op_dims(b, x->ndim, want), (int)nnorm);
 }
 
 static hg_status check_norm_weight(hg_op_ctx* c, const hg_tensor* x, int32_t nnorm,
@@ -195,8 +273,10 @@ static hg_status check_norm_weight(hg_op_ctx* c, const hg_tensor* x, int32_t nno
                     (int)nnorm, hg_op_dims(b, nnorm, x->shape + (x->ndim - nnorm)));
 }
 
+// stats: 1 for hg_layer_norm_backward_stats (mean and rstd given, eps unused).
 static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const hg_tensor* x,
-                         int32_t nnorm, const hg_tensor* weight, double eps, hg_tensor* gx,
+                         int32_t nnorm, const hg_tensor* weight, double eps, int stats,
+                         const hg_tensor* mean, const hg_tensor* rstd, hg_tensor* gx,
                          hg_tensor* gw, hg_tensor* gb) {
     HG_OP_CTX(c);
     hg_op_begin(&c, fn);
@@ -207,53 +287,50 @@ static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const h
                         "all NULL)", fn, rms ? "" : ", grad_bias");
     hg_status s;
     if ((s = check_grad_pair(&c, grad, x, "x"))) return s;
-    if ((s = check_nnorm_eps(&c, x, nnorm, eps))) return s;
+    if (stats) {
+        if ((s = check_nnorm_eps(&c, x, nnorm, 0.0)) ||
+            (s = check_stats(&c, x, nnorm, mean, "mean")) ||
+            (s = check_stats(&c, x, nnorm, rstd, "rstd")))
+            return s;
+    } else if ((s = check_nnorm_eps(&c, x, nnorm, eps))) {
+        return s;
+    }
     if (weight && (s = check_norm_weight(&c, x, nnorm, weight))) return s;
     hg_dtype pdt = weight ? weight->dtype : x->dtype;
-    int ax = 0, aw = 0, ab = 0;
-    if (gx) {
-        int alloc = gx->buffer.handle == 0;
-        s = hg_op_output(&c, gx, x->dtype, x->ndim, x->shape, 1);
-        ax = alloc && !s;
-    }
-    if (!s) s = nb_output(&c, gw, pdt, x, nnorm, &aw);
-    if (!s) s = nb_output(&c, gb, pdt, x, nnorm, &ab);
-    c.allocated = 0;   // the outputs are released below, not by hg_op_finish
     hg_tensor* outs[3] = {gx, gw, gb};
-    const hg_tensor** ins[3] = {&grad, &x, &weight};
-    for (int o = 0; o < 3 && !s; o++)
-        for (int i = 0; i < 3 && !s; i++)   // grad_x may be grad itself
-            s = hg_op_read_first(&c, outs[o], ins[i], o == 0 && i == 0);
-    for (int o = 0; o < 3 && !s; o++)
-        for (int q = o + 1; q < 3 && !s; q++)
-            if (outs[o] && outs[q] && hg_op_overlaps(outs[o], outs[q]))
-                s = hg_error(HG_ERR_INVALID_ARGUMENT, "%s: the outputs overlap", fn);
-    if (!s) {
-        hg_cop_call k = {.op = rms ? HG_COP_RMS_NORM_BW : HG_COP_LAYER_NORM_BW, .c = &c,
-                         .in = {grad, x, weight}, .out = {gx, gw, gb}, .axis = nnorm, .eps = eps};
-        s = hg_cop_dispatch(&k);
-    }
-    if (s) {   // a failing op leaves the caller's tensors as they were
-        int al[3] = {ax, aw, ab};
-        for (int o = 0; o < 3; o++)
-            if (al[o]) {
-                hg_buffer_destroy(outs[o]->buffer);
-                outs[o]->buffer.handle = 0;
-            }
-    }
+    int32_t nd[3] = {x->ndim, nnorm, nnorm};
+    const int64_t* pshape = x->shape + (x->ndim - nnorm);
+    const int64_t* shapes[3] = {x->shape, pshape, pshape};
+    hg_dtype dts[3] = {x->dtype, pdt, pdt};
+    const hg_tensor* ins[5] = {grad, x, weight, mean, rstd};   // grad_x may be grad itself
+    int alloc[3];
+    if ((s = outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, stats ? 5 : 3, 1, alloc)))
+        return s;
+    hg_cop_call k = {.op = rms ? HG_COP_RMS_NORM_BW : HG_COP_LAYER_NORM_BW, .c = &c,
+                     .in = {ins[0], ins[1], ins[2], ins[3], ins[4]}, .out = {gx, gw, gb},
+                     .axis = nnorm, .eps = eps};
+    if ((s = hg_cop_dispatch(&k))) outputs_release(outs, alloc, 3);
     return s;
 }
 
 hg_status hg_layer_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
                                  const hg_tensor* weight, double eps, hg_tensor* grad_x,
                                  hg_tensor* grad_weight, hg_tensor* grad_bias) {
-    return nb_call("hg_layer_norm_backward", 0, grad, x, nnorm, weight, eps, grad_x, grad_weight,
-                   grad_bias);
+    return nb_call("hg_layer_norm_backward", 0, grad, x, nnorm, weight, eps, 0, NULL, NULL,
+                   grad_x, grad_weight, grad_bias);
+}
+
+hg_status hg_layer_norm_backward_stats(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
+                                       const hg_tensor* mean, const hg_tensor* rstd,
+                                       const hg_tensor* weight, hg_tensor* grad_x,
+                                       hg_tensor* grad_weight, hg_tensor* grad_bias) {
+    return nb_call("hg_layer_norm_backward_stats", 0, grad, x, nnorm, weight, 0.0, 1, mean, rstd,
+                   grad_x, grad_weight, grad_bias);
 }
 
 hg_status hg_rms_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm,
                                const hg_tensor* weight, double eps, hg_tensor* grad_x,
                                hg_tensor* grad_weight) {
-    return nb_call("hg_rms_norm_backward", 1, grad, x, nnorm, weight, eps, grad_x, grad_weight,
-                   NULL);
+    return nb_call("hg_rms_norm_backward", 1, grad, x, nnorm, weight, eps, 0, NULL, NULL, grad_x,
+                   grad_weight, NULL);
 }

@@ -96,6 +96,17 @@ OPS = [
                "eps: double = 1e-5", "out: out = None"],
          py=["layer_norm(x, normalized_shape: Union[None, int, Sequence[int]]=None, weight=, "
              "bias=, eps=, out=)"]),
+    dict(name="layer_norm_stats", src="tensor_ops", body="custom", doc="ops_reductions",
+         dtypes="floats", nreq=6,
+         computes="layer_norm's out, and the mean and rstd = `1 / sqrt(var + eps)` of each row "
+                  "(torch's native_layer_norm)",
+         c=["hg_layer_norm_stats(const hg_tensor* x, int32_t nnorm, const hg_tensor* weight, "
+            "const hg_tensor* bias, double eps, hg_tensor* out, hg_tensor* mean, "
+            "hg_tensor* rstd)"],
+         args=["x: tensor", "nnorm: int = 1", "weight: tensor? = None", "bias: tensor? = None",
+               "eps: double = 1e-5", "out: tensor!", "mean: tensor!? = None",
+               "rstd: tensor!? = None"],
+         returns="None"),
     dict(name="rms_norm", src="tensor_ops", body="generated", doc="ops_reductions",
          dtypes="floats", nreq=2,
          computes="`x / sqrt(mean(x^2) + eps) * weight` over the last `nnorm` dims",
@@ -179,15 +190,21 @@ OPS = [
     dict(name="norm_backward", src="tensor_ops", body="custom", doc="ops_gradients",
          dtypes="floats", nreq=3,
          computes=["grad_x, grad_weight, grad_bias (statistics recomputed from x)",
-                   "grad_x, grad_weight (statistics recomputed from x)"],
+                   "grad_x, grad_weight (statistics recomputed from x)",
+                   "grad_x, grad_weight, grad_bias (the mean and rstd given: mean=, rstd=)"],
          c=["hg_layer_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm, "
             "const hg_tensor* weight, double eps, hg_tensor* grad_x, hg_tensor* grad_weight, "
             "hg_tensor* grad_bias)",
             "hg_rms_norm_backward(const hg_tensor* grad, const hg_tensor* x, int32_t nnorm, "
-            "const hg_tensor* weight, double eps, hg_tensor* grad_x, hg_tensor* grad_weight)"],
+            "const hg_tensor* weight, double eps, hg_tensor* grad_x, hg_tensor* grad_weight)",
+            "hg_layer_norm_backward_stats(const hg_tensor* grad, const hg_tensor* x, "
+            "int32_t nnorm, const hg_tensor* mean, const hg_tensor* rstd, "
+            "const hg_tensor* weight, hg_tensor* grad_x, hg_tensor* grad_weight, "
+            "hg_tensor* grad_bias)"],
          args=["grad: tensor", "x: tensor", "nnorm: int = 1", "weight: tensor? = None",
                "eps: double = 1e-5", "rms: bool = False", "grad_x: tensor!? = None",
-               "grad_weight: tensor!? = None", "grad_bias: tensor!? = None"],
+               "grad_weight: tensor!? = None", "grad_bias: tensor!? = None",
+               "mean: tensor? = None", "rstd: tensor? = None"],
          returns="None",
          py=["layer_norm_backward(grad, x: _C.Tensor, "
              "normalized_shape: Union[None, int, Sequence[int]]=None, "

@@ -5,7 +5,7 @@ import operator
 
 import torch
 
-import hologram as hg
+from hologram import _C
 
 from .. import _bridge as B
 from .. import _grad_ops, _ops
@@ -40,26 +40,22 @@ def _softmax_bw_accepts(node):
     return tensors_ok((g, y)) and input_dtype == g.dtype
 
 
-def _norm_dims(x, normalized_shape):
-    return tuple(range(x.dim() - len(normalized_shape), x.dim()))
-
-
-def _stats(hx, dims, eps, e):
-    """(mean, rstd) over dims, kept as size-1 dims: what ATen's native_layer_norm returns."""
-    mean = hg.mean(hx, axis=dims, keepdims=True)
-    rstd = hg.divide(1.0, hg.sqrt(hg.add(hg.var(hx, axis=dims, keepdims=True), eps)))
-    return mean, rstd
+def _stats_shape(x, nnorm):
+    """ATen's shape of the saved mean and rstd: x's leading dims, the normalized ones as 1."""
+    return tuple(x.shape[:x.dim() - nnorm]) + (1,) * nnorm
 
 
 def _native_layer_norm(x, normalized_shape, weight, bias, eps):
-    out = _ops.layer_norm(x, normalized_shape, weight, bias, eps)
-    e, dev, (hx,) = _ops._hg_args("aten.native_layer_norm", 0, x)
-    if not x.numel():
-        stat = x.new_empty(tuple(x.shape[:x.dim() - len(normalized_shape)]) +
-                           (1,) * len(normalized_shape))
-        return out, stat, stat.clone()
-    mean, rstd = _stats(hx, _norm_dims(x, normalized_shape), eps, e)
-    return out, B.to_torch(mean), B.to_torch(rstd)
+    """out and the mean and rstd ATen saves for the backward, from one pass of the C row kernel
+    (hg_layer_norm_stats)."""
+    nn = len(normalized_shape)
+    e, dev, (hx, hw, hb) = _ops._hg_args("aten.native_layer_norm", 0, x, weight, bias)
+    out, out_h = B.empty_pair(x.shape, x.dtype, e)
+    mean, mean_h = B.empty_pair(_stats_shape(x, nn), x.dtype, e)
+    rstd, rstd_h = B.empty_pair(_stats_shape(x, nn), x.dtype, e)
+    if mean.numel():
+        _C.layer_norm_stats(hx, nn, hw, hb, eps, out_h, mean_h, rstd_h)
+    return out, mean, rstd
 
 
 def _native_layer_norm_out(x, normalized_shape, weight, bias, eps):
@@ -88,38 +84,38 @@ def _layer_norm_accepts(node):
 
 
 def _native_layer_norm_bw(g, x, normalized_shape, mean, rstd, weight, bias, output_mask):
-    """ATen's formula from the saved mean and rstd (eps is not an argument of the backward, so
-    the C kernel that recomputes the statistics cannot be used):
-    xhat = (x - mean) rstd, gx = rstd (gw - mean(gw) - xhat mean(gw xhat)) with gw = g weight,
-    grad_weight = sum of g xhat and grad_bias = sum of g over the leading dims."""
+    """ATen's gradients from the saved mean and rstd as given (eps is not an argument of the
+    backward): one pass of the C row kernel (hg_layer_norm_backward_stats). grad_weight and
+    grad_bias are sums over the leading dims (zeros when there are no rows)."""
+    nn = len(normalized_shape)
+    shape = tuple(normalized_shape)
     e, dev, (hg_g, hx, hm, hr, hw) = _ops._hg_args("aten.native_layer_norm_backward", 0,
                                                     g, x, mean, rstd, weight)
-    dims = _norm_dims(x, normalized_shape)
-    lead = tuple(range(x.dim() - len(normalized_shape)))
-    if not x.numel():
-        z = [torch.zeros(tuple(normalized_shape), dtype=x.dtype, device=dev) for _ in range(2)]
-        return ((torch.empty_like(x) if output_mask[0] else None),
-                z[0] if output_mask[1] and weight is not None else None,
-                z[1] if output_mask[2] and bias is not None else None)
-    xhat = hg.multiply(hg.subtract(hx, hm), hr)
-    gx = gw = gb = None
+    gx = gw = gb = gx_h = gw_h = gb_h = None
     if output_mask[0]:
-        gwx = hg_g if hw is None else hg.multiply(hg_g, hw)
-        c1 = hg.mean(hg.multiply(gwx, xhat), axis=dims, keepdims=True)
-        c2 = hg.mean(gwx, axis=dims, keepdims=True)
-        gx = B.to_torch(hg.multiply(hr, hg.subtract(hg.subtract(gwx, c2),
-                                                    hg.multiply(xhat, c1))))
+        gx, gx_h = B.empty_pair(x.shape, x.dtype, e)
     if output_mask[1] and weight is not None:
-        p = hg.multiply(hg_g, xhat)
-        gw = B.to_torch(hg.sum(p, axis=lead) if lead else hg.ops.copy(p))
+        gw, gw_h = B.empty_pair(shape, weight.dtype, e)
     if output_mask[2] and bias is not None:
-        gb = B.to_torch(hg.sum(hg_g, axis=lead) if lead else hg.ops.copy(hg_g))
+        gb, gb_h = B.empty_pair(shape, bias.dtype, e)
+    if x.numel() and any(h is not None for h in (gx_h, gw_h, gb_h)):
+        # positional (keywords cost ~1 us to parse); eps is unused with the statistics given
+        _C.norm_backward(hg_g, hx, nn, hw, 0.0, False, gx_h, gw_h, gb_h, hm, hr)
+    elif not x.numel():
+        for t in (gw, gb):
+            if t is not None:
+                t.zero_()
     return gx, gw, gb
 
 
 def _layer_norm_bw_accepts(node):
     g, x, shape, mean, rstd, w, b, mask = args_of(node)
-    return tensors_ok((g, x, mean, rstd, w, b)) and len(shape) >= 1
+    # The C op takes the statistics in ATen's shape only (ATen reads any of as many elements).
+    # ATen raises ("tensor does not have a device") when asked for the gradient of an absent
+    # weight or bias: left to it, so the same error appears.
+    quirk = (mask[1] and w is None) or (mask[2] and b is None)
+    return (tensors_ok((g, x, mean, rstd, w, b)) and len(shape) >= 1 and not quirk and
+            tuple(mean.shape) == tuple(rstd.shape) == _stats_shape(x, len(shape)))
 
 
 ENTRIES = {

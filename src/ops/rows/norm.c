@@ -1,6 +1,7 @@
 // layer_norm and rms_norm over the last nnorm dims (torch semantics), library kernels on the
 // executor's threads. Per row: the statistics are accumulated in f64 and rounded to f32 (kept in
-// f64 for f64 inputs); the row is then normalized in that precision.
+// f64 for f64 inputs); the row is then normalized in that precision. layer_norm's mean and rstd
+// (hg_layer_norm_stats) are written from the same pass: the rounded mean and the rstd it used.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +31,14 @@ typedef struct norm_job {
     const double* b;
     const float* wf;                                // the same as f32 (other inputs)
     const float* bf;
-    void (*row_f32)(const struct norm_job* j, const float* t, float* y);   // row_f32_pick()
-    void (*rows_f32)(const struct norm_job* j, const float* const* t, float* const* y);
-    void (*rows1_f32)(const struct norm_job* j, const float* t, float* y, int64_t n);
+    unsigned char *sm, *sr;                         // mean, rstd: NULL, or C-contiguous of xdt
+    int stats;                                      // sm or sr
+    // row_f32_pick(); st / sm, sr: where the rows' (mean, rstd) go, or NULL
+    void (*row_f32)(const struct norm_job* j, const float* t, float* y, float* st);
+    void (*rows_f32)(const struct norm_job* j, const float* const* t, float* const* y,
+                     float (*st)[2]);
+    void (*rows1_f32)(const struct norm_job* j, const float* t, float* y, int64_t n, float* sm,
+                      float* sr);
     int flat;                                       // contig, and the rows end to end
     int nw;
     unsigned char* scratch;
@@ -211,9 +217,11 @@ static inline __attribute__((always_inline)) void row_apply_f32(const norm_job* 
 }
 
 static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j, const float* t,
-                                                               float* y, int wide) {
+                                                               float* y, int wide, float* so) {
     norm_stats st = row_stats_f32(j, t, wide);
-    row_apply_f32(j, t, y, st, row_rstd(j, st.ss));
+    float rstd = row_rstd(j, st.ss);
+    if (so) so[0] = st.mean, so[1] = rstd;
+    row_apply_f32(j, t, y, st, rstd);
 }
 
 // NORM_BATCH short contiguous rows at once, the same operations per row (the same bits): one
@@ -223,7 +231,8 @@ static inline __attribute__((always_inline)) void row_f32_body(const norm_job* j
 #define NORM_SHORT_ROW 64
 static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* j,
                                                                 const float* const* t,
-                                                                float* const* y, int wide) {
+                                                                float* const* y, int wide,
+                                                                float (*so)[2]) {
     norm_stats st[NORM_BATCH];
     double ss[NORM_BATCH];
     float rstd[NORM_BATCH];
@@ -232,6 +241,7 @@ static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* 
         ss[r] = st[r].ss;
     }
     for (int r = 0; r < NORM_BATCH; r++) rstd[r] = row_rstd(j, ss[r]);
+    for (int r = 0; so && r < NORM_BATCH; r++) so[r][0] = st[r].mean, so[r][1] = rstd[r];
     for (int r = 0; r < NORM_BATCH; r++) row_apply_f32(j, t[r], y[r], st[r], rstd[r]);
 }
 
@@ -239,11 +249,33 @@ static inline __attribute__((always_inline)) void rows_f32_body(const norm_job* 
 // row_f32_body's operations for R == 1, in the same order (the same bits; tested against the
 // strided path): sq_dev_f32 is 0 + (0 + d*d), and the mean is hg_reduce_sum_f32's sum of one
 // element, 0.0 + x. One row at a time cost a call's overhead per element.
+static inline __attribute__((always_inline)) float row1_stats(const norm_job* j, float x,
+                                                              float* mean, float* mean_lo) {
+    double c = 0.0;
+    *mean = *mean_lo = 0.0f;
+    if (!j->rms) {
+        c = (0.0 + (double)x) / 1.0;
+        *mean = (float)c;
+        *mean_lo = (float)(c - (double)*mean);
+    }
+    double d = x - c;
+    double ss = 0.0 + (0.0 + d * d);
+    return (float)(1.0 / sqrt(ss / 1.0 + j->eps));
+}
+
 static inline __attribute__((always_inline)) void rows1_f32_body(const norm_job* j,
                                                                  const float* t, float* y,
-                                                                 int64_t n) {
+                                                                 int64_t n, float* sm,
+                                                                 float* sr) {
     const float* w = j->wf;
     const float* b = j->bf;
+    // The statistics in a loop of their own, before y (which may be t) is written; the loop
+    // below stays the one hg_layer_norm runs (the same operations: the same bits).
+    for (int64_t i = 0; (sm || sr) && i < n; i++) {
+        float mean, mean_lo, rstd = row1_stats(j, t[i], &mean, &mean_lo);
+        if (sm) sm[i] = mean;
+        if (sr) sr[i] = rstd;
+    }
     for (int64_t i = 0; i < n; i++) {
         float mean = 0.0f, mean_lo = 0.0f;
         double c = 0.0;
@@ -265,69 +297,76 @@ static inline __attribute__((always_inline)) void rows1_f32_body(const norm_job*
 
 // The row kernels built for the baseline, AVX2 and AVX-512 (the same operations in the same
 // order: the same bits), picked once per call.
-typedef void (*norm_row_fn)(const norm_job* j, const float* t, float* y);
-typedef void (*norm_rows_fn)(const norm_job* j, const float* const* t, float* const* y);
-typedef void (*norm_rows1_fn)(const norm_job* j, const float* t, float* y, int64_t n);
-static void row_f32_base(const norm_job* j, const float* t, float* y) { row_f32_body(j, t, y, 0); }
-static void rows_f32_base(const norm_job* j, const float* const* t, float* const* y) {
-    rows_f32_body(j, t, y, 0);
-}
-static void rows1_f32_base(const norm_job* j, const float* t, float* y, int64_t n) {
-    rows1_f32_body(j, t, y, n);
-}
+typedef void (*norm_row_fn)(const norm_job* j, const float* t, float* y, float* st);
+typedef void (*norm_rows_fn)(const norm_job* j, const float* const* t, float* const* y,
+                             float (*st)[2]);
+typedef void (*norm_rows1_fn)(const norm_job* j, const float* t, float* y, int64_t n, float* sm,
+                              float* sr);
+// The _st forms write the statistics; the others are the kernels hg_layer_norm always ran.
+#define NORM_KERNELS(sfx, attr, wide)                                                          \
+    attr static void row_f32_##sfx(const norm_job* j, const float* t, float* y, float* st) {   \
+        row_f32_body(j, t, y, wide, NULL);                                                     \
+    }                                                                                          \
+    attr static void row_f32_st_##sfx(const norm_job* j, const float* t, float* y,             \
+                                      float* st) {                                             \
+        row_f32_body(j, t, y, wide, st);                                                       \
+    }                                                                                          \
+    attr static void rows_f32_##sfx(const norm_job* j, const float* const* t,                  \
+                                    float* const* y, float (*st)[2]) {                         \
+        rows_f32_body(j, t, y, wide, NULL);                                                    \
+    }                                                                                          \
+    attr static void rows_f32_st_##sfx(const norm_job* j, const float* const* t,               \
+                                       float* const* y, float (*st)[2]) {                      \
+        rows_f32_body(j, t, y, wide, st);                                                      \
+    }                                                                                          \
+    attr static void rows1_f32_##sfx(const norm_job* j, const float* t, float* y, int64_t n,   \
+                                     float* sm, float* sr) {                                   \
+        rows1_f32_body(j, t, y, n, sm, sr);                                                    \
+    }
+NORM_KERNELS(base, , 0)
 #if defined(HG_HAVE_CPU_TARGETS)
-HG_TARGET_AVX2 static void row_f32_avx2(const norm_job* j, const float* t, float* y) {
-    row_f32_body(j, t, y, 0);
-}
-HG_TARGET_AVX2 static void rows_f32_avx2(const norm_job* j, const float* const* t,
-                                         float* const* y) {
-    rows_f32_body(j, t, y, 0);
-}
-HG_TARGET_AVX2 static void rows1_f32_avx2(const norm_job* j, const float* t, float* y, int64_t n) {
-    rows1_f32_body(j, t, y, n);
-}
-HG_TARGET_AVX512_WIDE static void row_f32_avx512(const norm_job* j, const float* t, float* y) {
-    row_f32_body(j, t, y, 1);
-}
-HG_TARGET_AVX512_WIDE static void rows_f32_avx512(const norm_job* j, const float* const* t,
-                                                    float* const* y) {
-    rows_f32_body(j, t, y, 1);
-}
-HG_TARGET_AVX512_WIDE static void rows1_f32_avx512(const norm_job* j, const float* t, float* y,
-                                                     int64_t n) {
-    rows1_f32_body(j, t, y, n);
-}
+NORM_KERNELS(avx2, HG_TARGET_AVX2, 0)
+NORM_KERNELS(avx512, HG_TARGET_AVX512_WIDE, 1)
 #endif
 static void row_f32_pick(norm_job* j) {
-    j->row_f32 = row_f32_base;
-    j->rows_f32 = rows_f32_base;
+    int st = j->stats;
+    j->row_f32 = st ? row_f32_st_base : row_f32_base;
+    j->rows_f32 = st ? rows_f32_st_base : rows_f32_base;
     j->rows1_f32 = rows1_f32_base;
 #if defined(HG_HAVE_CPU_TARGETS)
     hg_cpu_level lv = hg_cpu_level_get();
     if (lv >= HG_CPU_AVX512) {
-        j->row_f32 = row_f32_avx512;
-        j->rows_f32 = rows_f32_avx512;
+        j->row_f32 = st ? row_f32_st_avx512 : row_f32_avx512;
+        j->rows_f32 = st ? rows_f32_st_avx512 : rows_f32_avx512;
         j->rows1_f32 = rows1_f32_avx512;
     } else if (lv >= HG_CPU_AVX2) {
-        j->row_f32 = row_f32_avx2;
-        j->rows_f32 = rows_f32_avx2;
+        j->row_f32 = st ? row_f32_st_avx2 : row_f32_avx2;
+        j->rows_f32 = st ? rows_f32_st_avx2 : rows_f32_avx2;
         j->rows1_f32 = rows1_f32_avx2;
     }
 #endif
 }
 
-static void row_f64(const norm_job* j, double* t) {
+static void row_f64(const norm_job* j, double* t, double* so) {
     int64_t R = j->R;
     double mean = 0.0, ss = 0.0;
     if (!j->rms) mean = hg_reduce_sum_f64(t, R) / (double)R;
     for (int64_t i = 0; i < R; i++) { double d = t[i] - mean; ss += d * d; }
     double rstd = 1.0 / sqrt(ss / (double)R + j->eps);
+    so[0] = mean, so[1] = rstd;
     for (int64_t i = 0; i < R; i++) {
         double v = (t[i] - mean) * rstd;
         if (j->w) v *= j->w[i];
         if (j->b) v += j->b[i];
         t[i] = v;
     }
+}
+
+// Row r's (mean, rstd) into the statistics (x's dtype: f32 stored as it is, f16 / bf16
+// rounded once from f32, f64 as it is).
+static void put_stats(const norm_job* j, int64_t r, double mean, double rstd) {
+    if (j->sm) hg_op_store_f64(j->xdt, j->sm + r * j->xsz, mean);
+    if (j->sr) hg_op_store_f64(j->xdt, j->sr + r * j->xsz, rstd);
 }
 
 static void norm_worker(void* ctx, int w) {
@@ -337,37 +376,46 @@ static void norm_worker(void* ctx, int w) {
     int64_t k[HG_MAX_DIMS], xo = 0, oo = 0;
     if (r0 < r1) rows_offsets(j, r0, k, &xo, &oo);
     int64_t r = r0;
-    if (j->flat && j->R == 1) {
-        j->rows1_f32(j, (const float*)j->x + r0, (float*)j->o + r0, r1 - r0);
+    if (j->flat && j->R == 1) {   // f32 statistics, contiguous
+        j->rows1_f32(j, (const float*)j->x + r0, (float*)j->o + r0, r1 - r0,
+                     j->sm ? (float*)j->sm + r0 : NULL, j->sr ? (float*)j->sr + r0 : NULL);
         return;
     }
     if (j->contig && j->R < NORM_SHORT_ROW) {
         for (; r + NORM_BATCH <= r1; r += NORM_BATCH) {
             const float* t[NORM_BATCH];
             float* y[NORM_BATCH];
+            float st[NORM_BATCH][2];   // written by the _st kernels (j->stats)
             for (int q = 0; q < NORM_BATCH; q++, rows_next(j, k, &xo, &oo)) {
                 t[q] = (const float*)(j->x + xo * j->xsz);
                 y[q] = (float*)(j->o + oo * j->osz);
             }
-            j->rows_f32(j, t, y);
+            j->rows_f32(j, t, y, st);
+            for (int q = 0; j->stats && q < NORM_BATCH; q++)
+                put_stats(j, r + q, st[q][0], st[q][1]);
         }
     }
     for (; r < r1; r++, rows_next(j, k, &xo, &oo)) {
         const unsigned char* xp = j->x + xo * j->xsz;
         unsigned char* op = j->o + oo * j->osz;
+        float st[2];   // written by the _st kernels (j->stats)
         if (j->contig) {
-            j->row_f32(j, (const float*)xp, (float*)op);
+            j->row_f32(j, (const float*)xp, (float*)op, st);
+            if (j->stats) put_stats(j, r, st[0], st[1]);
             continue;
         }
         if (j->xdt == HG_DTYPE_F64) {
             double* t = (double*)buf;
+            double sd[2];
             ROW_WALK(j, t[i] = *(const double*)(xp + xo_ * 8));
-            row_f64(j, t);
+            row_f64(j, t, sd);
+            put_stats(j, r, sd[0], sd[1]);
             ROW_WALK(j, st_val(j->xdt, j->odt, op + oo_ * j->osz, t[i]));
         } else {
             float* t = (float*)buf;
             ROW_WALK(j, t[i] = (float)hg_op_load_f64(j->xdt, xp + xo_ * j->xsz));
-            j->row_f32(j, t, t);
+            j->row_f32(j, t, t, st);
+            if (j->stats) put_stats(j, r, st[0], st[1]);
             ROW_WALK(j, st_val(j->xdt, j->odt, op + oo_ * j->osz, t[i]));
         }
     }
@@ -416,7 +464,7 @@ static hg_status load_param(hg_op_ctx* c, const hg_tensor* t, const char* name, 
 
 hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
                        const hg_tensor* weight, const hg_tensor* bias, double eps,
-                       const hg_tensor* out) {
+                       const hg_tensor* out, const hg_tensor* mean, const hg_tensor* rstd) {
     const char* fn = c->fn;
     hg_status s = HG_OK;
     norm_job j;
@@ -430,6 +478,13 @@ hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
     if ((s = hg_op_host_view_checked(c, x, &xv)) || (s = hg_op_host_view_checked(c, out, &ov)))
         goto done;
     if (xv.numel == 0) goto done;
+    hg_host_view mv, rv;
+    if ((mean && (s = hg_op_host_view_checked(c, mean, &mv))) ||
+        (rstd && (s = hg_op_host_view_checked(c, rstd, &rv))))
+        goto done;
+    j.sm = mean ? mv.data : NULL;
+    j.sr = rstd ? rv.data : NULL;
+    j.stats = mean || rstd;
     j.x = xv.data; j.o = ov.data;
     j.xdt = xv.dtype; j.odt = ov.dtype;
     j.xsz = (int64_t)hg_dtype_size(xv.dtype); j.osz = (int64_t)hg_dtype_size(ov.dtype);

@@ -10,9 +10,10 @@
 
 // x, weight, bias (NULL: absent; bias NULL for rms) and out checked and resolved by the caller
 // (weight and bias of the last nnorm dims' shape, any float dtype; out of x's shape), on a
-// host-visible backend.
+// host-visible backend. mean and rstd (layer_norm only): each NULL or C-contiguous of x's
+// dtype and the statistics' shape (hg_layer_norm_stats), written from the same pass.
 hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
                        const hg_tensor* weight, const hg_tensor* bias, double eps,
-                       const hg_tensor* out);
+                       const hg_tensor* out, const hg_tensor* mean, const hg_tensor* rstd);
 
 #endif

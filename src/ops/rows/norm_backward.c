@@ -1,5 +1,6 @@
-// hg_layer_norm_backward / hg_rms_norm_backward (ops.h). Per row of the normalized dims, with
-// xhat = (x - mean) rstd (rms: x rstd) and gxh = grad * weight:
+// hg_layer_norm_backward / hg_rms_norm_backward and hg_layer_norm_backward_stats (ops.h). Per
+// row of the normalized dims, with xhat = (x - mean) rstd (rms: x rstd; the mean and rstd
+// recomputed from x and eps, or given: the _stats form) and gxh = grad * weight:
 //   grad_x = rstd (gxh - mean(gxh) - xhat mean(gxh xhat))      (rms: no mean(gxh) term)
 //   grad_weight = sum over rows of grad xhat, grad_bias = sum over rows of grad.
 // The kernels here are the op's overrides (rows_bw.h, registered in src/composite/overrides.c).
@@ -25,6 +26,7 @@
 
 typedef struct nb_job {
     const unsigned char *g, *x, *w;
+    const unsigned char *sm, *sr;   // the given mean and rstd (one per row), or NULL
     unsigned char* gx;
     int f64, rms;
     double eps;
@@ -57,8 +59,10 @@ static inline __attribute__((always_inline)) void nb_rows_f32_body(const nb_job*
         const float* x = (const float*)j->x + r * R;
         const float* g = (const float*)j->g + r * R;
         float* o = j->gx ? (float*)j->gx + r * R : NULL;
-        double mean = j->rms ? 0.0 : hg_rg_dot_f32(x, NULL, R) / (double)R;
-        float mf = (float)mean, ml = (float)(mean - (double)mf);   // as the forward's mean
+        // as the forward's mean (split in two: x - mean is exact near the mean); given: as it is
+        double mean = j->sm ? (double)((const float*)j->sm)[r]
+                      : j->rms ? 0.0 : hg_rg_dot_f32(x, NULL, R) / (double)R;
+        float mf = (float)mean, ml = (float)(mean - (double)mf);
         hg_rg_v8f s0 = {0}, s1 = {0};
         int64_t i = 0;
         for (; i < R16; i += 16) {
@@ -79,7 +83,8 @@ static inline __attribute__((always_inline)) void nb_rows_f32_body(const nb_job*
             xh[i] = (x[i] - mf) - ml;
             ss += (double)xh[i] * (double)xh[i];
         }
-        float rstd = (float)(1.0 / sqrt(ss / (double)R + j->eps));
+        float rstd = j->sr ? ((const float*)j->sr)[r]
+                           : (float)(1.0 / sqrt(ss / (double)R + j->eps));
         // xhat, the sums of q and q xhat, and the grad_weight / grad_bias terms (before grad_x
         // is written: it may be grad itself)
         hg_rg_v8f qa0 = {0}, qa1 = {0}, qb0 = {0}, qb1 = {0};
@@ -173,9 +178,11 @@ static void nb_rows_f64(const nb_job* j, int w, int64_t r0, int64_t r1) {
         const double* x = (const double*)j->x + r * R;
         const double* g = (const double*)j->g + r * R;
         double* o = j->gx ? (double*)j->gx + r * R : NULL;
-        double mean = j->rms ? 0.0 : hg_rg_dot_f64(x, NULL, R) / (double)R;
+        double mean = j->sm ? ((const double*)j->sm)[r]
+                      : j->rms ? 0.0 : hg_rg_dot_f64(x, NULL, R) / (double)R;
         for (int64_t i = 0; i < R; i++) xh[i] = x[i] - mean;
-        double rstd = 1.0 / sqrt(hg_rg_dot_f64(xh, xh, R) / (double)R + j->eps);
+        double rstd = j->sr ? ((const double*)j->sr)[r]
+                            : 1.0 / sqrt(hg_rg_dot_f64(xh, xh, R) / (double)R + j->eps);
         for (int64_t i = 0; i < R; i++) xh[i] *= rstd;
         if (aw)
             for (int64_t i = 0; i < R; i++) {
@@ -247,19 +254,23 @@ hg_status hg_norm_backward_dev_gx(hg_op_ctx* c, int rms, const hg_tensor* grad,
 
 hg_status hg_norm_backward_rows(hg_op_ctx* c, int rms, const hg_tensor* grad,
                                 const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
-                                double eps, const hg_tensor* gx, const hg_tensor* gw,
-                                const hg_tensor* gb) {
+                                const hg_tensor* mean, const hg_tensor* rstd, double eps,
+                                const hg_tensor* gx, const hg_tensor* gw, const hg_tensor* gb) {
     const char* fn = c->fn;
     const hg_tensor* outs[3] = {gx, gw, gb};
     int f64 = x->dtype == HG_DTYPE_F64;
     hg_status s;
-    hg_host_view gv, xv, wv, ov;
+    hg_host_view gv, xv, wv, ov, mv, rv;
     nb_job j;
     memset(&j, 0, sizeof j);
     if ((s = hg_op_host_view_checked(c, grad, &gv)) ||
         (s = hg_op_host_view_checked(c, x, &xv)) ||
-        (weight && (s = hg_op_host_view_checked(c, weight, &wv))))
+        (weight && (s = hg_op_host_view_checked(c, weight, &wv))) ||
+        (mean && (s = hg_op_host_view_checked(c, mean, &mv))) ||
+        (rstd && (s = hg_op_host_view_checked(c, rstd, &rv))))
         return s;
+    j.sm = mean ? mv.data : NULL;
+    j.sr = rstd ? rv.data : NULL;
     j.g = gv.data;
     j.x = xv.data;
     j.w = weight ? wv.data : NULL;

@@ -16,11 +16,13 @@ hg_status hg_softmax_backward_rows(hg_op_ctx* c, const hg_tensor* grad, const hg
 hg_status hg_softmax_backward_dev(hg_op_ctx* c, const hg_tensor* grad, const hg_tensor* y,
                                   int32_t ax, int log, const hg_tensor* out);
 
-// Host: C-contiguous f32/f64 grad, x, weight and outputs (NULL: not asked), all of x's dtype.
+// Host: C-contiguous f32/f64 grad, x, weight, the given statistics (mean and rstd: both NULL,
+// recomputed from eps, or both given, of the statistics' shape) and outputs (NULL: not asked),
+// all of x's dtype.
 hg_status hg_norm_backward_rows(hg_op_ctx* c, int rms, const hg_tensor* grad,
                                 const hg_tensor* x, int32_t nnorm, const hg_tensor* weight,
-                                double eps, const hg_tensor* gx, const hg_tensor* gw,
-                                const hg_tensor* gb);
+                                const hg_tensor* mean, const hg_tensor* rstd, double eps,
+                                const hg_tensor* gx, const hg_tensor* gw, const hg_tensor* gb);
 // Device: 1 when grad_x (gx, not NULL) can come from the row kernel (the normalized dims
 // contiguous at a constant row stride in x, grad and gx; weight contiguous).
 int hg_norm_backward_dev_ok(hg_op_ctx* c, const hg_tensor* grad, const hg_tensor* x,
