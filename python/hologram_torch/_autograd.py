@@ -16,6 +16,7 @@ from torch.autograd.function import once_differentiable
 from . import _bridge as B
 from . import _grad_ops as G
 from . import _ops as O
+from ._aten import grad as _G
 
 
 # torch.jit.trace on: _get_tracing_state, which dynamo folds to a constant when it traces
@@ -78,6 +79,238 @@ def _sum_to(g, shape, ex):
     return sum_(g, dims, True, ex).reshape(shape) if dims else g.reshape(shape)
 
 
+# ---- binary: the common call of functional (two tensors, the default executor) -------------
+_BINARY_OPS = {"add": O.add, "sub": O.sub, "mul": O.mul, "div": O.div}
+
+
+def _binary(kind):
+    op = _BINARY_OPS[kind]
+    form = getattr(torch.ops.aten, kind).Tensor
+    grad_enabled = torch.is_grad_enabled
+    apply = _G.apply
+
+    def f(a, b, ex=0):
+        if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
+            if _tracing_state() is not None:
+                refuse_traced_grad()
+            return apply(kind, (), form, a, b)
+        return op(a, b, ex)
+
+    def with_grad(a, b):
+        """f(a, b) for operands known to need a gradient (functional's common call)."""
+        if _tracing_state() is not None:   # _needs_grad's rule
+            refuse_traced_grad()
+        return apply(kind, (), form, a, b)
+
+    f.__name__ = kind
+    f.with_grad = with_grad
+    return f
+
+
+add, sub, mul, div = (_binary(k) for k in ("add", "sub", "mul", "div"))
+
+
+# ---- every other op: its ATen form, differentiated by torch, lowered (_aten/grad.py) ---------
+# Each form is the ATen call the hologram op computes; its forward and backward graphs run
+# through THE table (the forward values are hologram's, as without gradients).
+aten = torch.ops.aten
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}   # ATen's reduction enum
+
+
+def _unary(kind, form):
+    op = _UNARY_OPS[kind]
+
+    def f(x, ex=0):
+        if _needs_grad(x):
+            return _G.apply(kind, (), form, x)
+        return op(x, ex)
+
+    f.__name__ = kind
+    return f
+
+
+_UNARY_OPS = {"relu": O.relu, "neg": O.neg, "abs": O.abs, "exp": O.exp, "log": O.log,
+              "sqrt": O.sqrt, "sigmoid": O.sigmoid, "tanh": O.tanh, "silu": O.silu,
+              "softplus": O.softplus}
+relu = _unary("relu", aten.relu.default)
+neg = _unary("neg", aten.neg.default)
+abs_ = _unary("abs", aten.abs.default)
+exp = _unary("exp", aten.exp.default)
+log = _unary("log", aten.log.default)
+sqrt = _unary("sqrt", aten.sqrt.default)
+sigmoid = _unary("sigmoid", aten.sigmoid.default)
+tanh = _unary("tanh", aten.tanh.default)
+silu = _unary("silu", aten.silu.default)
+softplus = _unary("softplus", lambda x: aten.softplus.default(x, 1, 20))
+
+
+def gelu(x, approximate="none", ex=0):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"hologram_torch.gelu: approximate must be 'none' or 'tanh', got "
+                         f"{approximate!r}")
+    if _needs_grad(x):
+        return _G.apply("gelu", (approximate,),
+                        lambda x: aten.gelu.default(x, approximate=approximate), x)
+    return O.gelu(x, approximate, ex)
+
+
+def softmax(x, dim, ex=0, log=False):
+    if _needs_grad(x):
+        op = aten._log_softmax.default if log else aten._softmax.default
+        return _G.apply("log_softmax" if log else "softmax", (dim,),
+                        lambda x: op(x, dim, False), x)
+    return (O.log_softmax if log else O.softmax)(x, dim, ex)
+
+
+def layer_norm(x, shape, weight=None, bias=None, eps=1e-5, ex=0):
+    shape = list(shape)
+    if _needs_grad(x, weight, bias):
+        return _G.apply("layer_norm", (tuple(shape), eps), lambda x, w, b: (
+            aten.native_layer_norm.default(x, shape, w, b, eps)[0]), x, weight, bias)
+    return O.layer_norm(x, shape, weight, bias, eps, ex)
+
+
+def rms_norm(x, shape, weight=None, eps=None, ex=0):
+    shape = list(shape)
+    if _needs_grad(x, weight):
+        return _G.apply("rms_norm", (tuple(shape), eps), lambda x, w: (
+            aten.rms_norm.default(x, shape, w, eps)), x, weight)
+    return O.rms_norm(x, shape, weight, eps, ex)
+
+
+def matmul(a, b, ex=0):
+    a, b = autocast_lower(a, a, b)
+    if _needs_grad(a, b):
+        return _G.apply("matmul", (), aten.matmul.default, a, b)
+    return O.matmul(a, b, ex)
+
+
+def linear(x, w, b=None, ex=0):
+    x, w, b = autocast_lower(x, x, w, b)
+    if _needs_grad(x, w, b):
+        return _G.apply("linear", (), aten.linear.default, x, w, b)
+    return O.linear(x, w, b, ex)
+
+
+def _reduce(name, op, dims_form, all_form):
+    def f(x, dims=None, keepdim=False, ex=0):
+        dims = None if dims is None else list(dims)
+        if _needs_grad(x):
+            if dims is None:
+                return _G.apply(name, (keepdim,), (lambda x: all_form(x)) if not keepdim else
+                                (lambda x: dims_form(x, list(range(x.dim())), True)), x)
+            return _G.apply(name, (tuple(dims), keepdim),
+                            lambda x: dims_form(x, dims, keepdim), x)
+        return op(x, dims, keepdim, ex)
+    f.__name__ = name
+    return f
+
+
+sum_ = _reduce("sum", O.sum, aten.sum.dim_IntList, aten.sum.default)
+mean = _reduce("mean", O.mean, aten.mean.dim, aten.mean.default)
+
+
+# ---- losses ----------------------------------------------------------------------------------
+def mse_loss(a, b, reduction="mean", ex=0):
+    a, b = autocast_fp32(a, a, b)
+    if not _needs_grad(a, b):
+        return O.mse_loss(a, b, reduction, ex)
+    r = _REDUCTION[reduction]
+    return _G.apply("mse_loss", (r,), lambda a, b: aten.mse_loss.default(a, b, r), a, b)
+
+
+def cross_entropy(logits, target, ignore_index=-100, reduction="mean", ex=0):
+    logits, target = autocast_fp32(logits, logits, target)
+    if _needs_grad(logits, target):
+        r = _REDUCTION[reduction]
+        return _G.apply("cross_entropy", (ignore_index, r), lambda x, t: (
+            aten.cross_entropy_loss.default(x, t, None, r, ignore_index, 0.0)), logits, target)
+    return O.cross_entropy(logits, target, ignore_index, reduction, ex)
+
+
+# ---- data ------------------------------------------------------------------------------------
+def cat(tensors, dim=0, ex=0, stack=False):
+    tensors = list(tensors)
+    if _needs_grad(*tensors):
+        op = aten.stack.default if stack else aten.cat.default
+        return _G.apply("stack" if stack else "cat", (dim, len(tensors)),
+                        lambda *ts: op(list(ts), dim), *tensors)
+    return (O.stack if stack else O.cat)(tensors, dim, ex)
+
+
+def where(cond, a, b, ex=0):
+    if _needs_grad(a, b):
+        return _G.apply("where", (), aten.where.self, cond, a, b)
+    return O.where(cond, a, b, ex)
+
+
+def clamp(x, lo=None, hi=None, ex=0):
+    lo = None if lo is None else float(lo)
+    hi = None if hi is None else float(hi)
+    if _needs_grad(x):
+        return _G.apply("clamp", (lo, hi), lambda x: aten.clamp.default(x, lo, hi), x)
+    return O.clamp(x, lo, hi, ex)
+
+
+def _clamp_t_values(x, lo, hi, ex):
+    y = x if lo is None else O.maximum(x, lo, ex)   # NaN in x or a bound gives NaN, as torch
+    return y if hi is None else O.minimum(y, hi, ex)
+
+
+def clamp_tensor(x, lo=None, hi=None, ex=0):
+    """clamp with tensor bounds (lo / hi tensors or None, of x's dtype)."""
+    if _needs_grad(x, lo, hi):
+        return _G.apply("clamp_tensor", (), aten.clamp.Tensor, x, lo, hi)
+    return _clamp_t_values(x, lo, hi, ex)
+
+
+def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex=0):
+    x, t, w, pw = autocast_fp32(x, x, t, w, pw)
+    if x.dtype != t.dtype and x.is_floating_point() and t.is_floating_point():
+        # torch builds the loss in place on (1 - target): the result has the target's dtype,
+        # computed in the promoted one
+        dt = torch.promote_types(x.dtype, t.dtype)
+        return binary_cross_entropy_with_logits(x.to(dt), t.to(dt), w, pw, reduction,
+                                                ex).to(t.dtype)
+    if _needs_grad(x, t, w, pw):
+        if _needs_grad(w, pw):
+            raise NotImplementedError("hologram_torch.binary_cross_entropy_with_logits: "
+                                      "gradients with respect to weight or pos_weight are not "
+                                      "computed (torch's are not either); detach them")
+        r = _REDUCTION[reduction]
+        return _G.apply("bce_with_logits", (r,), lambda x, t, w, pw: (
+            aten.binary_cross_entropy_with_logits.default(x, t, w, pw, r)), x, t, w, pw)
+    return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)
+
+
+def binary_cross_entropy(p, t, w=None, reduction="mean", ex=0):
+    p, t, w = autocast_fp32(p, p, t, w)
+    if _needs_grad(p, t, w):
+        if _needs_grad(w):
+            raise NotImplementedError("hologram_torch.binary_cross_entropy: gradients with "
+                                      "respect to weight are not computed (torch's are not "
+                                      "either); detach it")
+        r = _REDUCTION[reduction]
+        return _G.apply("binary_cross_entropy", (r,), lambda p, t, w: (
+            aten.binary_cross_entropy.default(p, t, w, r)), p, t, w)
+    return O.binary_cross_entropy(p, t, w, reduction, ex)
+
+
+def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
+    x, w = autocast_fp32(x, x, w)
+    if _needs_grad(w):   # refused whether or not x needs a gradient, as torch refuses it
+        raise NotImplementedError("hologram_torch.nll_loss: gradients with respect to the "
+                                  "class weights are not computed (torch's are not either); "
+                                  "detach them")
+    if _needs_grad(x):
+        r = _REDUCTION[reduction]
+        return _G.apply("nll_loss", (ignore_index, r), lambda x, t, w: (
+            aten.nll_loss_nd.default(x, t, w, r, ignore_index)), x, target, w)
+    return O.nll_loss(x, target, w, ignore_index, reduction, ex)
+
+
+# ---- what keeps a Function of its own: dropout (hologram's Philox mask from a seed tensor,
+# no ATen form draws the same mask) and, in _autograd_index.py, the sparse gradients --------------
 class _Fn(Function):
     """The base of the op Functions: forward without ctx plus setup_context (the form
     torch.func's transforms need: grad, vjp, jacrev, ...), and vmap rules generated by torch from
@@ -111,662 +344,6 @@ class _Fn(Function):
 
 
 _functorch_active = torch._C._are_functorch_transforms_active
-
-
-# ---- binary ----------------------------------------------------------------------------------
-class _Binary(_Fn):
-    @staticmethod
-    def forward(a, b, ex, kind):
-        return _BINARY_OPS[kind](a, b, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b, ex, kind = inputs
-        ctx.ex, ctx.kind = ex, kind
-        if kind in ("add", "sub"):   # their gradients need only the shapes and dtypes
-            ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
-        else:
-            ctx.save_for_backward(a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _binary_backward(ctx, g, ctx.ex, ctx.kind) + (None, None)
-
-
-def _binary_backward(ctx, g, ex, kind):
-    """(grad a, grad b) of a binary op: ctx has meta (add, sub: shapes and dtypes) or the saved
-    operands (mul, div)."""
-    na, nb = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-    ga = gb = None
-    if kind in ("add", "sub"):
-        a_shape, a_dtype, b_shape, b_dtype = ctx.meta
-    else:
-        a, b = ctx.saved_tensors
-        a_shape, a_dtype, b_shape, b_dtype = a.shape, a.dtype, b.shape, b.dtype
-    if kind == "add":
-        ga, gb = g, g
-    elif kind == "sub":
-        ga, gb = g, (neg(g, ex) if nb else None)
-    elif kind == "mul":
-        ga = mul(g, b, ex) if na else None
-        gb = mul(g, a, ex) if nb else None
-    elif kind == "div":
-        ga = div(g, b, ex) if na else None
-        gb = neg(div(mul(g, a, ex), mul(b, b, ex), ex), ex) if nb else None
-    ga = _sum_to(ga, a_shape, ex).to(a_dtype) if na else None
-    gb = _sum_to(gb, b_shape, ex).to(b_dtype) if nb else None
-    return ga, gb
-
-
-def _binary_eager2(kind):
-    """The binary op's Function for the default executor in plain eager mode: two arguments
-    only (each argument of Function.apply costs; the general twin's four took a 1-element add
-    with grad to 8.7 us, this 7.8)."""
-    op = _BINARY_OPS[kind]
-    shapes_only = kind in ("add", "sub")
-
-    def forward(ctx, a, b):
-        out = op(a, b, 0)
-        if shapes_only:
-            ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
-        else:
-            ctx.save_for_backward(a, b)
-        return out
-
-    def backward(ctx, g):
-        return _binary_backward(ctx, g, 0, kind)
-
-    return type(f"_{kind.capitalize()}Eager2", (Function,),
-                {"forward": staticmethod(forward), "backward": staticmethod(backward)})
-
-
-_BINARY_OPS = {"add": O.add, "sub": O.sub, "mul": O.mul, "div": O.div}
-
-
-def _binary(kind):
-    op = _BINARY_OPS[kind]
-
-    grad_enabled = torch.is_grad_enabled
-
-    eager_apply = _Binary._eager.apply
-    eager2 = _binary_eager2(kind).apply
-
-    def f(a, b, ex=0):
-        if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
-            if _tracing_state() is not None:
-                refuse_traced_grad()
-            if _functorch_active():
-                return _Binary.apply(a, b, ex, kind)
-            if not ex:
-                return eager2(a, b)
-            return eager_apply(a, b, ex, kind)   # _Fn.apply's choice, one call less
-        return op(a, b, ex)
-
-    def with_grad(a, b):
-        """f(a, b) for operands known to need a gradient (functional's common call)."""
-        if _tracing_state() is not None:   # _needs_grad's rule
-            refuse_traced_grad()
-        if _functorch_active():
-            return _Binary.apply(a, b, 0, kind)
-        return eager2(a, b)
-
-    f.__name__ = kind
-    f.with_grad = with_grad
-    return f
-
-
-add, sub, mul, div = (_binary(k) for k in ("add", "sub", "mul", "div"))
-
-
-# ---- unary activations -----------------------------------------------------------------------
-class _Activation(_Fn):
-    @staticmethod
-    def forward(x, ex, kind):
-        if kind == "gelu_none":
-            return O.gelu(x, "none", ex)
-        if kind == "gelu_tanh":
-            return O.gelu(x, "tanh", ex)
-        return _UNARY_OPS[kind](x, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, ex, kind = inputs
-        ctx.ex, ctx.kind = ex, kind
-        # relu's gradient reads x > 0, which is output > 0: the output alone is saved, so that
-        # nn.ReLU(inplace=True) may write it into x
-        ctx.save_for_backward(output if kind == "relu" else x, output)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        if ctx.kind == "neg":
-            return neg(g, ctx.ex), None, None
-        return G.activation_backward(g.contiguous(), x, y, ctx.kind, ctx.ex), None, None
-
-
-_UNARY_OPS = {"relu": O.relu, "neg": O.neg, "abs": O.abs, "exp": O.exp, "log": O.log,
-              "sqrt": O.sqrt, "sigmoid": O.sigmoid, "tanh": O.tanh, "silu": O.silu,
-              "softplus": O.softplus}
-
-
-def _unary(kind):
-    op = _UNARY_OPS[kind]
-
-    def f(x, ex=0):
-        if _needs_grad(x):
-            return _Activation.apply(x, ex, kind)
-        return op(x, ex)
-
-    f.__name__ = kind
-    return f
-
-
-(relu, neg, abs_, exp, log, sqrt, sigmoid, tanh, silu, softplus) = (
-    _unary(k) for k in ("relu", "neg", "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "silu",
-                        "softplus"))
-
-
-def gelu(x, approximate="none", ex=0):
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"hologram_torch.gelu: approximate must be 'none' or 'tanh', got "
-                         f"{approximate!r}")
-    if _needs_grad(x):
-        return _Activation.apply(x, ex, "gelu_" + approximate)
-    return O.gelu(x, approximate, ex)
-
-
-# ---- softmax / log_softmax -------------------------------------------------------------------
-class _Softmax(_Fn):
-    @staticmethod
-    def forward(x, dim, log, ex):
-        return (O.log_softmax if log else O.softmax)(x, dim, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, dim, log, ex = inputs
-        ctx.dim, ctx.log, ctx.ex = dim, log, ex
-        ctx.save_for_backward(output)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return G.softmax_backward(g.contiguous(), y, ctx.dim, ctx.log, ctx.ex), None, None, None
-
-
-def softmax(x, dim, ex=0, log=False):
-    if _needs_grad(x):
-        return _Softmax.apply(x, dim, log, ex)
-    return (O.log_softmax if log else O.softmax)(x, dim, ex)
-
-
-# ---- layer_norm / rms_norm -------------------------------------------------------------------
-class _Norm(_Fn):
-    @staticmethod
-    def forward(x, shape, weight, bias, eps, rms, ex):
-        if rms:
-            return O.rms_norm(x, shape, weight, eps, ex)
-        return O.layer_norm(x, shape, weight, bias, eps, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, shape, weight, bias, eps, rms, ex = inputs
-        ctx.shape, ctx.eps, ctx.rms, ctx.ex = shape, eps, rms, ex
-        ctx.save_for_backward(x, weight)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        eps = ctx.eps if ctx.eps is not None else O.rms_norm_eps(x.dtype)
-        gx, gw, gb = G.norm_backward(g.contiguous(), x, ctx.shape, w, eps, ctx.rms, ctx.ex)
-        return (gx if ctx.needs_input_grad[0] else None, None,
-                gw if ctx.needs_input_grad[2] else None,
-                gb if ctx.needs_input_grad[3] else None, None, None, None)
-
-
-def layer_norm(x, shape, weight=None, bias=None, eps=1e-5, ex=0):
-    shape = list(shape)
-    if _needs_grad(x, weight, bias):
-        return _Norm.apply(x, shape, weight, bias, eps, False, ex)
-    return O.layer_norm(x, shape, weight, bias, eps, ex)
-
-
-def rms_norm(x, shape, weight=None, eps=None, ex=0):
-    shape = list(shape)
-    if _needs_grad(x, weight):
-        return _Norm.apply(x, shape, weight, None, eps, True, ex)
-    return O.rms_norm(x, shape, weight, eps, ex)
-
-
-# ---- matmul / linear -------------------------------------------------------------------------
-def _mT(t):
-    return t.transpose(-1, -2)
-
-
-class _Matmul(_Fn):
-    @staticmethod
-    def forward(a, b, ex):
-        return O.matmul(a, b, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b, ex = inputs
-        ctx.ex = ex
-        ctx.save_for_backward(a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        ex = ctx.ex
-        # 1-D operands as matrices (torch.matmul's rule), then the dims put back.
-        a2 = a.unsqueeze(0) if a.dim() == 1 else a
-        b2 = b.unsqueeze(-1) if b.dim() == 1 else b
-        g2 = g   # b's column first: two 1-D operands give a 0-d g, made (1, 1)
-        if b.dim() == 1:
-            g2 = g2.unsqueeze(-1)
-        if a.dim() == 1:
-            g2 = g2.unsqueeze(-2)
-        ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = _sum_to(matmul(g2, _mT(b2), ex), a2.shape, ex).reshape(a.shape)
-        if ctx.needs_input_grad[1]:
-            gb = _sum_to(matmul(_mT(a2), g2, ex), b2.shape, ex).reshape(b.shape)
-        return ga, gb, None
-
-
-def matmul(a, b, ex=0):
-    a, b = autocast_lower(a, a, b)
-    if _needs_grad(a, b):
-        return _Matmul.apply(a, b, ex)
-    return O.matmul(a, b, ex)
-
-
-class _Linear(_Fn):
-    @staticmethod
-    def forward(x, w, b, ex):
-        return O.linear(x, w, b, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, w, b, ex = inputs
-        ctx.ex = ex
-        ctx.save_for_backward(x, w)
-        ctx.has_bias = b is not None
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        ex = ctx.ex
-        gx = gw = gb = None
-        if ctx.needs_input_grad[0]:
-            gx = matmul(g, w, ex) if w.dim() == 2 else mul(g.unsqueeze(-1), w, ex)
-        g2 = g.reshape(-1, w.shape[0]) if w.dim() == 2 else g.reshape(-1, 1)
-        x2 = x.reshape(-1, x.shape[-1])
-        if ctx.needs_input_grad[1]:
-            gw = matmul(_mT(g2), x2, ex).reshape(w.shape)
-        if ctx.has_bias and ctx.needs_input_grad[2]:
-            gb = sum_(g2, [0], False, ex).reshape(()) if w.dim() == 1 else sum_(g2, [0], False, ex)
-        return gx, gw, gb, None
-
-
-def linear(x, w, b=None, ex=0):
-    x, w, b = autocast_lower(x, x, w, b)
-    if _needs_grad(x, w, b):
-        return _Linear.apply(x, w, b, ex)
-    return O.linear(x, w, b, ex)
-
-
-# ---- reductions ------------------------------------------------------------------------------
-def _kept_shape(x, dims):
-    nd = max(x.dim(), 1)
-    ds = set(range(x.dim())) if not dims else {d % nd for d in dims}
-    return tuple(1 if i in ds else s for i, s in enumerate(x.shape))
-
-
-class _Reduce(_Fn):
-    @staticmethod
-    def forward(x, dims, keepdim, mean_, ex):
-        return (O.mean if mean_ else O.sum)(x, dims, keepdim, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, dims, keepdim, mean_, ex = inputs
-        ctx.dims, ctx.mean, ctx.ex = dims, mean_, ex
-        ctx.xshape = x.shape
-        ctx.kept = _kept_shape(x, dims)
-        ctx.n = max(x.numel(), 1) // max(1, _prod(ctx.kept))
-
-    @staticmethod
-    def backward(ctx, g):
-        g = g.reshape(ctx.kept).expand(ctx.xshape)
-        if ctx.mean:
-            g = div(g, B.scalar(float(ctx.n), g.dtype, g.device), ctx.ex)
-        return g, None, None, None, None
-
-
-def _prod(s):
-    r = 1
-    for v in s:
-        r *= v
-    return r
-
-
-def sum_(x, dims=None, keepdim=False, ex=0):
-    dims = None if dims is None else list(dims)
-    if _needs_grad(x):
-        return _Reduce.apply(x, dims, keepdim, False, ex)
-    return O.sum(x, dims, keepdim, ex)
-
-
-def mean(x, dims=None, keepdim=False, ex=0):
-    dims = None if dims is None else list(dims)
-    if _needs_grad(x):
-        return _Reduce.apply(x, dims, keepdim, True, ex)
-    return O.mean(x, dims, keepdim, ex)
-
-
-# ---- losses ----------------------------------------------------------------------------------
-def mse_loss(a, b, reduction="mean", ex=0):
-    a, b = autocast_fp32(a, a, b)
-    if not _needs_grad(a, b):
-        return O.mse_loss(a, b, reduction, ex)
-    d = sub(a, b, ex)          # differentiable composition: double backward works
-    sq = mul(d, d, ex)
-    if reduction == "none":
-        return sq
-    return mean(sq, None, False, ex) if reduction == "mean" else sum_(sq, None, False, ex)
-
-
-def _loss_scale(g, reduction, n, ex):
-    """The factor every element's loss gradient takes: g itself ('none': per element, 'sum'),
-    g / n ('mean')."""
-    if reduction == "mean":
-        return O.div(g, B.scalar(float(max(n, 1)), g.dtype, g.device), ex)
-    return g
-
-
-def _one(t):
-    return torch.ones((), dtype=t.dtype, device=t.device)
-
-
-class _CrossEntropy(_Fn):
-    @staticmethod
-    def forward(logits, target, ignore_index, reduction, ex):
-        return O.cross_entropy(logits, target, ignore_index, reduction, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        logits, target, ignore_index, reduction, ex = inputs
-        ctx.ii, ctx.red, ctx.ex = ignore_index, reduction, ex
-        ctx.save_for_backward(logits, target)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        logits, target = ctx.saved_tensors
-        gl = gt = None
-        if ctx.needs_input_grad[0]:
-            gl = G.cross_entropy_backward(g.contiguous(), logits, target, ctx.ii, ctx.red, ctx.ex)
-        if ctx.needs_input_grad[1]:   # probabilities: d/dt_c = -log_softmax(logits)_c * scale
-            cdim = 1 if logits.dim() >= 2 else 0
-            n = logits.numel() // max(logits.shape[cdim], 1)
-            sc = _loss_scale(g.contiguous(), ctx.red, n, ctx.ex)
-            if ctx.red == "none":
-                sc = sc.unsqueeze(cdim)
-            gt = O.neg(O.mul(O.log_softmax(logits, cdim, ctx.ex), sc, ctx.ex), ctx.ex)
-            gt = gt.to(target.dtype)
-        return gl, gt, None, None, None
-
-
-def cross_entropy(logits, target, ignore_index=-100, reduction="mean", ex=0):
-    logits, target = autocast_fp32(logits, logits, target)
-    if _needs_grad(logits, target):
-        return _CrossEntropy.apply(logits, target, ignore_index, reduction, ex)
-    return O.cross_entropy(logits, target, ignore_index, reduction, ex)
-
-
-# ---- data ------------------------------------------------------------------------------------
-class _Cat(_Fn):
-    """cat / stack: each input's gradient is its slice of g (a view)."""
-
-    @staticmethod
-    def forward(dim, stack, ex, *tensors):
-        return (O.stack if stack else O.cat)(list(tensors), dim, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        dim, stack, ex, *tensors = inputs
-        ctx.dim, ctx.stack = dim, stack
-        ctx.sizes = [t.shape[dim] if not stack else 1 for t in tensors]
-        ctx.dtypes = [t.dtype for t in tensors]
-
-    @staticmethod
-    def backward(ctx, g):
-        d = ctx.dim % g.dim()
-        grads, off = [], 0
-        for n, dt in zip(ctx.sizes, ctx.dtypes):
-            part = g.select(d, off) if ctx.stack else g.narrow(d, off, n)
-            grads.append(part.to(dt) if dt.is_floating_point else None)
-            off += n
-        return (None, None, None, *grads)
-
-
-def cat(tensors, dim=0, ex=0, stack=False):
-    tensors = list(tensors)
-    if _needs_grad(*tensors):
-        return _Cat.apply(dim, stack, ex, *tensors)
-    return (O.stack if stack else O.cat)(tensors, dim, ex)
-
-
-class _Where(_Fn):
-    @staticmethod
-    def forward(cond, a, b, ex):
-        return O.where(cond, a, b, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        cond, a, b, ex = inputs
-        ctx.ex = ex
-        ctx.save_for_backward(cond, a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        cond, a, b = ctx.saved_tensors
-        zero = torch.zeros((), dtype=g.dtype, device=g.device)
-        ga = gb = None
-        if ctx.needs_input_grad[1]:
-            ga = _sum_to(where(cond, g, zero, ctx.ex), a.shape, ctx.ex).to(a.dtype)
-        if ctx.needs_input_grad[2]:
-            gb = _sum_to(where(cond, zero, g, ctx.ex), b.shape, ctx.ex).to(b.dtype)
-        return None, ga, gb, None
-
-
-def where(cond, a, b, ex=0):
-    if _needs_grad(a, b):
-        return _Where.apply(cond, a, b, ex)
-    return O.where(cond, a, b, ex)
-
-
-class _Clamp(_Fn):
-    @staticmethod
-    def forward(x, lo, hi, ex):
-        return O.clamp(x, lo, hi, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, lo, hi, ex = inputs
-        ctx.lo, ctx.hi, ctx.ex = lo, hi, ex
-        ctx.save_for_backward(x)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return G.clamp_backward(g.contiguous(), x, ctx.lo, ctx.hi, ctx.ex), None, None, None
-
-
-def clamp(x, lo=None, hi=None, ex=0):
-    lo = None if lo is None else float(lo)
-    hi = None if hi is None else float(hi)
-    if _needs_grad(x):
-        return _Clamp.apply(x, lo, hi, ex)
-    return O.clamp(x, lo, hi, ex)
-
-
-def _clamp_t_values(x, lo, hi, ex):
-    y = x if lo is None else O.maximum(x, lo, ex)   # NaN in x or a bound gives NaN, as torch
-    return y if hi is None else O.minimum(y, hi, ex)
-
-
-class _ClampT(_Fn):
-    """clamp with tensor bounds (broadcast against x): min(max(x, lo), hi)."""
-
-    @staticmethod
-    def forward(x, lo, hi, ex):
-        return _clamp_t_values(x, lo, hi, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, lo, hi, ex = inputs
-        ctx.ex = ex
-        ctx.save_for_backward(x, lo, hi)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        x, lo, hi = ctx.saved_tensors
-        gx, glo, ghi = G.clamp_tensor_backward(g.contiguous(), x, lo, hi, ctx.ex)
-        out = []
-        for t, gt, i in ((x, gx, 0), (lo, glo, 1), (hi, ghi, 2)):
-            out.append(_sum_to(gt, t.shape, ctx.ex).to(t.dtype)
-                       if t is not None and ctx.needs_input_grad[i] else None)
-        return out[0], out[1], out[2], None
-
-
-def clamp_tensor(x, lo=None, hi=None, ex=0):
-    """clamp with tensor bounds (lo / hi tensors or None, of x's dtype)."""
-    if _needs_grad(x, lo, hi):
-        return _ClampT.apply(x, lo, hi, ex)
-    return _clamp_t_values(x, lo, hi, ex)
-
-
-class _BCEWithLogits(_Fn):
-    @staticmethod
-    def forward(x, t, w, pw, reduction, ex):
-        return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, t, w, pw, reduction, ex = inputs
-        ctx.red, ctx.ex = reduction, ex
-        ctx.save_for_backward(x, t, w, pw)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        x, t, w, pw = ctx.saved_tensors
-        gx = gt = None
-        if ctx.needs_input_grad[0]:
-            gx = G.bce_with_logits_backward(g.contiguous(), x, t, w, pw, ctx.red, ctx.ex)
-        if ctx.needs_input_grad[1]:   # d/dt = (-x + (pos_weight - 1) softplus(-x)) w * scale
-            ex = ctx.ex
-            gt = O.neg(x, ex)
-            if pw is not None:
-                gt = O.add(gt, O.mul(O.sub(pw, _one(pw), ex), O.softplus(O.neg(x, ex), ex), ex),
-                           ex)
-            if w is not None:
-                gt = O.mul(gt, w, ex)
-            gt = O.mul(gt, _loss_scale(g.contiguous(), ctx.red, x.numel(), ex), ex).to(t.dtype)
-        return gx, gt, None, None, None, None
-
-
-def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex=0):
-    x, t, w, pw = autocast_fp32(x, x, t, w, pw)
-    if x.dtype != t.dtype and x.is_floating_point() and t.is_floating_point():
-        # torch builds the loss in place on (1 - target): the result has the target's dtype,
-        # computed in the promoted one
-        dt = torch.promote_types(x.dtype, t.dtype)
-        return binary_cross_entropy_with_logits(x.to(dt), t.to(dt), w, pw, reduction,
-                                                ex).to(t.dtype)
-    if _needs_grad(x, t, w, pw):
-        if _needs_grad(w, pw):
-            raise NotImplementedError("hologram_torch.binary_cross_entropy_with_logits: "
-                                      "gradients with respect to weight or pos_weight are not "
-                                      "computed (torch's are not either); detach them")
-        return _BCEWithLogits.apply(x, t, w, pw, reduction, ex)
-    return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)
-
-
-class _BCE(_Fn):
-    @staticmethod
-    def forward(p, t, w, reduction, ex):
-        return O.binary_cross_entropy(p, t, w, reduction, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        p, t, w, reduction, ex = inputs
-        ctx.red, ctx.ex = reduction, ex
-        ctx.save_for_backward(p, t, w)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        p, t, w = ctx.saved_tensors
-        gp = gt = None
-        if ctx.needs_input_grad[0]:
-            gp = G.binary_cross_entropy_backward(g.contiguous(), p, t, w, ctx.red, ctx.ex)
-        if ctx.needs_input_grad[1]:   # d/dt = -(log p - log(1 - p)) w * scale, logs >= -100
-            ex = ctx.ex
-            lp = O.clamp(O.log(p, ex), -100.0, None, ex)
-            lq = O.clamp(O.log(O.sub(_one(p), p, ex), ex), -100.0, None, ex)
-            gt = O.neg(O.sub(lp, lq, ex), ex)
-            if w is not None:
-                gt = O.mul(gt, w, ex)
-            gt = O.mul(gt, _loss_scale(g.contiguous(), ctx.red, p.numel(), ex), ex).to(t.dtype)
-        return gp, gt, None, None, None
-
-
-def binary_cross_entropy(p, t, w=None, reduction="mean", ex=0):
-    p, t, w = autocast_fp32(p, p, t, w)
-    if _needs_grad(p, t, w):
-        if _needs_grad(w):
-            raise NotImplementedError("hologram_torch.binary_cross_entropy: gradients with "
-                                      "respect to weight are not computed (torch's are not "
-                                      "either); detach it")
-        return _BCE.apply(p, t, w, reduction, ex)
-    return O.binary_cross_entropy(p, t, w, reduction, ex)
-
-
-class _NLL(_Fn):
-    @staticmethod
-    def forward(x, target, w, ignore_index, reduction, ex):
-        return O.nll_loss(x, target, w, ignore_index, reduction, ex)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, target, w, ignore_index, reduction, ex = inputs
-        ctx.ii, ctx.red, ctx.ex = ignore_index, reduction, ex
-        ctx.save_for_backward(x, target, w)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        x, target, w = ctx.saved_tensors
-        gx = G.nll_loss_backward(g.contiguous(), x, target, w, ctx.ii, ctx.red, ctx.ex)
-        return gx, None, None, None, None, None
-
-
-def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
-    x, w = autocast_fp32(x, x, w)
-    if _needs_grad(w):   # refused whether or not x needs a gradient, as torch refuses it
-        raise NotImplementedError("hologram_torch.nll_loss: gradients with respect to the "
-                                  "class weights are not computed (torch's are not either); "
-                                  "detach them")
-    if _needs_grad(x):
-        return _NLL.apply(x, target, w, ignore_index, reduction, ex)
-    return O.nll_loss(x, target, w, ignore_index, reduction, ex)
 
 
 class _Dropout(_Fn):

@@ -90,15 +90,37 @@ def test_gradcheck(name):
         assert torch.autograd.gradgradcheck(f, inputs(), eps=1e-6, atol=1e-5, rtol=1e-4)
 
 
-def test_fused_backward_is_first_order_only():
-    """The fused backward ops are once_differentiable: with create_graph the first derivative is
-    right but carries no graph, and a second derivative raises torch's error (docs/torch.md)."""
+@pytest.mark.parametrize("name", ["tanh", "softmax", "layer_norm", "cross_entropy"])
+def test_double_backward_matches_torch(name):
+    """Gradients are ATen's backward ops (_aten/grad.py): with create_graph the backward is
+    torch's ATen form again, so second derivatives are torch's (float64)."""
     x = rand(3, 4)
-    (g,) = torch.autograd.grad(F.tanh(x).sum(), x, create_graph=True)
-    torch.testing.assert_close(g, 1 - x.detach().tanh() ** 2)
-    assert not g.requires_grad
-    with pytest.raises(RuntimeError, match="does not require grad"):
-        g.sum().backward()
+    ref = {"tanh": torch.tanh, "softmax": lambda t: torch.softmax(t, -1),
+           "layer_norm": lambda t: torch.nn.functional.layer_norm(t, (4,)),
+           "cross_entropy": lambda t: torch.nn.functional.cross_entropy(
+               t, torch.tensor([0, 3, 1]))}[name]
+    ours = {"tanh": F.tanh, "softmax": lambda t: F.softmax(t, -1),
+            "layer_norm": lambda t: F.layer_norm(t, (4,)),
+            "cross_entropy": lambda t: F.cross_entropy(t, torch.tensor([0, 3, 1]))}[name]
+    w = torch.randn(3, 4, dtype=torch.float64)
+    got, want = [], []
+    for f, out in ((ours, got), (ref, want)):
+        (g,) = torch.autograd.grad((f(x) * w).sum(), x, create_graph=True)
+        (gg,) = torch.autograd.grad((g * g).sum(), x)
+        out += [g.detach(), gg]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-9)
+    assert torch.autograd.gradgradcheck(ours, (rand(3, 4),), eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def test_each_signature_traced_once():
+    """The forward / backward graphs are cached per (op, static arguments, tensor signature)."""
+    from hologram_torch._aten import grad as G
+    x = rand(7, 3)
+    before = G.traces().get("softplus", 0)
+    for _ in range(3):
+        F.softplus(x.float()).sum().backward()
+    assert G.traces()["softplus"] == before + 1
 
 
 F32 = [
