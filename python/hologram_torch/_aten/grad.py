@@ -24,7 +24,7 @@ from torch.autograd import Function
 CACHE_SIZE = 512   # traced (op, signature) entries kept; a trace costs ~10-60 ms
 
 _cache = collections.OrderedDict()
-_lock = threading.Lock()
+_lock = threading.RLock()   # a trace inside a trace (another op's) takes it again
 _traces = collections.Counter()   # op name -> traces made (tests and the docs read it)
 
 
@@ -48,6 +48,10 @@ def _sig(t):
     if t is None:
         return None
     return (t.shape, t.stride(), t.dtype, t.device, t.requires_grad)
+
+
+def _same(t):
+    return t
 
 
 def _trace(name, form, tensors):
@@ -80,7 +84,9 @@ def _trace(name, form, tensors):
     # once in torch also makes AOTAutograd compile its backward, which it does lazily)
     ex = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t.detach())
           .requires_grad_(t.requires_grad) for t in present]
-    with torch.enable_grad():
+    # identity saved-tensor hooks: the trace's own autograd graph must not meet the caller's
+    # (torch.utils.checkpoint's hooks would recompute the caller's forward inside the trace)
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(_same, _same):
         outs = traced(*ex)
         diff = [o for o in outs if o.requires_grad]
         if diff:
@@ -92,7 +98,7 @@ def _trace(name, form, tensors):
 
 
 def _entry(name, static, form, tensors):
-    key = (name, static) + tuple(_sig(t) for t in tensors)
+    key = (name, static) + tuple([_sig(t) for t in tensors])
     e = _cache.get(key)
     if e is not None:
         _cache.move_to_end(key)
@@ -110,21 +116,29 @@ class _Traced(Function):
     """The one autograd Function: forward and backward of a traced, lowered ATen form."""
 
     @staticmethod
-    def forward(ctx, entry, form, nones, *ts):
+    def forward(ctx, entry, form, nones, *ts):   # nones: which of form's tensors are absent
         res = entry.fw(*ts)
         n = entry.n_out
         ctx.entry, ctx.form, ctx.nones = entry, form, nones
-        # the inputs (double backward re-runs form on them) and what the backward graph reads
-        ctx.save_for_backward(*ts, *res[n:])
+        # what the backward graph reads; the inputs (double backward re-runs form on them) are
+        # kept unsaved with their versions, so that an in-place write after the op (ReLU's
+        # inplace=True writes the result into x) only fails a double backward that reads them
+        ctx.save_for_backward(*res[n:])
+        ctx.inputs = ts
+        ctx.versions = [t._version for t in ts]
         outs = tuple(res[:n])
         return outs[0] if n == 1 else outs
 
     @staticmethod
     def backward(ctx, *grads):
         entry = ctx.entry
-        saved = ctx.saved_tensors
-        ts, rest = saved[:entry.n_in], saved[entry.n_in:]
+        rest = ctx.saved_tensors
         if torch.is_grad_enabled():   # create_graph: torch differentiates its own ATen form
+            ts = ctx.inputs
+            if [t._version for t in ts] != ctx.versions:
+                raise RuntimeError("hologram_torch: an input of an op was modified in place "
+                                   "after the op; its double backward (create_graph=True) "
+                                   "needs the original values")
             return (None, None, None) + _grad_of_form(ctx, ts, grads)
         gs = entry.bw(*rest, *(g if g is None or g.is_contiguous() else g.contiguous()
                                for g in grads))
@@ -133,9 +147,9 @@ class _Traced(Function):
 
 def _grad_of_form(ctx, ts, grads):
     nones = ctx.nones
-    full, it = [], iter(ts)
-    for absent in nones:
-        full.append(None if absent else next(it))
+    full, it = list(ts), iter(ts)
+    if nones is not None:
+        full = [None if absent else next(it) for absent in nones]
     outs = ctx.form(*full)
     outs = outs if isinstance(outs, tuple) else (outs,)
     pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad and g is not None]
@@ -155,5 +169,7 @@ def apply(name, static, form, *tensors):
         # backend, which lowers them; torch.func differentiates and batches them itself)
         return form(*tensors)
     e = _entry(name, static, form, tensors)
-    nones = tuple(t is None for t in tensors)
+    nones = tuple([t is None for t in tensors])
+    if True not in nones:   # the common case: no filtering (`None in tensors` would call ==)
+        return _Traced.apply(e, form, None, *tensors)
     return _Traced.apply(e, form, nones, *(t for t in tensors if t is not None))
