@@ -304,8 +304,10 @@ def dropout(x, p, seed, ex=0):
 # sparse=True) come from torch's own ops (hologram makes no sparse tensors) -------------------------
 def index_select(x, dim, index, ex=0):
     if _needs_grad(x):
-        return _G.apply("index_select", (dim,), lambda x, i: aten.index_select.default(x, dim, i),
-                        x, index)
+        # a 0-d index as its 1-element 1-D view (the same result; the core-ATen decomposition
+        # of the backward mis-broadcasts a 0-d one in torch 2.13)
+        return _G.apply("index_select", (dim,), lambda x, i: aten.index_select.default(
+            x, dim, i.reshape(1) if i.dim() == 0 else i), x, index)
     return O.index_select(x, dim, index, ex)
 
 

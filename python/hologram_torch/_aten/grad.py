@@ -80,10 +80,10 @@ def _trace(name, form, tensors):
 
     traced = aot_function(flat, capture("fw"), capture("bw"), partition_fn=default_partition,
                           decompositions=decompositions(training=True))
-    # example tensors: fresh leaves like the inputs (the trace reads metadata; running the form
-    # once in torch also makes AOTAutograd compile its backward, which it does lazily)
-    ex = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t.detach())
-          .requires_grad_(t.requires_grad) for t in present]
+    # example tensors: fresh leaves over the inputs' own memory (any strides, expanded ones
+    # too); the form only reads them. Running it once also makes AOTAutograd compile its
+    # backward, which it does lazily
+    ex = [t.detach().requires_grad_(t.requires_grad) for t in present]
     # identity saved-tensor hooks: the trace's own autograd graph must not meet the caller's
     # (torch.utils.checkpoint's hooks would recompute the caller's forward inside the trace)
     with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(_same, _same):
