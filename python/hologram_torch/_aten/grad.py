@@ -38,10 +38,11 @@ _compiling = torch.compiler.is_compiling
 
 
 class _Entry:
-    __slots__ = ("fw", "bw", "n_out", "n_in")
+    __slots__ = ("fw", "bw", "n_out", "n_in", "from_inputs")
 
-    def __init__(self, fw, bw, n_out, n_in):
+    def __init__(self, fw, bw, n_out, n_in, from_inputs):
         self.fw, self.bw, self.n_out, self.n_in = fw, bw, n_out, n_in
+        self.from_inputs = from_inputs
 
 
 def _sig(t):
@@ -92,9 +93,17 @@ def _trace(name, form, tensors):
         if diff:
             torch.autograd.backward(diff, [torch.ones_like(o) for o in diff])
     _traces[name] += 1
+    fw_outs = [n for n in got["fw"].graph.nodes if n.op == "output"][0].args[0]
+    places = [n for n in got["fw"].graph.nodes if n.op == "placeholder"]
+    saved = fw_outs[len(outs):]
+    # the saved tensors as input positions, when the backward reads only inputs (add, mul,
+    # matmul, ...: apply_eager's condition); else None
+    from_inputs = (tuple(places.index(n) for n in saved)
+                   if all(n in places for n in saved) else None)
     fw = lower_graph(got["fw"])
     bw = lower_graph(got["bw"]) if "bw" in got else None
-    return _Entry(fw.forward, bw.forward if bw is not None else None, len(outs), len(present))
+    return _Entry(fw.forward, bw.forward if bw is not None else None, len(outs), len(present),
+                  from_inputs)
 
 
 def _entry(name, static, form, tensors):
@@ -173,3 +182,39 @@ def apply(name, static, form, *tensors):
     if True not in nones:   # the common case: no filtering (`None in tensors` would call ==)
         return _Traced.apply(e, form, None, *tensors)
     return _Traced.apply(e, form, nones, *(t for t in tensors if t is not None))
+
+
+class _Eager2(Function):
+    """The cheapest correct path of the binary ops (add, sub, mul, div of two tensors, the
+    functional call that must stay ~as fast as without the table): the forward is the hologram
+    op itself, nothing traced until a backward; the backward is the same traced, lowered ATen
+    backward graph (their backward reads only inputs: checked, else the traced forward runs)."""
+
+    @staticmethod
+    def forward(ctx, key, a, b):
+        ctx.key, ctx.inputs, ctx.versions = key, (a, b), (a._version, b._version)
+        return key[2](a, b, 0)
+
+    @staticmethod
+    def backward(ctx, g):
+        name, form = ctx.key[0], ctx.key[1]
+        a, b = ts = ctx.inputs
+        if torch.is_grad_enabled() or ctx.versions != (a._version, b._version):
+            if ctx.versions != (a._version, b._version):
+                raise RuntimeError(f"hologram_torch: an input of {name} was modified in place "
+                                   f"after the op; its backward needs the original values")
+            ctx.nones = None
+            ctx.form = form
+            return (None,) + _grad_of_form(ctx, ts, (g,))
+        e = _entry(name, (), form, ts)
+        if e.from_inputs is None:   # not for the binary ops (their backward reads inputs only)
+            raise RuntimeError(f"hologram_torch: {name}'s backward reads a forward result")
+        gs = e.bw(*(ts[i] for i in e.from_inputs), g if g.is_contiguous() else g.contiguous())
+        return (None,) + tuple(gs[:2])
+
+
+def apply_eager2(key, a, b):
+    """key = (name, form, eager op): form(a, b) with gradients, its forward eager(a, b, 0)."""
+    if _functorch_active() or _compiling():
+        return key[1](a, b)
+    return _Eager2.apply(key, a, b)
