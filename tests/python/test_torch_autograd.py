@@ -759,3 +759,25 @@ def test_fused_gradient_formulas_compile_and_match_torch(dtype):
             torch.testing.assert_close(ga, (y != 0).to(dtype) / 0.7, **tol)
     assert _fused.fallbacks() == 0
     assert all(f.plans() for f in _fused._made.values())
+
+
+def test_in_place_write_after_binary_op_as_torch():
+    """add's backward reads no input (an input written in place afterwards is fine, as in
+    torch); mul's reads both (torch's RuntimeError)."""
+    for ours, theirs in ((F.add, torch.add), (F.mul, torch.mul)):
+        outs = []
+        for f in (ours, theirs):
+            x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+            b = torch.randn(3, dtype=torch.float64)
+            u = x * 2
+            y = f(u, b)
+            b.add_(1)
+            try:
+                y.sum().backward()
+                outs.append(x.grad)
+            except RuntimeError:
+                outs.append("raised")
+        if isinstance(outs[1], str):
+            assert outs[0] == "raised"
+        else:
+            torch.testing.assert_close(outs[0], outs[1])

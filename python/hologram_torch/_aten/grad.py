@@ -199,14 +199,15 @@ class _Eager2(Function):
     def backward(ctx, g):
         name, form = ctx.key[0], ctx.key[1]
         a, b = ts = ctx.inputs
-        if torch.is_grad_enabled() or ctx.versions != (a._version, b._version):
-            if ctx.versions != (a._version, b._version):
-                raise RuntimeError(f"hologram_torch: an input of {name} was modified in place "
-                                   f"after the op; its backward needs the original values")
-            ctx.nones = None
-            ctx.form = form
+        grad_grad = torch.is_grad_enabled()
+        e = None if grad_grad else _entry(name, (), form, ts)
+        if (grad_grad or e.from_inputs) and ctx.versions != (a._version, b._version):
+            # only where the backward reads them (add's and sub's never do, as torch's)
+            raise RuntimeError(f"hologram_torch: an input of {name} was modified in place "
+                               f"after the op; its backward needs the original values")
+        if grad_grad:   # create_graph: torch differentiates the ATen form
+            ctx.nones, ctx.form = None, form
             return (None,) + _grad_of_form(ctx, ts, (g,))
-        e = _entry(name, (), form, ts)
         if e.from_inputs is None:   # not for the binary ops (their backward reads inputs only)
             raise RuntimeError(f"hologram_torch: {name}'s backward reads a forward result")
         gs = e.bw(*(ts[i] for i in e.from_inputs), g if g.is_contiguous() else g.contiguous())
