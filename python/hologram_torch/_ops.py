@@ -2,8 +2,8 @@
 dispatcher (namespace ``hologram``, ``torch.library`` define + impl for CPU and CUDA tensors)
 with a fake (meta) implementation, so that ``torch.compile``, ``torch.library.opcheck`` and
 FakeTensor tracing see it. The implementations run hologram on views of the torch tensors and
-write into a result torch allocated. Gradients: _autograd.py; the losses and dropout:
-_ops_loss.py; the indexing and data ops: _ops_data.py (re-exported at the end).
+write into a result torch allocated. Gradients: _differentiable.py and _aten/grad.py; the
+losses and dropout: _ops_loss.py; the indexing and data ops: _ops_data.py (re-exported at the end).
 
 Measured on a 2-core Zen 4 VM, torch 2.13, 1-element tensors: a define/impl op costs 1.3-1.4 us of
 dispatch (torch.add 1.2 in total), a ``torch.autograd.Function`` 5.3 us more; see docs/torch.md.
@@ -462,19 +462,21 @@ def _linear_impl(x, weight, bias=None, ex=0):
     if bias is not None:
         B.check_tensor(bias, "bias", fn, floats_only=True)
     e, dev, (hx, hw, hb) = _hg_args(fn, ex, x, weight, bias)
-    return matmul_bias(e, hx, hw.T if weight.dim() == 2 else hw, hb,   # the transposed view
-                       _linear_shape(x, weight), x.dtype)
+    return _linear_into(e, hx, hw, hb, _linear_shape(x, weight), x.dtype)
+
+
+def _linear_into(e, hx, hw, hbias, shape, dtype):
+    """hologram.ops.linear (the one composition of linear) into a new result of shape."""
+    out, ho = B.empty_pair(shape, dtype, e)
+    if out.numel():
+        hg.ops.linear(hx, hw, None if hbias is None else _cast(hbias, dtype), out=ho)
+    return out
 
 
 def matmul_bias(e, ha, hb, hbias, shape, dtype):
-    """a @ b (+ bias, broadcast, added in place) into a new result of shape: linear and ATen's
-    addmm (_aten/matmul.py)."""
-    out, ho = B.empty_pair(shape, dtype, e)
-    if out.numel():
-        hg.matmul(ha, hb, out=ho)
-        if hbias is not None:
-            hg.add(ho, _cast(hbias, dtype), out=ho)
-    return out
+    """a @ b (+ bias, broadcast): ATen's addmm (_aten/matmul.py), as linear of b's transposed
+    view."""
+    return _linear_into(e, ha, hb.T, hbias, shape, dtype)
 
 
 linear = _define("linear(Tensor x, Tensor weight, Tensor? bias=None, int ex=0) -> Tensor",

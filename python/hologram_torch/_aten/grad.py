@@ -1,0 +1,221 @@
+"""Gradients of hologram's eager ops from ATen's own derivative formulas, run through THE table.
+
+Each differentiable op of ``functional`` / ``nn`` names its ATen form: a function of tensors made
+of ``torch.ops.aten`` calls that computes what the hologram op computes (softmax:
+``aten._softmax(x, dim, False)``). Per (op, static arguments, the tensors' shapes / strides /
+dtypes / devices / requires_grad) AOTAutograd traces that form once into a forward and a backward
+ATen graph (torch's derivatives: ``_softmax_backward_data``, ``native_layer_norm_backward``, two
+``mm`` for ``mm``, ...); both go through the compile backend's passes and ``lower()``
+(backend.lower_graph: one code path with ``torch.compile(backend="hologram")``) and are cached
+(an LRU of ``CACHE_SIZE``). :class:`_Traced` is the one autograd Function: its forward runs the
+lowered forward graph (outputs and the tensors the backward reads), its backward the lowered
+backward graph.
+
+Double backward (``create_graph=True``): the backward runs torch's own ATen form again and
+differentiates it with torch (the saved inputs are the Function's inputs, so the second
+derivative is connected): every formula is torch's, at any order.
+"""
+import collections
+import threading
+
+import torch
+from torch.autograd import Function
+
+CACHE_SIZE = 512   # traced (op, signature) entries kept; a trace costs ~10-60 ms
+
+_cache = collections.OrderedDict()
+_lock = threading.RLock()   # a trace inside a trace (another op's) takes it again
+_traces = collections.Counter()   # op name -> traces made (tests and the docs read it)
+
+
+def traces():
+    """How many times each op was traced (a new signature or one evicted from the LRU)."""
+    return dict(_traces)
+
+
+_functorch_active = torch._C._are_functorch_transforms_active
+_compiling = torch.compiler.is_compiling
+
+
+class _Entry:
+    __slots__ = ("fw", "bw", "n_out", "n_in", "from_inputs")
+
+    def __init__(self, fw, bw, n_out, n_in, from_inputs):
+        self.fw, self.bw, self.n_out, self.n_in = fw, bw, n_out, n_in
+        self.from_inputs = from_inputs
+
+
+def _sig(t):
+    if t is None:
+        return None
+    return (t.shape, t.stride(), t.dtype, t.device, t.requires_grad)
+
+
+def _same(t):
+    return t
+
+
+def _trace(name, form, tensors):
+    """AOTAutograd's forward and backward graphs of form over tensors like these, lowered."""
+    from functorch.compile import default_partition, make_boxed_func
+    from torch._functorch.aot_autograd import aot_function
+
+    from ..backend import decompositions, lower_graph
+    got = {}
+
+    def capture(kind):
+        def compile_graph(gm, example_inputs):
+            got[kind] = gm
+            return make_boxed_func(gm.forward)
+        return compile_graph
+
+    present = [t for t in tensors if t is not None]
+    where = [i for i, t in enumerate(tensors) if t is not None]
+
+    def flat(*ts):   # form over the tensors given (None where absent)
+        full = [None] * len(tensors)
+        for i, t in zip(where, ts):
+            full[i] = t
+        out = form(*full)
+        return out if isinstance(out, tuple) else (out,)
+
+    traced = aot_function(flat, capture("fw"), capture("bw"), partition_fn=default_partition,
+                          decompositions=decompositions(training=True))
+    # example tensors: fresh leaves over the inputs' own memory (any strides, expanded ones
+    # too); the form only reads them. Running it once also makes AOTAutograd compile its
+    # backward, which it does lazily
+    ex = [t.detach().requires_grad_(t.requires_grad) for t in present]
+    # identity saved-tensor hooks: the trace's own autograd graph must not meet the caller's
+    # (torch.utils.checkpoint's hooks would recompute the caller's forward inside the trace)
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(_same, _same):
+        outs = traced(*ex)
+        diff = [o for o in outs if o.requires_grad]
+        if diff:
+            torch.autograd.backward(diff, [torch.ones_like(o) for o in diff])
+    _traces[name] += 1
+    fw_outs = [n for n in got["fw"].graph.nodes if n.op == "output"][0].args[0]
+    places = [n for n in got["fw"].graph.nodes if n.op == "placeholder"]
+    saved = fw_outs[len(outs):]
+    # the saved tensors as input positions, when the backward reads only inputs (add, mul,
+    # matmul, ...: apply_eager's condition); else None
+    from_inputs = (tuple(places.index(n) for n in saved)
+                   if all(n in places for n in saved) else None)
+    fw = lower_graph(got["fw"])
+    bw = lower_graph(got["bw"]) if "bw" in got else None
+    return _Entry(fw.forward, bw.forward if bw is not None else None, len(outs), len(present),
+                  from_inputs)
+
+
+def _entry(name, static, form, tensors):
+    key = (name, static) + tuple([_sig(t) for t in tensors])
+    e = _cache.get(key)
+    if e is not None:
+        _cache.move_to_end(key)
+        return e
+    with _lock:
+        e = _cache.get(key)
+        if e is None:
+            e = _cache[key] = _trace(name, form, tensors)
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    return e
+
+
+class _Traced(Function):
+    """The one autograd Function: forward and backward of a traced, lowered ATen form."""
+
+    @staticmethod
+    def forward(ctx, entry, form, nones, *ts):   # nones: which of form's tensors are absent
+        res = entry.fw(*ts)
+        n = entry.n_out
+        ctx.entry, ctx.form, ctx.nones = entry, form, nones
+        # what the backward graph reads; the inputs (double backward re-runs form on them) are
+        # kept unsaved with their versions, so that an in-place write after the op (ReLU's
+        # inplace=True writes the result into x) only fails a double backward that reads them
+        ctx.save_for_backward(*res[n:])
+        ctx.inputs = ts
+        ctx.versions = [t._version for t in ts]
+        outs = tuple(res[:n])
+        return outs[0] if n == 1 else outs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        entry = ctx.entry
+        rest = ctx.saved_tensors
+        if torch.is_grad_enabled():   # create_graph: torch differentiates its own ATen form
+            ts = ctx.inputs
+            if [t._version for t in ts] != ctx.versions:
+                raise RuntimeError("hologram_torch: an input of an op was modified in place "
+                                   "after the op; its double backward (create_graph=True) "
+                                   "needs the original values")
+            return (None, None, None) + _grad_of_form(ctx, ts, grads)
+        gs = entry.bw(*rest, *(g if g is None or g.is_contiguous() else g.contiguous()
+                               for g in grads))
+        return (None, None, None) + tuple(gs[:entry.n_in])
+
+
+def _grad_of_form(ctx, ts, grads):
+    nones = ctx.nones
+    full, it = list(ts), iter(ts)
+    if nones is not None:
+        full = [None if absent else next(it) for absent in nones]
+    outs = ctx.form(*full)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad and g is not None]
+    need = [t for t in ts if t.requires_grad]
+    got = iter(torch.autograd.grad([o for o, _ in pairs], need, [g for _, g in pairs],
+                                   create_graph=True, allow_unused=True)) if pairs and need \
+        else iter(())
+    return tuple(next(got, None) if t.requires_grad else None for t in ts)
+
+
+def apply(name, static, form, *tensors):
+    """form(*tensors) with gradients: ATen's derivatives, lowered to hologram. static: the
+    hashable non-tensor arguments form closes over (part of the cache key); tensors may hold
+    None (an absent optional tensor)."""
+    if _functorch_active() or _compiling():
+        # torch.func's transforms and dynamo see torch's own ATen ops (dynamo hands them to the
+        # backend, which lowers them; torch.func differentiates and batches them itself)
+        return form(*tensors)
+    e = _entry(name, static, form, tensors)
+    nones = tuple([t is None for t in tensors])
+    if True not in nones:   # the common case: no filtering (`None in tensors` would call ==)
+        return _Traced.apply(e, form, None, *tensors)
+    return _Traced.apply(e, form, nones, *(t for t in tensors if t is not None))
+
+
+class _Eager2(Function):
+    """The cheapest correct path of the binary ops (add, sub, mul, div of two tensors, the
+    functional call that must stay ~as fast as without the table): the forward is the hologram
+    op itself, nothing traced until a backward; the backward is the same traced, lowered ATen
+    backward graph (their backward reads only inputs: checked, else the traced forward runs)."""
+
+    @staticmethod
+    def forward(ctx, key, a, b):
+        ctx.key, ctx.inputs, ctx.versions = key, (a, b), (a._version, b._version)
+        return key[2](a, b, 0)
+
+    @staticmethod
+    def backward(ctx, g):
+        name, form = ctx.key[0], ctx.key[1]
+        a, b = ts = ctx.inputs
+        grad_grad = torch.is_grad_enabled()
+        e = None if grad_grad else _entry(name, (), form, ts)
+        if (grad_grad or e.from_inputs) and ctx.versions != (a._version, b._version):
+            # only where the backward reads them (add's and sub's never do, as torch's)
+            raise RuntimeError(f"hologram_torch: an input of {name} was modified in place "
+                               f"after the op; its backward needs the original values")
+        if grad_grad:   # create_graph: torch differentiates the ATen form
+            ctx.nones, ctx.form = None, form
+            return (None,) + _grad_of_form(ctx, ts, (g,))
+        if e.from_inputs is None:   # not for the binary ops (their backward reads inputs only)
+            raise RuntimeError(f"hologram_torch: {name}'s backward reads a forward result")
+        gs = e.bw(*(ts[i] for i in e.from_inputs), g if g.is_contiguous() else g.contiguous())
+        return (None,) + tuple(gs[:2])
+
+
+def apply_eager2(key, a, b):
+    """key = (name, form, eager op): form(a, b) with gradients, its forward eager(a, b, 0)."""
+    if _functorch_active() or _compiling():
+        return key[1](a, b)
+    return _Eager2.apply(key, a, b)
