@@ -4,8 +4,8 @@ derivatives as ATen backward ops, traced once per signature and lowered by THE t
 hand-written formula here). Dropout's gradient is the formula registered on
 torch.ops.hologram.dropout (_grad_ops.py); sparse gradients are torch's own ops.
 
-The functions take ``ex`` (an executor id, _bridge.executor_id) for the op without a gradient;
-with a gradient the table's lowerings run on the executor of the tensors' device.
+The functions take ``ex`` (an executor id, _bridge.executor_id, 0: the tensors' device's); with
+a gradient the table's lowerings run on it too (_bridge.run_on).
 """
 import torch
 
@@ -76,7 +76,7 @@ def _binary(kind):
         if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
             if _tracing_state() is not None:
                 refuse_traced_grad()
-            return apply2(key, a, b) if not ex else apply(kind, (), form, a, b)
+            return apply2(key, a, b) if not ex else apply(ex, kind, (), form, a, b)
         return op(a, b, ex)
 
     def with_grad(a, b):
@@ -105,7 +105,7 @@ def _unary(kind, form):
 
     def f(x, ex=0):
         if _needs_grad(x):
-            return _G.apply(kind, (), form, x)
+            return _G.apply(ex, kind, (), form, x)
         return op(x, ex)
 
     f.__name__ = kind
@@ -132,7 +132,7 @@ def gelu(x, approximate="none", ex=0):
         raise ValueError(f"hologram_torch.gelu: approximate must be 'none' or 'tanh', got "
                          f"{approximate!r}")
     if _needs_grad(x):
-        return _G.apply("gelu", (approximate,),
+        return _G.apply(ex, "gelu", (approximate,),
                         lambda x: aten.gelu.default(x, approximate=approximate), x)
     return O.gelu(x, approximate, ex)
 
@@ -140,7 +140,7 @@ def gelu(x, approximate="none", ex=0):
 def softmax(x, dim, ex=0, log=False):
     if _needs_grad(x):
         op = aten._log_softmax.default if log else aten._softmax.default
-        return _G.apply("log_softmax" if log else "softmax", (dim,),
+        return _G.apply(ex, "log_softmax" if log else "softmax", (dim,),
                         lambda x: op(x, dim, False), x)
     return (O.log_softmax if log else O.softmax)(x, dim, ex)
 
@@ -148,7 +148,7 @@ def softmax(x, dim, ex=0, log=False):
 def layer_norm(x, shape, weight=None, bias=None, eps=1e-5, ex=0):
     shape = list(shape)
     if _needs_grad(x, weight, bias):
-        return _G.apply("layer_norm", (tuple(shape), eps), lambda x, w, b: (
+        return _G.apply(ex, "layer_norm", (tuple(shape), eps), lambda x, w, b: (
             aten.native_layer_norm.default(x, shape, w, b, eps)[0]), x, weight, bias)
     return O.layer_norm(x, shape, weight, bias, eps, ex)
 
@@ -156,7 +156,7 @@ def layer_norm(x, shape, weight=None, bias=None, eps=1e-5, ex=0):
 def rms_norm(x, shape, weight=None, eps=None, ex=0):
     shape = list(shape)
     if _needs_grad(x, weight):
-        return _G.apply("rms_norm", (tuple(shape), eps), lambda x, w: (
+        return _G.apply(ex, "rms_norm", (tuple(shape), eps), lambda x, w: (
             aten.rms_norm.default(x, shape, w, eps)), x, weight)
     return O.rms_norm(x, shape, weight, eps, ex)
 
@@ -164,14 +164,14 @@ def rms_norm(x, shape, weight=None, eps=None, ex=0):
 def matmul(a, b, ex=0):
     a, b = autocast_lower(a, a, b)
     if _needs_grad(a, b):
-        return _G.apply("matmul", (), aten.matmul.default, a, b)
+        return _G.apply(ex, "matmul", (), aten.matmul.default, a, b)
     return O.matmul(a, b, ex)
 
 
 def linear(x, w, b=None, ex=0):
     x, w, b = autocast_lower(x, x, w, b)
     if _needs_grad(x, w, b):
-        return _G.apply("linear", (), aten.linear.default, x, w, b)
+        return _G.apply(ex, "linear", (), aten.linear.default, x, w, b)
     return O.linear(x, w, b, ex)
 
 
@@ -180,9 +180,9 @@ def _reduce(name, op, dims_form, all_form):
         dims = None if dims is None else list(dims)
         if _needs_grad(x):
             if dims is None:
-                return _G.apply(name, (keepdim,), (lambda x: all_form(x)) if not keepdim else
+                return _G.apply(ex, name, (keepdim,), (lambda x: all_form(x)) if not keepdim else
                                 (lambda x: dims_form(x, list(range(x.dim())), True)), x)
-            return _G.apply(name, (tuple(dims), keepdim),
+            return _G.apply(ex, name, (tuple(dims), keepdim),
                             lambda x: dims_form(x, dims, keepdim), x)
         return op(x, dims, keepdim, ex)
     f.__name__ = name
@@ -199,14 +199,14 @@ def mse_loss(a, b, reduction="mean", ex=0):
     if not _needs_grad(a, b):
         return O.mse_loss(a, b, reduction, ex)
     r = _REDUCTION[reduction]
-    return _G.apply("mse_loss", (r,), lambda a, b: aten.mse_loss.default(a, b, r), a, b)
+    return _G.apply(ex, "mse_loss", (r,), lambda a, b: aten.mse_loss.default(a, b, r), a, b)
 
 
 def cross_entropy(logits, target, ignore_index=-100, reduction="mean", ex=0):
     logits, target = autocast_fp32(logits, logits, target)
     if _needs_grad(logits, target):
         r = _REDUCTION[reduction]
-        return _G.apply("cross_entropy", (ignore_index, r), lambda x, t: (
+        return _G.apply(ex, "cross_entropy", (ignore_index, r), lambda x, t: (
             aten.cross_entropy_loss.default(x, t, None, r, ignore_index, 0.0)), logits, target)
     return O.cross_entropy(logits, target, ignore_index, reduction, ex)
 
@@ -216,14 +216,14 @@ def cat(tensors, dim=0, ex=0, stack=False):
     tensors = list(tensors)
     if _needs_grad(*tensors):
         op = aten.stack.default if stack else aten.cat.default
-        return _G.apply("stack" if stack else "cat", (dim, len(tensors)),
+        return _G.apply(ex, "stack" if stack else "cat", (dim, len(tensors)),
                         lambda *ts: op(list(ts), dim), *tensors)
     return (O.stack if stack else O.cat)(tensors, dim, ex)
 
 
 def where(cond, a, b, ex=0):
     if _needs_grad(a, b):
-        return _G.apply("where", (), aten.where.self, cond, a, b)
+        return _G.apply(ex, "where", (), aten.where.self, cond, a, b)
     return O.where(cond, a, b, ex)
 
 
@@ -231,7 +231,7 @@ def clamp(x, lo=None, hi=None, ex=0):
     lo = None if lo is None else float(lo)
     hi = None if hi is None else float(hi)
     if _needs_grad(x):
-        return _G.apply("clamp", (lo, hi), lambda x: aten.clamp.default(x, lo, hi), x)
+        return _G.apply(ex, "clamp", (lo, hi), lambda x: aten.clamp.default(x, lo, hi), x)
     return O.clamp(x, lo, hi, ex)
 
 
@@ -243,7 +243,7 @@ def _clamp_t_values(x, lo, hi, ex):
 def clamp_tensor(x, lo=None, hi=None, ex=0):
     """clamp with tensor bounds (lo / hi tensors or None, of x's dtype)."""
     if _needs_grad(x, lo, hi):
-        return _G.apply("clamp_tensor", (), aten.clamp.Tensor, x, lo, hi)
+        return _G.apply(ex, "clamp_tensor", (), aten.clamp.Tensor, x, lo, hi)
     return _clamp_t_values(x, lo, hi, ex)
 
 
@@ -261,7 +261,7 @@ def binary_cross_entropy_with_logits(x, t, w=None, pw=None, reduction="mean", ex
                                       "gradients with respect to weight or pos_weight are not "
                                       "computed (torch's are not either); detach them")
         r = _REDUCTION[reduction]
-        return _G.apply("bce_with_logits", (r,), lambda x, t, w, pw: (
+        return _G.apply(ex, "bce_with_logits", (r,), lambda x, t, w, pw: (
             aten.binary_cross_entropy_with_logits.default(x, t, w, pw, r)), x, t, w, pw)
     return O.binary_cross_entropy_with_logits(x, t, w, pw, reduction, ex)
 
@@ -274,7 +274,7 @@ def binary_cross_entropy(p, t, w=None, reduction="mean", ex=0):
                                       "respect to weight are not computed (torch's are not "
                                       "either); detach it")
         r = _REDUCTION[reduction]
-        return _G.apply("binary_cross_entropy", (r,), lambda p, t, w: (
+        return _G.apply(ex, "binary_cross_entropy", (r,), lambda p, t, w: (
             aten.binary_cross_entropy.default(p, t, w, r)), p, t, w)
     return O.binary_cross_entropy(p, t, w, reduction, ex)
 
@@ -287,7 +287,7 @@ def nll_loss(x, target, w=None, ignore_index=-100, reduction="mean", ex=0):
                                   "detach them")
     if _needs_grad(x):
         r = _REDUCTION[reduction]
-        return _G.apply("nll_loss", (ignore_index, r), lambda x, t, w: (
+        return _G.apply(ex, "nll_loss", (ignore_index, r), lambda x, t, w: (
             aten.nll_loss_nd.default(x, t, w, r, ignore_index)), x, target, w)
     return O.nll_loss(x, target, w, ignore_index, reduction, ex)
 
@@ -306,7 +306,7 @@ def index_select(x, dim, index, ex=0):
     if _needs_grad(x):
         # a 0-d index as its 1-element 1-D view (the same result; the core-ATen decomposition
         # of the backward mis-broadcasts a 0-d one in torch 2.13)
-        return _G.apply("index_select", (dim,), lambda x, i: aten.index_select.default(
+        return _G.apply(ex, "index_select", (dim,), lambda x, i: aten.index_select.default(
             x, dim, i.reshape(1) if i.dim() == 0 else i), x, index)
     return O.index_select(x, dim, index, ex)
 
@@ -315,7 +315,7 @@ def gather(x, dim, index, ex=0, sparse=False):
     if _needs_grad(x):
         if sparse:
             return aten.gather.default(x, dim, index, sparse_grad=True)
-        return _G.apply("gather", (dim,), lambda x, i: aten.gather.default(x, dim, i), x, index)
+        return _G.apply(ex, "gather", (dim,), lambda x, i: aten.gather.default(x, dim, i), x, index)
     return O.gather(x, dim, index, ex)
 
 
@@ -324,7 +324,7 @@ def embedding(input, weight, padding_idx=None, ex=0, freq=False, sparse=False):
         pad = -1 if padding_idx is None else padding_idx
         if sparse:
             return aten.embedding.default(weight, input, pad, freq, True)
-        return _G.apply("embedding", (pad, freq), lambda w, i: aten.embedding.default(
+        return _G.apply(ex, "embedding", (pad, freq), lambda w, i: aten.embedding.default(
             w, i, pad, freq), weight, input)
     rows = O.index_select(weight, 0, input.reshape(-1), ex)
     return rows.reshape(tuple(input.shape) + (weight.shape[1],))

@@ -155,13 +155,13 @@ def _binary(name, hg_fn):
     function_mode = torch._C._is_torch_function_mode_enabled
     functorch = torch._C._are_functorch_transforms_active
     tracing = _tracing
-    cpu = B._cpu
+    cpu, scoped = B._cpu, B.scoped
 
     def call(a, b, ex=0):
         """The common call (plain CPU tensors of one dtype, the default executor, plain eager
         mode) in one C call: 1-element add 4.8 -> ~2.9 us. Anything else: slow (the dispatcher
         when traced or transformed, else impl)."""
-        if (not ex and type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and
+        if (not ex and not scoped[0] and type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and
                 a.dtype in fast_dt and a.is_cpu and b.is_cpu and a.layout is strided and
                 b.layout is strided):
             e = cpu[0]

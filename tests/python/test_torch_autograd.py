@@ -712,7 +712,7 @@ def test_nll_loss_with_every_target_ignored():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_fused_gradient_formulas_compile_and_match_torch(dtype):
-    """The loss, clamp and dropout gradients (ATen's backward ops lowered by the table: fused
+    """The loss, clamp, gelu and dropout gradients (ATen's backward ops lowered by the table: fused
     hologram.jit kernels or the pointwise fusion pass) trace without an eager fallback, on 2-D
     and 3-D shapes, and equal torch's gradient (weights, pos_weight, reductions, bounds)."""
     from hologram_torch import _fused
@@ -752,6 +752,13 @@ def test_fused_gradient_formulas_compile_and_match_torch(dtype):
                 ga = torch.autograd.grad(F.clamp(a, min=mn, max=mx).sum(), a)[0]
                 gb = torch.autograd.grad(torch.clamp(b, min=mn, max=mx).sum(), b)[0]
                 torch.testing.assert_close(ga, gb)
+            for approximate in ("none", "tanh"):   # gelu_backward: erf form fused, tanh C op
+                xs = torch.cat([x.flatten(), torch.tensor([0.0, -0.0, 1e-30, 9.0, -9.0],
+                                                          dtype=dtype)])
+                a, b = xs.clone().requires_grad_(), xs.clone().requires_grad_()
+                ga = torch.autograd.grad(F.gelu(a, approximate=approximate), a, xs)[0]
+                gb = torch.autograd.grad(TF.gelu(b, approximate=approximate), b, xs)[0]
+                torch.testing.assert_close(ga, gb, **tol)
             a = x.clone().requires_grad_()
             torch.manual_seed(5)
             y = F.dropout(a, p=0.3, training=True)
@@ -781,3 +788,39 @@ def test_in_place_write_after_binary_op_as_torch():
             assert outs[0] == "raised"
         else:
             torch.testing.assert_close(outs[0], outs[1])
+
+
+def test_explicit_executor_runs_the_gradients():
+    """An executor given to a module (or an op) runs its forward and backward with gradients on,
+    as without: every hologram call inside goes to it (none to the default executor), and a
+    closed one raises as it does without gradients."""
+    import hologram as hg
+    from hologram_torch import _bridge as B
+    ex = hg.Executor("cpu")
+    torch.manual_seed(3)
+    m = torch.nn.Sequential(ht.nn.Linear(6, 8), ht.nn.GELU(), ht.nn.LayerNorm(8),
+                            ht.nn.Linear(8, 3))
+    ref = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.GELU(), torch.nn.LayerNorm(8),
+                              torch.nn.Linear(8, 3))
+    ref.load_state_dict(m.state_dict())
+    for mod in m:
+        mod._set_executor(ex)
+    x, t = torch.randn(5, 6), torch.randint(0, 3, (5,))
+    used, real = [], B.executor_of
+
+    def spy(ex_id, device, fn):
+        e = real(ex_id, device, fn)
+        used.append(e)
+        return e
+    B.executor_of = spy
+    try:
+        TF.cross_entropy(m(x), t).backward()   # torch's loss: every hologram call is m's
+    finally:
+        B.executor_of = real
+    TF.cross_entropy(ref(x), t).backward()
+    assert len(used) >= 8 and all(u is ex for u in used)
+    for p, q in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+    ex.close()
+    with pytest.raises(hg.errors.InvalidHandleError, match="close"):
+        m(x)

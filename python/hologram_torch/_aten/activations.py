@@ -6,7 +6,7 @@ import torch
 import hologram as hg
 
 from .. import _bridge as B
-from .. import _grad_ops, _ops
+from .. import _fused, _grad_ops, _ops
 from .common import Lowering, args_of, tensors_ok
 
 aten = torch.ops.aten
@@ -17,8 +17,28 @@ def _gelu(x, approximate="none"):
 
 
 def _gelu_bw(g, x, approximate="none"):
-    # hg_activation_backward's erf form reads Phi(x) = y / x from the output: computed here
-    return _grad_ops.activation_backward(g, x, _ops.gelu(x, approximate), "gelu_" + approximate)
+    if approximate == "tanh":   # hg_activation_backward's tanh form reads x only (y: unused)
+        return _grad_ops.activation_backward(g, x, x, "gelu_tanh")
+    # the erf form: one fused kernel from x (hg_activation_backward's reads Phi(x) = y / x from
+    # the forward's output, which the backward graph does not have)
+    e, dev, (hg_g, hx) = _ops._hg_args("aten.gelu_backward", 0, g, x)
+    if hg_g.dtype_name != hx.dtype_name:
+        return _grad_ops.activation_backward(g, x, _ops.gelu(x, approximate), "gelu_none")
+    return B.to_torch(_fused.gelu_grad(hg_g, hx, hx.dtype_name))
+
+
+def gelu_bw_from_output(g, x, y, approximate="none"):
+    """gelu_backward given the forward's gelu(x) (None: written in place since; recomputed):
+    hg_activation_backward in one kernel (the eager gradients' graphs pass y: grad.py)."""
+    if y is None or approximate != "none" or not (g.dtype == x.dtype == y.dtype):
+        return _gelu_bw(g, x, approximate)
+    return _grad_ops.activation_backward(g, x, y, "gelu_none")
+
+
+# ATen backward op -> (the forward op whose result it can read, the function that reads it):
+# the eager gradients keep that result for the backward (_aten/grad.py), where a compiled
+# graph's partition decides what is saved
+FROM_OUTPUT = {aten.gelu_backward.default: (aten.gelu.default, gelu_bw_from_output)}
 
 
 def _gelu_accepts(node):

@@ -21,6 +21,8 @@ import threading
 import torch
 from torch.autograd import Function
 
+from .. import _bridge as _B
+
 CACHE_SIZE = 512   # traced (op, signature) entries kept; a trace costs ~10-60 ms
 
 _cache = collections.OrderedDict()
@@ -38,17 +40,13 @@ _compiling = torch.compiler.is_compiling
 
 
 class _Entry:
-    __slots__ = ("fw", "bw", "n_out", "n_in", "from_inputs")
+    __slots__ = ("fw", "bw", "n_out", "n_in", "from_inputs", "n_reused")
 
-    def __init__(self, fw, bw, n_out, n_in, from_inputs):
+    def __init__(self, fw, bw, n_out, n_in, from_inputs, n_reused):
         self.fw, self.bw, self.n_out, self.n_in = fw, bw, n_out, n_in
-        self.from_inputs = from_inputs
+        self.from_inputs, self.n_reused = from_inputs, n_reused   # n_reused: _reuse_outputs
 
 
-def _sig(t):
-    if t is None:
-        return None
-    return (t.shape, t.stride(), t.dtype, t.device, t.requires_grad)
 
 
 def _same(t):
@@ -93,9 +91,10 @@ def _trace(name, form, tensors):
         if diff:
             torch.autograd.backward(diff, [torch.ones_like(o) for o in diff])
     _traces[name] += 1
+    n_reused = _reuse_outputs(got["fw"], got.get("bw"), len(outs))
     fw_outs = [n for n in got["fw"].graph.nodes if n.op == "output"][0].args[0]
     places = [n for n in got["fw"].graph.nodes if n.op == "placeholder"]
-    saved = fw_outs[len(outs):]
+    saved = fw_outs[len(outs):len(fw_outs) - n_reused]
     # the saved tensors as input positions, when the backward reads only inputs (add, mul,
     # matmul, ...: apply_eager's condition); else None
     from_inputs = (tuple(places.index(n) for n in saved)
@@ -103,11 +102,62 @@ def _trace(name, form, tensors):
     fw = lower_graph(got["fw"])
     bw = lower_graph(got["bw"]) if "bw" in got else None
     return _Entry(fw.forward, bw.forward if bw is not None else None, len(outs), len(present),
-                  from_inputs)
+                  from_inputs if not n_reused else None, n_reused)
+
+
+def _reuse_outputs(fw, bw, n_out):
+    """Where the backward graph recomputes a forward result (gelu_backward(g, x): Phi(x) again,
+    activations.FROM_OUTPUT), the forward graph also returns that result (after the saved
+    tensors) and the backward reads it; returns how many such results were added. _Traced keeps
+    them unsaved (a result written in place after the op is passed as None and recomputed, so
+    the op reads what torch's does)."""
+    from .activations import FROM_OUTPUT
+    if bw is None:
+        return 0
+    out = [n for n in fw.graph.nodes if n.op == "output"][0]
+    outs = list(out.args[0])
+    n_saved = len(outs) - n_out
+    places = [n for n in bw.graph.nodes if n.op == "placeholder"]
+    if len(places) <= n_saved:
+        return 0
+    added = []
+    for node in list(bw.graph.nodes):
+        rule = FROM_OUTPUT.get(node.target) if node.op == "call_function" else None
+        if rule is None or node.args[1] not in places[:n_saved]:
+            continue
+        x = outs[n_out + places.index(node.args[1])]
+        rest = node.args[2:]
+        y = next((u for u in x.users if u.target is rule[0] and u.args[0] is x and
+                  u.args[1:] == rest and u.kwargs == node.kwargs), None)
+        if y is None:
+            continue
+        outs.append(y)
+        with bw.graph.inserting_before(places[n_saved]):   # after the saved, before tangents
+            p = bw.graph.placeholder(f"reused_{y.name}")
+        p.meta.update(y.meta)
+        node.target, node.args = rule[1], (node.args[0], node.args[1], p) + tuple(rest)
+        added.append(y)
+    if added:
+        out.args = (tuple(outs),)
+        fw.recompile()
+        bw.recompile()
+    return len(added)
+
+
+def _key(name, static, tensors):
+    """The cache key: one flat tuple (a tuple per tensor and the calls to make it cost ~1 us of
+    a 1-element call)."""
+    k = [name, static]
+    for t in tensors:
+        if t is None:
+            k.append(None)
+        else:
+            k += (t.shape, t.stride(), t.dtype, t.device, t.requires_grad)
+    return tuple(k)
 
 
 def _entry(name, static, form, tensors):
-    key = (name, static) + tuple([_sig(t) for t in tensors])
+    key = _key(name, static, tensors)
     e = _cache.get(key)
     if e is not None:
         _cache.move_to_end(key)
@@ -125,13 +175,18 @@ class _Traced(Function):
     """The one autograd Function: forward and backward of a traced, lowered ATen form."""
 
     @staticmethod
-    def forward(ctx, entry, form, nones, *ts):   # nones: which of form's tensors are absent
-        res = entry.fw(*ts)
+    def forward(ctx, entry, form, nones, ex, *ts):   # nones: which of form's tensors are absent
+        res = entry.fw(*ts) if not ex else _B.run_on(ex, entry.fw, *ts)
         n = entry.n_out
-        ctx.entry, ctx.form, ctx.nones = entry, form, nones
+        ctx.entry, ctx.form, ctx.nones, ctx.ex = entry, form, nones, ex
         # what the backward graph reads; the inputs (double backward re-runs form on them) are
         # kept unsaved with their versions, so that an in-place write after the op (ReLU's
         # inplace=True writes the result into x) only fails a double backward that reads them
+        k = entry.n_reused
+        if k:   # forward results the backward reads (_reuse_outputs): detached, no cycle
+            ctx.reused = [t.detach() for t in res[-k:]]
+            ctx.reused_versions = [t._version for t in ctx.reused]
+            res = res[:-k]
         ctx.save_for_backward(*res[n:])
         ctx.inputs = ts
         ctx.versions = [t._version for t in ts]
@@ -148,10 +203,13 @@ class _Traced(Function):
                 raise RuntimeError("hologram_torch: an input of an op was modified in place "
                                    "after the op; its double backward (create_graph=True) "
                                    "needs the original values")
-            return (None, None, None) + _grad_of_form(ctx, ts, grads)
-        gs = entry.bw(*rest, *(g if g is None or g.is_contiguous() else g.contiguous()
-                               for g in grads))
-        return (None, None, None) + tuple(gs[:entry.n_in])
+            return (None, None, None, None) + _grad_of_form(ctx, ts, grads)
+        gs = [g if g is None or g.is_contiguous() else g.contiguous() for g in grads]
+        if entry.n_reused:   # a result written in place since: None, recomputed
+            rest = rest + tuple(t if t._version == v else None
+                                for t, v in zip(ctx.reused, ctx.reused_versions))
+        gs = entry.bw(*rest, *gs) if not ctx.ex else _B.run_on(ctx.ex, entry.bw, *rest, *gs)
+        return (None, None, None, None) + tuple(gs[:entry.n_in])
 
 
 def _grad_of_form(ctx, ts, grads):
@@ -169,19 +227,22 @@ def _grad_of_form(ctx, ts, grads):
     return tuple(next(got, None) if t.requires_grad else None for t in ts)
 
 
-def apply(name, static, form, *tensors):
-    """form(*tensors) with gradients: ATen's derivatives, lowered to hologram. static: the
-    hashable non-tensor arguments form closes over (part of the cache key); tensors may hold
-    None (an absent optional tensor)."""
+def apply(ex, name, static, form, *tensors):
+    """form(*tensors) with gradients: ATen's derivatives, lowered to hologram, run on executor
+    id ex (0: the tensors' device's). static: the hashable non-tensor arguments form closes over
+    (part of the cache key); tensors may hold None (an absent optional tensor)."""
     if _functorch_active() or _compiling():
         # torch.func's transforms and dynamo see torch's own ATen ops (dynamo hands them to the
         # backend, which lowers them; torch.func differentiates and batches them itself)
         return form(*tensors)
     e = _entry(name, static, form, tensors)
+    for t in tensors:
+        if t is None:
+            break
+    else:   # the common case: no filtering (`None in tensors` would call ==)
+        return _Traced.apply(e, form, None, ex, *tensors)
     nones = tuple([t is None for t in tensors])
-    if True not in nones:   # the common case: no filtering (`None in tensors` would call ==)
-        return _Traced.apply(e, form, None, *tensors)
-    return _Traced.apply(e, form, nones, *(t for t in tensors if t is not None))
+    return _Traced.apply(e, form, nones, ex, *(t for t in tensors if t is not None))
 
 
 class _Eager2(Function):
