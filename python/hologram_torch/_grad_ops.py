@@ -17,7 +17,7 @@ from . import _fused
 
 _U = _C.unary_ops
 from ._ops import (LIB, _define, _hg_args, _vmap_elementwise, dropout_seed, dropout_uniform,
-                   nll_picked)
+                   nll_weights)
 from ._ops import _vmap_front as _front
 
 
@@ -183,7 +183,7 @@ def _nll_bw_impl(g, x, target, weight=None, ignore_index=-100, reduction="mean",
     fn = "hologram_torch.nll_loss_backward"
     e, dev, (hg_g, hx, ht, hw) = _hg_args(fn, ex, g, x, target, weight)
     cdim = 1 if x.dim() >= 2 else 0
-    _, wt = nll_picked(hx, ht, hw, cdim, ignore_index, x.dtype)   # (N, ...) weights, 0 ignored
+    _, wt = nll_weights(ht, hw, ignore_index, x.dtype)   # (N, ...) weights, 0 where ignored
     C = x.shape[cdim]
     cls_shape = [1] * x.dim()
     cls_shape[cdim] = C

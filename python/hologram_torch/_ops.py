@@ -558,7 +558,7 @@ mean = _reduction("mean", hg.mean)
 from ._ops_loss import (binary_cross_entropy,  # noqa: E402,F401
                         binary_cross_entropy_with_logits, cross_entropy, dropout,
                         dropout_seed, dropout_uniform, mse_loss, nll_check, nll_loss,
-                        nll_picked)
+                        nll_weights)
 from ._ops_data import (_check_index, cat, check_index_range, clamp,  # noqa: E402,F401
                         embedding_freq_scale, embedding_grad, embedding_renorm_, gather,
                         index_add_zeros, index_select, stack, where)

@@ -23,6 +23,7 @@ from torch.autograd import Function
 
 from .. import _bridge as _B
 
+aten = torch.ops.aten
 CACHE_SIZE = 512   # traced (op, signature) entries kept; a trace costs ~10-60 ms
 
 _cache = collections.OrderedDict()
@@ -92,6 +93,7 @@ def _trace(name, form, tensors):
             torch.autograd.backward(diff, [torch.ones_like(o) for o in diff])
     _traces[name] += 1
     n_reused = _reuse_outputs(got["fw"], got.get("bw"), len(outs))
+    _fuse_ce_backward(got["fw"], got.get("bw"), len(outs))
     fw_outs = [n for n in got["fw"].graph.nodes if n.op == "output"][0].args[0]
     places = [n for n in got["fw"].graph.nodes if n.op == "placeholder"]
     saved = fw_outs[len(outs):len(fw_outs) - n_reused]
@@ -103,6 +105,45 @@ def _trace(name, form, tensors):
     bw = lower_graph(got["bw"]) if "bw" in got else None
     return _Entry(fw.forward, bw.forward if bw is not None else None, len(outs), len(present),
                   from_inputs if not n_reused else None, n_reused)
+
+
+def _unalias(n):
+    while isinstance(n, torch.fx.Node) and n.target is aten.alias.default:
+        n = n.args[0]
+    return n
+
+
+def _fuse_ce_backward(fw, bw, n_out):
+    """cross_entropy's backward, _log_softmax_backward_data(nll_loss_backward(g, lsm, t, None,
+    r, ii, total), lsm), as one kernel (losses.ce_bw_from_log_softmax; composed of ~12 library
+    ops and a target check otherwise)."""
+    from .losses import ce_bw_from_log_softmax
+    if bw is None:
+        return
+    outs = [n for n in fw.graph.nodes if n.op == "output"][0].args[0]
+    places = [n for n in bw.graph.nodes if n.op == "placeholder"]
+    origin = dict(zip(places, outs[n_out:]))   # bw placeholder -> the fw node it saved
+
+    def fw_node(n):
+        n = _unalias(n)
+        return _unalias(origin.get(n, n))
+
+    for node in list(bw.graph.nodes):
+        if node.target is not aten._log_softmax_backward_data.default:
+            continue
+        nll, y, dim, dt = node.args
+        if (getattr(nll, "target", None) is not aten.nll_loss_backward.default or
+                len(nll.users) != 1):
+            continue
+        g, lsm, t, w, r, ii, _ = nll.args
+        v = lsm.meta.get("val")
+        if (w is not None or fw_node(y) is not fw_node(lsm) or v is None or
+                dim != (1 if v.dim() >= 2 else 0) or dt != v.dtype or v.dtype not in
+                (torch.float32, torch.float64)):
+            continue
+        node.target, node.args = ce_bw_from_log_softmax, (g, lsm, t, r, ii)
+    bw.graph.eliminate_dead_code()
+    bw.recompile()
 
 
 def _reuse_outputs(fw, bw, n_out):
