@@ -70,20 +70,20 @@ def _binary(kind):
     op = _BINARY_OPS[kind]
     form = getattr(torch.ops.aten, kind).Tensor
     grad_enabled = torch.is_grad_enabled
-    apply, apply2, key = _G.apply, _G.apply_eager2, (kind, form, op)
+    apply, apply2 = _G.apply, _G.eager2(kind, form, op)
 
     def f(a, b, ex=0):
         if grad_enabled() and (a.requires_grad or b.requires_grad):   # _needs_grad, inlined
             if _tracing_state() is not None:
                 refuse_traced_grad()
-            return apply2(key, a, b) if not ex else apply(ex, kind, (), form, a, b)
+            return apply2(a, b) if not ex else apply(ex, kind, (), form, a, b)
         return op(a, b, ex)
 
     def with_grad(a, b):
         """f(a, b) for operands known to need a gradient (functional's common call)."""
         if _tracing_state() is not None:   # _needs_grad's rule
             refuse_traced_grad()
-        return apply2(key, a, b)
+        return apply2(a, b)
 
     f.__name__ = kind
     f.with_grad = with_grad
