@@ -824,3 +824,31 @@ def test_explicit_executor_runs_the_gradients():
     ex.close()
     with pytest.raises(hg.errors.InvalidHandleError, match="close"):
         m(x)
+
+
+def test_traced_graph_rewrites_read_what_torch_reads():
+    """The eager graphs' rewrites (_aten/grad.py): gelu's backward reads the forward's result,
+    recomputed when that result was written in place after the op (torch's gelu_backward reads
+    only x, so torch allows the write); cross_entropy's backward is one kernel on the
+    log-softmax, equal to torch's for every reduction with ignored targets."""
+    from hologram_torch._aten import grad as G
+    for approximate in ("none", "tanh"):
+        x = torch.randn(6, 5, dtype=torch.float64, requires_grad=True)
+        xr = x.detach().clone().requires_grad_()
+        y, yr = F.gelu(x, approximate=approximate), TF.gelu(xr, approximate=approximate)
+        y.mul_(3)
+        yr.mul_(3)
+        y.sum().backward()
+        yr.sum().backward()
+        torch.testing.assert_close(x.grad, xr.grad)
+    for red in ("mean", "sum", "none"):
+        x = torch.randn(7, 4, dtype=torch.float64, requires_grad=True)
+        xr = x.detach().clone().requires_grad_()
+        t = torch.tensor([0, 3, -100, 1, 2, 2, -100])
+        g = torch.rand(7 if red == "none" else (), dtype=torch.float64)
+        F.cross_entropy(x, t, reduction=red).backward(g)
+        TF.cross_entropy(xr, t, reduction=red).backward(g)
+        torch.testing.assert_close(x.grad, xr.grad)
+    bws = [e.bw.__self__.code for k, e in G._cache.items() if k[0] == "cross_entropy"]
+    assert bws and all("ce_bw_from_log_softmax" in c and "nll_loss_backward" not in c
+                       for c in bws)
