@@ -45,7 +45,8 @@ def timed(fn, min_s=0.02):
 torch.manual_seed(0)
 def mlp(ex=None):
     torch.manual_seed(1)
-    m = torch.nn.Sequential(ht.nn.Linear(256, 256), ht.nn.GELU(), ht.nn.LayerNorm(256), ht.nn.Linear(256, 10))
+    m = torch.nn.Sequential(ht.nn.Linear(256, 256), ht.nn.GELU(), ht.nn.LayerNorm(256),
+                            ht.nn.Linear(256, 10))
     if ex is not None:
         for mod in m: mod._set_executor(ex)
     return m
