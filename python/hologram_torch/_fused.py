@@ -57,29 +57,6 @@ def nll_grad(cls, t, wt, scale, dt):
     return _variant(("nll", dt), make)(cls, t, wt, scale)
 
 
-def gelu_grad(g, x, dt):
-    """ATen's gelu_backward (the erf form) from x alone, in one kernel: g (Phi(x) + x phi(x)),
-    computed in float32 for float16 / bfloat16 (as ATen) and rounded to dt. The C library's
-    hg_activation_backward reads Phi(x) from the forward's output, which the traced eager
-    gradients do not keep (recomputing it cost a second kernel)."""
-    def make():
-        half = dt not in ("f32", "f64")
-
-        def gelu_grad(g, x):
-            if half:
-                g, x = hg.ops.cast(g, "f32"), hg.ops.cast(x, "f32")
-            cdf = (hg.erf(x * _SQRT1_2) + 1.0) * 0.5
-            pdf = hg.exp(x * x * -0.5) * _GELU_BETA
-            r = g * (cdf + x * pdf)
-            return hg.ops.cast(r, dt) if half else r
-        return gelu_grad
-    return _variant(("gelu_grad", dt), make)(g, x)
-
-
-_SQRT1_2 = 0.70710678118654752440            # ATen's kAlpha: M_SQRT1_2
-_GELU_BETA = 1.12837916709551257390 * _SQRT1_2 * 0.5   # kBeta: M_2_SQRTPI * M_SQRT1_2 * 0.5
-
-
 def dropout_apply(x, u, p):
     """x / (1 - p) where u >= p, else 0: dropout with the uniform numbers u, and its gradient
     (the same numbers, regenerated from the seed, applied to g)."""

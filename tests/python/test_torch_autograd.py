@@ -702,7 +702,7 @@ def test_nll_loss_with_every_target_ignored():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_fused_gradient_formulas_compile_and_match_torch(dtype):
-    """The loss, clamp, gelu and dropout gradients (ATen's backward ops lowered by the table: fused
+    """The loss, clamp, dropout, gelu gradients (ATen's backward ops lowered by the table: fused
     hologram.jit kernels or the pointwise fusion pass) trace without an eager fallback, on 2-D
     and 3-D shapes, and equal torch's gradient (weights, pos_weight, reductions, bounds)."""
     from hologram_torch import _fused
@@ -742,7 +742,7 @@ def test_fused_gradient_formulas_compile_and_match_torch(dtype):
                 ga = torch.autograd.grad(F.clamp(a, min=mn, max=mx).sum(), a)[0]
                 gb = torch.autograd.grad(torch.clamp(b, min=mn, max=mx).sum(), b)[0]
                 torch.testing.assert_close(ga, gb)
-            for approximate in ("none", "tanh"):   # gelu_backward: erf form fused, tanh C op
+            for approximate in ("none", "tanh"):   # gelu_backward's lowerings (the C op)
                 xs = torch.cat([x.flatten(), torch.tensor([0.0, -0.0, 1e-30, 9.0, -9.0],
                                                           dtype=dtype)])
                 a, b = xs.clone().requires_grad_(), xs.clone().requires_grad_()

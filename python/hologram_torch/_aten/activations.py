@@ -6,7 +6,7 @@ import torch
 import hologram as hg
 
 from .. import _bridge as B
-from .. import _fused, _grad_ops, _ops
+from .. import _grad_ops, _ops
 from .common import Lowering, args_of, tensors_ok
 
 aten = torch.ops.aten
@@ -19,12 +19,9 @@ def _gelu(x, approximate="none"):
 def _gelu_bw(g, x, approximate="none"):
     if approximate == "tanh":   # hg_activation_backward's tanh form reads x only (y: unused)
         return _grad_ops.activation_backward(g, x, x, "gelu_tanh")
-    # the erf form: one fused kernel from x (hg_activation_backward's reads Phi(x) = y / x from
-    # the forward's output, which the backward graph does not have)
-    e, dev, (hg_g, hx) = _ops._hg_args("aten.gelu_backward", 0, g, x)
-    if hg_g.dtype_name != hx.dtype_name:
-        return _grad_ops.activation_backward(g, x, _ops.gelu(x, approximate), "gelu_none")
-    return B.to_torch(_fused.gelu_grad(hg_g, hx, hx.dtype_name))
+    # the erf form reads Phi(x) = y / x from the output: recomputed here (a fused kernel with
+    # erf from x alone was 8-23% slower, docs/performance.md)
+    return _grad_ops.activation_backward(g, x, _ops.gelu(x, approximate), "gelu_none")
 
 
 def gelu_bw_from_output(g, x, y, approximate="none"):
