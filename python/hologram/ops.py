@@ -386,10 +386,14 @@ def matvec(*args, **kw):
     return _C.matvec(*args, **kw)
 
 
-def linear(x, weight, bias=None):
-    """x @ weight.T + bias (torch.nn.functional.linear)."""
-    y = matmul(x, weight.T if hasattr(weight, "T") else weight)
-    return y + bias if bias is not None else y
+def linear(x, weight, bias=None, out=None):
+    """x @ weight.T + bias (torch.nn.functional.linear; a 1-D weight: x @ weight). out: the
+    result's tensor, the bias added in place (hologram_torch's linear and addmm use this)."""
+    w = weight.T if getattr(weight, "ndim", 2) == 2 else weight
+    y = matmul(x, w, out)
+    if bias is None:
+        return y
+    return add(y, bias, out=y) if out is not None else y + bias
 
 
 # --- losses ---------------------------------------------------------------------------------------

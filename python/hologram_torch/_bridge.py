@@ -10,6 +10,8 @@ Executors cross torch's dispatcher as integers (an op's schema can only carry in
 default executor of the tensor's device, other ids come from :func:`executor_id`.
 """
 
+import threading
+
 import torch
 
 import hologram as hg
@@ -35,6 +37,14 @@ _cuda = {}               # device index -> the default CUDA executor, cached
 # Executor.set_stream / Executor.stream: CUDA executors that enqueue on a given stream.
 _HAS_STREAMS = hasattr(hg.Executor, "set_stream")
 _RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)   # CUDA builds of torch
+
+
+class _Scope(threading.local):
+    ex = 0   # the executor id that stands for 0 (the device's default) in this thread
+
+
+_scope = _Scope()
+scoped = [0]   # threads inside run_on: the fast paths read the thread-local only when nonzero
 
 
 def executor_id(ex):
@@ -74,10 +84,28 @@ def registered_executors():
         return len(_executors)
 
 
+def run_on(ex_id, fn, *args):
+    """fn(*args) with every op inside that names no executor (id 0) running on ex_id's: the
+    eager gradients' lowered ATen graphs (_aten/grad.py) on the executor the caller gave."""
+    prev = _scope.ex
+    with _lock:
+        scoped[0] += 1
+    _scope.ex = ex_id
+    try:
+        return fn(*args)
+    finally:
+        _scope.ex = prev
+        with _lock:
+            scoped[0] -= 1
+
+
 def executor_of(ex_id, device, fn):
     """The Executor an op runs on for tensors on ``device``: ex_id's, which must be of that
-    device, or the device's default. Nothing is moved across devices. A CUDA executor is set to
-    enqueue on torch's current stream of the device first (:func:`follow_stream`)."""
+    device, or the device's default (inside :func:`run_on`: its executor). Nothing is moved
+    across devices. A CUDA executor is set to enqueue on torch's current stream of the device
+    first (:func:`follow_stream`)."""
+    if not ex_id and scoped[0]:
+        ex_id = _scope.ex
     if not ex_id and device.type == "cpu":
         ex = _cpu[0]
         if ex is None or ex.closed:   # hg.default_cpu_executor() takes a lock: 0.5 us

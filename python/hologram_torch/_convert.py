@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import _autograd as A
+from . import _differentiable as A
 from . import nn as N
 
 # A probe's match: float32 rounding, not another function. Elementwise: each element (gelu's

@@ -4,7 +4,8 @@ gradients are the C library's backward ops (hg_activation_backward, ... in ops.h
 kernel or row kernel each, on any backend); the loss, clamp and dropout gradients are
 elementwise formulas fused by the graph compiler (_fused.py: one kernel each), on views of the
 torch tensors.
-_autograd.py calls them from the autograd.Functions.
+The table (_aten/) calls them as the lowerings of ATen's backward ops; dropout's gradient is
+registered on its op here.
 """
 import torch
 
@@ -16,7 +17,7 @@ from . import _fused
 
 _U = _C.unary_ops
 from ._ops import (LIB, _define, _hg_args, _vmap_elementwise, dropout_run, dropout_seed,
-                   nll_picked)
+                   nll_weights)
 from ._ops import _vmap_front as _front
 
 
@@ -76,85 +77,6 @@ def _softmax_bw_vmap(info, in_dims, g, y, dim, log, ex=0):
 
 
 torch.library.register_vmap("hologram::softmax_backward", _softmax_bw_vmap, lib=LIB)
-
-
-def _norm_bw_fake(g, x, normalized_shape, weight, eps, rms, ex=0):
-    gw = x.new_empty(tuple(normalized_shape))
-    return torch.empty_like(x, memory_format=torch.contiguous_format), gw, x.new_empty(
-        tuple(normalized_shape))
-
-
-def _norm_bw_impl(g, x, normalized_shape, weight, eps, rms, ex=0):
-    """grad_x, grad_weight, grad_bias of layer_norm / rms_norm (the C library's
-    hg_layer_norm_backward / hg_rms_norm_backward; rms_norm's grad_bias is zeros)."""
-    fn = "hologram_torch.norm_backward"
-    e, dev, (hg_g, hx, hw) = _hg_args(fn, ex, g, x, weight)
-    gx, gx_h = B.empty_pair(x.shape, x.dtype, e)
-    pdt = x.dtype if weight is None else weight.dtype
-    gw, gw_h = B.empty_pair(tuple(normalized_shape), pdt, e)
-    if rms:
-        gb, gb_h = torch.zeros(tuple(normalized_shape), dtype=pdt, device=dev), None
-    else:
-        gb, gb_h = B.empty_pair(tuple(normalized_shape), pdt, e)
-    _C.norm_backward(hg_g, hx, len(normalized_shape), hw, eps, rms, gx_h, gw_h, gb_h)
-    return gx, gw, gb
-
-
-norm_backward = _define("norm_backward(Tensor g, Tensor x, int[] normalized_shape, "
-                        "Tensor? weight, float eps, bool rms, int ex=0) -> (Tensor, Tensor, Tensor)",
-                        _norm_bw_impl, _norm_bw_fake)
-
-
-def _norm_bw_vmap(info, in_dims, g, x, normalized_shape, weight, eps, rms, ex=0):
-    """One call for grad_x with the batch first (the normalized dims stay last); grad_weight and
-    grad_bias per batch element (the C op sums them over every leading dim, the batch's too):
-    sums over each element's rows of g * xhat (xhat from layer_norm / rms_norm without weight)
-    and of g. A batched weight runs per element."""
-    if len(in_dims) > 3 and isinstance(in_dims[3], int):
-        outs = [norm_backward(*(a.select(d, i) if isinstance(d, int) else a for a, d in
-                                zip((g, x, normalized_shape, weight, eps, rms, ex), in_dims)))
-                for i in range(info.batch_size)]
-        return tuple(torch.stack(o) for o in zip(*outs)), (0, 0, 0)
-    size = info.batch_size
-    g, x = _front(g, in_dims[0], size), _front(x, in_dims[1], size)
-    gx, _, _ = norm_backward(g, x, normalized_shape, weight, eps, rms, ex)
-    lead = list(range(1, x.dim() - len(normalized_shape)))
-    norm = torch.ops.hologram.rms_norm if rms else torch.ops.hologram.layer_norm
-    xhat = (norm(x, list(normalized_shape), None, eps, ex) if rms else
-            norm(x, list(normalized_shape), None, None, eps, ex))
-    gw = torch.ops.hologram.mul(g, xhat, ex)
-    gb = g
-    if lead:
-        gw = torch.ops.hologram.sum(gw, lead, False, ex)
-        gb = torch.ops.hologram.sum(g, lead, False, ex)
-    if rms:
-        gb = torch.zeros_like(gw)
-    pdt = x.dtype if weight is None else weight.dtype
-    return (gx, gw.to(pdt), gb.to(pdt)), (0, 0, 0)
-
-
-torch.library.register_vmap("hologram::norm_backward", _norm_bw_vmap, lib=LIB)
-
-
-def _ce_bw_fake(g, logits, target, ignore_index, reduction, ex=0):
-    return torch.empty_like(logits, memory_format=torch.contiguous_format)
-
-
-def _ce_bw_impl(g, logits, target, ignore_index, reduction, ex=0):
-    """(softmax(logits) - onehot(target)) along the class dim, times g; rows whose target is
-    ignore_index get 0; 'mean' divides by the number of rows counted (the C library's
-    hg_cross_entropy_backward, the softmax fused in)."""
-    fn = "hologram_torch.cross_entropy_backward"
-    e, dev, (hg_g, hl, ht) = _hg_args(fn, ex, g, logits, target)
-    out, out_h = B.empty_pair(logits.shape, logits.dtype, e)
-    if out.numel():
-        _C.cross_entropy_backward(hg_g, hl, ht, ignore_index, reduction, out_h)
-    return out
-
-
-cross_entropy_backward = _define("cross_entropy_backward(Tensor g, Tensor logits, Tensor target, "
-                                 "int ignore_index, str reduction, int ex=0) -> Tensor",
-                                 _ce_bw_impl, _ce_bw_fake)
 
 
 def _vmap_loss_backward(name, nweights):
@@ -231,82 +153,6 @@ def _ce_vmap(info, in_dims, logits, target, ignore_index=-100, reduction="mean",
 torch.library.register_vmap("hologram::cross_entropy", _ce_vmap, lib=LIB)
 
 
-def _ce_bw_vmap(info, in_dims, g, logits, target, ignore_index, reduction, ex=0):
-    size = info.batch_size
-    lg, tg, samples, probs = _ce_vmap_layout(info, in_dims[1:], logits, target)
-    g = _front(g, in_dims[0], size)
-    if reduction != "none":
-        if reduction == "mean":
-            # every target of an element ignored: no row takes the scale (the gradient is 0,
-            # as the op's and torch's); counting at least 1 keeps 0 * inf out of it
-            counts = _ce_counts(tg, samples, probs, ignore_index, size, g.dtype).clamp_min(1)
-            g = torch.ops.hologram.div(g, counts, ex)
-        g = g.reshape((size,) + (1,) * len(samples)).expand((size,) + samples)
-    out = cross_entropy_backward(g.reshape((-1,) + samples[1:]), lg, tg, ignore_index, "none",
-                                 ex)
-    return out.reshape((size,) + tuple(logits.shape if in_dims[1] is None else
-                                       logits.movedim(in_dims[1], 0).shape[1:])), 0
-
-
-torch.library.register_vmap("hologram::cross_entropy_backward", _ce_bw_vmap, lib=LIB)
-
-
-def _clamp_bw_fake(g, x, min=None, max=None, ex=0):   # noqa: A002
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def _clamp_bw_impl(g, x, min=None, max=None, ex=0):   # noqa: A002
-    """g where min <= x <= max (torch's clamp passes the gradient at the bounds), else 0."""
-    e, dev, (hg_g, hx) = _hg_args("hologram_torch.clamp_backward", ex, g, x)
-    lo, hi = (None if v is None else hg.full((), v, hx.dtype_name, executor=e)
-              for v in (min, max))
-    return B.to_torch(_fused.clamp_grad(hg_g, hx, lo, hi))
-
-
-clamp_backward = _define("clamp_backward(Tensor g, Tensor x, float? min=None, float? max=None, "
-                         "int ex=0) -> Tensor", _clamp_bw_impl, _clamp_bw_fake)
-_vmap_elementwise("clamp_backward", 2)
-
-
-def _clamp_t_bw_fake(g, x, lo=None, hi=None, ex=0):
-    e = g.new_empty(g.shape)
-    return e, g.new_empty(g.shape if lo is not None else (0,)), \
-        g.new_empty(g.shape if hi is not None else (0,))
-
-
-def _clamp_t_bw_impl(g, x, lo=None, hi=None, ex=0):
-    """clamp with tensor bounds (_fused.clamp_tensor_grad: torch's rule), each gradient at g's
-    (broadcast) shape; the caller sums them to the operands' shapes. An absent bound's gradient
-    is an empty tensor."""
-    e, dev, (hg_g, hx, hl, hh) = _hg_args("hologram_torch.clamp_backward", ex, g, x, lo, hi)
-    empty = torch.empty((0,), dtype=g.dtype, device=dev)
-    return tuple(empty if r is None else B.to_torch(r)
-                 for r in _fused.clamp_tensor_grad(hg_g, hx, hl, hh))
-
-
-clamp_tensor_backward = _define(
-    "clamp_tensor_backward(Tensor g, Tensor x, Tensor? lo=None, Tensor? hi=None, int ex=0) -> "
-    "(Tensor, Tensor, Tensor)", _clamp_t_bw_impl, _clamp_t_bw_fake)
-
-
-def _bcel_bw_fake(g, x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def _bcel_bw_impl(g, x, t, weight=None, pos_weight=None, reduction="mean", ex=0):
-    """_fused.bce_with_logits_grad ('mean': g / numel)."""
-    e, dev, (hg_g, hx, ht, hw, hp) = _hg_args("hologram_torch.bce_with_logits_backward", ex,
-                                             g, x, t, weight, pos_weight)
-    n = max(x.numel(), 1) if reduction == "mean" else 1
-    return B.to_torch(_fused.bce_with_logits_grad(hg_g, hx, ht, hw, hp, n))
-
-
-bce_with_logits_backward = _define(
-    "bce_with_logits_backward(Tensor g, Tensor x, Tensor t, Tensor? weight=None, "
-    "Tensor? pos_weight=None, str reduction='mean', int ex=0) -> Tensor", _bcel_bw_impl,
-    _bcel_bw_fake)
-
-
 def _bce_bw_fake(g, p, t, weight=None, reduction="mean", ex=0):
     return torch.empty_like(p, memory_format=torch.contiguous_format)
 
@@ -337,7 +183,7 @@ def _nll_bw_impl(g, x, target, weight=None, ignore_index=-100, reduction="mean",
     fn = "hologram_torch.nll_loss_backward"
     e, dev, (hg_g, hx, ht, hw) = _hg_args(fn, ex, g, x, target, weight)
     cdim = 1 if x.dim() >= 2 else 0
-    _, wt = nll_picked(hx, ht, hw, cdim, ignore_index, x.dtype)   # (N, ...) weights, 0 ignored
+    _, wt = nll_weights(ht, hw, ignore_index, x.dtype)   # (N, ...) weights, 0 where ignored
     C = x.shape[cdim]
     cls_shape = [1] * x.dim()
     cls_shape[cdim] = C
@@ -411,4 +257,22 @@ dropout_backward = _define("dropout_backward(Tensor g, float p, Tensor seed, int
 
 
 _vmap_loss_backward("binary_cross_entropy_backward", 1)
-_vmap_loss_backward("bce_with_logits_backward", 2)
+
+
+# dropout's gradient, registered on the ops (torch's autograd runs it: no Python Function, so
+# jit.trace and torch.func see the ops): the backward of dropout and of dropout_backward is
+# dropout_backward with the same seed (the same mask and scale), differentiable again
+def _dropout_setup(ctx, inputs, output):
+    x, p, seed, *ex = inputs
+    ctx.p, ctx.ex = p, ex[0] if ex else 0
+    ctx.save_for_backward(seed)
+
+
+def _dropout_grad(ctx, g):
+    (seed,) = ctx.saved_tensors
+    return dropout_backward.overload(g.contiguous(), ctx.p, seed, ctx.ex), None, None, None
+
+
+for _name in ("dropout", "dropout_backward"):
+    torch.library.register_autograd(f"hologram::{_name}", _dropout_grad,
+                                    setup_context=_dropout_setup, lib=LIB)

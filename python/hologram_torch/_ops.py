@@ -2,8 +2,8 @@
 dispatcher (namespace ``hologram``, ``torch.library`` define + impl for CPU and CUDA tensors)
 with a fake (meta) implementation, so that ``torch.compile``, ``torch.library.opcheck`` and
 FakeTensor tracing see it. The implementations run hologram on views of the torch tensors and
-write into a result torch allocated. Gradients: _autograd.py; the losses and dropout:
-_ops_loss.py; the indexing and data ops: _ops_data.py (re-exported at the end).
+write into a result torch allocated. Gradients: _differentiable.py and _aten/grad.py; the
+losses and dropout: _ops_loss.py; the indexing and data ops: _ops_data.py (re-exported at the end).
 
 Measured on a 2-core Zen 4 VM, torch 2.13, 1-element tensors: a define/impl op costs 1.3-1.4 us of
 dispatch (torch.add 1.2 in total), a ``torch.autograd.Function`` 5.3 us more; see docs/torch.md.
@@ -155,13 +155,13 @@ def _binary(name, hg_fn):
     function_mode = torch._C._is_torch_function_mode_enabled
     functorch = torch._C._are_functorch_transforms_active
     tracing = _tracing
-    cpu = B._cpu
+    cpu, scoped = B._cpu, B.scoped
 
     def call(a, b, ex=0):
         """The common call (plain CPU tensors of one dtype, the default executor, plain eager
         mode) in one C call: 1-element add 4.8 -> ~2.9 us. Anything else: slow (the dispatcher
         when traced or transformed, else impl)."""
-        if (not ex and type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and
+        if (not ex and not scoped[0] and type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and
                 a.dtype in fast_dt and a.is_cpu and b.is_cpu and a.layout is strided and
                 b.layout is strided):
             e = cpu[0]
@@ -462,19 +462,21 @@ def _linear_impl(x, weight, bias=None, ex=0):
     if bias is not None:
         B.check_tensor(bias, "bias", fn, floats_only=True)
     e, dev, (hx, hw, hb) = _hg_args(fn, ex, x, weight, bias)
-    return matmul_bias(e, hx, hw.T if weight.dim() == 2 else hw, hb,   # the transposed view
-                       _linear_shape(x, weight), x.dtype)
+    return _linear_into(e, hx, hw, hb, _linear_shape(x, weight), x.dtype)
+
+
+def _linear_into(e, hx, hw, hbias, shape, dtype):
+    """hologram.ops.linear (the one composition of linear) into a new result of shape."""
+    out, ho = B.empty_pair(shape, dtype, e)
+    if out.numel():
+        hg.ops.linear(hx, hw, None if hbias is None else _cast(hbias, dtype), out=ho)
+    return out
 
 
 def matmul_bias(e, ha, hb, hbias, shape, dtype):
-    """a @ b (+ bias, broadcast, added in place) into a new result of shape: linear and ATen's
-    addmm (_aten/matmul.py)."""
-    out, ho = B.empty_pair(shape, dtype, e)
-    if out.numel():
-        hg.matmul(ha, hb, out=ho)
-        if hbias is not None:
-            hg.add(ho, _cast(hbias, dtype), out=ho)
-    return out
+    """a @ b (+ bias, broadcast): ATen's addmm (_aten/matmul.py), as linear of b's transposed
+    view."""
+    return _linear_into(e, ha, hb.T, hbias, shape, dtype)
 
 
 linear = _define("linear(Tensor x, Tensor weight, Tensor? bias=None, int ex=0) -> Tensor",
@@ -556,7 +558,7 @@ mean = _reduction("mean", hg.mean)
 from ._ops_loss import (binary_cross_entropy,  # noqa: E402,F401
                         binary_cross_entropy_with_logits, cross_entropy, dropout,
                         dropout_run, dropout_seed, mse_loss, nll_check, nll_loss,
-                        nll_picked)
+                        nll_weights)
 from ._ops_data import (_check_index, cat, check_index_range, clamp,  # noqa: E402,F401
                         embedding_freq_scale, embedding_grad, embedding_renorm_, gather,
                         index_add_zeros, index_select, stack, where)

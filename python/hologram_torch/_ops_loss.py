@@ -167,6 +167,9 @@ def check_targets(fn, target, C, ignore_index):
     IndexError, where hologram's take would count it from the end)."""
     if not target.numel():
         return
+    lo, hi = torch.aminmax(target)   # the common case in one op (five for the exact rule)
+    if int(lo) >= 0 and int(hi) < C:
+        return
     bad = ((target < 0) | (target >= C)) & (target != ignore_index)
     if bool(bad.any()):
         v = int(target[bad].reshape(-1)[0])
@@ -174,17 +177,24 @@ def check_targets(fn, target, C, ignore_index):
                          f"ignore_index {ignore_index})")
 
 
+def nll_weights(ht, hw, ignore_index, dt):
+    """(the targets with ignored entries as class 0, w[target] per sample with 0 where ignored
+    in dt) as hologram tensors of target's shape."""
+    keep = hg.not_equal(ht, ignore_index)
+    safe = hg.where(keep, ht, 0)                  # ignored entries pick class 0, then drop
+    wt = hg.cast(keep, B.DTYPES[dt])
+    if hw is not None:
+        wt = hg.multiply(wt, hg.take(_cast(hw, dt), safe.reshape(-1)).reshape(tuple(safe.shape)))
+    return safe, wt
+
+
 def nll_picked(hx, ht, hw, cdim, ignore_index, dt):
     """(-x[target] * w[target] per sample with 0 where ignored, w[target] per sample with 0
     where ignored) as hologram tensors of target's shape, in dt."""
     if not cdim:   # (C,) with a 0-d target: as (1, C) with (1,)
         hx, ht = hx.reshape((1,) + tuple(hx.shape)), ht.reshape((1,))
-    keep = hg.not_equal(ht, ignore_index)
-    safe = hg.where(keep, ht, 0)                  # ignored entries pick class 0, then drop
+    safe, wt = nll_weights(ht, hw, ignore_index, dt)
     picked = hg.take_along_axis(hx, safe.expand_dims(1), axis=1).squeeze(1)
-    wt = hg.cast(keep, B.DTYPES[dt])
-    if hw is not None:
-        wt = hg.multiply(wt, hg.take(_cast(hw, dt), safe.reshape(-1)).reshape(tuple(safe.shape)))
     loss = hg.negative(hg.multiply(_cast(picked, dt), wt))
     if not cdim:
         loss, wt = loss.reshape(()), wt.reshape(())

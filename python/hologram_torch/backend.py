@@ -155,11 +155,17 @@ def _single_threaded_torch(gm, report):
                for v in (n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"))
 
 
+def lower_graph(gm):
+    """The graph compiler on an ATen GraphModule: PASSES, then lower(); returns gm. The eager
+    gradients (_aten/grad.py) run their traced graphs through it too."""
+    for p in PASSES:
+        p(gm)
+    return lower(gm)
+
+
 def _compiler(kind):
     def compile_graph(gm, example_inputs):
-        for p in PASSES:
-            p(gm)
-        lower(gm)
+        lower_graph(gm)
         r = report_of(gm, kind)
         _reports.append(r)
         del _reports[:-_MAX_REPORTS]

@@ -14,7 +14,7 @@ import numbers
 import torch
 from torch.nn import functional as _F
 
-from . import _autograd as A
+from . import _differentiable as A
 from . import _bridge as B
 from . import _ops as O
 from . import _scalars as S

@@ -11,7 +11,7 @@ import torch
 
 import hologram as hg
 
-from . import _autograd as A
+from . import _differentiable as A
 from . import _bridge as B
 from . import functional as F
 

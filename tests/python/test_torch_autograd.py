@@ -90,15 +90,27 @@ def test_gradcheck(name):
         assert torch.autograd.gradgradcheck(f, inputs(), eps=1e-6, atol=1e-5, rtol=1e-4)
 
 
-def test_fused_backward_is_first_order_only():
-    """The fused backward ops are once_differentiable: with create_graph the first derivative is
-    right but carries no graph, and a second derivative raises torch's error (docs/torch.md)."""
+@pytest.mark.parametrize("name", ["tanh", "softmax", "layer_norm", "cross_entropy"])
+def test_double_backward_matches_torch(name):
+    """Gradients are ATen's backward ops (_aten/grad.py): with create_graph the backward is
+    torch's ATen form again, so second derivatives are torch's (float64)."""
     x = rand(3, 4)
-    (g,) = torch.autograd.grad(F.tanh(x).sum(), x, create_graph=True)
-    torch.testing.assert_close(g, 1 - x.detach().tanh() ** 2)
-    assert not g.requires_grad
-    with pytest.raises(RuntimeError, match="does not require grad"):
-        g.sum().backward()
+    ref = {"tanh": torch.tanh, "softmax": lambda t: torch.softmax(t, -1),
+           "layer_norm": lambda t: torch.nn.functional.layer_norm(t, (4,)),
+           "cross_entropy": lambda t: torch.nn.functional.cross_entropy(
+               t, torch.tensor([0, 3, 1]))}[name]
+    ours = {"tanh": F.tanh, "softmax": lambda t: F.softmax(t, -1),
+            "layer_norm": lambda t: F.layer_norm(t, (4,)),
+            "cross_entropy": lambda t: F.cross_entropy(t, torch.tensor([0, 3, 1]))}[name]
+    w = torch.randn(3, 4, dtype=torch.float64)
+    got, want = [], []
+    for f, out in ((ours, got), (ref, want)):
+        (g,) = torch.autograd.grad((f(x) * w).sum(), x, create_graph=True)
+        (gg,) = torch.autograd.grad((g * g).sum(), x)
+        out += [g.detach(), gg]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-9)
+    assert torch.autograd.gradgradcheck(ours, (rand(3, 4),), eps=1e-6, atol=1e-5, rtol=1e-4)
 
 
 F32 = [
@@ -154,9 +166,6 @@ def _opcheck_cases():
         (ops.cross_entropy.default, (x, torch.tensor([0, 3, 1]), -100, "mean")),
         (ops.activation_backward.default, (y, x, x.tanh(), "tanh")),
         (ops.softmax_backward.default, (y, x.softmax(1), 1, False)),
-        (ops.norm_backward.default, (y, x, [4], y[0], 1e-5, False)),
-        (ops.cross_entropy_backward.default, (torch.tensor(1.0, dtype=torch.float64), x,
-                                              torch.tensor([0, 3, 1]), -100, "mean")),
         (ops.cat.default, ([x, y], 1)), (ops.stack.default, ([x, y], 0)),
         (ops.where.default, (x > 0, x, y)), (ops.clamp.default, (x, -0.5, 0.5)),
         (ops.binary_cross_entropy_with_logits.default, (x, y.sigmoid(), None, None, "mean")),
@@ -174,12 +183,7 @@ def _opcheck_cases():
         (ops.gather.default, (x, 0, torch.tensor([[0, 2], [1, 1]]))),
         (ops.index_add_zeros.default, (y, 0, torch.tensor([2, 0, 2]), [5, 4], False)),
         (ops.index_add_zeros.default, (y, 1, torch.tensor([[0, 1, 1, 3]] * 3), [3, 6], True)),
-        (ops.clamp_backward.default, (y, x, -0.5, None)),
-        (ops.bce_with_logits_backward.default, (torch.tensor(1.0, dtype=torch.float64), x,
-                                                y.sigmoid(), None, None, "mean")),
         (ops.maximum.default, (x, y)), (ops.minimum.default, (x, y[0])),
-        (ops.clamp_tensor_backward.default, (y, x, y[0] - 1, y[:, :1] + 1)),
-        (ops.clamp_tensor_backward.default, (y, x, None, y[:, :1])),
         (ops.embedding_renorm_.default, (x.clone(), torch.tensor([[2, 0], [2, 1]]), 0.5, 2.0)),
         (ops.embedding_freq_scale.default, (x, torch.tensor([2, 0, 2]), 4)),
     ]
@@ -698,9 +702,9 @@ def test_nll_loss_with_every_target_ignored():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_fused_gradient_formulas_compile_and_match_torch(dtype):
-    """The loss, clamp and dropout gradients run as fused hologram.jit kernels: every variant
-    (weights, pos_weight, reductions, bound kinds) traces without an eager fallback, on 2-D
-    and 3-D shapes, and equals torch's gradient."""
+    """The loss, clamp, dropout, gelu gradients (ATen's backward ops lowered by the table: fused
+    hologram.jit kernels or the pointwise fusion pass) trace without an eager fallback, on 2-D
+    and 3-D shapes, and equal torch's gradient (weights, pos_weight, reductions, bounds)."""
     from hologram_torch import _fused
     tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else {}
     torch.manual_seed(11)
@@ -738,6 +742,13 @@ def test_fused_gradient_formulas_compile_and_match_torch(dtype):
                 ga = torch.autograd.grad(F.clamp(a, min=mn, max=mx).sum(), a)[0]
                 gb = torch.autograd.grad(torch.clamp(b, min=mn, max=mx).sum(), b)[0]
                 torch.testing.assert_close(ga, gb)
+            for approximate in ("none", "tanh"):   # gelu_backward's lowerings (the C op)
+                xs = torch.cat([x.flatten(), torch.tensor([0.0, -0.0, 1e-30, 9.0, -9.0],
+                                                          dtype=dtype)])
+                a, b = xs.clone().requires_grad_(), xs.clone().requires_grad_()
+                ga = torch.autograd.grad(F.gelu(a, approximate=approximate), a, xs)[0]
+                gb = torch.autograd.grad(TF.gelu(b, approximate=approximate), b, xs)[0]
+                torch.testing.assert_close(ga, gb, **tol)
             a = x.clone().requires_grad_()
             torch.manual_seed(5)
             y = F.dropout(a, p=0.3, training=True)

@@ -17,8 +17,25 @@ def _gelu(x, approximate="none"):
 
 
 def _gelu_bw(g, x, approximate="none"):
-    # hg_activation_backward's erf form reads Phi(x) = y / x from the output: computed here
-    return _grad_ops.activation_backward(g, x, _ops.gelu(x, approximate), "gelu_" + approximate)
+    if approximate == "tanh":   # hg_activation_backward's tanh form reads x only (y: unused)
+        return _grad_ops.activation_backward(g, x, x, "gelu_tanh")
+    # the erf form reads Phi(x) = y / x from the output: recomputed here (a fused kernel with
+    # erf from x alone was 8-23% slower, docs/performance.md)
+    return _grad_ops.activation_backward(g, x, _ops.gelu(x, approximate), "gelu_none")
+
+
+def gelu_bw_from_output(g, x, y, approximate="none"):
+    """gelu_backward given the forward's gelu(x) (None: written in place since; recomputed):
+    hg_activation_backward in one kernel (the eager gradients' graphs pass y: grad.py)."""
+    if y is None or approximate != "none" or not (g.dtype == x.dtype == y.dtype):
+        return _gelu_bw(g, x, approximate)
+    return _grad_ops.activation_backward(g, x, y, "gelu_none")
+
+
+# ATen backward op -> (the forward op whose result it can read, the function that reads it):
+# the eager gradients keep that result for the backward (_aten/grad.py), where a compiled
+# graph's partition decides what is saved
+FROM_OUTPUT = {aten.gelu_backward.default: (aten.gelu.default, gelu_bw_from_output)}
 
 
 def _gelu_accepts(node):

@@ -24,7 +24,7 @@ __all__ = ["fuse_elementwise", "FusedKernel"]
 _Tensor, _Param, _grad_enabled = torch.Tensor, torch.nn.Parameter, torch.is_grad_enabled
 _to_dlpack, _from_dlpack, _from_capsule = (torch._C._to_dlpack, torch._C._from_dlpack,
                                            hg._C._from_capsule)
-_cpu = B._cpu
+_cpu, _scoped = B._cpu, B.scoped
 
 
 class FusedKernel:
@@ -84,7 +84,7 @@ class FusedKernel:
                     grad and a.requires_grad):
                 return self._general(args, grad)
         ex = _cpu[0]
-        if ex is None or ex.closed:
+        if ex is None or ex.closed or _scoped[0]:
             ex = B.executor_of(0, args[0].device, self.__name__)
         return self._run(ex, args)
 

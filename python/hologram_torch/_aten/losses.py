@@ -2,6 +2,8 @@
 mse_loss, binary_cross_entropy and its backward. ATen passes reduction as its enum (an int)."""
 import torch
 
+import hologram as hg
+
 from .. import _bridge as B
 from .. import _grad_ops, _ops, _ops_loss
 from .common import Lowering, args_of, tensors_ok
@@ -21,6 +23,19 @@ def _nll_bw(g, x, target, weight, reduction, ignore_index, total_weight):
     # the 'mean' denominator is the forward's total_weight, recomputed from the same targets
     return _grad_ops.nll_loss_backward(g, x, target, weight, ignore_index,
                                        _REDUCTION[reduction])
+
+
+def ce_bw_from_log_softmax(g, lsm, target, reduction, ignore_index):
+    """_log_softmax_backward_data(nll_loss_backward(g, lsm, target, None, ...), lsm) in one
+    kernel: hg_cross_entropy_backward with lsm as the logits (softmax(lsm) = exp(lsm), the
+    softmax ATen's backward takes; 'mean' over the counted rows, as total_weight without a
+    weight). The eager gradients' graphs call it (grad.py _fuse_ce_backward)."""
+    fn = "aten.nll_loss_backward"
+    e, dev, (hg_g, hl, ht) = _ops._hg_args(fn, 0, g, lsm, target)
+    out, out_h = B.empty_pair(lsm.shape, lsm.dtype, e)
+    if out.numel():
+        hg._C.cross_entropy_backward(hg_g, hl, ht, ignore_index, _REDUCTION[reduction], out_h)
+    return out
 
 
 def _targets_ok(x, target, weight):
