@@ -6,15 +6,52 @@
 // already in the group (so nothing outside needs it materialized) and its shape broadcasts to
 // the root's (it is then recomputed per iteration element, which is exact: elementwise ops are
 // pure). A member that is also a graph output joins only when it has the root's shape (it is
-// stored as an extra output of the kernel). Constants never form groups of their own unless they
-// are outputs: every kernel that reads one inlines it. Limits: HG_EW_MAX_NODES nodes and
-// HG_EW_MAX_INPUTS distinct inputs per kernel (members are given back until it fits).
+// stored as an extra output of the kernel). A member of a much smaller shape is not recomputed
+// per element of a large root (recompute_ok). Constants never form groups of their own
+// unless they are outputs: every kernel that reads one inlines it. Limits: HG_EW_MAX_NODES nodes
+// and HG_EW_MAX_INPUTS distinct inputs per kernel (members are given back until it fits).
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/shape.h"
 #include "graph/graph_internal.h"
 
 static int is_ew(const hg_gnode* n) { return hg_gop_table[n->kind].elementwise; }
+
+// Ops that cost more than a few instructions an element: divisions, powers and the
+// transcendental functions (several of them evaluated in f64).
+static int is_costly(const hg_gnode* n) {
+    if (n->kind == HG_GOP_BINARY)
+        return n->op == HG_BINARY_DIV || n->op == HG_BINARY_FLOOR_DIVIDE ||
+               n->op == HG_BINARY_REMAINDER || n->op == HG_BINARY_POW;
+    if (n->kind != HG_GOP_UNARY) return 0;
+    switch ((hg_unary_op)n->op) {
+    case HG_UNARY_NEG: case HG_UNARY_ABS: case HG_UNARY_SIGN: case HG_UNARY_SQUARE:
+    case HG_UNARY_RELU: case HG_UNARY_FLOOR: case HG_UNARY_CEIL: case HG_UNARY_ROUND:
+    case HG_UNARY_TRUNC: case HG_UNARY_LOGICAL_NOT: case HG_UNARY_BITWISE_NOT:
+    case HG_UNARY_ISNAN: case HG_UNARY_ISINF: case HG_UNARY_ISFINITE:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+// A member is recomputed for every element of its root's iteration space. A member of a much
+// smaller shape (a per-row statistic broadcast over the row, rsqrt(var + eps)) stays out when the
+// root is large: it is then the root of a small kernel of its own, with the small nodes that feed
+// only it, computed once per element of its own shape, and the large kernel reads the result
+// broadcast. Each recomputed op costs about a cycle an element (more for a broadcast along the
+// innermost axis, and tens of cycles for the f64 transcendentals), a separate launch a few
+// microseconds (docs/performance.md).
+#define FUSE_RECOMPUTE_RATIO 8
+#define FUSE_RECOMPUTE_MIN 16384          // root elements from which a small member stays out
+#define FUSE_RECOMPUTE_MIN_COSTLY 2048    // the same for a costly member
+
+static int recompute_ok(const hg_gnode* on, const hg_gnode* r) {
+    int64_t m = hg_shape_numel(on->ndim, on->shape), n = hg_shape_numel(r->ndim, r->shape);
+    if (m == n || on->kind == HG_GOP_EXPAND || n < FUSE_RECOMPUTE_RATIO * m) return 1;
+    return n < (is_costly(on) ? FUSE_RECOMPUTE_MIN_COSTLY : FUSE_RECOMPUTE_MIN);
+}
 
 typedef struct fuse_ctx {
     const hg_gir* g;
@@ -96,6 +133,7 @@ hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngr
             // Each member adds at most 3 operand nodes (inputs, constants) to the expression.
             if (members >= HG_EW_MAX_NODES / 4) break;
             if (!hg_shape_broadcasts_to(on->ndim, on->shape, r->ndim, r->shape)) continue;
+            if (!recompute_ok(on, r)) continue;
             if (f.is_output[o] && (!hg_gir_same_shape(on, r) || extra_outputs >= HG_EW_MAX_OUTPUTS - 1))
                 continue;
             if (!all_consumers_in(&f, o, gid)) continue;
