@@ -1,7 +1,8 @@
 // Graph scheduling decisions on the shapes of real models (RMSNorm of Llama (4, 64, 256) f32):
 // a member of a much smaller shape than its kernel's root (the per-row rsqrt(mean + eps), the
 // broadcast scalars of a backward) is computed once at its own shape by a kernel of its own when
-// the root is large, and recomputed inside the large kernel when it is small; x ** 1 is x. Each
+// the root is large, and recomputed inside the large kernel when it is small; a cheap node read
+// by two kernels is recomputed by both instead of stored; x ** 1 is x. Each
 // plan is checked against a float64 reference, against the unfused plan bit for bit, and by its
 // kernel count (what was scheduled).
 #include <math.h>
@@ -187,15 +188,82 @@ static void test_scalar_member(int64_t n, int want_kernels) {
     free(xv); free(y); free(ref);
 }
 
+// t = a + b (or exp(a) + b: costly) read by two kernels, y1 = sum(t * c, axis 1) and y2 = t * d;
+// t is also an output when t_out.
+static void test_shared(int costly, int t_out, int want_kernels) {
+    const int64_t R = 128, H = 256, n = R * H, shape[2] = {R, H}, rshape[2] = {R, 1};
+    float* v[4];
+    for (int k = 0; k < 4; k++) {
+        v[k] = malloc((size_t)n * 4);
+        for (int64_t i = 0; i < n; i++) v[k][i] = (float)drand();
+    }
+    float *y1 = malloc((size_t)R * 4), *y2 = malloc((size_t)n * 4);
+    double *r1 = malloc((size_t)R * 8), *r2 = malloc((size_t)n * 8);
+    for (int64_t r = 0; r < R; r++) {
+        r1[r] = 0;
+        for (int64_t j = 0; j < H; j++) {
+            int64_t i = r * H + j;
+            double t = (costly ? (double)expf(v[0][i]) : (double)v[0][i]) + v[1][i];
+            r1[r] += t * v[2][i];
+            r2[i] = t * v[3][i];
+        }
+    }
+    hg_graph g;
+    int32_t in[4], t, y1n, y2n;
+    CHECK_OK(hg_graph_create(&g));
+    for (int k = 0; k < 4; k++) CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, shape, &in[k]));
+    int32_t a = in[0];
+    if (costly) CHECK_OK(hg_graph_unary(g, HG_UNARY_EXP, in[0], &a));
+    t = bin(g, HG_BINARY_ADD, a, in[1]);
+    CHECK_OK(hg_graph_reduce(g, HG_REDUCE_SUM, bin(g, HG_BINARY_MUL, t, in[2]), 1, (int32_t[]){1}, 1, &y1n));
+    y2n = bin(g, HG_BINARY_MUL, t, in[3]);
+    CHECK_OK(hg_graph_output(g, y1n));
+    CHECK_OK(hg_graph_output(g, y2n));
+    if (t_out) CHECK_OK(hg_graph_output(g, t));
+    hg_plan p[2];
+    CHECK_OK(hg_graph_compile(g, g_ex, &p[0]));
+    setenv("HOLOGRAM_DISABLE_FUSION", "1", 1);
+    CHECK_OK(hg_graph_compile(g, g_ex, &p[1]));
+    unsetenv("HOLOGRAM_DISABLE_FUSION");
+    hg_plan_info info;
+    CHECK_OK(hg_plan_info_get(p[0], &info));
+    CHECK_MSG(info.kernels == want_kernels, "shared t (costly %d, output %d): %d kernels, want %d",
+              costly, t_out, (int)info.kernels, want_kernels);
+    hg_buffer b[4], bo[3];
+    hg_tensor ins[4], outs[3];
+    for (int k = 0; k < 4; k++) ins[k] = tensor(2, shape, v[k], &b[k]);
+    outs[0] = tensor(2, rshape, NULL, &bo[0]);
+    outs[1] = tensor(2, shape, NULL, &bo[1]);
+    outs[2] = tensor(2, shape, NULL, &bo[2]);
+    float *u1 = malloc((size_t)R * 4), *u2 = malloc((size_t)n * 4);
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(hg_plan_run(p[k], 4, ins, t_out ? 3 : 2, outs));
+        CHECK_OK(hg_buffer_read(bo[0], 0, k ? u1 : y1, (size_t)R));
+        CHECK_OK(hg_buffer_read(bo[1], 0, k ? u2 : y2, (size_t)n));
+    }
+    CHECK(memcmp(y1, u1, (size_t)R * 4) == 0 && memcmp(y2, u2, (size_t)n * 4) == 0);
+    CHECK_MSG(close_to(y1, r1, R, 1e-5) && close_to(y2, r2, n, 1e-6),
+              "shared t (costly %d, output %d) differs from float64", costly, t_out);
+    for (int k = 0; k < 2; k++) CHECK_OK(hg_plan_destroy(p[k]));
+    CHECK_OK(hg_graph_destroy(g));
+    for (int k = 0; k < 4; k++) { hg_buffer_destroy(b[k]); free(v[k]); }
+    for (int k = 0; k < 3; k++) hg_buffer_destroy(bo[k]);
+    free(y1); free(y2); free(u1); free(u2); free(r1); free(r2);
+}
+
 int main(void) {
     CHECK_OK(hg_executor_create(HG_BACKEND_CPU, &g_ex));
     // x*x; rsqrt(mean + eps) at (4, 64, 1); w * (x * r)
     test_rms_forward(4, 64, 256, 3);
     test_rms_forward(2, 4, 16, 2);      // 128 elements: rsqrt recomputed inline
     test_rms_forward(3, 5, 1000, 3);    // rows not a multiple of any block
-    // dy*w; (dy*w)*x (the sum's operand); the (4, 64, 1) scalars; dx
-    test_rms_backward(4, 64, 256, 4);
-    test_rms_backward(2, 4, 16, 3);
+    // (dy*w)*x (the sum's operand); the (4, 64, 1) scalars; dx (dy*w recomputed in both)
+    test_rms_backward(4, 64, 256, 3);
+    test_rms_backward(2, 4, 16, 2);
+    // t = a + b read by two kernels: recomputed by both unless costly or an output
+    test_shared(0, 0, 2);
+    test_shared(1, 0, 3);
+    test_shared(0, 1, 3);
     test_scalar_member(1 << 16, 2);
     test_scalar_member(1000, 1);
     CHECK_OK(hg_executor_destroy(g_ex));

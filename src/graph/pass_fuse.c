@@ -85,6 +85,61 @@ static int32_t count_inputs(const fuse_ctx* f, int32_t gid, int32_t root, char* 
     return k;
 }
 
+// Groups recomputed by the kernels that read them (red[gid] = HG_GROUP_RECOMPUTED) instead of
+// stored: a small group of cheap ops with the shape of its readers, read only by elementwise
+// members of other groups (none of them recomputed or fused with a reduction), that is no
+// output. A node read by two kernels (a residual sum feeding a reduction's operand and the
+// gradient; dy * w in RMSNorm's backward) is otherwise a kernel of its own that writes it and
+// two that read it back. Decided from the last group down, so a group read by a recomputed one
+// stays; each reader's node and input counts stay within the kernel limits.
+#define RECOMPUTE_MAX_MEMBERS 4
+
+static int choose_recomputed(const fuse_ctx* f, int32_t ng, int32_t* red, char* seen) {
+    const hg_gir* g = f->g;
+    int32_t* info = malloc(((size_t)ng * 3 + 1) * sizeof *info);   // members, inputs, root
+    if (!info) return 1;
+    int32_t *members = info, *inputs = info + ng, *root = info + 2 * ng;
+    for (int32_t k = 0; k < ng; k++) members[k] = 0;
+    for (int32_t id = 0; id < g->n; id++)
+        if (f->group[id] >= 0) { members[f->group[id]]++; root[f->group[id]] = id; }
+    for (int32_t k = 0; k < ng; k++) inputs[k] = count_inputs(f, k, root[k], seen);
+    memset(seen, 0, (size_t)g->n);
+    for (int32_t k = ng - 1; k >= 0; k--) {
+        int ok = red[k] < 0 && members[k] <= RECOMPUTE_MAX_MEMBERS, readers = 0;
+        int64_t numel = hg_gir_numel(&g->nodes[root[k]]);
+        for (int32_t id = 0; id <= root[k] && ok; id++) {
+            if (f->group[id] != k) continue;
+            ok = !f->is_output[id] && !is_costly(&g->nodes[id]) &&
+                 g->nodes[id].kind != HG_GOP_CONST;
+            for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1] && ok; i++) {
+                int32_t c = f->cons[i], cg = f->group[c];
+                if (cg == k) continue;
+                ok = cg >= 0 && red[cg] == -1 && hg_gir_numel(&g->nodes[root[cg]]) == numel &&
+                     members[cg] + members[k] <= HG_EW_MAX_NODES / 4 &&
+                     inputs[cg] + inputs[k] <= HG_EW_MAX_INPUTS;
+                readers++;
+            }
+        }
+        if (!ok || !readers) continue;
+        red[k] = HG_GROUP_RECOMPUTED;
+        for (int32_t id = 0; id <= root[k]; id++) {   // its readers grow by at most as much
+            if (f->group[id] != k) continue;
+            for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1]; i++) {
+                int32_t cg = f->group[f->cons[i]];
+                if (cg == k || seen[cg] == 2) continue;
+                seen[cg] = 2;
+                members[cg] += members[k];
+                inputs[cg] += inputs[k];
+            }
+        }
+        for (int32_t id = 0; id <= root[k]; id++)
+            for (int32_t i = f->cons_start[id]; f->group[id] == k && i < f->cons_start[id + 1]; i++)
+                seen[f->group[f->cons[i]]] = 0;
+    }
+    free(info);
+    return 0;
+}
+
 hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngroups,
                        int32_t* fused_reduce) {
     int32_t n = g->n;
@@ -186,6 +241,7 @@ hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngr
         if (!root || red[gid] >= 0) continue;
         red[gid] = id;
     }
+    if (fusion && choose_recomputed(&f, ng, red, seen)) goto oom;
     for (int32_t k = 0; k < ng; k++) fused_reduce[k] = red[k];
     *ngroups = ng;
     goto done;
