@@ -189,8 +189,9 @@ static void test_scalar_member(int64_t n, int want_kernels) {
 }
 
 // t = a + b (or exp(a) + b: costly) read by two kernels, y1 = sum(t * c, axis 1) and y2 = t * d;
-// t is also an output when t_out.
-static void test_shared(int costly, int t_out, int want_kernels) {
+// t is also an output when t_out. chain: u = t * c in place of t, and y2 = u * d + t (t is read
+// by u's group, itself recomputed, and by y2's).
+static void test_shared(int costly, int t_out, int chain, int want_kernels) {
     const int64_t R = 128, H = 256, n = R * H, shape[2] = {R, H}, rshape[2] = {R, 1};
     float* v[4];
     for (int k = 0; k < 4; k++) {
@@ -203,9 +204,10 @@ static void test_shared(int costly, int t_out, int want_kernels) {
         r1[r] = 0;
         for (int64_t j = 0; j < H; j++) {
             int64_t i = r * H + j;
-            double t = (costly ? (double)expf(v[0][i]) : (double)v[0][i]) + v[1][i];
-            r1[r] += t * v[2][i];
-            r2[i] = t * v[3][i];
+            double t = (double)(float)((costly ? (double)expf(v[0][i]) : (double)v[0][i]) + v[1][i]);
+            double u = chain ? (double)(float)(t * v[2][i]) : t;
+            r1[r] += u * v[2][i];
+            r2[i] = u * v[3][i] + (chain ? t : 0.0);
         }
     }
     hg_graph g;
@@ -215,8 +217,10 @@ static void test_shared(int costly, int t_out, int want_kernels) {
     int32_t a = in[0];
     if (costly) CHECK_OK(hg_graph_unary(g, HG_UNARY_EXP, in[0], &a));
     t = bin(g, HG_BINARY_ADD, a, in[1]);
-    CHECK_OK(hg_graph_reduce(g, HG_REDUCE_SUM, bin(g, HG_BINARY_MUL, t, in[2]), 1, (int32_t[]){1}, 1, &y1n));
-    y2n = bin(g, HG_BINARY_MUL, t, in[3]);
+    int32_t u = chain ? bin(g, HG_BINARY_MUL, t, in[2]) : t;
+    CHECK_OK(hg_graph_reduce(g, HG_REDUCE_SUM, bin(g, HG_BINARY_MUL, u, in[2]), 1, (int32_t[]){1}, 1, &y1n));
+    y2n = bin(g, HG_BINARY_MUL, u, in[3]);
+    if (chain) y2n = bin(g, HG_BINARY_ADD, y2n, t);
     CHECK_OK(hg_graph_output(g, y1n));
     CHECK_OK(hg_graph_output(g, y2n));
     if (t_out) CHECK_OK(hg_graph_output(g, t));
@@ -227,8 +231,8 @@ static void test_shared(int costly, int t_out, int want_kernels) {
     unsetenv("HOLOGRAM_DISABLE_FUSION");
     hg_plan_info info;
     CHECK_OK(hg_plan_info_get(p[0], &info));
-    CHECK_MSG(info.kernels == want_kernels, "shared t (costly %d, output %d): %d kernels, want %d",
-              costly, t_out, (int)info.kernels, want_kernels);
+    CHECK_MSG(info.kernels == want_kernels, "shared t (costly %d, output %d, chain %d): %d "
+              "kernels, want %d", costly, t_out, chain, (int)info.kernels, want_kernels);
     hg_buffer b[4], bo[3];
     hg_tensor ins[4], outs[3];
     for (int k = 0; k < 4; k++) ins[k] = tensor(2, shape, v[k], &b[k]);
@@ -261,9 +265,10 @@ int main(void) {
     test_rms_backward(4, 64, 256, 3);
     test_rms_backward(2, 4, 16, 2);
     // t = a + b read by two kernels: recomputed by both unless costly or an output
-    test_shared(0, 0, 2);
-    test_shared(1, 0, 3);
-    test_shared(0, 1, 3);
+    test_shared(0, 0, 0, 2);
+    test_shared(1, 0, 0, 3);
+    test_shared(0, 1, 0, 3);
+    test_shared(0, 0, 1, 2);   // t and u both recomputed by the two kernels
     test_scalar_member(1 << 16, 2);
     test_scalar_member(1000, 1);
     CHECK_OK(hg_executor_destroy(g_ex));

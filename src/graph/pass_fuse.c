@@ -87,54 +87,73 @@ static int32_t count_inputs(const fuse_ctx* f, int32_t gid, int32_t root, char* 
 
 // Groups recomputed by the kernels that read them (red[gid] = HG_GROUP_RECOMPUTED) instead of
 // stored: a small group of cheap ops with the shape of its readers, read only by elementwise
-// members of other groups (none of them recomputed or fused with a reduction), that is no
-// output. A node read by two kernels (a residual sum feeding a reduction's operand and the
-// gradient; dy * w in RMSNorm's backward) is otherwise a kernel of its own that writes it and
-// two that read it back. Decided from the last group down, so a group read by a recomputed one
-// stays; each reader's node and input counts stay within the kernel limits.
+// members of other groups (none of them fused with a reduction), that is no output. A node read
+// by two kernels (a residual sum feeding a reduction's operand and the gradient; dy * w in
+// RMSNorm's backward) is otherwise a kernel of its own that writes it and two that read it
+// back. Decided from the last group down: a group read by a recomputed one is computed by that
+// one's readers in turn (up to RECOMPUTE_MAX_DEPTH levels), and every kernel that ends up
+// computing it keeps its node and input counts within the kernel limits.
 #define RECOMPUTE_MAX_MEMBERS 4
+#define RECOMPUTE_MAX_DEPTH 3
+
+typedef struct recompute_ctx {
+    const fuse_ctx* f;
+    int32_t *red, *members, *inputs, *root;
+} recompute_ctx;
+
+// Whether the kernels that would compute group k (its readers, and through recomputed readers
+// theirs) can take add_m more members and add_i more inputs; with charge, adds them (a reader
+// reached twice is charged twice: an upper bound).
+static int grow(const recompute_ctx* c, int32_t k, int32_t add_m, int32_t add_i, int charge,
+                int depth) {
+    const fuse_ctx* f = c->f;
+    if (depth > RECOMPUTE_MAX_DEPTH) return 0;
+    for (int32_t id = 0; id <= c->root[k]; id++) {
+        if (f->group[id] != k) continue;
+        for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1]; i++) {
+            int32_t cg = f->group[f->cons[i]];
+            if (cg == k) continue;
+            if (cg < 0) return 0;
+            if (c->red[cg] == HG_GROUP_RECOMPUTED) {
+                if (!grow(c, cg, add_m, add_i, charge, depth + 1)) return 0;
+            } else if (charge) {
+                c->members[cg] += add_m;
+                c->inputs[cg] += add_i;
+            } else if (c->red[cg] != -1 || c->members[cg] + add_m > HG_EW_MAX_NODES / 4 ||
+                       c->inputs[cg] + add_i > HG_EW_MAX_INPUTS) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
 
 static int choose_recomputed(const fuse_ctx* f, int32_t ng, int32_t* red, char* seen) {
     const hg_gir* g = f->g;
     int32_t* info = malloc(((size_t)ng * 3 + 1) * sizeof *info);   // members, inputs, root
     if (!info) return 1;
-    int32_t *members = info, *inputs = info + ng, *root = info + 2 * ng;
-    for (int32_t k = 0; k < ng; k++) members[k] = 0;
+    recompute_ctx c = {f, red, info, info + ng, info + 2 * ng};
+    for (int32_t k = 0; k < ng; k++) c.members[k] = 0;
     for (int32_t id = 0; id < g->n; id++)
-        if (f->group[id] >= 0) { members[f->group[id]]++; root[f->group[id]] = id; }
-    for (int32_t k = 0; k < ng; k++) inputs[k] = count_inputs(f, k, root[k], seen);
-    memset(seen, 0, (size_t)g->n);
+        if (f->group[id] >= 0) { c.members[f->group[id]]++; c.root[f->group[id]] = id; }
+    for (int32_t k = 0; k < ng; k++) c.inputs[k] = count_inputs(f, k, c.root[k], seen);
     for (int32_t k = ng - 1; k >= 0; k--) {
-        int ok = red[k] < 0 && members[k] <= RECOMPUTE_MAX_MEMBERS, readers = 0;
-        int64_t numel = hg_gir_numel(&g->nodes[root[k]]);
-        for (int32_t id = 0; id <= root[k] && ok; id++) {
+        int ok = red[k] == -1 && c.members[k] <= RECOMPUTE_MAX_MEMBERS, readers = 0;
+        int64_t numel = hg_gir_numel(&g->nodes[c.root[k]]);
+        for (int32_t id = 0; id <= c.root[k] && ok; id++) {
             if (f->group[id] != k) continue;
             ok = !f->is_output[id] && !is_costly(&g->nodes[id]) &&
                  g->nodes[id].kind != HG_GOP_CONST;
             for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1] && ok; i++) {
-                int32_t c = f->cons[i], cg = f->group[c];
+                int32_t cg = f->group[f->cons[i]];
                 if (cg == k) continue;
-                ok = cg >= 0 && red[cg] == -1 && hg_gir_numel(&g->nodes[root[cg]]) == numel &&
-                     members[cg] + members[k] <= HG_EW_MAX_NODES / 4 &&
-                     inputs[cg] + inputs[k] <= HG_EW_MAX_INPUTS;
+                ok = cg >= 0 && hg_gir_numel(&g->nodes[c.root[cg]]) == numel;
                 readers++;
             }
         }
-        if (!ok || !readers) continue;
+        if (!ok || !readers || !grow(&c, k, c.members[k], c.inputs[k], 0, 0)) continue;
         red[k] = HG_GROUP_RECOMPUTED;
-        for (int32_t id = 0; id <= root[k]; id++) {   // its readers grow by at most as much
-            if (f->group[id] != k) continue;
-            for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1]; i++) {
-                int32_t cg = f->group[f->cons[i]];
-                if (cg == k || seen[cg] == 2) continue;
-                seen[cg] = 2;
-                members[cg] += members[k];
-                inputs[cg] += inputs[k];
-            }
-        }
-        for (int32_t id = 0; id <= root[k]; id++)
-            for (int32_t i = f->cons_start[id]; f->group[id] == k && i < f->cons_start[id + 1]; i++)
-                seen[f->group[f->cons[i]]] = 0;
+        grow(&c, k, c.members[k], c.inputs[k], 1, 0);
     }
     free(info);
     return 0;
