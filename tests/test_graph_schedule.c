@@ -2,7 +2,8 @@
 // a member of a much smaller shape than its kernel's root (the per-row rsqrt(mean + eps), the
 // broadcast scalars of a backward) is computed once at its own shape by a kernel of its own when
 // the root is large, and recomputed inside the large kernel when it is small; a cheap node read
-// by two kernels is recomputed by both instead of stored; x ** 1 is x. Each
+// by two kernels is recomputed by both instead of stored; an input with one value per row is
+// spread into the grouped row launches of a fused kernel; x ** 1 is x. Each
 // plan is checked against a float64 reference, against the unfused plan bit for bit, and by its
 // kernel count (what was scheduled).
 #include <math.h>
@@ -255,6 +256,60 @@ static void test_shared(int costly, int t_out, int chain, int want_kernels) {
     free(y1); free(y2); free(u1); free(u2); free(r1); free(r2);
 }
 
+// y = x * r + x with r [blocks, rows, 1]: a fused kernel whose input holds one value per row
+// (spread into the grouped rows of the row launch), rows and columns around a group's size, 1
+// and 3 blocks, f32 / f64 / i32, exact small integers against a float64 reference.
+static void test_row_values(hg_dtype t, int64_t blocks, int64_t rows, int64_t cols) {
+    int64_t n = blocks * rows * cols, shape[3] = {blocks, rows, cols}, rshape[3] = {blocks, rows, 1};
+    int64_t nr = blocks * rows;
+    size_t es = t == HG_DTYPE_F64 ? 8 : 4;
+    unsigned char *xv = malloc((size_t)n * es), *rv = malloc((size_t)nr * es), *yv = malloc((size_t)n * es);
+    double *hx = malloc((size_t)n * 8), *hr = malloc((size_t)nr * 8);
+    for (int64_t i = 0; i < n + nr; i++) {
+        double v = (double)((int64_t)(hg_test_rand(&g_rng) % 41) - 20);
+        unsigned char* dst = i < n ? xv + (size_t)i * es : rv + (size_t)(i - n) * es;
+        if (i < n) hx[i] = v; else hr[i - n] = v;
+        if (t == HG_DTYPE_F32) { float f = (float)v; memcpy(dst, &f, 4); }
+        else if (t == HG_DTYPE_F64) memcpy(dst, &v, 8);
+        else { int32_t k = (int32_t)v; memcpy(dst, &k, 4); }
+    }
+    hg_graph g;
+    int32_t x, r, y;
+    CHECK_OK(hg_graph_create(&g));
+    CHECK_OK(hg_graph_input(g, t, 3, shape, &x));
+    CHECK_OK(hg_graph_input(g, t, 3, rshape, &r));
+    y = bin(g, HG_BINARY_ADD, bin(g, HG_BINARY_MUL, x, r), x);
+    CHECK_OK(hg_graph_output(g, y));
+    hg_plan p;
+    CHECK_OK(hg_graph_compile(g, g_ex, &p));
+    hg_buffer bx, br, by;
+    hg_tensor tx, tr, ty;
+    CHECK_OK(hg_buffer_create(g_ex, t, (size_t)n, &bx));
+    CHECK_OK(hg_buffer_create(g_ex, t, (size_t)nr, &br));
+    CHECK_OK(hg_buffer_create(g_ex, t, (size_t)n, &by));
+    CHECK_OK(hg_buffer_write(bx, 0, xv, (size_t)n));
+    CHECK_OK(hg_buffer_write(br, 0, rv, (size_t)nr));
+    CHECK_OK(hg_tensor_from_buffer(bx, 3, shape, &tx));
+    CHECK_OK(hg_tensor_from_buffer(br, 3, rshape, &tr));
+    CHECK_OK(hg_tensor_from_buffer(by, 3, shape, &ty));
+    CHECK_OK(hg_plan_run(p, 2, (hg_tensor[]){tx, tr}, 1, &ty));
+    CHECK_OK(hg_buffer_read(by, 0, yv, (size_t)n));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double want = hx[i] * hr[i / cols] + hx[i], got;
+        if (t == HG_DTYPE_F32) { float f; memcpy(&f, yv + (size_t)i * 4, 4); got = f; }
+        else if (t == HG_DTYPE_F64) memcpy(&got, yv + (size_t)i * 8, 8);
+        else { int32_t k; memcpy(&k, yv + (size_t)i * 4, 4); got = k; }
+        bad += got != want;
+    }
+    CHECK_MSG(bad == 0, "x * r + x, %s (%lld, %lld, %lld): %lld elements wrong", hg_dtype_name(t),
+              (long long)blocks, (long long)rows, (long long)cols, (long long)bad);
+    CHECK_OK(hg_plan_destroy(p));
+    CHECK_OK(hg_graph_destroy(g));
+    hg_buffer_destroy(bx); hg_buffer_destroy(br); hg_buffer_destroy(by);
+    free(xv); free(rv); free(yv); free(hx); free(hr);
+}
+
 int main(void) {
     CHECK_OK(hg_executor_create(HG_BACKEND_CPU, &g_ex));
     // x*x; rsqrt(mean + eps) at (4, 64, 1); w * (x * r)
@@ -269,6 +324,15 @@ int main(void) {
     test_shared(1, 0, 0, 3);
     test_shared(0, 1, 0, 3);
     test_shared(0, 0, 1, 2);   // t and u both recomputed by the two kernels
+    static const int64_t cols_list[] = {8, 31, 256, 1000, 2048, 2049};
+    static const hg_dtype dts[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_I32};
+    for (int ci = 0; ci < 6; ci++) {
+        int64_t cols = cols_list[ci], k = 8192 / cols > 1 ? 8192 / cols : 1;   // rows per group
+        const int64_t rows_list[] = {1, 9, k - 1, k, k + 1, 2 * k + 3};
+        for (int ri = 0; ri < 6; ri++)
+            if (rows_list[ri] >= 1 && rows_list[ri] * cols <= 70000)
+                test_row_values(dts[(ci + ri) % 3], 1 + 2 * (ri % 2), rows_list[ri], cols);
+    }
     test_scalar_member(1 << 16, 2);
     test_scalar_member(1000, 1);
     CHECK_OK(hg_executor_destroy(g_ex));
