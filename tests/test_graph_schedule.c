@@ -319,10 +319,11 @@ int main(void) {
     // (dy*w)*x (the sum's operand); the (4, 64, 1) scalars; dx (dy*w recomputed in both)
     test_rms_backward(4, 64, 256, 3);
     test_rms_backward(2, 4, 16, 2);
-    // t = a + b read by two kernels: recomputed by both unless costly or an output
+    // t = a + b read by two kernels: recomputed by both unless costly; an output t is stored by the
+    // kernel of its first reader
     test_shared(0, 0, 0, 2);
     test_shared(1, 0, 0, 3);
-    test_shared(0, 1, 0, 3);
+    test_shared(0, 1, 0, 2);   // t an output: stored by the first reader's kernel, read by the other
     test_shared(0, 0, 1, 2);   // t and u both recomputed by the two kernels
     static const int64_t cols_list[] = {8, 31, 256, 1000, 2048, 2049};
     static const hg_dtype dts[] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_I32};

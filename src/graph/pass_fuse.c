@@ -6,7 +6,8 @@
 // already in the group (so nothing outside needs it materialized) and its shape broadcasts to
 // the root's (it is then recomputed per iteration element, which is exact: elementwise ops are
 // pure). A member that is also a graph output joins only when it has the root's shape (it is
-// stored as an extra output of the kernel). A member of a much smaller shape is not recomputed
+// stored as an extra output of the kernel); its consumers outside the group, when they all come
+// after the root, then read it from memory. A member of a much smaller shape is not recomputed
 // per element of a large root (recompute_ok). Constants never form groups of their own
 // unless they are outputs: every kernel that reads one inlines it. Limits: HG_EW_MAX_NODES nodes
 // and HG_EW_MAX_INPUTS distinct inputs per kernel (members are given back until it fits).
@@ -65,6 +66,14 @@ static int all_consumers_in(const fuse_ctx* f, int32_t o, int32_t gid) {
     if (a == b) return 0;
     for (int32_t i = a; i < b; i++)
         if (f->group[f->cons[i]] != gid) return 0;
+    return 1;
+}
+
+// Every consumer of o outside group gid comes after the root: a graph output the kernel stores
+// anyway can then be read from memory by those (it cannot feed back into the kernel).
+static int consumers_after(const fuse_ctx* f, int32_t o, int32_t gid, int32_t root) {
+    for (int32_t i = f->cons_start[o]; i < f->cons_start[o + 1]; i++)
+        if (f->group[f->cons[i]] != gid && f->cons[i] < root) return 0;
     return 1;
 }
 
@@ -210,7 +219,8 @@ hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngr
             if (!recompute_ok(on, r)) continue;
             if (f.is_output[o] && (!hg_gir_same_shape(on, r) || extra_outputs >= HG_EW_MAX_OUTPUTS - 1))
                 continue;
-            if (!all_consumers_in(&f, o, gid)) continue;
+            if (!all_consumers_in(&f, o, gid) && !(f.is_output[o] && consumers_after(&f, o, gid, root)))
+                continue;
             group[o] = gid;
             members++;
             extra_outputs += f.is_output[o];
