@@ -219,7 +219,8 @@ hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngr
             if (!recompute_ok(on, r)) continue;
             if (f.is_output[o] && (!hg_gir_same_shape(on, r) || extra_outputs >= HG_EW_MAX_OUTPUTS - 1))
                 continue;
-            if (!all_consumers_in(&f, o, gid) && !(f.is_output[o] && consumers_after(&f, o, gid, root)))
+            if (!all_consumers_in(&f, o, gid) &&
+                !(f.is_output[o] && consumers_after(&f, o, gid, root)))
                 continue;
             group[o] = gid;
             members++;

@@ -188,7 +188,8 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
             int32_t red = fused_reduce ? fused_reduce[gid] : -1;
             // A fused trailing reduction: the group's root is not stored, only the reduction.
             if (red >= 0 && !is_output[id]) {
-                if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next, outs, &nouts)))
+                if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next,
+                                    outs, &nouts)))
                     break;
                 hg_fused_reduce* fr = NULL;
                 if (nouts == 1) {
@@ -215,7 +216,8 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
                     continue;
                 }
             }
-            if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next, outs, &nouts)))
+            if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next, outs,
+                                &nouts)))
                 break;
             hg_ew_kernel* k = NULL;
             if ((s = hg_ew_kernel_create(p->ex, e, &k))) {
