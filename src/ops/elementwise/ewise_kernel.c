@@ -14,7 +14,7 @@
 // A variant is specialized on the class of every operand (and, for strided ones, on the sizes
 // and strides) and cached in the kernel. On backends with kernel_launch_rows (the CPU), a strided
 // layout whose innermost dim the outputs step by 1 runs instead as rows: the linear/scalar
-// variant of one row, launched per row (row_layout, run_rows below).
+// variant of one row, launched per row (ewise_rows.c).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,53 +25,16 @@
 #include "base/handles.h"
 #include "base/shape.h"
 #include "ops/elementwise/ewise_internal.h"
+#include "ops/elementwise/ewise_kernel_internal.h"
 #include "ops/elementwise/ewise_vector.h"
 #include "runtime/kernel.h"
 #include "tensor/tensor_internal.h"
 #include "ops/common/op_dispatch.h"
 
-#define EW_MAX_OPERANDS (HG_EW_MAX_INPUTS + HG_EW_MAX_OUTPUTS)
-#define EW_MAX_VARIANTS 32
 // Lanes per launch (%gid.x is u32); a variable so tests can exercise split launches.
 uint64_t hg_ew_launch_max = UINT64_C(1) << 31;
 #define EW_LAUNCH_MAX hg_ew_launch_max
-#define EW_BLOCK 256u
 
-enum { CL_LINEAR = 0, CL_SCALAR = 1, CL_STRIDED = 2 };
-
-typedef struct ew_layout {
-    int32_t ndim;                               // collapsed dims (0 for a single element)
-    int32_t nstrided;
-    uint32_t vec;                               // the vector variant's width (0: none)
-    int64_t numel;
-    int64_t size[HG_MAX_DIMS];
-    uint8_t cls[EW_MAX_OPERANDS];
-    int64_t stride[EW_MAX_OPERANDS][HG_MAX_DIMS];   // per collapsed dim (general layouts)
-    int64_t lo[EW_MAX_OPERANDS], hi[EW_MAX_OPERANDS];   // reachable range around the offset
-} ew_layout;
-
-typedef struct ew_variant {
-    uint64_t sig;
-    int32_t ndim, nstrided, has_start;
-    uint32_t vec;
-    uint8_t cls[EW_MAX_OPERANDS];
-    int64_t size[HG_MAX_DIMS];
-    int64_t (*stride)[HG_MAX_DIMS];   // nops rows when nstrided (else NULL)
-    hg_kernel_obj* kernel;            // a reference to the executor's cached kernel
-} ew_variant;
-
-struct hg_ew_kernel {
-    hg_executor_obj* ex;
-    int32_t nops;                     // inputs + outputs
-    int32_t instr_count;
-    int32_t last;                     // variant used by the previous run (tried first)
-    uint32_t next_evict;
-    int32_t nvars;
-    ew_variant vars[EW_MAX_VARIANTS];
-    unsigned char* scratch;           // grouped row runs' repeated rows (run_rows)
-    size_t scratch_bytes;
-    hg_ew_expr e;
-};
 
 const hg_ew_expr* hg_ew_kernel_expr(const hg_ew_kernel* k) { return &k->e; }
 int32_t hg_ew_kernel_instr_count(const hg_ew_kernel* k) { return k ? k->instr_count : 0; }
@@ -503,13 +466,12 @@ void hg_ew_kernel_destroy(hg_ew_kernel* k) {
 // Running
 // ---------------------------------------------------------------------------------------------
 
-static uint64_t scalar_bits_of(const hg_ew_arg* a, hg_dtype t) {
+uint64_t hg_ew_scalar_bits_of(const hg_ew_arg* a, hg_dtype t) {
     if (!a->t) return a->bits;
     return hg_dtype_load_bits(t, (const unsigned char*)a->buf->mem + a->t->offset * (int64_t)hg_dtype_size(t));
 }
 
-// The cached variant for layout L (the previous run's first), compiled on a miss.
-static hg_status variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** out) {
+hg_status hg_ew_variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** out) {
     uint64_t sig = layout_sig(L, k->nops);
     ew_variant* v = NULL;
     if (k->last < k->nvars && variant_matches(&k->vars[k->last], L, k->nops, sig))
@@ -521,150 +483,6 @@ static hg_status variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** o
     k->last = (int32_t)(v - k->vars);
     *out = v;
     return HG_OK;
-}
-
-// Rows: on host memory, a layout whose innermost collapsed dim every operand steps through by 1
-// (an input also by 0: one value per row, e.g. x - mean(x, keepdims)) runs the linear variant
-// over each row, with the row's addresses and values bound (the backend's kernel_launch_rows):
-// no per-lane index arithmetic or gathers; rows of 2 to 4 are as fast or faster on the strided
-// path (docs/performance.md).
-#define EW_ROW_MIN 8
-// Short rows whose operands are adjacent rows or one row repeated (x[N, 10] * w[10]) run
-// grouped: k rows as one row of about EW_GROUP_LANES lanes, the repeated row copied k times into
-// a scratch row (kept by the kernel), so the per-row cost is paid per k rows. A one-op kernel's
-// row is a function call (the CPU's direct path): grouped up to EW_GROUP_COLS, beyond which the
-// scratch row costs more than it saves; a fused chain's row is a launch: grouped up to a
-// quarter of the group (docs/performance.md).
-#define EW_GROUP_COLS 256
-#define EW_GROUP_LANES 8192
-
-// The one-row layout of L in R, or 0 when L does not run as rows.
-static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* R) {
-    if (!L->nstrided || L->ndim < 2) return 0;
-    memset(R, 0, sizeof *R);
-    R->ndim = 1;
-    R->numel = R->size[0] = L->size[L->ndim - 1];
-    for (int32_t o = 0; o < nops; o++) {
-        int64_t st = L->stride[o][L->ndim - 1];
-        if (L->cls[o] == CL_SCALAR) R->cls[o] = CL_SCALAR;
-        else if (st == 0 && o < nin) R->cls[o] = CL_SCALAR;
-        else if (st == 1 || o < nin) R->cls[o] = CL_LINEAR;   // inputs: gathered when st != 1
-        else return 0;
-    }
-    return 1;
-}
-
-// Rows per group for the one-row layout R of L (1: rows run one by one). Grouping needs every
-// operand's rows contiguous and adjacent (stepping by 1 in a row, by the row's length between
-// rows), a value per block (0 on both inner dims), or one row repeated (an input stepping 0
-// between rows), at least one of the last: otherwise the dims would have collapsed.
-static int64_t group_rows(const hg_ew_expr* e, const ew_layout* L, const ew_layout* R,
-                          int32_t nops) {
-    int32_t rd = L->ndim - 2, nin = e->ninputs, ops = 0;
-    int64_t cols = R->numel, repeated = 0;
-    for (int32_t i = 0; i < e->nnodes; i++)
-        ops += e->nodes[i].kind != HG_EW_INPUT && e->nodes[i].kind != HG_EW_CONST;
-    if (cols > (ops > 1 ? EW_GROUP_LANES / 4 : EW_GROUP_COLS) || L->size[rd] < 2) return 1;
-    for (int32_t o = 0; o < nops; o++) {
-        if (L->cls[o] == CL_SCALAR) continue;
-        int64_t row = L->stride[o][rd], lane = L->stride[o][rd + 1];
-        if (row == 0 && lane == 0) continue;                  // one value per block
-        if (lane != 1) return 1;                              // per-row values, gathered lanes
-        if (row == 0 && o < nin) repeated = 1;
-        else if (row != cols) return 1;
-    }
-    if (!repeated) return 1;
-    int64_t k = EW_GROUP_LANES / cols;
-    return k < L->size[rd] ? k : L->size[rd];
-}
-
-// Rows of the innermost outer dim in kernel_launch_rows calls (grouped as above: one call for
-// the whole groups, one for the rows left); the dims outside it (rare after collapsing) one
-// round per coordinate.
-static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
-                          const ew_layout* L, const ew_layout* R, int64_t group) {
-    ew_variant* v = NULL;
-    hg_status s = variant_for(k, R, &v);
-    if (s) return s;
-    const hg_ew_expr* e = &k->e;
-    int32_t nin = e->ninputs, nops = k->nops, rd = L->ndim - 2;   // rd: the rows' dim
-    int64_t cols = R->numel, nrows = L->size[rd];
-    hg_bound_arg bound[EW_MAX_OPERANDS + 1];
-    memset(bound, 0, sizeof(hg_bound_arg) * (size_t)(nops + 1));
-    unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
-    const void* value[EW_MAX_OPERANDS + 1] = {0};
-    int64_t step[EW_MAX_OPERANDS + 1] = {0}, lane[EW_MAX_OPERANDS + 1] = {0};
-    hg_row_args ra = {step, lane, value};
-    size_t es[EW_MAX_OPERANDS] = {0}, rep_off[EW_MAX_OPERANDS] = {0}, rep_bytes = 0;
-    int rep[EW_MAX_OPERANDS] = {0};   // repeated into the scratch row (grouped runs)
-    for (int32_t o = 0; o < nops; o++) {
-        const hg_ew_arg* a = o < nin ? &in[o] : &out[o - nin];
-        if (L->cls[o] == CL_SCALAR) {
-            bound[o].bits = scalar_bits_of(a, e->inputs[o].dtype);
-            continue;
-        }
-        es[o] = hg_dtype_size(a->t->dtype);
-        first[o] = (unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
-        step[o] = L->stride[o][rd] * (int64_t)es[o] * group;
-        if (R->cls[o] == CL_LINEAR && L->stride[o][rd + 1] != 1)
-            lane[o] = L->stride[o][rd + 1] * (int64_t)es[o];
-        if (group > 1 && R->cls[o] == CL_LINEAR && L->stride[o][rd] == 0) {
-            rep[o] = 1;
-            rep_off[o] = rep_bytes;
-            rep_bytes += ((size_t)(group * cols) * es[o] + 63) & ~(size_t)63;
-        }
-    }
-    if (rep_bytes > k->scratch_bytes) {
-        void* mem = aligned_alloc(64, rep_bytes);
-        if (!mem) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory for an elementwise run");
-        free(k->scratch);
-        k->scratch = mem;
-        k->scratch_bytes = rep_bytes;
-    }
-    unsigned char* scratch = k->scratch;
-    int64_t whole = nrows / group, left = nrows % group;
-    int64_t coord[HG_MAX_DIMS] = {0};
-    for (int64_t b = 0, blocks = L->numel / (cols * nrows); b < blocks && !s; b++) {
-        for (int32_t o = 0; o < nops; o++) {
-            if (rep[o]) {   // the block's row, group times
-                for (int64_t r = 0; r < group; r++)
-                    memcpy(scratch + rep_off[o] + (size_t)(r * cols) * es[o], first[o],
-                           (size_t)cols * es[o]);
-                bound[o].base = scratch + rep_off[o];
-            } else if (R->cls[o] == CL_LINEAR) {
-                bound[o].base = first[o];
-            } else if (L->cls[o] != CL_SCALAR) {
-                value[o] = first[o];
-            }
-        }
-        // The whole groups, then the rows left as one shorter row.
-        for (int part = 0; part < 2 && !s; part++) {
-            int64_t rows = part ? (left ? 1 : 0) : whole;
-            uint64_t lanes = (uint64_t)(cols * (part ? left : group));
-            if (!rows) continue;
-            for (int32_t o = 0; o < nops; o++) {
-                if (L->cls[o] == CL_SCALAR) continue;
-                bound[o].count = lanes;
-                if (part && !rep[o] && R->cls[o] == CL_LINEAR)
-                    bound[o].base = first[o] + whole * step[o];
-                if (part && value[o]) value[o] = first[o] + whole * step[o];
-            }
-            bound[nops].bits = lanes;
-            hg_launch_config cfg =
-                hg_launch_1d(lanes, lanes <= HG_MAX_BLOCK_LANES ? (uint32_t)lanes : EW_BLOCK);
-            s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
-                                   (uint64_t)rows, &ra);
-        }
-        for (int32_t d = rd - 1; d >= 0; d--) {   // the next block's coordinates and addresses
-            int wrap = ++coord[d] == L->size[d];
-            int64_t by = wrap ? -(L->size[d] - 1) : 1;
-            for (int32_t o = 0; o < nops; o++)
-                if (first[o]) first[o] += (ptrdiff_t)(by * L->stride[o][d]) * (ptrdiff_t)es[o];
-            if (!wrap) break;
-            coord[d] = 0;
-        }
-    }
-    return s;
 }
 
 // The vector variant's width for layout L on a device backend (0: the scalar variants).
@@ -686,23 +504,21 @@ static uint32_t vector_width(const hg_ew_kernel* k, const hg_ew_arg* in, const h
 
 hg_status hg_ew_kernel_run_locked(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out) {
     const hg_ew_expr* e = &k->e;
-    ew_layout L, R;
+    ew_layout L;
     compute_layout(k, in, out, &L);
     if (L.numel == 0) return HG_OK;
-    if (k->ex->vt->kernel_launch_rows && row_layout(&L, e->ninputs, k->nops, &R)) {
-        int64_t group = group_rows(e, &L, &R, k->nops);
-        if (group > 1 || R.numel >= EW_ROW_MIN) return run_rows(k, in, out, &L, &R, group);
-    }
+    hg_status rs;
+    if (hg_ew_run_rows(k, in, out, &L, &rs)) return rs;
     L.vec = vector_width(k, in, out, &L);
     ew_variant* v = NULL;
-    hg_status s = variant_for(k, &L, &v);
+    hg_status s = hg_ew_variant_for(k, &L, &v);
     if (s) return s;
     hg_executor_obj* ex = k->ex;
     int32_t nin = e->ninputs, nops = k->nops;
     hg_bound_arg bound[EW_MAX_OPERANDS + 2];
     memset(bound, 0, sizeof(hg_bound_arg) * (size_t)(nops + 2));
     for (int32_t i = 0; i < nin; i++)
-        if (L.cls[i] == CL_SCALAR) bound[i].bits = scalar_bits_of(&in[i], e->inputs[i].dtype);
+        if (L.cls[i] == CL_SCALAR) bound[i].bits = hg_ew_scalar_bits_of(&in[i], e->inputs[i].dtype);
     uint64_t total = (uint64_t)L.numel;
     for (uint64_t start = 0; start < total; start += EW_LAUNCH_MAX) {
         uint64_t count = total - start < EW_LAUNCH_MAX ? total - start : EW_LAUNCH_MAX;

@@ -1,0 +1,238 @@
+// Row launches of elementwise kernels (the backend's kernel_launch_rows, host memory): layouts
+// whose innermost collapsed dim every operand steps through by 1, by 0 (one value per row) or by
+// a stride (gathered), run as the linear variant of one row, rows grouped when short.
+#include <stdlib.h>
+#include <string.h>
+#include "base/dtype.h"
+#include "base/error.h"
+#include "ops/elementwise/ewise_kernel_internal.h"
+#include "runtime/kernel.h"
+
+// Rows: on host memory, a layout whose innermost collapsed dim every operand steps through by 1
+// (an input also by 0: one value per row, e.g. x - mean(x, keepdims)) runs the linear variant
+// over each row, with the row's addresses and values bound (the backend's kernel_launch_rows):
+// no per-lane index arithmetic or gathers; rows of 2 to 4 are as fast or faster on the strided
+// path (docs/performance.md).
+#define EW_ROW_MIN 8
+// Short rows whose operands are adjacent rows or one row repeated (x[N, 10] * w[10]) run
+// grouped: k rows as one row of about EW_GROUP_LANES lanes, the repeated row copied k times into
+// a scratch row (kept by the kernel), so the per-row cost is paid per k rows. A one-op kernel's
+// row is a function call (the CPU's direct path): grouped up to EW_GROUP_COLS, beyond which the
+// scratch row costs more than it saves; a fused chain's row is a launch: grouped up to a
+// quarter of the group (docs/performance.md). A fused chain's input with one value per row
+// (rsqrt(var + eps) of a norm, broadcast over the row) is spread too: each group's values
+// written cols times into a scratch row before its launch (a fill, where each row as a launch of
+// its own cost ~4x the chain: RMSNorm's w * (x * r), (4, 64, 256) f32, docs/performance.md).
+#define EW_GROUP_COLS 256
+#define EW_SPREAD_BYTES (256 * 1024)   // scratch of the spread values filled per launch
+#define EW_GROUP_LANES 8192
+
+// The one-row layout of L in R, or 0 when L does not run as rows.
+static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* R) {
+    if (!L->nstrided || L->ndim < 2) return 0;
+    memset(R, 0, sizeof *R);
+    R->ndim = 1;
+    R->numel = R->size[0] = L->size[L->ndim - 1];
+    for (int32_t o = 0; o < nops; o++) {
+        int64_t st = L->stride[o][L->ndim - 1];
+        if (L->cls[o] == CL_SCALAR) R->cls[o] = CL_SCALAR;
+        else if (st == 0 && o < nin) R->cls[o] = CL_SCALAR;
+        else if (st == 1 || o < nin) R->cls[o] = CL_LINEAR;   // inputs: gathered when st != 1
+        else return 0;
+    }
+    return 1;
+}
+
+// Rows per group for the one-row layout R of L (1: rows run one by one). Grouping needs every
+// operand's rows contiguous and adjacent (stepping by 1 in a row, by the row's length between
+// rows), a value per block (0 on both inner dims), or one row repeated (an input stepping 0
+// between rows), at least one of the last: otherwise the dims would have collapsed.
+static int64_t group_rows(const hg_ew_expr* e, const ew_layout* L, const ew_layout* R,
+                          int32_t nops) {
+    int32_t rd = L->ndim - 2, nin = e->ninputs, ops = 0;
+    int64_t cols = R->numel, repeated = 0;
+    for (int32_t i = 0; i < e->nnodes; i++)
+        ops += e->nodes[i].kind != HG_EW_INPUT && e->nodes[i].kind != HG_EW_CONST;
+    if (cols > (ops > 1 ? EW_GROUP_LANES / 4 : EW_GROUP_COLS) || L->size[rd] < 2) return 1;
+    for (int32_t o = 0; o < nops; o++) {
+        if (L->cls[o] == CL_SCALAR) continue;
+        int64_t row = L->stride[o][rd], lane = L->stride[o][rd + 1];
+        if (row == 0 && lane == 0) continue;                  // one value per block
+        if (lane == 0 && o < nin && ops > 1) {                // per-row values: spread
+            repeated = 1;
+            continue;
+        }
+        if (lane != 1) return 1;                              // gathered lanes
+        if (row == 0 && o < nin) repeated = 1;
+        else if (row != cols) return 1;
+    }
+    if (!repeated) return 1;
+    int64_t k = EW_GROUP_LANES / cols;
+    return k < L->size[rd] ? k : L->size[rd];
+}
+
+// Rows of the innermost outer dim in kernel_launch_rows calls (grouped as above: one call for
+// the whole groups, one for the rows left); the dims outside it (rare after collapsing) one
+// round per coordinate.
+// Row r's value of a spread operand (src), `rows` rows from src stepping `step` bytes, each
+// written cols times at dst (typed loops: the compiler vectorizes the fills).
+#define SPREAD_FILL(T)                                                                         \
+    for (int64_t r = 0; r < rows; r++, src += step) {                                         \
+        T v, *d = (T*)(void*)(dst + (size_t)(r * cols) * sizeof(T));                          \
+        memcpy(&v, src, sizeof v);                                                              \
+        for (int64_t c = 0; c < cols; c++) d[c] = v;                                            \
+    }
+static void spread_rows(unsigned char* dst, const unsigned char* src, int64_t rows,
+                        int64_t step, int64_t cols, size_t es) {
+    switch (es) {
+    case 1: SPREAD_FILL(uint8_t) break;
+    case 2: SPREAD_FILL(uint16_t) break;
+    case 4: SPREAD_FILL(uint32_t) break;
+    default: SPREAD_FILL(uint64_t) break;
+    }
+}
+#undef SPREAD_FILL
+
+static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
+                          const ew_layout* L, const ew_layout* R0, int64_t group) {
+    const hg_ew_expr* e = &k->e;
+    int32_t nin = e->ninputs, nops = k->nops, rd = L->ndim - 2;   // rd: the rows' dim
+    int spread[EW_MAX_OPERANDS] = {0}, nspread = 0;   // one value per row, spread (grouped runs)
+    ew_layout Rs;
+    const ew_layout* R = R0;
+    for (int32_t o = 0; o < nin && group > 1; o++)
+        if (L->cls[o] != CL_SCALAR && R0->cls[o] == CL_SCALAR) spread[o] = 1, nspread++;
+    if (nspread) {   // the spread operands are rows of the grouped launch
+        Rs = *R0;
+        for (int32_t o = 0; o < nin; o++)
+            if (spread[o]) Rs.cls[o] = CL_LINEAR;
+        R = &Rs;
+    }
+    ew_variant* v = NULL;
+    hg_status s = hg_ew_variant_for(k, R, &v);
+    if (s) return s;
+    int64_t cols = R->numel, nrows = L->size[rd];
+    int64_t chunk = nspread ? EW_SPREAD_BYTES / (group * cols * 8) : 1;   // groups per fill
+    if (chunk < 1) chunk = 1;
+    hg_bound_arg bound[EW_MAX_OPERANDS + 1];
+    memset(bound, 0, sizeof(hg_bound_arg) * (size_t)(nops + 1));
+    unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
+    const void* value[EW_MAX_OPERANDS + 1] = {0};
+    int64_t step[EW_MAX_OPERANDS + 1] = {0}, lane[EW_MAX_OPERANDS + 1] = {0};
+    hg_row_args ra = {step, lane, value};
+    size_t es[EW_MAX_OPERANDS] = {0}, rep_off[EW_MAX_OPERANDS] = {0}, rep_bytes = 0;
+    int rep[EW_MAX_OPERANDS] = {0};   // repeated into the scratch row (grouped runs)
+    for (int32_t o = 0; o < nops; o++) {
+        const hg_ew_arg* a = o < nin ? &in[o] : &out[o - nin];
+        if (L->cls[o] == CL_SCALAR) {
+            bound[o].bits = hg_ew_scalar_bits_of(a, e->inputs[o].dtype);
+            continue;
+        }
+        es[o] = hg_dtype_size(a->t->dtype);
+        first[o] = (unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
+        step[o] = L->stride[o][rd] * (int64_t)es[o] * group;
+        if (R->cls[o] == CL_LINEAR && L->stride[o][rd + 1] != 1)
+            lane[o] = L->stride[o][rd + 1] * (int64_t)es[o];
+        if (spread[o]) {   // chunk groups of rows
+            rep_off[o] = rep_bytes;
+            rep_bytes += ((size_t)(chunk * group * cols) * es[o] + 63) & ~(size_t)63;
+            continue;
+        }
+        if (group > 1 && R->cls[o] == CL_LINEAR && L->stride[o][rd] == 0) {
+            rep[o] = 1;
+            rep_off[o] = rep_bytes;
+            rep_bytes += ((size_t)(group * cols) * es[o] + 63) & ~(size_t)63;
+        }
+    }
+    if (rep_bytes > k->scratch_bytes) {
+        void* mem = aligned_alloc(64, rep_bytes);
+        if (!mem) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory for an elementwise run");
+        free(k->scratch);
+        k->scratch = mem;
+        k->scratch_bytes = rep_bytes;
+    }
+    unsigned char* scratch = k->scratch;
+    int64_t whole = nrows / group, left = nrows % group;
+    int64_t coord[HG_MAX_DIMS] = {0};
+    for (int64_t b = 0, blocks = L->numel / (cols * nrows); b < blocks && !s; b++) {
+        for (int32_t o = 0; o < nops; o++) {
+            if (rep[o]) {   // the block's row, group times
+                for (int64_t r = 0; r < group; r++)
+                    memcpy(scratch + rep_off[o] + (size_t)(r * cols) * es[o], first[o],
+                           (size_t)cols * es[o]);
+                bound[o].base = scratch + rep_off[o];
+            } else if (spread[o]) {
+                bound[o].base = scratch + rep_off[o];
+            } else if (R->cls[o] == CL_LINEAR) {
+                bound[o].base = first[o];
+            } else if (L->cls[o] != CL_SCALAR) {
+                value[o] = first[o];
+            }
+        }
+        // The whole groups, then the rows left as one shorter row.
+        for (int part = 0; part < 2 && !s; part++) {
+            int64_t rows = part ? (left ? 1 : 0) : whole;
+            uint64_t lanes = (uint64_t)(cols * (part ? left : group));
+            if (!rows) continue;
+            for (int32_t o = 0; o < nops; o++) {
+                if (L->cls[o] == CL_SCALAR) continue;
+                bound[o].count = lanes;
+                if (part && !rep[o] && !spread[o] && R->cls[o] == CL_LINEAR)
+                    bound[o].base = first[o] + whole * step[o];
+                if (part && value[o]) value[o] = first[o] + whole * step[o];
+            }
+            bound[nops].bits = lanes;
+            hg_launch_config cfg =
+                hg_launch_1d(lanes, lanes <= HG_MAX_BLOCK_LANES ? (uint32_t)lanes : EW_BLOCK);
+            if (!nspread) {
+                s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
+                                       (uint64_t)rows, &ra);
+                continue;
+            }
+            // Spread operands: the values of up to `chunk` groups filled into the scratch, then
+            // one launch of those groups (the pool splits its rows as for any row launch).
+            int64_t per = part ? left : group, r0 = part ? whole * group : 0;
+            hg_bound_arg b1[EW_MAX_OPERANDS + 1];
+            const void* v1[EW_MAX_OPERANDS + 1] = {0};
+            int64_t st1[EW_MAX_OPERANDS + 1] = {0};
+            hg_row_args ra1 = {st1, lane, v1};
+            for (int64_t q = 0; q < rows && !s; q += chunk, r0 += chunk * per) {
+                int64_t n = rows - q < chunk ? rows - q : chunk;
+                memcpy(b1, bound, sizeof(hg_bound_arg) * (size_t)(nops + 1));
+                for (int32_t o = 0; o < nops; o++) {
+                    st1[o] = step[o];
+                    if (value[o]) v1[o] = (const unsigned char*)value[o] + q * step[o];
+                    if (spread[o]) {
+                        int64_t by = L->stride[o][rd] * (int64_t)es[o];
+                        spread_rows(scratch + rep_off[o], first[o] + r0 * by, n * per, by, cols,
+                                    es[o]);
+                        st1[o] = group * cols * (int64_t)es[o];
+                    } else if (!rep[o] && R->cls[o] == CL_LINEAR && b1[o].base) {
+                        b1[o].base = (unsigned char*)b1[o].base + q * step[o];
+                    }
+                }
+                s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, b1, (size_t)nops + 1, (uint64_t)n,
+                                       &ra1);
+            }
+        }
+        for (int32_t d = rd - 1; d >= 0; d--) {   // the next block's coordinates and addresses
+            int wrap = ++coord[d] == L->size[d];
+            int64_t by = wrap ? -(L->size[d] - 1) : 1;
+            for (int32_t o = 0; o < nops; o++)
+                if (first[o]) first[o] += (ptrdiff_t)(by * L->stride[o][d]) * (ptrdiff_t)es[o];
+            if (!wrap) break;
+            coord[d] = 0;
+        }
+    }
+    return s;
+}
+
+int hg_ew_run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
+                   const ew_layout* L, hg_status* s) {
+    ew_layout R;
+    if (!k->ex->vt->kernel_launch_rows || !row_layout(L, k->e.ninputs, k->nops, &R)) return 0;
+    int64_t group = group_rows(&k->e, L, &R, k->nops);
+    if (group <= 1 && R.numel < EW_ROW_MIN) return 0;
+    *s = run_rows(k, in, out, L, &R, group);
+    return 1;
+}
