@@ -45,7 +45,10 @@ hg_status hg_pass_canonicalize(hg_gir* g, hg_executor_obj* ex, const hg_compile_
                                int32_t* rewrites, int32_t* rule_hits);
 // fuse: assigns each node a kernel group (-1: not in a group: inputs, library nodes, reshapes).
 // A group is a set of elementwise nodes computed by one hg_ew_expr over the shape of its root;
-// a trailing reduction joins its operand's group (fused_reduce[group] = reduce node, else -1).
+// a trailing reduction joins its operand's group (fused_reduce[group] = reduce node, else -1);
+// a group that the kernels reading it recompute, with no step of its own, is marked
+// HG_GROUP_RECOMPUTED there.
+#define HG_GROUP_RECOMPUTED (-2)
 hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngroups,
                        int32_t* fused_reduce);
 

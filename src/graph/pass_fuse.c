@@ -6,15 +6,52 @@
 // already in the group (so nothing outside needs it materialized) and its shape broadcasts to
 // the root's (it is then recomputed per iteration element, which is exact: elementwise ops are
 // pure). A member that is also a graph output joins only when it has the root's shape (it is
-// stored as an extra output of the kernel). Constants never form groups of their own unless they
-// are outputs: every kernel that reads one inlines it. Limits: HG_EW_MAX_NODES nodes and
-// HG_EW_MAX_INPUTS distinct inputs per kernel (members are given back until it fits).
+// stored as an extra output of the kernel). A member of a much smaller shape is not recomputed
+// per element of a large root (recompute_ok). Constants never form groups of their own
+// unless they are outputs: every kernel that reads one inlines it. Limits: HG_EW_MAX_NODES nodes
+// and HG_EW_MAX_INPUTS distinct inputs per kernel (members are given back until it fits).
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/shape.h"
 #include "graph/graph_internal.h"
 
 static int is_ew(const hg_gnode* n) { return hg_gop_table[n->kind].elementwise; }
+
+// Ops that cost more than a few instructions an element: divisions, powers and the
+// transcendental functions (several of them evaluated in f64).
+static int is_costly(const hg_gnode* n) {
+    if (n->kind == HG_GOP_BINARY)
+        return n->op == HG_BINARY_DIV || n->op == HG_BINARY_FLOOR_DIVIDE ||
+               n->op == HG_BINARY_REMAINDER || n->op == HG_BINARY_POW;
+    if (n->kind != HG_GOP_UNARY) return 0;
+    switch ((hg_unary_op)n->op) {
+    case HG_UNARY_NEG: case HG_UNARY_ABS: case HG_UNARY_SIGN: case HG_UNARY_SQUARE:
+    case HG_UNARY_RELU: case HG_UNARY_FLOOR: case HG_UNARY_CEIL: case HG_UNARY_ROUND:
+    case HG_UNARY_TRUNC: case HG_UNARY_LOGICAL_NOT: case HG_UNARY_BITWISE_NOT:
+    case HG_UNARY_ISNAN: case HG_UNARY_ISINF: case HG_UNARY_ISFINITE:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+// A member is recomputed for every element of its root's iteration space. A member of a much
+// smaller shape (a per-row statistic broadcast over the row, rsqrt(var + eps)) stays out when the
+// root is large: it is then the root of a small kernel of its own, with the small nodes that feed
+// only it, computed once per element of its own shape, and the large kernel reads the result
+// broadcast. Each recomputed op costs about a cycle an element (more for a broadcast along the
+// innermost axis, and tens of cycles for the f64 transcendentals), a separate launch a few
+// microseconds (docs/performance.md).
+#define FUSE_RECOMPUTE_RATIO 8
+#define FUSE_RECOMPUTE_MIN 16384          // root elements from which a small member stays out
+#define FUSE_RECOMPUTE_MIN_COSTLY 2048    // the same for a costly member
+
+static int recompute_ok(const hg_gnode* on, const hg_gnode* r) {
+    int64_t m = hg_shape_numel(on->ndim, on->shape), n = hg_shape_numel(r->ndim, r->shape);
+    if (m == n || on->kind == HG_GOP_EXPAND || n < FUSE_RECOMPUTE_RATIO * m) return 1;
+    return n < (is_costly(on) ? FUSE_RECOMPUTE_MIN_COSTLY : FUSE_RECOMPUTE_MIN);
+}
 
 typedef struct fuse_ctx {
     const hg_gir* g;
@@ -46,6 +83,80 @@ static int32_t count_inputs(const fuse_ctx* f, int32_t gid, int32_t root, char* 
         }
     }
     return k;
+}
+
+// Groups recomputed by the kernels that read them (red[gid] = HG_GROUP_RECOMPUTED) instead of
+// stored: a small group of cheap ops with the shape of its readers, read only by elementwise
+// members of other groups (none of them fused with a reduction), that is no output. A node read
+// by two kernels (a residual sum feeding a reduction's operand and the gradient; dy * w in
+// RMSNorm's backward) is otherwise a kernel of its own that writes it and two that read it
+// back. Decided from the last group down: a group read by a recomputed one is computed by that
+// one's readers in turn (up to RECOMPUTE_MAX_DEPTH levels), and every kernel that ends up
+// computing it keeps its node and input counts within the kernel limits.
+#define RECOMPUTE_MAX_MEMBERS 4
+#define RECOMPUTE_MAX_DEPTH 3
+
+typedef struct recompute_ctx {
+    const fuse_ctx* f;
+    int32_t *red, *members, *inputs, *root;
+} recompute_ctx;
+
+// Whether the kernels that would compute group k (its readers, and through recomputed readers
+// theirs) can take add_m more members and add_i more inputs; with charge, adds them (a reader
+// reached twice is charged twice: an upper bound).
+static int grow(const recompute_ctx* c, int32_t k, int32_t add_m, int32_t add_i, int charge,
+                int depth) {
+    const fuse_ctx* f = c->f;
+    if (depth > RECOMPUTE_MAX_DEPTH) return 0;
+    for (int32_t id = 0; id <= c->root[k]; id++) {
+        if (f->group[id] != k) continue;
+        for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1]; i++) {
+            int32_t cg = f->group[f->cons[i]];
+            if (cg == k) continue;
+            if (cg < 0) return 0;
+            if (c->red[cg] == HG_GROUP_RECOMPUTED) {
+                if (!grow(c, cg, add_m, add_i, charge, depth + 1)) return 0;
+            } else if (charge) {
+                c->members[cg] += add_m;
+                c->inputs[cg] += add_i;
+            } else if (c->red[cg] != -1 || c->members[cg] + add_m > HG_EW_MAX_NODES / 4 ||
+                       c->inputs[cg] + add_i > HG_EW_MAX_INPUTS) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static int choose_recomputed(const fuse_ctx* f, int32_t ng, int32_t* red, char* seen) {
+    const hg_gir* g = f->g;
+    int32_t* info = malloc(((size_t)ng * 3 + 1) * sizeof *info);   // members, inputs, root
+    if (!info) return 1;
+    recompute_ctx c = {f, red, info, info + ng, info + 2 * ng};
+    for (int32_t k = 0; k < ng; k++) c.members[k] = 0;
+    for (int32_t id = 0; id < g->n; id++)
+        if (f->group[id] >= 0) { c.members[f->group[id]]++; c.root[f->group[id]] = id; }
+    for (int32_t k = 0; k < ng; k++) c.inputs[k] = count_inputs(f, k, c.root[k], seen);
+    for (int32_t k = ng - 1; k >= 0; k--) {
+        int ok = red[k] == -1 && c.members[k] <= RECOMPUTE_MAX_MEMBERS, readers = 0;
+        int64_t numel = hg_gir_numel(&g->nodes[c.root[k]]);
+        for (int32_t id = 0; id <= c.root[k] && ok; id++) {
+            if (f->group[id] != k) continue;
+            ok = !f->is_output[id] && !is_costly(&g->nodes[id]) &&
+                 g->nodes[id].kind != HG_GOP_CONST;
+            for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1] && ok; i++) {
+                int32_t cg = f->group[f->cons[i]];
+                if (cg == k) continue;
+                ok = cg >= 0 && hg_gir_numel(&g->nodes[c.root[cg]]) == numel;
+                readers++;
+            }
+        }
+        if (!ok || !readers || !grow(&c, k, c.members[k], c.inputs[k], 0, 0)) continue;
+        red[k] = HG_GROUP_RECOMPUTED;
+        grow(&c, k, c.members[k], c.inputs[k], 1, 0);
+    }
+    free(info);
+    return 0;
 }
 
 hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngroups,
@@ -96,6 +207,7 @@ hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngr
             // Each member adds at most 3 operand nodes (inputs, constants) to the expression.
             if (members >= HG_EW_MAX_NODES / 4) break;
             if (!hg_shape_broadcasts_to(on->ndim, on->shape, r->ndim, r->shape)) continue;
+            if (!recompute_ok(on, r)) continue;
             if (f.is_output[o] && (!hg_gir_same_shape(on, r) || extra_outputs >= HG_EW_MAX_OUTPUTS - 1))
                 continue;
             if (!all_consumers_in(&f, o, gid)) continue;
@@ -148,6 +260,7 @@ hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngr
         if (!root || red[gid] >= 0) continue;
         red[gid] = id;
     }
+    if (fusion && choose_recomputed(&f, ng, red, seen)) goto oom;
     for (int32_t k = 0; k < ng; k++) fused_reduce[k] = red[k];
     *ngroups = ng;
     goto done;

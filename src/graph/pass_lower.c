@@ -58,11 +58,70 @@ static hg_plan_step* new_step(lower_ctx* L, hg_step_kind kind, int32_t node, int
     return s;
 }
 
+static int32_t emit_op(hg_ew_expr* e, const hg_gnode* n, const int32_t* in) {
+    switch (n->kind) {
+    case HG_GOP_CONST: return hg_ew_const(e, n->dtype, n->value);
+    case HG_GOP_UNARY: return hg_ew_unary(e, (hg_unary_op)n->op, in[0]);
+    case HG_GOP_BINARY: return hg_ew_binary(e, (hg_binary_op)n->op, in[0], in[1]);
+    case HG_GOP_WHERE: return hg_ew_where(e, in[0], in[1], in[2]);
+    case HG_GOP_FMA: return hg_ew_fma(e, in[0], in[1], in[2]);
+    case HG_GOP_CAST: return hg_ew_cast(e, in[0], n->dtype);
+    case HG_GOP_EXPAND: return in[0];   // broadcasting is implicit in the expression
+    default: return -1;
+    }
+}
+
+typedef struct expr_ctx {
+    lower_ctx* L;
+    const int32_t* group;
+    const int32_t* fused_reduce;   // HG_GROUP_RECOMPUTED: computed where it is read
+    hg_ew_expr* e;
+    int32_t* en;                   // node -> expression node
+    int32_t *ext, *next;
+} expr_ctx;
+
+// Node id computed in the expression: its operands first (constants inlined, members of a
+// recomputed group computed here too, other values read as inputs), then its op.
+static hg_status emit_node(expr_ctx* X, int32_t id) {
+    const hg_gir* g = &X->L->p->ir;
+    const hg_gnode* n = &g->nodes[id];
+    int32_t in[3] = {-1, -1, -1};
+    hg_status s;
+    for (int i = 0; i < hg_gop_table[n->kind].arity; i++) {
+        int32_t o = n->in[i];
+        if (X->en[o] < 0) {
+            const hg_gnode* on = &g->nodes[o];
+            int32_t og = X->group[o];
+            if (on->kind == HG_GOP_CONST) {
+                X->en[o] = hg_ew_const(X->e, on->dtype, on->value);
+            } else if (og >= 0 && X->fused_reduce && X->fused_reduce[og] == HG_GROUP_RECOMPUTED) {
+                if ((s = emit_node(X, o))) return s;
+            } else {
+                if (X->L->value_of[o] < 0 || *X->next >= HG_EW_MAX_INPUTS)
+                    return hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d reads %%%d, which "
+                                    "has no value (or one input too many)", (int)id, (int)o);
+                X->en[o] = hg_ew_input(X->e, on->dtype, on->ndim, on->shape);
+                X->ext[(*X->next)++] = X->L->value_of[o];
+            }
+            if (X->en[o] < 0) return hg_error_prefix(HG_ERR_INTERNAL, "graph lower");
+        }
+        in[i] = X->en[o];
+    }
+    X->en[id] = emit_op(X->e, n, in);
+    if (X->en[id] < 0) return hg_error_prefix(HG_ERR_INTERNAL, "graph lower: node %%%d", (int)id);
+    if (X->e->nodes[X->en[id]].dtype != n->dtype)
+        return hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d has dtype %s in the graph and %s "
+                        "in its kernel", (int)id, hg_dtype_name(n->dtype),
+                        hg_dtype_name(X->e->nodes[X->en[id]].dtype));
+    return HG_OK;
+}
+
 // Builds the expression of group gid (root = its highest node). ext receives the values read
 // (in input order), outs the member nodes stored (root first, then members that are outputs).
 static hg_status build_expr(lower_ctx* L, int32_t gid, int32_t root, const int32_t* group,
-                            const char* is_output, int with_root, hg_ew_expr* e, int32_t* ext,
-                            int32_t* next, int32_t* outs, int32_t* nouts) {
+                            const int32_t* fused_reduce, const char* is_output, int with_root,
+                            hg_ew_expr* e, int32_t* ext, int32_t* next, int32_t* outs,
+                            int32_t* nouts) {
     const hg_gir* g = &L->p->ir;
     int32_t* en = malloc((size_t)g->n * sizeof *en);   // node -> expression node
     if (!en) return hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
@@ -72,48 +131,9 @@ static hg_status build_expr(lower_ctx* L, int32_t gid, int32_t root, const int32
     *next = 0;
     *nouts = 0;
     hg_status s = HG_OK;
-    for (int32_t id = 0; id <= root && !s; id++) {
-        if (group[id] != gid) continue;
-        const hg_gnode* n = &g->nodes[id];
-        int32_t in[3] = {-1, -1, -1};
-        for (int i = 0; i < hg_gop_table[n->kind].arity; i++) {
-            int32_t o = n->in[i];
-            if (en[o] < 0) {
-                const hg_gnode* on = &g->nodes[o];
-                if (on->kind == HG_GOP_CONST) {
-                    en[o] = hg_ew_const(e, on->dtype, on->value);
-                } else {
-                    if (L->value_of[o] < 0) {
-                        s = hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d reads %%%d, which "
-                                     "has no value", (int)id, (int)o);
-                        break;
-                    }
-                    en[o] = hg_ew_input(e, on->dtype, on->ndim, on->shape);
-                    ext[(*next)++] = L->value_of[o];
-                }
-                if (en[o] < 0) { s = hg_error_prefix(HG_ERR_INTERNAL, "graph lower"); break; }
-            }
-            in[i] = en[o];
-        }
-        if (s) break;
-        switch (n->kind) {
-        case HG_GOP_CONST: en[id] = hg_ew_const(e, n->dtype, n->value); break;
-        case HG_GOP_UNARY: en[id] = hg_ew_unary(e, (hg_unary_op)n->op, in[0]); break;
-        case HG_GOP_BINARY: en[id] = hg_ew_binary(e, (hg_binary_op)n->op, in[0], in[1]); break;
-        case HG_GOP_WHERE: en[id] = hg_ew_where(e, in[0], in[1], in[2]); break;
-        case HG_GOP_FMA: en[id] = hg_ew_fma(e, in[0], in[1], in[2]); break;
-        case HG_GOP_CAST: en[id] = hg_ew_cast(e, in[0], n->dtype); break;
-        case HG_GOP_EXPAND: en[id] = in[0]; break;   // broadcasting is implicit in the expression
-        default: break;
-        }
-        if (en[id] < 0) { s = hg_error_prefix(HG_ERR_INTERNAL, "graph lower: node %%%d", (int)id); break; }
-        if (e->nodes[en[id]].dtype != n->dtype) {
-            s = hg_error(HG_ERR_INTERNAL, "graph lower: node %%%d has dtype %s in the graph and "
-                         "%s in its kernel", (int)id, hg_dtype_name(n->dtype),
-                         hg_dtype_name(e->nodes[en[id]].dtype));
-            break;
-        }
-    }
+    expr_ctx X = {L, group, fused_reduce, e, en, ext, next};
+    for (int32_t id = 0; id <= root && !s; id++)
+        if (group[id] == gid) s = emit_node(&X, id);
     if (!s && with_root) {
         outs[(*nouts)++] = root;
         s = hg_ew_output(e, en[root], r->dtype);
@@ -209,11 +229,12 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
         }
         if (gid >= 0) {
             if (root_of[gid] != id) continue;
+            if (fused_reduce && fused_reduce[gid] == HG_GROUP_RECOMPUTED) continue;
             int32_t next, nouts;
             int32_t red = fused_reduce ? fused_reduce[gid] : -1;
             // A fused trailing reduction: the group's root is not stored, only the reduction.
             if (red >= 0 && !is_output[id]) {
-                if ((s = build_expr(&L, gid, id, group, is_output, 1, e, ext, &next, outs, &nouts)))
+                if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next, outs, &nouts)))
                     break;
                 hg_fused_reduce* fr = NULL;
                 if (nouts == 1) {
@@ -240,7 +261,7 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
                     continue;
                 }
             }
-            if ((s = build_expr(&L, gid, id, group, is_output, 1, e, ext, &next, outs, &nouts)))
+            if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next, outs, &nouts)))
                 break;
             hg_ew_kernel* k = NULL;
             if ((s = hg_ew_kernel_create(p->ex, e, &k))) {

@@ -75,6 +75,8 @@ const hg_rule hg_rule_table[HG_RULE_COUNT] = {
     {"(where z x x)", "x", HG_WHEN_ANY, "c ? x : x = x (broadcast back to the shape of the where)"},
     {"(cast x)", "x", HG_WHEN_ANY, "a cast to x's own dtype is x (the rewrite must keep the dtype)"},
     {"(cast (cast x))", "(cast x)", HG_WHEN_LOSSLESS, "an exact inner conversion changes no value, so converting once from x gives the same result (i32->i64->i32 = x, f16->f32->i32 = f16->i32); to an integer only when both conversions are of one kind (int->int wraps, float->int saturates) or x fits the target"},
+    // powers (after the conversions so that earlier rule numbers stay)
+    {"(power x 1)", "x", HG_WHEN_NUM, "x ** 1 = x: floats compute exp(1 * log|x|) in f64, within a few f64 ULPs of x, with x's sign (-0.0, inf and NaN kept), so narrower floats round back to x, and f64 takes the exact repeated-squaring path; integers multiply once"},
 };
 // clang-format on
 

@@ -35,7 +35,7 @@ typedef struct hg_rule {
     const char* identity;   // why the rewrite is exact
 } hg_rule;
 
-#define HG_RULE_COUNT 57
+#define HG_RULE_COUNT 58
 extern const hg_rule hg_rule_table[HG_RULE_COUNT];
 const char* hg_rule_when_name(hg_rule_when w);
 

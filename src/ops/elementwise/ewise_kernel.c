@@ -534,8 +534,12 @@ static hg_status variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** o
 // a scratch row (kept by the kernel), so the per-row cost is paid per k rows. A one-op kernel's
 // row is a function call (the CPU's direct path): grouped up to EW_GROUP_COLS, beyond which the
 // scratch row costs more than it saves; a fused chain's row is a launch: grouped up to a
-// quarter of the group (docs/performance.md).
+// quarter of the group (docs/performance.md). A fused chain's input with one value per row
+// (rsqrt(var + eps) of a norm, broadcast over the row) is spread too: each group's values
+// written cols times into a scratch row before its launch (a fill, where each row as a launch of
+// its own cost ~4x the chain: RMSNorm's w * (x * r), (4, 64, 256) f32, docs/performance.md).
 #define EW_GROUP_COLS 256
+#define EW_SPREAD_BYTES (256 * 1024)   // scratch of the spread values filled per launch
 #define EW_GROUP_LANES 8192
 
 // The one-row layout of L in R, or 0 when L does not run as rows.
@@ -569,7 +573,11 @@ static int64_t group_rows(const hg_ew_expr* e, const ew_layout* L, const ew_layo
         if (L->cls[o] == CL_SCALAR) continue;
         int64_t row = L->stride[o][rd], lane = L->stride[o][rd + 1];
         if (row == 0 && lane == 0) continue;                  // one value per block
-        if (lane != 1) return 1;                              // per-row values, gathered lanes
+        if (lane == 0 && o < nin && ops > 1) {                // per-row values: spread
+            repeated = 1;
+            continue;
+        }
+        if (lane != 1) return 1;                              // gathered lanes
         if (row == 0 && o < nin) repeated = 1;
         else if (row != cols) return 1;
     }
@@ -581,14 +589,46 @@ static int64_t group_rows(const hg_ew_expr* e, const ew_layout* L, const ew_layo
 // Rows of the innermost outer dim in kernel_launch_rows calls (grouped as above: one call for
 // the whole groups, one for the rows left); the dims outside it (rare after collapsing) one
 // round per coordinate.
+// Row r's value of a spread operand (src), `rows` rows from src stepping `step` bytes, each
+// written cols times at dst (typed loops: the compiler vectorizes the fills).
+#define SPREAD_FILL(T)                                                                         \
+    for (int64_t r = 0; r < rows; r++, src += step) {                                         \
+        T v, *d = (T*)(void*)(dst + (size_t)(r * cols) * sizeof(T));                          \
+        memcpy(&v, src, sizeof v);                                                              \
+        for (int64_t c = 0; c < cols; c++) d[c] = v;                                            \
+    }
+static void spread_rows(unsigned char* dst, const unsigned char* src, int64_t rows,
+                        int64_t step, int64_t cols, size_t es) {
+    switch (es) {
+    case 1: SPREAD_FILL(uint8_t) break;
+    case 2: SPREAD_FILL(uint16_t) break;
+    case 4: SPREAD_FILL(uint32_t) break;
+    default: SPREAD_FILL(uint64_t) break;
+    }
+}
+#undef SPREAD_FILL
+
 static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
-                          const ew_layout* L, const ew_layout* R, int64_t group) {
+                          const ew_layout* L, const ew_layout* R0, int64_t group) {
+    const hg_ew_expr* e = &k->e;
+    int32_t nin = e->ninputs, nops = k->nops, rd = L->ndim - 2;   // rd: the rows' dim
+    int spread[EW_MAX_OPERANDS] = {0}, nspread = 0;   // one value per row, spread (grouped runs)
+    ew_layout Rs;
+    const ew_layout* R = R0;
+    for (int32_t o = 0; o < nin && group > 1; o++)
+        if (L->cls[o] != CL_SCALAR && R0->cls[o] == CL_SCALAR) spread[o] = 1, nspread++;
+    if (nspread) {   // the spread operands are rows of the grouped launch
+        Rs = *R0;
+        for (int32_t o = 0; o < nin; o++)
+            if (spread[o]) Rs.cls[o] = CL_LINEAR;
+        R = &Rs;
+    }
     ew_variant* v = NULL;
     hg_status s = variant_for(k, R, &v);
     if (s) return s;
-    const hg_ew_expr* e = &k->e;
-    int32_t nin = e->ninputs, nops = k->nops, rd = L->ndim - 2;   // rd: the rows' dim
     int64_t cols = R->numel, nrows = L->size[rd];
+    int64_t chunk = nspread ? EW_SPREAD_BYTES / (group * cols * 8) : 1;   // groups per fill
+    if (chunk < 1) chunk = 1;
     hg_bound_arg bound[EW_MAX_OPERANDS + 1];
     memset(bound, 0, sizeof(hg_bound_arg) * (size_t)(nops + 1));
     unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
@@ -608,6 +648,11 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
         step[o] = L->stride[o][rd] * (int64_t)es[o] * group;
         if (R->cls[o] == CL_LINEAR && L->stride[o][rd + 1] != 1)
             lane[o] = L->stride[o][rd + 1] * (int64_t)es[o];
+        if (spread[o]) {   // chunk groups of rows
+            rep_off[o] = rep_bytes;
+            rep_bytes += ((size_t)(chunk * group * cols) * es[o] + 63) & ~(size_t)63;
+            continue;
+        }
         if (group > 1 && R->cls[o] == CL_LINEAR && L->stride[o][rd] == 0) {
             rep[o] = 1;
             rep_off[o] = rep_bytes;
@@ -631,6 +676,8 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
                     memcpy(scratch + rep_off[o] + (size_t)(r * cols) * es[o], first[o],
                            (size_t)cols * es[o]);
                 bound[o].base = scratch + rep_off[o];
+            } else if (spread[o]) {
+                bound[o].base = scratch + rep_off[o];
             } else if (R->cls[o] == CL_LINEAR) {
                 bound[o].base = first[o];
             } else if (L->cls[o] != CL_SCALAR) {
@@ -645,15 +692,43 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
             for (int32_t o = 0; o < nops; o++) {
                 if (L->cls[o] == CL_SCALAR) continue;
                 bound[o].count = lanes;
-                if (part && !rep[o] && R->cls[o] == CL_LINEAR)
+                if (part && !rep[o] && !spread[o] && R->cls[o] == CL_LINEAR)
                     bound[o].base = first[o] + whole * step[o];
                 if (part && value[o]) value[o] = first[o] + whole * step[o];
             }
             bound[nops].bits = lanes;
             hg_launch_config cfg =
                 hg_launch_1d(lanes, lanes <= HG_MAX_BLOCK_LANES ? (uint32_t)lanes : EW_BLOCK);
-            s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
-                                   (uint64_t)rows, &ra);
+            if (!nspread) {
+                s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
+                                       (uint64_t)rows, &ra);
+                continue;
+            }
+            // Spread operands: the values of up to `chunk` groups filled into the scratch, then
+            // one launch of those groups (the pool splits its rows as for any row launch).
+            int64_t per = part ? left : group, r0 = part ? whole * group : 0;
+            hg_bound_arg b1[EW_MAX_OPERANDS + 1];
+            const void* v1[EW_MAX_OPERANDS + 1] = {0};
+            int64_t st1[EW_MAX_OPERANDS + 1] = {0};
+            hg_row_args ra1 = {st1, lane, v1};
+            for (int64_t q = 0; q < rows && !s; q += chunk, r0 += chunk * per) {
+                int64_t n = rows - q < chunk ? rows - q : chunk;
+                memcpy(b1, bound, sizeof(hg_bound_arg) * (size_t)(nops + 1));
+                for (int32_t o = 0; o < nops; o++) {
+                    st1[o] = step[o];
+                    if (value[o]) v1[o] = (const unsigned char*)value[o] + q * step[o];
+                    if (spread[o]) {
+                        int64_t by = L->stride[o][rd] * (int64_t)es[o];
+                        spread_rows(scratch + rep_off[o], first[o] + r0 * by, n * per, by, cols,
+                                    es[o]);
+                        st1[o] = group * cols * (int64_t)es[o];
+                    } else if (!rep[o] && R->cls[o] == CL_LINEAR && b1[o].base) {
+                        b1[o].base = (unsigned char*)b1[o].base + q * step[o];
+                    }
+                }
+                s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, b1, (size_t)nops + 1, (uint64_t)n,
+                                       &ra1);
+            }
         }
         for (int32_t d = rd - 1; d >= 0; d--) {   // the next block's coordinates and addresses
             int wrap = ++coord[d] == L->size[d];
