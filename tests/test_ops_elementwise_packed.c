@@ -97,7 +97,7 @@ static hg_tensor strided_view(hg_executor ex, hg_dtype t, int32_t nd, const int6
     return p;
 }
 
-static const int64_t COLS[] = {8, 9, 15, 31, 32, 33, 63, 64, 65, 100, 255, 1023, 1024, 1025};
+static const int64_t COLS[] = {8, 9, 15, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 1025};
 
 // out = a * b + c (two ops: a fused chain) over random views; returns 0 on a mismatch.
 static int one_case(hg_executor ex, int iter) {

@@ -14,7 +14,8 @@
 // A variant is specialized on the class of every operand (and, for strided ones, on the sizes
 // and strides) and cached in the kernel. On backends with kernel_launch_rows (the CPU), a strided
 // layout whose innermost dim the outputs step by 1 runs instead as rows: the linear/scalar
-// variant of one row, launched per row (row_layout, run_rows below).
+// variant of one row, launched per row (row_layout, run_rows below); a fused chain over short
+// rows that do not group runs as packed rows (run_packed: rows gathered into contiguous tiles).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -558,16 +559,22 @@ static int row_layout(const ew_layout* L, int32_t nin, int32_t nops, ew_layout* 
     return 1;
 }
 
+// The expression's operations (a fused chain: more than one).
+static int32_t expr_ops(const hg_ew_expr* e) {
+    int32_t ops = 0;
+    for (int32_t i = 0; i < e->nnodes; i++)
+        ops += e->nodes[i].kind != HG_EW_INPUT && e->nodes[i].kind != HG_EW_CONST;
+    return ops;
+}
+
 // Rows per group for the one-row layout R of L (1: rows run one by one). Grouping needs every
 // operand's rows contiguous and adjacent (stepping by 1 in a row, by the row's length between
 // rows), a value per block (0 on both inner dims), or one row repeated (an input stepping 0
 // between rows), at least one of the last: otherwise the dims would have collapsed.
 static int64_t group_rows(const hg_ew_expr* e, const ew_layout* L, const ew_layout* R,
                           int32_t nops) {
-    int32_t rd = L->ndim - 2, nin = e->ninputs, ops = 0;
+    int32_t rd = L->ndim - 2, nin = e->ninputs, ops = expr_ops(e);
     int64_t cols = R->numel, repeated = 0;
-    for (int32_t i = 0; i < e->nnodes; i++)
-        ops += e->nodes[i].kind != HG_EW_INPUT && e->nodes[i].kind != HG_EW_CONST;
     if (cols > (ops > 1 ? EW_GROUP_LANES / 4 : EW_GROUP_COLS) || L->size[rd] < 2) return 1;
     for (int32_t o = 0; o < nops; o++) {
         if (L->cls[o] == CL_SCALAR) continue;
@@ -607,6 +614,20 @@ static void spread_rows(unsigned char* dst, const unsigned char* src, int64_t ro
     }
 }
 #undef SPREAD_FILL
+
+// Steps operands [o0, o1)'s pointers (and the coordinates of dims top..0) to the next
+// coordinate of those dims in C order (an odometer; dims below top stay put).
+static void next_row(const ew_layout* L, int32_t top, int64_t* coord, unsigned char** rowp,
+                     const size_t* es, int32_t o0, int32_t o1) {
+    for (int32_t d = top; d >= 0; d--) {
+        int wrap = ++coord[d] == L->size[d];
+        int64_t by = wrap ? -(L->size[d] - 1) : 1;
+        for (int32_t o = o0; o < o1; o++)
+            if (rowp[o]) rowp[o] += (ptrdiff_t)(by * L->stride[o][d]) * (ptrdiff_t)es[o];
+        if (!wrap) return;
+        coord[d] = 0;
+    }
+}
 
 static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
                           const ew_layout* L, const ew_layout* R0, int64_t group) {
@@ -730,14 +751,7 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
                                        &ra1);
             }
         }
-        for (int32_t d = rd - 1; d >= 0; d--) {   // the next block's coordinates and addresses
-            int wrap = ++coord[d] == L->size[d];
-            int64_t by = wrap ? -(L->size[d] - 1) : 1;
-            for (int32_t o = 0; o < nops; o++)
-                if (first[o]) first[o] += (ptrdiff_t)(by * L->stride[o][d]) * (ptrdiff_t)es[o];
-            if (!wrap) break;
-            coord[d] = 0;
-        }
+        next_row(L, rd - 1, coord, first, es, 0, nops);   // the next block's addresses
     }
     return s;
 }
@@ -749,17 +763,13 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
 // stride: 0, negative, gathered) into a contiguous scratch tile, the linear variant runs once
 // over the tile (the backend's threads split its lanes), and an output not linear is scattered
 // back. A row is a cache line or more of each operand, so the copies run at memory speed.
-#define EW_PACK_COLS 1024
-#ifndef EW_PACK_LANES
-#define EW_PACK_LANES 8192
-#endif
+#define EW_PACK_COLS 128   // longer rows: the row launches split across threads win
+#define EW_PACK_LANES 8192   // 32768 and 65536 (two threads' launch) measured slower
 
 static int pack_rows(const hg_ew_expr* e, const ew_layout* L) {
-    int32_t ops = 0;
-    for (int32_t i = 0; i < e->nnodes; i++)
-        ops += e->nodes[i].kind != HG_EW_INPUT && e->nodes[i].kind != HG_EW_CONST;
-    int64_t cols = L->ndim >= 2 ? L->size[L->ndim - 1] : 0;
-    return L->nstrided && ops > 1 && cols >= EW_ROW_MIN && cols <= EW_PACK_COLS;
+    if (!L->nstrided || L->ndim < 2) return 0;   // first: the contiguous path pays only this
+    int64_t cols = L->size[L->ndim - 1];
+    return expr_ops(e) > 1 && cols >= EW_ROW_MIN && cols <= EW_PACK_COLS;
 }
 
 // n elements between a contiguous row and one stepping `lane` elements (to_tile: gather).
@@ -787,20 +797,6 @@ static void pack_copy(unsigned char* tile, unsigned char* row, int64_t n, int64_
     }
 }
 #undef PACK_COPY
-
-// Steps operands [o0, o1)'s row pointers (and the coordinates of the dims outside the rows) to
-// the next row in the output's order.
-static void next_row(const ew_layout* L, int64_t* coord, unsigned char** rowp, const size_t* es,
-                     int32_t o0, int32_t o1) {
-    for (int32_t d = L->ndim - 2; d >= 0; d--) {
-        int wrap = ++coord[d] == L->size[d];
-        int64_t by = wrap ? -(L->size[d] - 1) : 1;
-        for (int32_t o = o0; o < o1; o++)
-            if (rowp[o]) rowp[o] += (ptrdiff_t)(by * L->stride[o][d]) * (ptrdiff_t)es[o];
-        if (!wrap) return;
-        coord[d] = 0;
-    }
-}
 
 static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
                             const ew_layout* L) {
@@ -855,7 +851,7 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
                 if (L->cls[o] == CL_STRIDED)
                     pack_copy(scratch + off[o] + (size_t)(r * cols) * es[o], rowp[o], cols,
                               L->stride[o][od], es[o], 1);
-            next_row(L, coord, rowp, es, 0, nops);
+            next_row(L, od - 1, coord, rowp, es, 0, nops);
         }
         uint64_t lanes = (uint64_t)(n * cols);
         for (int32_t o = 0; o < nops; o++) {
@@ -872,7 +868,7 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
                 if (L->cls[o] == CL_STRIDED)
                     pack_copy(scratch + off[o] + (size_t)(r * cols) * es[o], first[o], cols,
                               L->stride[o][od], es[o], 0);
-            next_row(L, at, first, es, nin, nops);
+            next_row(L, od - 1, at, first, es, nin, nops);
         }
     }
     return s;
