@@ -94,6 +94,14 @@ def main():
               "fused without views": (fused_without_views(rotary, *args), args),
               "torch eager": (rotary, args), "inductor": (indr, args)}, 10, a.rounds)
     print(f"rotary {a.rotary}:", ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in r.items()))
+    # The rotary kernel's core on its own: a fused chain over a permuted operand against one op
+    # (the packed-rows path of the CPU's elementwise kernel, docs/ops.md).
+    c = torch.randn(b, h, s, d)
+    for name, fn in (("qt*cos + c", lambda u, w, x: u.transpose(1, 2) * w + x),
+                     ("qt + c", lambda u, w, x: u.transpose(1, 2) + x)):
+        r = best({"fused": (fused(fn, args[0], args[1], c), (args[0], args[1], c)),
+                  "torch eager": (fn, (args[0], args[1], c))}, 10, a.rounds)
+        print(f"{name} {a.rotary}:", ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in r.items()))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@
 // A variant is specialized on the class of every operand (and, for strided ones, on the sizes
 // and strides) and cached in the kernel. On backends with kernel_launch_rows (the CPU), a strided
 // layout whose innermost dim the outputs step by 1 runs instead as rows: the linear/scalar
-// variant of one row, launched per row (ewise_rows.c).
+// variant of one row, launched per row; a fused chain over short rows that do not group runs as
+// packed rows (rows gathered into contiguous tiles; both in ewise_rows.c).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -42,7 +42,7 @@ struct hg_ew_kernel {
     uint32_t next_evict;
     int32_t nvars;
     ew_variant vars[EW_MAX_VARIANTS];
-    unsigned char* scratch;           // grouped row runs' repeated rows (run_rows)
+    unsigned char* scratch;           // grouped rows' repeated rows, packed rows' tiles
     size_t scratch_bytes;
     hg_ew_expr e;
 };
@@ -51,8 +51,8 @@ struct hg_ew_kernel {
 hg_status hg_ew_variant_for(hg_ew_kernel* k, const ew_layout* L, ew_variant** out);
 // The raw bits of a scalar operand (host memory read at launch).
 uint64_t hg_ew_scalar_bits_of(const hg_ew_arg* a, hg_dtype t);
-// Runs L as rows when the backend has row launches and the layout allows (1, *s the status);
-// else 0 and nothing ran.
+// Runs L as rows (or packed rows) when the backend has row launches and the layout allows (1,
+// *s the status); else 0 and nothing ran.
 int hg_ew_run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
                    const ew_layout* L, hg_status* s);
 

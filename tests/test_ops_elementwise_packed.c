@@ -1,0 +1,194 @@
+// Fused elementwise chains over operands of different layouts (a permuted, sliced, reversed or
+// broadcast input, a strided output): on the CPU these run as packed rows (ewise_kernel.c:
+// rows gathered into contiguous tiles, one launch per tile, outputs scattered back). Random
+// shapes with the last dim around the tile edges, f32 / f64 / i32, 1-3 threads, against a
+// float64 reference computed from the views' own strides.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/hg_test.h"
+#include "hologram.h"
+#include "base/handles.h"
+#include "ops/elementwise/ewise_internal.h"
+#include "runtime/objects.h"
+
+static uint64_t rng = 4242;
+static uint64_t rnd(uint64_t n) { return hg_test_rand(&rng) % n; }
+
+static double ld(hg_dtype t, const unsigned char* p) {
+    if (t == HG_DTYPE_F32) { float v; memcpy(&v, p, 4); return v; }
+    if (t == HG_DTYPE_F64) { double v; memcpy(&v, p, 8); return v; }
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static void st(hg_dtype t, double x, unsigned char* p) {
+    if (t == HG_DTYPE_F32) { float v = (float)x; memcpy(p, &v, 4); }
+    else if (t == HG_DTYPE_F64) memcpy(p, &x, 8);
+    else { int32_t v = (int32_t)x; memcpy(p, &v, 4); }
+}
+
+// A buffer of n small integers (exact in every dtype here, and so are a * b + c of them).
+static hg_buffer make_buf(hg_executor ex, hg_dtype t, int64_t n, int64_t seed) {
+    hg_buffer b = {0};
+    if (hg_buffer_create(ex, t, (size_t)(n ? n : 1), &b)) return b;
+    unsigned char* h = malloc((size_t)(n ? n : 1) * 8);
+    for (int64_t i = 0; i < n; i++) st(t, (double)((i * seed + 7) % 23 - 11), h + i * (int64_t)hg_dtype_size(t));
+    if (n) hg_buffer_write(b, 0, h, (size_t)n);
+    free(h);
+    return b;
+}
+
+static unsigned char* read_all(hg_buffer b) {
+    size_t cnt = 0;
+    hg_dtype t;
+    hg_buffer_count(b, &cnt);
+    hg_buffer_dtype(b, &t);
+    unsigned char* h = malloc(cnt * hg_dtype_size(t) + 8);
+    if (cnt) hg_buffer_read(b, 0, h, cnt);
+    return h;
+}
+
+// Element of view t at the C-order index li of `shape` (t broadcast to it, numpy alignment).
+static double at(const hg_tensor* t, const unsigned char* host, int32_t nd, const int64_t* shape,
+                 int64_t li) {
+    int64_t idx = t->offset;
+    for (int32_t d = nd - 1; d >= 0; d--) {
+        int64_t c = li % shape[d];
+        li /= shape[d];
+        int32_t td = d - (nd - t->ndim);
+        if (td >= 0 && t->shape[td] != 1) idx += c * t->strides[td];
+    }
+    return ld(t->dtype, host + idx * (int64_t)hg_dtype_size(t->dtype));
+}
+
+// The C-contiguous view of `shape` at the start of buf (a buffer holds at least one element).
+static void whole(hg_buffer buf, int32_t nd, const int64_t* shape, hg_tensor* t) {
+    int64_t strides[4], s = 1;
+    for (int32_t d = nd - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= shape[d];
+    }
+    CHECK_OK(hg_tensor_view(buf, nd, shape, strides, 0, t));
+}
+
+// A view of `shape` into a bigger buffer: dims permuted, each stepped by +-1 or +-2.
+static hg_tensor strided_view(hg_executor ex, hg_dtype t, int32_t nd, const int64_t* shape,
+                              int64_t seed, hg_buffer* buf) {
+    int32_t perm[4] = {0, 1, 2, 3}, inv[4];
+    for (int32_t d = nd - 1; d > 0; d--) {
+        int32_t j = (int32_t)rnd((uint64_t)d + 1), tmp = perm[d];
+        perm[d] = perm[j];
+        perm[j] = tmp;
+    }
+    int64_t big[4], steps[4], total = 1;
+    for (int32_t d = 0; d < nd; d++) {
+        steps[d] = (int64_t)(rnd(3) ? 1 : 2) * (rnd(4) ? 1 : -1);
+        big[d] = shape[perm[d]] * (steps[d] < 0 ? -steps[d] : steps[d]);
+        total *= big[d];
+    }
+    *buf = make_buf(ex, t, total, seed);
+    hg_tensor v, p;
+    whole(*buf, nd, big, &v);
+    for (int32_t d = 0; d < nd; d++)
+        CHECK_OK(hg_tensor_slice(&v, d, HG_SLICE_NONE, HG_SLICE_NONE, steps[d], &v));
+    for (int32_t d = 0; d < nd; d++) inv[perm[d]] = d;
+    CHECK_OK(hg_tensor_permute(&v, inv, &p));
+    return p;
+}
+
+static const int64_t COLS[] = {8, 9, 15, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 1025};
+
+// out = a * b + c (two ops: a fused chain) over random views; returns 0 on a mismatch.
+static int one_case(hg_executor ex, int iter) {
+    hg_dtype dts[3] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_I32};
+    hg_dtype dt = dts[rnd(3)];
+    int32_t nd = 2 + (int32_t)rnd(3);
+    int64_t shape[4], numel = 1;
+    shape[nd - 1] = COLS[rnd(sizeof COLS / sizeof *COLS)];
+    for (int32_t d = 0; d < nd - 1; d++) shape[d] = 1 + (int64_t)rnd(shape[nd - 1] > 100 ? 5 : 13);
+    if (rnd(25) == 0) shape[rnd((uint64_t)nd)] = 0;   // zero-size: nothing to do, no error
+    for (int32_t d = 0; d < nd; d++) numel *= shape[d];
+    hg_buffer ba, bb, bc, bo;
+    hg_tensor a = strided_view(ex, dt, nd, shape, 37, &ba);
+    // b: broadcast (some dims 1, maybe fewer dims), maybe reversed in its last dim.
+    int32_t bnd = nd - (int32_t)rnd((uint64_t)nd);
+    int64_t bshape[4], bn = 1;
+    for (int32_t d = 0; d < bnd; d++) {
+        bshape[d] = rnd(3) == 0 ? 1 : shape[nd - bnd + d];
+        bn *= bshape[d];
+    }
+    bb = make_buf(ex, dt, bn, 53);
+    hg_tensor b;
+    whole(bb, bnd, bshape, &b);
+    if (rnd(2)) hg_tensor_slice(&b, bnd - 1, HG_SLICE_NONE, HG_SLICE_NONE, -1, &b);
+    hg_tensor c, o;
+    if (rnd(2)) {
+        bc = make_buf(ex, dt, numel, 11);
+        whole(bc, nd, shape, &c);
+    } else {
+        c = strided_view(ex, dt, nd, shape, 11, &bc);
+    }
+    if (rnd(2)) {   // the output contiguous, or strided (scattered back)
+        hg_buffer_create(ex, dt, (size_t)(numel ? numel : 1), &bo);
+        whole(bo, nd, shape, &o);
+    } else {
+        o = strided_view(ex, dt, nd, shape, 3, &bo);
+    }
+    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
+    hg_ew_expr* e = malloc(sizeof *e);
+    hg_ew_expr_init(e, nd, shape);
+    int32_t ia = hg_ew_input(e, dt, nd, shape), ib = hg_ew_input(e, dt, bnd, bshape),
+            ic = hg_ew_input(e, dt, nd, shape);
+    int32_t y = hg_ew_binary(e, HG_BINARY_ADD, hg_ew_binary(e, HG_BINARY_MUL, ia, ib), ic);
+    CHECK_OK(hg_ew_output(e, y, dt));
+    hg_ew_kernel* k = NULL;
+    CHECK_OK(hg_ew_kernel_create(exo, e, &k));
+    unsigned char* before = read_all(bo);
+    hg_tensor ins[3] = {a, b, c};
+    CHECK_OK(hg_ew_kernel_run(k, ins, &o));
+    unsigned char *ha = read_all(ba), *hb = read_all(bb), *hc = read_all(bc), *ho = read_all(bo);
+    int ok = 1;
+    for (int64_t i = 0; i < numel && ok; i++) {
+        double want = at(&a, ha, nd, shape, i) * at(&b, hb, nd, shape, i) + at(&c, hc, nd, shape, i);
+        double got = at(&o, ho, nd, shape, i);
+        if (got != want) {
+            ok = 0;
+            CHECK_MSG(0, "case %d (%s, rank %d, last dim %lld): element %lld = %g, want %g", iter,
+                      hg_dtype_name(dt), (int)nd, (long long)shape[nd - 1], (long long)i, got,
+                      want);
+        }
+    }
+    // Elements of the output's buffer outside the view are untouched.
+    size_t ocnt = 0;
+    hg_buffer_count(bo, &ocnt);
+    if (!numel) ok = ok && !memcmp(before, ho, ocnt * hg_dtype_size(dt));
+    if (ok) hg_test_passed++;
+    hg_ew_kernel_destroy(k);
+    free(e);
+    free(before);
+    free(ha);
+    free(hb);
+    free(hc);
+    free(ho);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bc);
+    hg_buffer_destroy(bo);
+    return ok;
+}
+
+int main(void) {
+    for (int threads = 1; threads <= 3; threads++) {
+        hg_executor ex;
+        hg_executor_options opt = {HG_BACKEND_CPU, 0, threads};
+        if (hg_executor_create_ex(&opt, &ex)) {
+            fprintf(stderr, "no CPU executor: %s\n", hg_last_error());
+            return 1;
+        }
+        for (int iter = 0; iter < 120; iter++)
+            if (!one_case(ex, iter)) break;
+        hg_executor_destroy(ex);
+    }
+    return hg_test_finish("ops_elementwise_packed");
+}
