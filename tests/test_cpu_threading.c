@@ -161,10 +161,10 @@ int main(void) {
     results own = {.ex = malloc(sizeof(float) * BIG)}, omp = {.ex = malloc(sizeof(float) * BIG)};
     srand(7);
     for (int i = 0; i < N * N; i++) {
-        g_a[i] = (float)rand() / RAND_MAX * 2 - 1;
-        g_b[i] = (float)rand() / RAND_MAX * 2 - 1;
+        g_a[i] = (float)((double)rand() / RAND_MAX) * 2 - 1;
+        g_b[i] = (float)((double)rand() / RAND_MAX) * 2 - 1;
     }
-    for (int i = 0; i < BIG; i++) g_x[i] = (float)rand() / RAND_MAX * 20 - 10;
+    for (int i = 0; i < BIG; i++) g_x[i] = (float)((double)rand() / RAND_MAX) * 20 - 10;
 
     // Bad arguments; no OpenMP runtime yet: refused, the choice unchanged.
     check_mode(HG_CPU_THREADING_OWN);
