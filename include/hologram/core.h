@@ -212,6 +212,22 @@ HG_API hg_status hg_executor_backend(hg_executor ex, hg_backend_kind* out);
 HG_API hg_status hg_executor_device(hg_executor ex, hg_device_info* out);
 // Number of worker threads (CPU) or 1.
 HG_API hg_status hg_executor_num_threads(hg_executor ex, int* out);
+// How CPU executors run the parallel parts of their work; process-wide, for every CPU executor.
+// OWN: hologram's worker threads (the default). OPENMP: the OpenMP runtime already loaded in the
+// process (libgomp, LLVM's libomp or Intel's libiomp5, through the GOMP_parallel entry all three
+// export), so hologram shares one set of threads with an OpenMP application or library such as
+// PyTorch's CPU build: two pools on the same cores each spin after their parallel regions and
+// slow the other down (docs/architecture.md "Threads"). The thread count stays the executor's.
+// A process forked after the choice runs on hologram's threads in the child (OpenMP runtimes
+// are not fork-safe). HOLOGRAM_CPU_THREADING (own | openmp) sets it before the first call.
+typedef enum hg_cpu_threading {
+    HG_CPU_THREADING_OWN = 0,
+    HG_CPU_THREADING_OPENMP = 1
+} hg_cpu_threading;
+// OPENMP with no OpenMP runtime loaded gives HG_ERR_UNSUPPORTED and leaves the choice as it was.
+HG_API hg_status hg_cpu_set_threading(hg_cpu_threading mode);
+// The choice in effect for work launched now (OWN in a child forked after OPENMP was chosen).
+HG_API hg_status hg_cpu_get_threading(hg_cpu_threading* out);
 // Waits until all work submitted to the executor has finished, and reports an error raised by
 // asynchronous work since the last synchronizing call (CUDA: an out-of-bounds access of a
 // launch that returned HG_OK, with the kernel and the launch named; docs/cuda.md).

@@ -27,7 +27,8 @@ from . import errors
 from .errors import *  # noqa: F401,F403  (the exception classes)
 from .errors import HologramError
 from . import backend
-from .backend import is_cuda_available, is_metal_available, get_default_backend
+from .backend import (is_cuda_available, is_metal_available, get_default_backend,
+                      set_cpu_threading, cpu_threading)
 from . import _log
 from ._log import set_log_level, get_log_level
 from .tensor import Tensor
@@ -67,7 +68,7 @@ _log._install()
 __all__ = [
     "Executor", "Buffer", "Event", "Tensor", "Graph", "Plan", "ops", "backend", "errors", "jit",
     "HologramError", "TraceError", "is_cuda_available", "is_metal_available",
-    "get_default_backend", "from_dlpack", "asarray", "tensor", "default_cpu_executor",
+    "get_default_backend", "set_cpu_threading", "cpu_threading", "from_dlpack", "asarray", "tensor", "default_cpu_executor",
     "default_cuda_executor", "default_executor", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
     "ones_like", "full_like", "arange", "linspace", "rand", "randn", "manual_seed", "Generator",
     "set_log_level", "get_log_level", "profile", "Profile", "profiler", "bfloat16", "bf16", "build_info", "__version__",

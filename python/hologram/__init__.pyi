@@ -14,6 +14,8 @@ from .errors import (ArgumentBindingError as ArgumentBindingError,
     OutOfRangeError as OutOfRangeError, ParseError as ParseError, ProgramError as ProgramError,
     SizeMismatchError as SizeMismatchError, UnsupportedError as UnsupportedError)
 from .backend import (get_default_backend as get_default_backend,
+                      set_cpu_threading as set_cpu_threading,
+                      cpu_threading as cpu_threading,
                       is_cuda_available as is_cuda_available,
                       is_metal_available as is_metal_available)
 from ._log import get_log_level as get_log_level, set_log_level as set_log_level

@@ -47,5 +47,22 @@ def get_default_backend() -> str:
     return "cpu"
 
 
-__all__ = ["BACKENDS", "backend_info", "is_available", "is_cuda_available",
+def set_cpu_threading(mode: str) -> None:
+    """Which threads run the parallel parts of CPU executors' work, process-wide:
+    ``'own'`` (hologram's worker threads, the default) or ``'openmp'`` (the OpenMP runtime already
+    loaded in the process, e.g. by PyTorch's CPU build: one set of threads instead of two pools
+    spinning on the same cores). ``'openmp'`` with no OpenMP runtime loaded raises
+    UnsupportedError and changes nothing. ``hologram_torch`` chooses ``'openmp'`` on import when
+    torch runs on OpenMP and HOLOGRAM_CPU_THREADING is not set (docs/architecture.md
+    "Threads")."""
+    _C.set_cpu_threading(mode)
+
+
+def cpu_threading() -> str:
+    """``'own'`` or ``'openmp'``: the threads CPU executors' parallel parts run on now
+    (``'own'`` in a process forked after ``'openmp'`` was chosen)."""
+    return _C.cpu_threading()
+
+
+__all__ = ["BACKENDS", "set_cpu_threading", "cpu_threading", "backend_info", "is_available", "is_cuda_available",
            "is_metal_available", "is_cpu_available", "get_default_backend"]

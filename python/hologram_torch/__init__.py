@@ -41,6 +41,8 @@ from ._bridge import executor_id  # noqa: E402,F401
 from ._jit import jit  # noqa: E402
 from . import backend  # noqa: E402
 
+from ._threads import share_torch_threads  # noqa: E402
+share_torch_threads()   # hologram's CPU parts on torch's OpenMP threads
 backend.register()   # torch.compile(model, backend="hologram"), also without the entry point
 compile_report = backend.last_report
 

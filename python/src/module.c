@@ -1,5 +1,6 @@
 // hologram._C: module init and the small module-level functions.
 #include "hgpy.h"
+#include <string.h>
 
 static PyObject* m_backend_query(PyObject* self, PyObject* name) {
     if (!PyUnicode_Check(name)) return PyErr_Format(PyExc_TypeError, "backend name must be a str");
@@ -37,6 +38,29 @@ static PyObject* m_trace_stop(PyObject* self, PyObject* unused) {
 
 static PyObject* m_trace_enabled(PyObject* self, PyObject* unused) {
     return PyBool_FromLong(hg_trace_enabled());
+}
+
+static PyObject* m_set_cpu_threading(PyObject* self, PyObject* mode) {
+    if (!PyUnicode_Check(mode))
+        return PyErr_Format(PyExc_TypeError, "set_cpu_threading: mode must be 'own' or "
+                            "'openmp', got %s", Py_TYPE(mode)->tp_name);
+    const char* m = PyUnicode_AsUTF8(mode);
+    if (!m) return NULL;
+    hg_cpu_threading t;
+    if (strcmp(m, "own") == 0) t = HG_CPU_THREADING_OWN;
+    else if (strcmp(m, "openmp") == 0) t = HG_CPU_THREADING_OPENMP;
+    else return PyErr_Format(PyExc_ValueError, "set_cpu_threading: mode must be 'own' or "
+                             "'openmp', got %R", mode);
+    hg_status s = hg_cpu_set_threading(t);
+    if (s != HG_OK) return hgpy_raise_status(s, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject* m_cpu_threading(PyObject* self, PyObject* unused) {
+    hg_cpu_threading t;
+    hg_status s = hg_cpu_get_threading(&t);
+    if (s != HG_OK) return hgpy_raise_status(s, NULL);
+    return PyUnicode_FromString(t == HG_CPU_THREADING_OPENMP ? "openmp" : "own");
 }
 
 static PyObject* m_status_string(PyObject* self, PyObject* code) {
@@ -92,6 +116,10 @@ static PyMethodDef module_methods[] = {
     {"_raise_status", m_raise_status, METH_VARARGS, "_raise_status(code, message)"},
     {"backend_query", m_backend_query, METH_O,
      "backend_query(name) -> dict(name, available, device_count, reason)"},
+    {"set_cpu_threading", m_set_cpu_threading, METH_O,
+     "set_cpu_threading('own' | 'openmp'): which threads run CPU executors' parallel parts "
+     "(hg_cpu_set_threading)"},
+    {"cpu_threading", m_cpu_threading, METH_NOARGS, "cpu_threading() -> 'own' | 'openmp'"},
     {"status_string", m_status_string, METH_O, "status_string(code) -> 'HG_ERR_...'"},
     {"build_info", m_build_info, METH_NOARGS, "build_info() -> dict"},
     {"_import_dlpack", (PyCFunction)(void (*)(void))hgpy_import_dlpack, METH_FASTCALL,

@@ -4,6 +4,7 @@
 // thread takes tens of microseconds on a VM, and a caller that has finished its part takes the
 // next unclaimed one instead of waiting for that wake-up (docs/performance.md).
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/cpu_threading.h"
 #include "base/trace.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -182,6 +183,7 @@ void hg_pool_run(hg_pool* p, int nworkers, hg_pool_fn fn, void* ctx) {
         fn(ctx, 0);
         return;
     }
+    if (hg_cpu_openmp_run(nworkers, fn, ctx)) return;   // hg_cpu_set_threading(OPENMP)
     pthread_mutex_lock(&p->m);
     p->fn = fn;
     p->ctx = ctx;
