@@ -261,12 +261,14 @@ def run(args):
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "cpu": cpu_name(), "threads": args.threads, "rounds": args.rounds,
             "min_s": args.min_s, "torch": torch.__version__, "transformers": tf_version,
-            "hologram": hg.__version__, "git": git_rev(), "optimizer": "torch.optim.Adam(lr=1e-4)"}
+            "hologram": hg.__version__, "git": git_rev(), "optimizer": "torch.optim.Adam(lr=1e-4)",
+            "hologram_cpu_threading": hg.cpu_threading()}
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "torch_models-" + time.strftime("%Y%m%d-%H%M%S") + ".json")
     with open(path, "w") as f:
         json.dump({"meta": meta, "results": results, "notes": notes}, f, indent=1)
-    print(f"\n{meta['cpu']}, {args.threads} threads, torch {meta['torch']}, transformers "
+    print(f"\n{meta['cpu']}, {args.threads} threads (hologram's on "
+          f"{meta['hologram_cpu_threading']} threads), torch {meta['torch']}, transformers "
           f"{tf_version}, best of {args.rounds} rounds (ms per call), at {meta['git']}\n")
     print(table)
     if hologram_reason:
