@@ -380,7 +380,9 @@ SAMPLES = {
         (_rn(6, 9, dt=dt), _special(_rn(6, 9, dt=dt)), 0.5)],
     aten.embedding.default: lambda dt: [(_rn(10, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]])),
                                         (_special(_rn(10, 4, dt=dt)),
-                                         torch.tensor([0, 1, 2], dtype=torch.int32), 1)],
+                                         torch.tensor([0, 1, 2], dtype=torch.int32), 1),
+                                        (_rn(4, 10, dt=dt).t(), torch.tensor([[9], [0]])),
+                                        (_rn(10, 4, dt=dt), torch.zeros(0, 3, dtype=torch.long))],
     aten.embedding_dense_backward.default: lambda dt: [
         (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, -1, False),
         (_rn(2, 3, 4, dt=dt), torch.tensor([[1, 9, 1], [0, 3, 3]]), 10, 3, False),
@@ -503,6 +505,16 @@ def test_native_layer_norm_far_from_zero():
                                            [True, True, True])
     for g, r in zip(got, want):
         torch.testing.assert_close(g.double(), r, rtol=1e-5, atol=1e-5 * r.abs().max().item())
+
+
+def test_embedding_index_out_of_range():
+    """An index outside [0, rows) raises IndexError as ATen's embedding does (hologram's
+    index_select would count a negative one from the end)."""
+    w = torch.randn(10, 4)
+    for idx in (torch.tensor([[1, -1]]), torch.tensor([10]), torch.tensor([3, -11])):
+        for fn in (TABLE[aten.embedding.default].fn, aten.embedding.default):
+            with pytest.raises(IndexError):
+                fn(w, idx)
 
 
 @pytest.mark.parametrize("shape", [(6, 8), (0, 8)], ids=str)
