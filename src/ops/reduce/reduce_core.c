@@ -229,6 +229,13 @@ static int is_direct(hg_red_dom dom, hg_dtype dt, int64_t st) {
     }
 }
 
+// Whether any byte of p[0, n) is nonzero (an OR the compiler vectorizes).
+static int any_byte(const unsigned char* p, int64_t n) {
+    unsigned char r = 0;
+    for (int64_t i = 0; i < n; i++) r |= p[i];
+    return r != 0;
+}
+
 // "Runs": output m over flat reduced indices [a, b), the innermost reduced dim contiguous runs.
 static void unit_runs(const red_job* j, int64_t m, int64_t a, int64_t b, hg_red_acc* acc,
                       void* buf) {
@@ -239,6 +246,10 @@ static void unit_runs(const red_job* j, int64_t m, int64_t a, int64_t b, hg_red_
     int64_t L = p->rs[nr - 1], st = p->rx[nr - 1];
     double center = j->centers ? j->centers[m] : 0.0;
     int direct = is_direct(j->dom, p->xdt, st);
+    // any / all of contiguous bytes (bool masks): the bytes tested as they are, not loaded
+    // into doubles (a mask's rows of 64: ~2x torch's time before)
+    int bytes = (j->k == HG_RK_ANY || j->k == HG_RK_ALL) && st == 1 &&
+                (p->xdt == HG_DTYPE_BOOL || p->xdt == HG_DTYPE_U8 || p->xdt == HG_DTYPE_I8);
     for (int64_t pos = a; pos < b;) {
         int64_t outer = nr == 1 ? 0 : pos / L, j0 = nr == 1 ? pos : pos % L;
         int64_t len = L - j0 < b - pos ? L - j0 : b - pos;
@@ -248,6 +259,12 @@ static void unit_runs(const red_job* j, int64_t m, int64_t a, int64_t b, hg_red_
             outer /= p->rs[d];
         }
         const unsigned char* ptr = xb + off * p->xsz;
+        if (bytes) {
+            if (j->k == HG_RK_ANY) acc->u |= (uint64_t)any_byte(ptr, len);
+            else acc->u &= (uint64_t)(memchr(ptr, 0, (size_t)len) == NULL);
+            pos += len;
+            continue;
+        }
         int64_t step = direct ? len : RED_CHUNK;
         for (int64_t c0 = 0; c0 < len; c0 += step) {
             int64_t cl = len - c0 < step ? len - c0 : step;
