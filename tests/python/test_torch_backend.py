@@ -399,9 +399,14 @@ SAMPLES = {
     aten.nll_loss_backward.default: lambda dt: _nll_samples(dt, True),
     aten.sum.dim_IntList: lambda dt: [(_rn(4, 5, dt=dt), [0], True), (_rn(3, 4, 5, dt=dt),
                                                                       [-1, 0]),
-                                      (_special(_rn(4, 5, dt=dt)), [1])],
+                                      (_special(_rn(4, 5, dt=dt)), [1]),
+                                      # all dims, 0-d, a permuted middle dim, an empty one
+                                      (_rn(3, 4, dt=dt), []), (_rn(dt=dt), [0], True),
+                                      (_rn(4, 2, 2, 8, dt=dt).permute(0, 3, 2, 1), [2], True),
+                                      (_rn(2, 0, 3, dt=dt), [1])],
     aten.mean.dim: lambda dt: [(_rn(4, 5, dt=dt), [1]), (_rn(3, 4, 5, dt=dt), [0, 2], True),
-                               (_special(_rn(4, 5, dt=dt)), [0])],
+                               (_special(_rn(4, 5, dt=dt)), [0]), (_rn(3, 4, dt=dt), []),
+                               (_rn(dt=dt), [-1]), (_rn(2, 8, 3, dt=dt).transpose(0, 2), [1])],
     aten.amax.default: lambda dt: [(_rn(4, 5, dt=dt), [1]), (_rn(3, 4, 5, dt=dt), [0, 2], True),
                                    (_special(_rn(4, 5, dt=dt)), [0]), (_rn(3, 4, dt=dt),)],
     # bool masks (dt unused): strided, empty and size-1 dims
