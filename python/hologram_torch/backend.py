@@ -9,7 +9,8 @@ runs in torch inside the same compiled graph; :func:`reports` says per graph how
 where (also one INFO line on the logger ``hologram_torch.backend``).
 
 Views (view, permute, expand, slice, ...) stay torch's metadata ops over the same memory: they
-copy nothing, and hologram reads the strided results in place.
+copy nothing, and hologram reads the strided results in place (those with a Tensor method are
+called through it: _aten/views.py).
 """
 import dataclasses
 import functools
