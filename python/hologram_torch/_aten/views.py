@@ -4,14 +4,18 @@ Python ``__call__`` (a Llama training step has ~250 of them: docs/performance.md
 import torch
 
 aten = torch.ops.aten
-T = torch.Tensor
 
 # op -> (method, most positional arguments the method takes the same way)
-METHODS = {aten.permute.default: (T.permute, 2), aten.view.default: (T.view, 2),
-           aten.t.default: (T.t, 1), aten.transpose.int: (T.transpose, 3),
-           aten.unsqueeze.default: (T.unsqueeze, 2), aten.squeeze.dim: (T.squeeze, 2),
-           aten.squeeze.dims: (T.squeeze, 2), aten.squeeze.default: (T.squeeze, 1),
-           aten.expand.default: (T.expand, 2), aten.select.int: (T.select, 3)}
+METHODS = {aten.permute.default: (torch.Tensor.permute, 2),
+           aten.view.default: (torch.Tensor.view, 2),
+           aten.t.default: (torch.Tensor.t, 1),
+           aten.transpose.int: (torch.Tensor.transpose, 3),
+           aten.unsqueeze.default: (torch.Tensor.unsqueeze, 2),
+           aten.squeeze.dim: (torch.Tensor.squeeze, 2),
+           aten.squeeze.dims: (torch.Tensor.squeeze, 2),
+           aten.squeeze.default: (torch.Tensor.squeeze, 1),
+           aten.expand.default: (torch.Tensor.expand, 2),
+           aten.select.int: (torch.Tensor.select, 3)}
 
 
 def fast_views(gm):
