@@ -748,6 +748,31 @@ static void test_index_add(hg_executor ex) {
         for (int j = 0; j < C; j++) want2[i * C + cols[i * C + j]] += src[i * C + j];
     CHECK_OK(hg_buffer_read(ba, 0, got2, N * C));
     CHECK(memcmp(got2, want2, sizeof got2) == 0);
+    // f64 rows along the middle axis of 3-D tensors (the row loop), src's outer dim strided.
+    double out3[2 * R * C], src3[2 * 2 * N * C], want3[2 * R * C], got3[2 * R * C];
+    for (int i = 0; i < 2 * R * C; i++) out3[i] = (double)rnd(-50, 50) / 7.0;
+    for (int i = 0; i < 4 * N * C; i++) src3[i] = (double)rnd(-50, 50) / 9.0;
+    hg_buffer bo3, bs3;
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F64, 2 * R * C, &bo3));
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F64, 4 * N * C, &bs3));
+    CHECK_OK(hg_buffer_write(bo3, 0, out3, 2 * R * C));
+    CHECK_OK(hg_buffer_write(bs3, 0, src3, 4 * N * C));
+    hg_tensor to3, ts3;
+    CHECK_OK(hg_tensor_from_buffer(bo3, 3, (int64_t[]){2, R, C}, &to3));
+    CHECK_OK(hg_tensor_view(bs3, 3, (int64_t[]){2, N, C}, (int64_t[]){2 * N * C, C, 1}, 0,
+                            &ts3));
+    CHECK_OK(hg_index_add(&to3, 1, &ti, &ts3));
+    memcpy(want3, out3, sizeof want3);
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < C; j++) {
+                int64_t r = idx[i] < 0 ? idx[i] + R : idx[i];
+                want3[(b * R + r) * C + j] += src3[b * 2 * N * C + i * C + j];
+            }
+    CHECK_OK(hg_buffer_read(bo3, 0, got3, 2 * R * C));
+    CHECK(memcmp(got3, want3, sizeof got3) == 0);
+    hg_buffer_destroy(bo3);
+    hg_buffer_destroy(bs3);
     // Errors: nothing added.
     idx[N - 1] = R;
     CHECK_OK(hg_buffer_write(bi, 0, idx, N));

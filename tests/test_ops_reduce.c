@@ -382,7 +382,7 @@ static void random_trials(ctx_t* c, int ntrials) {
 static void sweep(ctx_t* c) {
     for (int dt = 0; dt < HG_DTYPE_COUNT; dt++)
         for (int op = 0; op < HG_REDUCE_COUNT; op++) {
-            hg_tensor v[6];
+            hg_tensor v[7];
             hg_buffer b = c->data[dt];
             CHECK_OK(hg_tensor_view(b, 0, NULL, NULL, 5, &v[0]));
             CHECK_OK(hg_tensor_view(b, 1, (int64_t[]){1}, NULL, 9, &v[1]));
@@ -392,7 +392,11 @@ static void sweep(ctx_t* c) {
             CHECK_OK(hg_tensor_view(b, 3, (int64_t[]){5, 3, 11}, NULL, 500, &v[4]));
             CHECK_OK(hg_tensor_transpose(&v[4], 0, 2, &v[4]));
             CHECK_OK(hg_tensor_view(b, 2, (int64_t[]){4, 6}, (int64_t[]){0, -2}, 900, &v[5]));
-            for (int k = 0; k < 6; k++) {
+            // A middle dim of 2 over rows of 40 (GQA's repeat_kv gradient: the "rows" walk
+            // with a few rows per column band), its kept dims permuted.
+            CHECK_OK(hg_tensor_view(b, 5, (int64_t[]){3, 2, 2, 4, 40},
+                                    (int64_t[]){640, 160, 80, 320, 1}, 1000, &v[6]));
+            for (int k = 0; k < 7; k++) {
                 const unsigned char* h = c->host[dt];
                 hg_reduce_op o = (hg_reduce_op)op;
                 hg_dtype rdt = result_dtype(o, (hg_dtype)dt);
@@ -405,6 +409,10 @@ static void sweep(ctx_t* c) {
                 }
                 if (v[k].ndim > 2)
                     check_reduce(c, o, &v[k], h, 2, (int32_t[]){2, 0}, 0, 1.0, rdt, 1);
+                if (v[k].ndim > 3) {   // a middle dim, out allocated or given (reversed)
+                    check_reduce(c, o, &v[k], h, 1, (int32_t[]){2}, 1, 0.0, rdt, 1);
+                    check_reduce(c, o, &v[k], h, 1, (int32_t[]){1}, 0, 0.0, rdt, 0);
+                }
             }
         }
 }

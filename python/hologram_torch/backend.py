@@ -9,7 +9,8 @@ runs in torch inside the same compiled graph; :func:`reports` says per graph how
 where (also one INFO line on the logger ``hologram_torch.backend``).
 
 Views (view, permute, expand, slice, ...) stay torch's metadata ops over the same memory: they
-copy nothing, and hologram reads the strided results in place.
+copy nothing, and hologram reads the strided results in place (those with a Tensor method are
+called through it: _aten/views.py).
 """
 import dataclasses
 import functools
@@ -25,6 +26,7 @@ import torch
 
 from ._aten.fuse import fuse_elementwise
 from ._aten.table import TABLE
+from ._aten.views import fast_views
 
 log = logging.getLogger(__name__)
 aten = torch.ops.aten
@@ -130,8 +132,8 @@ def report_of(gm, kind):
         elif "hologram_fused" in node.meta:
             for name in node.meta["hologram_fused"]:
                 hologram[_op_name(name)] += 1
-        elif node.target in VIEWS:
-            views[_op_name(node.target)] += 1
+        elif node.meta.get("hologram_view", node.target) in VIEWS:
+            views[_op_name(node.meta.get("hologram_view", node.target))] += 1
         else:
             left[_op_name(node.target)] += 1
     return Report(kind, hologram, left, views)
@@ -156,11 +158,12 @@ def _single_threaded_torch(gm, report):
 
 
 def lower_graph(gm):
-    """The graph compiler on an ATen GraphModule: PASSES, then lower(); returns gm. The eager
-    gradients (_aten/grad.py) run their traced graphs through it too."""
+    """The graph compiler on an ATen GraphModule: PASSES, then lower(), then the views left to
+    torch called as Tensor methods (_aten/views.py); returns gm. The eager gradients
+    (_aten/grad.py) run their traced graphs through it too."""
     for p in PASSES:
         p(gm)
-    return lower(gm)
+    return fast_views(lower(gm))
 
 
 def _compiler(kind):

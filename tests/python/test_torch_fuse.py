@@ -550,3 +550,30 @@ def test_random_graphs_with_strided_views(seed):
     ref, gm = fuse(f, *args)
     assert kernels(gm)
     check(ref, gm, torch.randn(4, 6, generator=rng), torch.randn(4, 6, generator=rng))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_slice_scatter_fuses(dtype):
+    """slice_scatter (ATen's slice_backward: zeros with a slice set, as in the rotary
+    embedding's gradient) is a concatenation in the kernel: the bits of ATen's; bounds as torch
+    reads them (None, negative, past the end); a step, an empty slice stay torch."""
+    ss = aten.slice_scatter.default
+
+    def f(g, a, b, x, y):
+        z = torch.zeros(4, 2, 6, 8, dtype=dtype)
+        d = g * 2 + ss(z, a, 3, 4, 2 ** 63 - 1) + ss(z, b, 3, 0, 4)
+        e = ss(x, y * 3, 0, -3, None) - 1      # rows 2..4 of 5 replaced, the rest x
+        h = ss(x, y[:0], 0, 9, 12) * 2          # past the end: an empty slice, torch's copy
+        k = ss(x.t(), x.t()[2:5] * 2, 0, 1, 4) + 0.5   # a transposed input, a middle part
+        m = ss(x, x[:, 1::2] * 3, 1, 0, 6, 2) + 1   # a step: torch's
+        return d, e, h, k, m
+    mk = lambda: (special((4, 2, 6, 8), dtype), special((4, 2, 6, 4), dtype),  # noqa: E731
+                  special((4, 2, 12, 8), dtype)[:, :, ::2, 2:6], special((5, 6), dtype),
+                  special((3, 6), dtype))
+    ref, gm = fuse(f, *mk())
+    left = [n for n in gm.graph.nodes if n.target is ss]
+    assert [n.args[3:] for n in left] == [(9, 12), (0, 6, 2)], gm.code
+    args = mk()
+    for w, g in zip(ref(*args), gm(*args)):
+        assert g.dtype == w.dtype and g.shape == w.shape and g.stride() == w.stride()
+        assert torch.equal(_bits(g), _bits(w))

@@ -107,7 +107,7 @@ def fused_ops():
             aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar,
             aten.masked_fill.Scalar, aten.masked_fill.Tensor, aten.clamp.default,
             aten.clamp_min.default, aten.clamp_max.default, aten.pow.Tensor_Scalar,
-            aten.pow.Scalar}
+            aten.pow.Scalar, aten.slice_scatter.default}
     return ops
 
 

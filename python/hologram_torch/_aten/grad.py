@@ -104,8 +104,8 @@ def _trace(name, form, tensors):
     # matmul, ...: apply_eager's condition); else None
     from_inputs = (tuple(places.index(n) for n in saved)
                    if all(n in places for n in saved) else None)
-    fw = _fast_views(lower_graph(got["fw"]))
-    bw = _fast_views(lower_graph(got["bw"])) if "bw" in got else None
+    fw = lower_graph(got["fw"])
+    bw = lower_graph(got["bw"]) if "bw" in got else None
     return _Entry(fw.forward, bw.forward if bw is not None else None, len(outs), len(present),
                   from_inputs if not n_reused else None, n_reused)
 
@@ -114,25 +114,6 @@ def _unalias(n):
     while isinstance(n, torch.fx.Node) and n.target is aten.alias.default:
         n = n.args[0]
     return n
-
-
-# view ops the lowered graphs keep, as the Tensor methods that run the same ATen op (~0.5 us a
-# call where the OpOverload's Python __call__ costs ~1.5)
-_VIEWS = {aten.permute.default: torch.Tensor.permute, aten.view.default: torch.Tensor.view,
-          aten.t.default: torch.Tensor.t, aten.unsqueeze.default: torch.Tensor.unsqueeze,
-          aten.squeeze.dim: torch.Tensor.squeeze, aten.expand.default: torch.Tensor.expand}
-
-
-def _fast_views(gm):
-    changed = False
-    for node in gm.graph.nodes:
-        method = _VIEWS.get(node.target) if node.op == "call_function" else None
-        if method is not None and not node.kwargs:
-            node.target = method
-            changed = True
-    if changed:
-        gm.recompile()
-    return gm
 
 
 def _drop_aliases(gm, of_inputs):

@@ -264,6 +264,17 @@ def _cat(b, dt, dim, *xs):
     return b.g.concat([b.t(x, dt) for x in xs], dim)
 
 
+def _slice_scatter(b, dt, x, src, dim, start, end, size):
+    """x with [start, end) of dim replaced by src: the concatenation of x's parts around it and
+    src (the same values, no arithmetic: ATen's slice_backward is this into zeros)."""
+    parts = [b.t(src, dt)]
+    if start > 0:
+        parts.insert(0, b.g.slice(b.t(x, dt), dim, 0, start, 1))
+    if end < size:
+        parts.append(b.g.slice(b.t(x, dt), dim, end, size, 1))
+    return b.g.concat(parts, dim) if len(parts) > 1 else parts[0]
+
+
 def _constant(b, dt, value, shape):
     c = b.t(value, dt)
     return b.g.expand(c, shape) if shape else c
@@ -447,6 +458,8 @@ def _lower(t, k, val):
         return _lower_strided(t, k, val)
     if t is aten.cat.default:
         return _lower_cat(k, val)
+    if t is aten.slice_scatter.default:
+        return _lower_slice_scatter(k, val)
     if t in _CONSTS:
         v = _LIKE_FILL.get(t, k.get("fill_value", k.get("s")))
         shape = tuple(k["size"]) if "size" in k else tuple(val.shape)
@@ -520,6 +533,29 @@ def _lower_cat(k, val):
             or type(dim) is not int or val.dtype not in ANY:
         return None
     return Lowering(_cat, val.dtype, (dim % val.dim(), *xs))
+
+
+def _lower_slice_scatter(k, val):
+    x, src = k["input"], k["src"]
+    xv, sv = (_tensor_val(o) if isinstance(o, torch.fx.Node) else None for o in (x, src))
+    dim, start, end, step = k.get("dim", 0), k.get("start"), k.get("end"), k.get("step", 1)
+    if xv is None or sv is None or xv.dim() == 0 or step != 1 or val.dtype not in ANY or \
+            not all(v is None or type(v) is int for v in (dim, start, end)):
+        return None
+    dim %= xv.dim()
+    n = xv.shape[dim]
+    # torch's slice bounds: None is an end, negative counts from the end, then clamped
+    start = 0 if start is None else min(max(start + n if start < 0 else start, 0), n)
+    end = n if end is None else min(max(end + n if end < 0 else end, start), n)
+    if end == start:   # nothing scattered (an empty src): torch's copy
+        return None
+    want = list(xv.shape)
+    want[dim] = end - start
+    # the shapes ATen checks (an error stays torch's) and one dtype (no conversion in a copy)
+    if list(sv.shape) != want or not xv.dtype == sv.dtype == val.dtype or \
+            list(val.shape) != list(xv.shape):
+        return None
+    return Lowering(_slice_scatter, val.dtype, (x, src, dim, start, end, n))
 
 
 def _lower_split_item(node):
