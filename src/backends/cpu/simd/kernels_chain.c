@@ -1,0 +1,99 @@
+// Chains of f32 ops run in vector registers (strip-mined runs, cpu_strip.c mark_chain): one
+// pass over the lanes that applies every op of the chain to a block of lanes held in registers,
+// where op-by-op kernels make one pass per op through a strip array (a store and a load per
+// op and lane: the limit of a chain of cheap ops in L1). Each op rounds to f32 exactly as its
+// own kernel (kernels_arith.c, kernels_math.c) does, so results are bit for bit those of the
+// ops run one after the other (NaN payloads aside: which NaN operand propagates may differ).
+#include "backends/cpu/simd/simd_common.h"
+#if defined(HG_SIMD_AVX512)
+#include "base/vmath_zmm.h"
+#endif
+
+// 64-byte vector values pass between static functions only (no ABI to keep) in the builds
+// without AVX-512, where GCC warns that they would pass differently.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+#define CW 16u                 // lanes per vector
+#define NV 4u                  // vectors per block
+#define CB (NV * CW)           // lanes per block (four vectors per dispatched op)
+typedef float cv __attribute__((vector_size(64)));
+typedef uint32_t cu __attribute__((vector_size(64)));
+
+static inline cv vload(const float* p) {
+    cv v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// exp as kernels_math.c's exp kernel computes it (there: exp_f32_zmm with AVX-512, else
+// hg_vm_exp_f32 lane by lane).
+static inline cv vexp(cv v) {
+#if defined(HG_SIMD_AVX512)
+    return (cv)hg_vm_exp_zmm((__m512)v);
+#else
+    cv r;
+    for (unsigned l = 0; l < CW; l++) r[l] = hg_vm_exp_f32(v[l]);
+    return r;
+#endif
+}
+
+#define EACH(stmt) do { for (unsigned u = 0; u < NV; u++) { stmt; } } while (0)
+
+// v = op(v, operand) on every vector of a block; the operand: s->k in every lane, or the lane
+// arrays from x.
+static inline __attribute__((always_inline)) void apply(const hg_cpu_chain_step* s, cv* v,
+                                                        const float* x) {
+    cv y[NV];
+    if (s->form & HG_CPU_CHAIN_K) EACH(y[u] = (cv){0} + s->k);
+    else EACH(y[u] = vload(x + u * CW));
+    const uint8_t f = s->form & (HG_CPU_CHAIN_SWAP | HG_CPU_CHAIN_SELF);
+    cv a[NV], b[NV];
+    if (f == HG_CPU_CHAIN_SWAP) EACH((a[u] = y[u], b[u] = v[u]));
+    else if (f) EACH((a[u] = v[u], b[u] = v[u]));
+    else EACH((a[u] = v[u], b[u] = y[u]));
+    switch (s->op) {
+    case HG_OP_MOV: EACH(v[u] = y[u]); return;
+    case HG_OP_ADD: EACH(v[u] = a[u] + b[u]); return;
+    case HG_OP_SUB: EACH(v[u] = a[u] - b[u]); return;
+    case HG_OP_MUL: EACH(v[u] = a[u] * b[u]); return;
+    case HG_OP_DIV: EACH(v[u] = a[u] / b[u]); return;
+    case HG_OP_NEG: EACH(v[u] = (cv)((cu)v[u] ^ 0x80000000u)); return;
+    case HG_OP_ABS: EACH(v[u] = (cv)((cu)v[u] & 0x7fffffffu)); return;
+    case HG_OP_EXP: EACH(v[u] = vexp(v[u])); return;
+    default: return;   // never marked (hg_cpu_chain_op)
+    }
+}
+
+// One block of CB lanes from lane i of every operand array.
+static inline __attribute__((always_inline)) void block(float* d, const hg_cpu_chain_step* s,
+                                                        unsigned ns, size_t i) {
+    cv v[NV];
+    EACH(v[u] = (cv){0});
+    for (unsigned q = 0; q < ns; q++) apply(&s[q], v, s[q].x + i);
+    EACH(memcpy(d + i + u * CW, &v[u], sizeof v[u]));
+}
+
+static void chain_f32(float* d, const hg_cpu_chain_step* s, unsigned ns, size_t n) {
+    size_t i = 0;
+    for (; i + CB <= n; i += CB) block(d, s, ns, i);
+    if (i == n) return;
+    // The tail: its lanes copied into a zero-padded block (the extra lanes' results unused).
+    _Alignas(64) float buf[HG_CPU_CHAIN_MAX][CB], out[CB];
+    hg_cpu_chain_step t[HG_CPU_CHAIN_MAX];
+    const size_t m = n - i;
+    for (unsigned q = 0; q < ns; q++) {
+        t[q] = s[q];
+        if (s[q].form & HG_CPU_CHAIN_K) continue;
+        memset(buf[q], 0, sizeof buf[q]);
+        memcpy(buf[q], s[q].x + i, m * sizeof(float));
+        t[q].x = buf[q];
+    }
+    block(out, t, ns, 0);
+    memcpy(d + i, out, m * sizeof(float));
+}
+
+void HG_SIMD_NAME(hg_cpu_fill_chain_)(hg_cpu_kernels* k) {
+    k->chain_f32 = chain_f32;
+}
