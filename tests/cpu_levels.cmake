@@ -6,7 +6,7 @@
 foreach(level avx2 generic)
   foreach(t test_ops_softmax_norm test_composite_norm_stats test_ops_reduce test_ops_reduce_large
             test_gemm test_ops_matmul
-            test_ops_elementwise test_parity test_ops_dropout test_ops_random test_cpu_chains)
+            test_ops_elementwise test_parity test_ops_dropout test_ops_random)
     if(TARGET ${t})
       add_test(NAME ${t}_${level} COMMAND ${t})
       set_tests_properties(${t}_${level} PROPERTIES

@@ -332,7 +332,7 @@ void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, i
 
 // cpu_strip.c: straight-line runs of ld/ALU/st replayed in L1-sized strips of lanes.
 #define HG_CPU_STRIP_MAX_OPS 64
-void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p);
+void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p, const hg_cpu_kernels* k);
 // Runs the run starting at op pc: 1 when done, 0 when it does not apply to this chunk (the
 // caller then runs its ops one by one).
 int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc);

@@ -72,7 +72,8 @@ typedef struct hg_cpu_kernels {
     // hg_cpu_pair_index; variant bit 0: b is the same in every lane (reads b[0]), bit 1: c is.
     hg_cpu_kfn pair_f32[HG_CPU_PAIR_OPS][HG_CPU_PAIR_OPS][4];
     // Chains of f32 ops (hg_cpu_chain_op) in vector registers, rounded after each op exactly
-    // as the instructions one after the other (simd/kernels_chain.c).
+    // as the instructions one after the other (simd/kernels_chain.c); NULL: plans of this set
+    // run such ops one by one.
     hg_cpu_chainfn chain_f32;
 } hg_cpu_kernels;
 

@@ -178,7 +178,7 @@ static unsigned mark_chain(const hg_prog* g, cpu_plan* p, uint32_t i, uint32_t r
     return len < 2 ? 0 : len;
 }
 
-static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal) {
+static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal, int chains) {
     uint32_t run_end = 0, depth = 0;
     int in_run = 0;
     for (uint32_t i = 0; i < p->nops; i++) {
@@ -191,7 +191,7 @@ static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal) {
         uint32_t j = 0;
         p->ops[i].pair = pair_code(g, p, i, run_end, nonlocal, &j);
         // A chain of three ops or more, or of ops that do not pair, runs as a chain.
-        unsigned len = mark_chain(g, p, i, run_end, nonlocal);
+        unsigned len = chains ? mark_chain(g, p, i, run_end, nonlocal) : 0;
         if (len >= 3 || (len == 2 && !p->ops[i].pair)) {
             p->ops[i].pair = 0;
             p->ops[i].chain = (uint8_t)len;
@@ -208,7 +208,7 @@ static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal) {
 
 // Sets strip_zero on every op of a run: which operands are read at offset 0 (bits 0-2: a, b,
 // c) and whether the destination is written at offset 0 (bit 3).
-static void mark_offsets(const hg_prog* g, cpu_plan* p) {
+static void mark_offsets(const hg_prog* g, cpu_plan* p, int chains) {
     uint32_t nr = g->nregs;
     int64_t* run_of = nr ? malloc(nr * sizeof *run_of) : NULL;
     uint8_t* nonlocal = nr ? calloc(nr, 1) : NULL;
@@ -234,7 +234,7 @@ static void mark_offsets(const hg_prog* g, cpu_plan* p) {
         if (run < 0 || (run_of[r] >= 0 && run_of[r] != run)) nonlocal[r] = 1;
         else run_of[r] = run;
     }
-    mark_pairs(g, p, nonlocal);
+    mark_pairs(g, p, nonlocal, chains);
     for (uint32_t i = 0; i < p->nops; i++) {
         cpu_op* op = &p->ops[i];
         const hg_instr* in = &g->instrs[i];
@@ -286,9 +286,9 @@ static void mark_whole(cpu_plan* p) {
     }
 }
 
-void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p) {
+void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p, const hg_cpu_kernels* k) {
     mark_runs(g, p);
-    mark_offsets(g, p);
+    mark_offsets(g, p, k->chain_f32 != NULL);
     mark_whole(p);
 }
 

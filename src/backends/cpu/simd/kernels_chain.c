@@ -5,21 +5,19 @@
 // own kernel (kernels_arith.c, kernels_math.c) does, so results are bit for bit those of the
 // ops run one after the other (NaN payloads aside: which NaN operand propagates may differ).
 #include "backends/cpu/simd/simd_common.h"
+// Only the AVX-512 set runs chains: a build of this code for AVX2 (8-lane vectors, exp lane
+// by lane) measured 2.2x slower than the op-by-op kernels on the silu chain
+// (docs/performance.md), so the other sets leave chain_f32 NULL and run such ops one by one.
 #if defined(HG_SIMD_AVX512)
 #include "base/vmath_zmm.h"
-#endif
 
-// 64-byte vector values pass between static functions only (no ABI to keep) in the builds
-// without AVX-512, where GCC warns that they would pass differently.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-#define CW 16u                 // lanes per vector
-#define NV 4u                  // vectors per block
-#define CB (NV * CW)           // lanes per block (four vectors per dispatched op)
-typedef float cv __attribute__((vector_size(64)));
-typedef uint32_t cu __attribute__((vector_size(64)));
+// Lanes per block: each op is dispatched once per block of NV zmm vectors, as many as stay in
+// registers beside exp's temporaries (16 spill and run 3x slower, 2 are bound by the dispatch).
+#define CW 16u
+#define NV 8u
+#define CB (NV * CW)
+typedef float cv __attribute__((vector_size(CW * 4)));
+typedef uint32_t cu __attribute__((vector_size(CW * 4)));
 
 static inline cv vload(const float* p) {
     cv v;
@@ -27,19 +25,10 @@ static inline cv vload(const float* p) {
     return v;
 }
 
-// exp as kernels_math.c's exp kernel computes it (there: exp_f32_zmm with AVX-512, else
-// hg_vm_exp_f32 lane by lane).
-static inline cv vexp(cv v) {
-#if defined(HG_SIMD_AVX512)
-    return (cv)hg_vm_exp_zmm((__m512)v);
-#else
-    cv r;
-    for (unsigned l = 0; l < CW; l++) r[l] = hg_vm_exp_f32(v[l]);
-    return r;
-#endif
-}
-
 #define EACH(stmt) do { for (unsigned u = 0; u < NV; u++) { stmt; } } while (0)
+
+// exp as kernels_math.c's exp kernel (exp_f32_zmm) computes it.
+static inline void vexp(cv* v) { EACH(v[u] = (cv)hg_vm_exp_zmm((__m512)v[u])); }
 
 // v = op(v, operand) on every vector of a block; the operand: s->k in every lane, or the lane
 // arrays from x.
@@ -61,7 +50,7 @@ static inline __attribute__((always_inline)) void apply(const hg_cpu_chain_step*
     case HG_OP_DIV: EACH(v[u] = a[u] / b[u]); return;
     case HG_OP_NEG: EACH(v[u] = (cv)((cu)v[u] ^ 0x80000000u)); return;
     case HG_OP_ABS: EACH(v[u] = (cv)((cu)v[u] & 0x7fffffffu)); return;
-    case HG_OP_EXP: EACH(v[u] = vexp(v[u])); return;
+    case HG_OP_EXP: vexp(v); return;
     default: return;   // never marked (hg_cpu_chain_op)
     }
 }
@@ -94,6 +83,12 @@ static void chain_f32(float* d, const hg_cpu_chain_step* s, unsigned ns, size_t 
     memcpy(d + i, out, m * sizeof(float));
 }
 
+#endif
+
 void HG_SIMD_NAME(hg_cpu_fill_chain_)(hg_cpu_kernels* k) {
+#if defined(HG_SIMD_AVX512)
     k->chain_f32 = chain_f32;
+#else
+    k->chain_f32 = NULL;
+#endif
 }
