@@ -1,7 +1,8 @@
 // Chains of f32 ops run in vector registers inside strip-mined runs (cpu_strip.c mark_chain,
 // simd/kernels_chain.c). Random chains of add sub mul div neg abs exp, each op reading the
 // previous result as its first, second or both operands beside a lane array, an immediate, a
-// scalar parameter or a value loaded between the ops; chains longer than the step limit; sizes
+// scalar parameter, a value loaded between the ops or an earlier result of the chain (which
+// the chain then also stores); chains longer than the step limit; sizes
 // with whole strips and partial blocks at the end. Each program runs twice: as written (chained)
 // and with every intermediate also stored (a store between the ops breaks the chain, so the ops
 // run one by one): the two must agree bit for bit (any NaN for NaN), and both must match a
@@ -14,13 +15,17 @@
 
 enum { NOPS = 7, MAXLEN = 20 };
 static const char* const k_ops[NOPS] = {"add", "sub", "mul", "div", "neg", "abs", "exp"};
-enum { F_ARR, F_SWAP, F_IMM, F_IMM_SWAP, F_PARAM, F_SELF, F_LOADED };
+enum { F_ARR, F_SWAP, F_IMM, F_IMM_SWAP, F_PARAM, F_SELF, F_LOADED, F_EARLIER, NFORMS };
 
 typedef struct step { int op, form; } step;
 
-static float ref_step(const step* s, float t, float x, float u, float imm, float param) {
+// Step k reads r[k] (the chain's value) and writes r[k + 1]; F_EARLIER reads r[k / 2] beside.
+static int earlier(int k) { return k / 2; }
+
+static float ref_step(const step* s, float t, float x, float u, float e, float imm, float param) {
     double v = t, y = x;
     switch (s->form) {
+    case F_EARLIER: y = e; break;
     case F_IMM: case F_IMM_SWAP: y = imm; break;
     case F_PARAM: y = param; break;
     case F_SELF: y = t; break;
@@ -40,39 +45,45 @@ static float ref_step(const step* s, float t, float x, float u, float imm, float
     }
 }
 
-// The kernel text of a chain: t = x first, then the steps; with `spill`, every intermediate
-// is also stored to z (which breaks the chain).
+// The kernel text of a chain: r0 = x + 0.5, then r[k + 1] = op(r[k], ...); with `spill`,
+// every result is also stored to z (a store between the ops breaks the chain).
 static void kernel_text(char* out, size_t cap, const step* s, int len, int spill) {
     int w = snprintf(out, cap,
                      ".kernel chain\n.param a: global const f32\n.param c: global const f32\n"
                      ".param y: global f32\n.param z: global f32\n.param n: u32\n.param s: f32\n"
-                     ".reg u32 i\n.reg f32 x, t, u\n.reg bool p\n"
-                     "    mov.u32 i, %%gid.x\n    cmp.lt.u32 p, i, n\n    if p\n"
-                     "        ld.global.f32 x, a[i]\n        add.f32 t, x, 0.5\n");
+                     ".reg u32 i\n.reg f32 x, u\n.reg bool p\n.reg f32 r0");
+    for (int k = 1; k <= len; k++) w += snprintf(out + w, cap - (size_t)w, ", r%d", k);
+    w += snprintf(out + w, cap - (size_t)w,
+                  "\n    mov.u32 i, %%gid.x\n    cmp.lt.u32 p, i, n\n    if p\n"
+                  "        ld.global.f32 x, a[i]\n        add.f32 r0, x, 0.5\n");
     for (int k = 0; k < len; k++) {
         const char* op = k_ops[s[k].op];
+        char t[16], e[16];
+        snprintf(t, sizeof t, "r%d", k);
+        snprintf(e, sizeof e, "r%d", earlier(k));
         if (s[k].op >= 4) {
-            w += snprintf(out + w, cap - (size_t)w, "        %s.f32 t, t\n", op);
+            w += snprintf(out + w, cap - (size_t)w, "        %s.f32 r%d, %s\n", op, k + 1, t);
         } else {
-            const char* a = "t";
+            const char* a = t;
             const char* b = "x";
             switch (s[k].form) {
-            case F_SWAP: a = "x"; b = "t"; break;
+            case F_SWAP: a = "x"; b = t; break;
             case F_IMM: b = "-0.75"; break;
-            case F_IMM_SWAP: a = "-0.75"; b = "t"; break;
+            case F_IMM_SWAP: a = "-0.75"; b = t; break;
             case F_PARAM: b = "s"; break;
-            case F_SELF: b = "t"; break;
+            case F_SELF: b = t; break;
+            case F_EARLIER: b = e; break;
             case F_LOADED:
                 w += snprintf(out + w, cap - (size_t)w, "        ld.global.f32 u, c[i]\n");
                 b = "u";
                 break;
             default: break;
             }
-            w += snprintf(out + w, cap - (size_t)w, "        %s.f32 t, %s, %s\n", op, a, b);
+            w += snprintf(out + w, cap - (size_t)w, "        %s.f32 r%d, %s, %s\n", op, k + 1, a, b);
         }
-        if (spill) w += snprintf(out + w, cap - (size_t)w, "        st.global.f32 z[i], t\n");
+        if (spill) w += snprintf(out + w, cap - (size_t)w, "        st.global.f32 z[i], r%d\n", k + 1);
     }
-    snprintf(out + w, cap - (size_t)w, "        st.global.f32 y[i], t\n    endif\n");
+    snprintf(out + w, cap - (size_t)w, "        st.global.f32 y[i], r%d\n    endif\n", len);
 }
 
 static int same_f32(float x, float y) { return isnan(x) ? isnan(y) : memcmp(&x, &y, 4) == 0; }
@@ -104,7 +115,7 @@ static void run_chains(hg_executor ex) {
         for (int k = 0; k < len; k++) {
             s[k].op = (int)(hg_test_rand(&seed) % NOPS);
             if (s[k].op == 6 && nexp++) s[k].op = 2;   // one exp: values stay in range
-            s[k].form = (int)(hg_test_rand(&seed) % 7);
+            s[k].form = (int)(hg_test_rand(&seed) % NFORMS);
         }
         static char text[8192];
         for (int spill = 0; spill < 2; spill++) {
@@ -120,8 +131,11 @@ static void run_chains(hg_executor ex) {
         }
         int bad = 0;
         for (int i = 0; i < N; i++) {
-            float t = a[i] + 0.5f;
-            for (int k = 0; k < len; k++) t = ref_step(&s[k], t, a[i], c[i], imm, param);
+            float r[MAXLEN + 1];
+            r[0] = a[i] + 0.5f;
+            for (int k = 0; k < len; k++)
+                r[k + 1] = ref_step(&s[k], r[k], a[i], c[i], r[earlier(k)], imm, param);
+            const float t = r[len];
             // exp is within 2 ULP of the true value (docs/ops.md), and the ops after it may
             // scale that: a relative bound, on results away from cancellation
             const int close = isnan(t) ? isnan(y[i])

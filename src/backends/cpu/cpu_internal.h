@@ -59,7 +59,8 @@ typedef enum cpu_kind {
 } cpu_kind;
 
 #define CPU_NO_SLOT UINT32_MAX
-#define CPU_CHAIN_A_K 8u
+#define CPU_CHAIN_A_K 8u    // chain_form: the first op's first operand is a constant
+#define CPU_CHAIN_TEE 16u   // chain_form: the op's result is also written to its register
 
 typedef struct cpu_op {
     hg_cpu_kfn fn;         // ALU kernel
@@ -87,7 +88,7 @@ typedef struct cpu_op {
     uint8_t chain;         // in a strip-mined run: this f32 op starts a chain of that many ALU
                            // ops run in registers (chain_f32, cpu_strip.c mark_chains)
     uint8_t chain_op;      // in a chain: the op (HG_OP_*) and its HG_CPU_CHAIN_* form, plus
-    uint8_t chain_form;    // CPU_CHAIN_A_K on the first op: its first operand is a constant
+    uint8_t chain_form;    // CPU_CHAIN_A_K / CPU_CHAIN_TEE
     uint32_t strip_end;    // first op of a strip-mined run: the op after it (0: none)
     uint8_t b_once;        // ALU: the kernel reads lane 0 of source b only (a constant: K2K)
     uint8_t strip_whole;   // first op of such a run: every ALU result goes straight to a store,

@@ -45,6 +45,7 @@ typedef struct hg_cpu_chain_step {
     uint8_t form;              // HG_CPU_CHAIN_* bits
     float k;
     const float* x;            // the operand's lane array (lane 0 at x)
+    float* out;                // non-NULL: the value after this step is also stored there
 } hg_cpu_chain_step;
 // d[i] = the chain's value at lane i after steps s[0..ns-1].
 typedef void (*hg_cpu_chainfn)(float* d, const hg_cpu_chain_step* s, unsigned ns, size_t n);

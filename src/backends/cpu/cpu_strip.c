@@ -68,6 +68,20 @@ static int const_operand(const hg_operand* o) {
     return o->kind == HG_OPERAND_IMM || o->kind == HG_OPERAND_PARAM;
 }
 
+// Whether register r, read by op j of a run ending at run_end, is dead after j: written (by j
+// itself or later) before anything reads it.
+static int dead_after(const hg_prog* g, uint32_t r, uint32_t j, uint32_t run_end) {
+    const hg_instr* in = &g->instrs[j];
+    if (in->dst.kind == HG_OPERAND_REG && in->dst.index == r) return 1;
+    for (uint32_t q = j + 1; q < run_end; q++) {
+        for (int k = 0; k < 3; k++)
+            if (g->instrs[q].src[k].kind == HG_OPERAND_REG && g->instrs[q].src[k].index == r)
+                return 0;
+        if (g->instrs[q].dst.kind == HG_OPERAND_REG && g->instrs[q].dst.index == r) return 1;
+    }
+    return 1;
+}
+
 // Whether ALU op i of a run ending at run_end and the next ALU op j (only loads between them)
 // can run as one pass of a fused f32 pair (see pair_f32): both f32 add/sub/mul/min/max, op j
 // reads op i's result r as its first operand (and not as its second), and that value of r is
@@ -95,31 +109,10 @@ static uint8_t pair_code(const hg_prog* g, const cpu_plan* p, uint32_t i, uint32
         in2->src[0].index != r ||
         (in2->src[1].kind == HG_OPERAND_REG && in2->src[1].index == r))
         return 0;
-    // After op j, r must be written (by op j itself or later) before anything reads it.
-    int dead = in2->dst.kind == HG_OPERAND_REG && in2->dst.index == r;
-    for (uint32_t q = j + 1; q < run_end && !dead; q++) {
-        for (int k = 0; k < 3; k++)
-            if (g->instrs[q].src[k].kind == HG_OPERAND_REG && g->instrs[q].src[k].index == r)
-                return 0;
-        dead = g->instrs[q].dst.kind == HG_OPERAND_REG && g->instrs[q].dst.index == r;
-    }
+    if (!dead_after(g, r, j, run_end)) return 0;
     *j_out = j;
     int variant = const_operand(&in1->src[1]) + 2 * const_operand(&in2->src[1]);
     return (uint8_t)(1 + (p1 * HG_CPU_PAIR_OPS + p2) * 4 + variant);
-}
-
-// Whether register r, read by op j of a run ending at run_end, is dead after j: written (by j
-// itself or later) before anything reads it.
-static int dead_after(const hg_prog* g, uint32_t r, uint32_t j, uint32_t run_end) {
-    const hg_instr* in = &g->instrs[j];
-    if (in->dst.kind == HG_OPERAND_REG && in->dst.index == r) return 1;
-    for (uint32_t q = j + 1; q < run_end; q++) {
-        for (int k = 0; k < 3; k++)
-            if (g->instrs[q].src[k].kind == HG_OPERAND_REG && g->instrs[q].src[k].index == r)
-                return 0;
-        if (g->instrs[q].dst.kind == HG_OPERAND_REG && g->instrs[q].dst.index == r) return 1;
-    }
-    return 1;
 }
 
 static int chain_binary(unsigned op) {
@@ -138,10 +131,11 @@ static int chain_instr(const hg_instr* in, const cpu_op* o) {
 }
 
 // The chain of f32 ops (hg_cpu_chain_op) from ALU op i of a run ending at run_end: each next
-// ALU op (only loads between) reads the previous result r (as either operand or both) and r
-// is read nowhere else (local to the run, dead after), so it stays in a vector register. It
-// ends at an op whose result is stored (fuse_st) or read otherwise. Returns the number of ALU
-// ops (0 when under 2) and sets their chain_op / chain_form (not chain).
+// ALU op (only loads between) reads the previous result r (as either operand or both), which
+// stays in a vector register; where r is also read later (or outside the run) the chain
+// stores it to r's register as well (CPU_CHAIN_TEE). It ends at an op whose result is stored
+// (fuse_st) or not read by the next ALU op. Returns the number of ALU ops (0 when under 2) and
+// sets their chain_op / chain_form (not chain).
 static unsigned mark_chain(const hg_prog* g, cpu_plan* p, uint32_t i, uint32_t run_end,
                            const uint8_t* nonlocal) {
     const hg_instr* in = &g->instrs[i];
@@ -158,13 +152,15 @@ static unsigned mark_chain(const hg_prog* g, cpu_plan* p, uint32_t i, uint32_t r
             if (g->instrs[j].dst.index == r || (g->instrs[j].src[0].kind == HG_OPERAND_REG &&
                                                 g->instrs[j].src[0].index == r))
                 return len < 2 ? 0 : len;
-        if (j >= run_end || nonlocal[r]) break;
+        if (j >= run_end) break;
         const hg_instr* in2 = &g->instrs[j];
         if (!chain_instr(in2, &p->ops[j])) break;
         const int un2 = chain_unary(in2);
         const int r0 = in2->src[0].kind == HG_OPERAND_REG && in2->src[0].index == r;
         const int r1 = !un2 && in2->src[1].kind == HG_OPERAND_REG && in2->src[1].index == r;
-        if ((!r0 && !r1) || !dead_after(g, r, j, run_end)) break;
+        if (!r0 && !r1) break;
+        // r read again later (or outside the run): the chain also writes it to its register
+        if (nonlocal[r] || !dead_after(g, r, j, run_end)) p->ops[i].chain_form |= CPU_CHAIN_TEE;
         uint8_t form = r0 && r1 ? HG_CPU_CHAIN_SELF | HG_CPU_CHAIN_K
                        : r1 ? (uint8_t)(HG_CPU_CHAIN_SWAP |
                                         (const_operand(&in2->src[0]) ? HG_CPU_CHAIN_K : 0))
@@ -322,8 +318,9 @@ static uint32_t run_chain(cpu_chunk* c, uint32_t pc, uint32_t q, uint32_t s, uin
     const cpu_op* op = &ops[pc + q];
     hg_cpu_chain_step st[HG_CPU_CHAIN_MAX];
     const float* a0 = (const float*)c->ptr[op->a];
-    st[0] = (hg_cpu_chain_step){HG_OP_MOV, 0, 0.0f, a0 + (op->strip_zero & 1 ? 0 : s)};
-    if (op->chain_form & CPU_CHAIN_A_K) st[0] = (hg_cpu_chain_step){HG_OP_MOV, HG_CPU_CHAIN_K, a0[0], NULL};
+    st[0] = (hg_cpu_chain_step){HG_OP_MOV, 0, 0.0f, a0 + (op->strip_zero & 1 ? 0 : s), NULL};
+    if (op->chain_form & CPU_CHAIN_A_K)
+        st[0] = (hg_cpu_chain_step){HG_OP_MOV, HG_CPU_CHAIN_K, a0[0], NULL, NULL};
     unsigned ns = 1;
     for (unsigned left = op->chain;; q++) {
         op = &ops[pc + q];
@@ -333,7 +330,12 @@ static uint32_t run_chain(cpu_chunk* c, uint32_t pc, uint32_t q, uint32_t s, uin
         }
         const uint8_t f = op->chain_form & 7u;
         hg_cpu_chain_step* t = &st[ns++];
-        *t = (hg_cpu_chain_step){op->chain_op, f, 0.0f, NULL};
+        *t = (hg_cpu_chain_step){op->chain_op, f, 0.0f, NULL, NULL};
+        if (op->chain_form & CPU_CHAIN_TEE) {   // read again after the chain: stored too
+            uint8_t* own = cpu_own(c, op->d);
+            c->ptr[op->d] = own;
+            t->out = (float*)own + (op->strip_zero & 8 ? 0 : s);
+        }
         // The operand beside the chain's value: b, or a when the value is the second operand.
         if (!(f & HG_CPU_CHAIN_SELF) && chain_binary(op->chain_op)) {
             const int k = f & HG_CPU_CHAIN_SWAP ? 0 : 1;
@@ -356,8 +358,10 @@ static uint32_t run_chain(cpu_chunk* c, uint32_t pc, uint32_t q, uint32_t s, uin
         memcpy(piece, st, ns * sizeof *st);
         for (uint32_t o = 0; o < m; o += STREAM_PIECE) {
             const uint32_t k = m - o < STREAM_PIECE ? m - o : STREAM_PIECE;
-            for (unsigned i = 0; i < ns; i++)
+            for (unsigned i = 0; i < ns; i++) {
                 if (st[i].x) piece[i].x = st[i].x + o;
+                if (st[i].out) piece[i].out = st[i].out + o;
+            }
             fn((float*)staged, piece, ns, k);
             hg_cpu_stream_copy(dst + o, staged, (size_t)k * sizeof(float));
         }

@@ -60,7 +60,10 @@ static inline __attribute__((always_inline)) void block(float* d, const hg_cpu_c
                                                         unsigned ns, size_t i) {
     cv v[NV];
     EACH(v[u] = (cv){0});
-    for (unsigned q = 0; q < ns; q++) apply(&s[q], v, s[q].x + i);
+    for (unsigned q = 0; q < ns; q++) {
+        apply(&s[q], v, s[q].x + i);
+        if (s[q].out) EACH(memcpy(s[q].out + i + u * CW, &v[u], sizeof v[u]));
+    }
     EACH(memcpy(d + i + u * CW, &v[u], sizeof v[u]));
 }
 
@@ -68,19 +71,30 @@ static void chain_f32(float* d, const hg_cpu_chain_step* s, unsigned ns, size_t 
     size_t i = 0;
     for (; i + CB <= n; i += CB) block(d, s, ns, i);
     if (i == n) return;
-    // The tail: its lanes copied into a zero-padded block (the extra lanes' results unused).
-    _Alignas(64) float buf[HG_CPU_CHAIN_MAX][CB], out[CB];
+    // The tail: its lanes copied into a zero-padded block (the extra lanes' results unused);
+    // values stored on the way (out) go to a block of their own first, which a later step
+    // reading them (x == that out) then reads too.
+    _Alignas(64) float buf[HG_CPU_CHAIN_MAX][CB], outs[HG_CPU_CHAIN_MAX][CB], last[CB];
     hg_cpu_chain_step t[HG_CPU_CHAIN_MAX];
     const size_t m = n - i;
     for (unsigned q = 0; q < ns; q++) {
         t[q] = s[q];
+        if (s[q].out) t[q].out = outs[q];
         if (s[q].form & HG_CPU_CHAIN_K) continue;
+        unsigned w = 0;
+        while (w < q && s[w].out != s[q].x) w++;
+        if (w < q) {
+            t[q].x = outs[w];
+            continue;
+        }
         memset(buf[q], 0, sizeof buf[q]);
         memcpy(buf[q], s[q].x + i, m * sizeof(float));
         t[q].x = buf[q];
     }
-    block(out, t, ns, 0);
-    memcpy(d + i, out, m * sizeof(float));
+    block(last, t, ns, 0);
+    for (unsigned q = 0; q < ns; q++)
+        if (s[q].out) memcpy(s[q].out + i, outs[q], m * sizeof(float));
+    memcpy(d + i, last, m * sizeof(float));
 }
 
 #endif
