@@ -88,6 +88,14 @@ static void kernel_text(char* out, size_t cap, const step* s, int len, int spill
 
 static int same_f32(float x, float y) { return isnan(x) ? isnan(y) : memcmp(&x, &y, 4) == 0; }
 
+// An f32 buffer of n elements, holding data when given.
+static hg_buffer f32_buffer(hg_executor ex, const float* data, size_t n) {
+    hg_buffer b = {0};
+    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, n, &b));
+    if (data) CHECK_OK(hg_buffer_write(b, 0, data, n));
+    return b;
+}
+
 static void run_chains(hg_executor ex) {
     enum { N = 4096 + 37 };   // strips of 512 lanes, then a partial block at the end
     static float a[N], c[N], y[N], y2[N];
@@ -99,13 +107,8 @@ static void run_chains(hg_executor ex) {
         r = hg_test_rand(&seed);
         c[i] = r % 9 == 0 ? specials[(r >> 8) % 8] : (float)((int64_t)(r >> 16) % 4001 - 2000) / 1024.0f;
     }
-    hg_buffer ba, bc, by, bz;
-    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &ba));
-    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &bc));
-    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &by));
-    CHECK_OK(hg_buffer_create(ex, HG_DTYPE_F32, N, &bz));
-    CHECK_OK(hg_buffer_write(ba, 0, a, N));
-    CHECK_OK(hg_buffer_write(bc, 0, c, N));
+    hg_buffer ba = f32_buffer(ex, a, N), bc = f32_buffer(ex, c, N), by = f32_buffer(ex, NULL, N),
+              bz = f32_buffer(ex, NULL, N);
     const float imm = -0.75f, param = 1.25f;
     int failures = 0;
     for (int trial = 0; trial < 60; trial++) {
