@@ -96,9 +96,11 @@ static hg_buffer f32_buffer(hg_executor ex, const float* data, size_t n) {
     return b;
 }
 
-static void run_chains(hg_executor ex) {
-    enum { N = 4096 + 37 };   // strips of 512 lanes, then a partial block at the end
-    static float a[N], c[N], y[N], y2[N];
+// n lanes: strips of 512 lanes, then a partial block at the end; trials chains.
+enum { MAXN = 200000 };
+static void run_chains(hg_executor ex, int N, int trials) {
+    static float a[MAXN], c[MAXN], y[MAXN], y2[MAXN];
+    if (N > MAXN) N = MAXN;
     const float specials[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1.0f, -1.5f, 88.5f};
     uint64_t seed = 2026;
     for (int i = 0; i < N; i++) {
@@ -107,13 +109,13 @@ static void run_chains(hg_executor ex) {
         r = hg_test_rand(&seed);
         c[i] = r % 9 == 0 ? specials[(r >> 8) % 8] : (float)((int64_t)(r >> 16) % 4001 - 2000) / 1024.0f;
     }
-    hg_buffer ba = f32_buffer(ex, a, N), bc = f32_buffer(ex, c, N), by = f32_buffer(ex, NULL, N),
-              bz = f32_buffer(ex, NULL, N);
+    hg_buffer ba = f32_buffer(ex, a, (size_t)N), bc = f32_buffer(ex, c, (size_t)N), by = f32_buffer(ex, NULL, (size_t)N),
+              bz = f32_buffer(ex, NULL, (size_t)N);
     const float imm = -0.75f, param = 1.25f;
     int failures = 0;
-    for (int trial = 0; trial < 60; trial++) {
+    for (int trial = 0; trial < trials; trial++) {
         step s[MAXLEN];
-        const int len = 1 + (int)(hg_test_rand(&seed) % (trial < 50 ? 8 : MAXLEN));
+        const int len = 1 + (int)(hg_test_rand(&seed) % (trial % 6 ? 8 : MAXLEN));
         int nexp = 0;
         for (int k = 0; k < len; k++) {
             s[k].op = (int)(hg_test_rand(&seed) % NOPS);
@@ -126,10 +128,10 @@ static void run_chains(hg_executor ex) {
             hg_program prog;
             CHECK_OK(hg_program_parse(text, strlen(text), &prog));
             hg_arg args[6] = {hg_arg_buffer(ba), hg_arg_buffer(bc), hg_arg_buffer(by),
-                              hg_arg_buffer(bz), hg_arg_u32(N), hg_arg_f32(param)};
-            hg_launch_config cfg = hg_launch_1d(N, 256);
+                              hg_arg_buffer(bz), hg_arg_u32((uint32_t)N), hg_arg_f32(param)};
+            hg_launch_config cfg = hg_launch_1d((uint32_t)N, 256);
             CHECK_OK(hg_launch(ex, prog, &cfg, args, 6));
-            CHECK_OK(hg_buffer_read(by, 0, spill ? y2 : y, N));
+            CHECK_OK(hg_buffer_read(by, 0, spill ? y2 : y, (size_t)N));
             hg_program_destroy(prog);
         }
         int bad = 0;
@@ -161,7 +163,8 @@ int main(void) {
         hg_executor_options o = {HG_BACKEND_CPU, 0, threads};
         hg_executor ex;
         CHECK_OK(hg_executor_create_ex(&o, &ex));
-        run_chains(ex);
+        run_chains(ex, 4096 + 37, 60);
+        run_chains(ex, 3 * 65536 + 4099, 12);   // several chunks, on both threads
         hg_executor_destroy(ex);
     }
     return hg_test_finish("test_cpu_chains");

@@ -272,11 +272,13 @@ static void mark_whole(cpu_plan* p) {
                 while (q + 1 < p->ops[i].strip_end && p->ops[q + 1].kind == CPU_K_LD) q++;
                 op = &p->ops[++q];
             }
+            int tee = 0;   // a chain that also writes a register array: strips
             for (unsigned k = op->chain; k > 1; k--) {   // a chain's last op
+                tee |= op->chain_form & CPU_CHAIN_TEE;
                 while (q + 1 < p->ops[i].strip_end && p->ops[q + 1].kind == CPU_K_LD) q++;
                 op = &p->ops[++q];
             }
-            whole = q < p->ops[i].strip_end && op->kind == CPU_K_ALU && op->fuse_st;
+            whole = !tee && q < p->ops[i].strip_end && op->kind == CPU_K_ALU && op->fuse_st;
         }
         p->ops[i].strip_whole = (uint8_t)whole;
     }
