@@ -398,7 +398,7 @@ hg_status hg_cpu_plan_build(const hg_prog* g, const hg_cpu_kernels* k, cpu_plan*
     if (!s) s = find_zero_regs(&b);
     // Strips track registers one by one: programs with register runs (ldv/stv) run op by op.
     if (!s) find_store_fusion(&b);
-    if (!s && !has_vec) hg_cpu_mark_strips(g, p);
+    if (!s && !has_vec) hg_cpu_mark_strips(g, p, k);
     if (!s) s = build_shared(&b);
     free(b.hash);
     if (s) {

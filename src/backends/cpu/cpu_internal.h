@@ -59,6 +59,8 @@ typedef enum cpu_kind {
 } cpu_kind;
 
 #define CPU_NO_SLOT UINT32_MAX
+#define CPU_CHAIN_A_K 8u    // chain_form: the first op's first operand is a constant
+#define CPU_CHAIN_TEE 16u   // chain_form: the op's result is also written to its register
 
 typedef struct cpu_op {
     hg_cpu_kfn fn;         // ALU kernel
@@ -83,6 +85,10 @@ typedef struct cpu_op {
     uint8_t strip_zero;    // in a strip-mined run: operands read / result written at offset 0
     uint8_t pair;          // in a strip-mined run: this f32 op and the next run as one pass of
                            // pair_f32 (1 + (op1 * 5 + op2) * 4 + variant; 0: not paired)
+    uint8_t chain;         // in a strip-mined run: this f32 op starts a chain of that many ALU
+                           // ops run in registers (chain_f32, cpu_strip.c mark_chains)
+    uint8_t chain_op;      // in a chain: the op (HG_OP_*) and its HG_CPU_CHAIN_* form, plus
+    uint8_t chain_form;    // CPU_CHAIN_A_K / CPU_CHAIN_TEE
     uint32_t strip_end;    // first op of a strip-mined run: the op after it (0: none)
     uint8_t b_once;        // ALU: the kernel reads lane 0 of source b only (a constant: K2K)
     uint8_t strip_whole;   // first op of such a run: every ALU result goes straight to a store,
@@ -327,7 +333,7 @@ void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, i
 
 // cpu_strip.c: straight-line runs of ld/ALU/st replayed in L1-sized strips of lanes.
 #define HG_CPU_STRIP_MAX_OPS 64
-void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p);
+void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p, const hg_cpu_kernels* k);
 // Runs the run starting at op pc: 1 when done, 0 when it does not apply to this chunk (the
 // caller then runs its ops one by one).
 int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc);

@@ -25,6 +25,7 @@ static void init_sets(void) {
     hg_cpu_fill_math_generic(&generic_set);
     hg_cpu_fill_cvt_generic(&generic_set);
     hg_cpu_fill_gelu_generic(&generic_set);
+    hg_cpu_fill_chain_generic(&generic_set);
     chosen = &generic_set;
 #ifdef HG_CPU_HAS_AVX2_SET
     avx2_ok = hg_cpu_level_get() >= HG_CPU_AVX2;
@@ -34,6 +35,7 @@ static void init_sets(void) {
         hg_cpu_fill_math_avx2(&avx2_set);
         hg_cpu_fill_cvt_avx2(&avx2_set);
         hg_cpu_fill_gelu_avx2(&avx2_set);
+        hg_cpu_fill_chain_avx2(&avx2_set);
         chosen = &avx2_set;
     }
 #ifdef HG_CPU_HAS_AVX512_SET
@@ -44,6 +46,7 @@ static void init_sets(void) {
         hg_cpu_fill_math_avx512(&avx512_set);
         hg_cpu_fill_cvt_avx512(&avx512_set);
         hg_cpu_fill_gelu_avx512(&avx512_set);
+        hg_cpu_fill_chain_avx512(&avx512_set);
         chosen = &avx512_set;
     }
 #endif

@@ -23,6 +23,33 @@ static inline int hg_cpu_pair_index(unsigned op) {
     }
 }
 
+// The f32 ops a register chain takes (see chain_f32 below): every one whose f32 kernel the
+// chain reproduces bit for bit.
+static inline int hg_cpu_chain_op(unsigned op) {
+    switch (op) {
+    case HG_OP_ADD: case HG_OP_SUB: case HG_OP_MUL: case HG_OP_DIV: case HG_OP_NEG:
+    case HG_OP_ABS: case HG_OP_EXP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+#define HG_CPU_CHAIN_MAX 16    // steps of a chain (its first operand, then one per op)
+enum {
+    HG_CPU_CHAIN_K = 1,        // the step's operand is k in every lane (unary ops: unused)
+    HG_CPU_CHAIN_SWAP = 2,     // the chain's value is the op's second operand: v = op(x, v)
+    HG_CPU_CHAIN_SELF = 4,     // both operands are the chain's value: v = op(v, v)
+};
+typedef struct hg_cpu_chain_step {
+    uint8_t op;                // HG_OP_*: HG_OP_MOV for the first step, v = its operand
+    uint8_t form;              // HG_CPU_CHAIN_* bits
+    float k;
+    const float* x;            // the operand's lane array (lane 0 at x)
+    float* out;                // non-NULL: the value after this step is also stored there
+} hg_cpu_chain_step;
+// d[i] = the chain's value at lane i after steps s[0..ns-1].
+typedef void (*hg_cpu_chainfn)(float* d, const hg_cpu_chain_step* s, unsigned ns, size_t n);
+
 // d = f(a, b, c) lane by lane. d may be the same array as a source (never a partial overlap).
 typedef void (*hg_cpu_kfn)(void* d, const void* a, const void* b, const void* c, size_t n);
 // Converts n elements between memory layout and register layout.
@@ -45,6 +72,10 @@ typedef struct hg_cpu_kernels {
     // each op exactly as the two instructions. Indexed [op1][op2][variant] by
     // hg_cpu_pair_index; variant bit 0: b is the same in every lane (reads b[0]), bit 1: c is.
     hg_cpu_kfn pair_f32[HG_CPU_PAIR_OPS][HG_CPU_PAIR_OPS][4];
+    // Chains of f32 ops (hg_cpu_chain_op) in vector registers, rounded after each op exactly
+    // as the instructions one after the other (simd/kernels_chain.c); NULL: plans of this set
+    // run such ops one by one.
+    hg_cpu_chainfn chain_f32;
 } hg_cpu_kernels;
 
 // Bytes per lane of a register of the type (f16/bf16 live as float).
@@ -89,7 +120,8 @@ const hg_cpu_kernels* hg_cpu_kernels_named(const char* name);
     void hg_cpu_fill_arith_##sfx(hg_cpu_kernels* k);          \
     void hg_cpu_fill_math_##sfx(hg_cpu_kernels* k);           \
     void hg_cpu_fill_cvt_##sfx(hg_cpu_kernels* k);            \
-    void hg_cpu_fill_gelu_##sfx(hg_cpu_kernels* k);
+    void hg_cpu_fill_gelu_##sfx(hg_cpu_kernels* k);           \
+    void hg_cpu_fill_chain_##sfx(hg_cpu_kernels* k);
 HG_CPU_DECLARE_FILLERS(generic)
 HG_CPU_DECLARE_FILLERS(avx2)
 HG_CPU_DECLARE_FILLERS(avx512)

@@ -68,6 +68,20 @@ static int const_operand(const hg_operand* o) {
     return o->kind == HG_OPERAND_IMM || o->kind == HG_OPERAND_PARAM;
 }
 
+// Whether register r, read by op j of a run ending at run_end, is dead after j: written (by j
+// itself or later) before anything reads it.
+static int dead_after(const hg_prog* g, uint32_t r, uint32_t j, uint32_t run_end) {
+    const hg_instr* in = &g->instrs[j];
+    if (in->dst.kind == HG_OPERAND_REG && in->dst.index == r) return 1;
+    for (uint32_t q = j + 1; q < run_end; q++) {
+        for (int k = 0; k < 3; k++)
+            if (g->instrs[q].src[k].kind == HG_OPERAND_REG && g->instrs[q].src[k].index == r)
+                return 0;
+        if (g->instrs[q].dst.kind == HG_OPERAND_REG && g->instrs[q].dst.index == r) return 1;
+    }
+    return 1;
+}
+
 // Whether ALU op i of a run ending at run_end and the next ALU op j (only loads between them)
 // can run as one pass of a fused f32 pair (see pair_f32): both f32 add/sub/mul/min/max, op j
 // reads op i's result r as its first operand (and not as its second), and that value of r is
@@ -95,20 +109,72 @@ static uint8_t pair_code(const hg_prog* g, const cpu_plan* p, uint32_t i, uint32
         in2->src[0].index != r ||
         (in2->src[1].kind == HG_OPERAND_REG && in2->src[1].index == r))
         return 0;
-    // After op j, r must be written (by op j itself or later) before anything reads it.
-    int dead = in2->dst.kind == HG_OPERAND_REG && in2->dst.index == r;
-    for (uint32_t q = j + 1; q < run_end && !dead; q++) {
-        for (int k = 0; k < 3; k++)
-            if (g->instrs[q].src[k].kind == HG_OPERAND_REG && g->instrs[q].src[k].index == r)
-                return 0;
-        dead = g->instrs[q].dst.kind == HG_OPERAND_REG && g->instrs[q].dst.index == r;
-    }
+    if (!dead_after(g, r, j, run_end)) return 0;
     *j_out = j;
     int variant = const_operand(&in1->src[1]) + 2 * const_operand(&in2->src[1]);
     return (uint8_t)(1 + (p1 * HG_CPU_PAIR_OPS + p2) * 4 + variant);
 }
 
-static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal) {
+static int chain_binary(unsigned op) {
+    return op == HG_OP_ADD || op == HG_OP_SUB || op == HG_OP_MUL || op == HG_OP_DIV;
+}
+
+static int chain_unary(const hg_instr* in) { return !chain_binary(in->op); }
+
+static int chain_instr(const hg_instr* in, const cpu_op* o) {
+    if (o->kind != CPU_K_ALU || o->borrow || in->type != HG_DTYPE_F32 ||
+        in->dst.kind != HG_OPERAND_REG || !hg_cpu_chain_op(in->op))
+        return 0;
+    for (int k = 0; k < 2 - chain_unary(in); k++)
+        if (in->src[k].kind != HG_OPERAND_REG && !const_operand(&in->src[k])) return 0;
+    return 1;
+}
+
+// The chain of f32 ops (hg_cpu_chain_op) from ALU op i of a run ending at run_end: each next
+// ALU op (only loads between) reads the previous result r (as either operand or both), which
+// stays in a vector register; where r is also read later (or outside the run) the chain
+// stores it to r's register as well (CPU_CHAIN_TEE). It ends at an op whose result is stored
+// (fuse_st) or not read by the next ALU op. Returns the number of ALU ops (0 when under 2) and
+// sets their chain_op / chain_form (not chain).
+static unsigned mark_chain(const hg_prog* g, cpu_plan* p, uint32_t i, uint32_t run_end,
+                           const uint8_t* nonlocal) {
+    const hg_instr* in = &g->instrs[i];
+    if (!chain_instr(in, &p->ops[i])) return 0;
+    const int unary = chain_unary(in);
+    p->ops[i].chain_op = in->op;
+    p->ops[i].chain_form = (uint8_t)((const_operand(&in->src[0]) ? CPU_CHAIN_A_K : 0) |
+                                     (unary || const_operand(&in->src[1]) ? HG_CPU_CHAIN_K : 0));
+    unsigned len = 1;
+    while (len + 1 < HG_CPU_CHAIN_MAX && !p->ops[i].fuse_st) {
+        const uint32_t r = in->dst.index;
+        uint32_t j = i + 1;
+        for (; j < run_end && p->ops[j].kind == CPU_K_LD; j++)
+            if (g->instrs[j].dst.index == r || (g->instrs[j].src[0].kind == HG_OPERAND_REG &&
+                                                g->instrs[j].src[0].index == r))
+                return len < 2 ? 0 : len;
+        if (j >= run_end) break;
+        const hg_instr* in2 = &g->instrs[j];
+        if (!chain_instr(in2, &p->ops[j])) break;
+        const int un2 = chain_unary(in2);
+        const int r0 = in2->src[0].kind == HG_OPERAND_REG && in2->src[0].index == r;
+        const int r1 = !un2 && in2->src[1].kind == HG_OPERAND_REG && in2->src[1].index == r;
+        if (!r0 && !r1) break;
+        // r read again later (or outside the run): the chain also writes it to its register
+        if (nonlocal[r] || !dead_after(g, r, j, run_end)) p->ops[i].chain_form |= CPU_CHAIN_TEE;
+        uint8_t form = r0 && r1 ? HG_CPU_CHAIN_SELF | HG_CPU_CHAIN_K
+                       : r1 ? (uint8_t)(HG_CPU_CHAIN_SWAP |
+                                        (const_operand(&in2->src[0]) ? HG_CPU_CHAIN_K : 0))
+                            : (uint8_t)(un2 || const_operand(&in2->src[1]) ? HG_CPU_CHAIN_K : 0);
+        p->ops[j].chain_op = in2->op;
+        p->ops[j].chain_form = form;
+        i = j;
+        in = in2;
+        len++;
+    }
+    return len < 2 ? 0 : len;
+}
+
+static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal, int chains) {
     uint32_t run_end = 0, depth = 0;
     int in_run = 0;
     for (uint32_t i = 0; i < p->nops; i++) {
@@ -120,6 +186,17 @@ static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal) {
         if (!in_run || i + 1 >= run_end) continue;
         uint32_t j = 0;
         p->ops[i].pair = pair_code(g, p, i, run_end, nonlocal, &j);
+        // A chain of three ops or more, or of ops that do not pair, runs as a chain.
+        unsigned len = chains ? mark_chain(g, p, i, run_end, nonlocal) : 0;
+        if (len >= 3 || (len == 2 && !p->ops[i].pair)) {
+            p->ops[i].pair = 0;
+            p->ops[i].chain = (uint8_t)len;
+            for (unsigned k = 1; k < len; k++) {   // on to its last op
+                i++;
+                while (p->ops[i].kind == CPU_K_LD) i++;
+            }
+            continue;
+        }
         // The second op of a pair starts none; the loads between are plain run ops.
         if (p->ops[i].pair) i = j;
     }
@@ -127,7 +204,7 @@ static void mark_pairs(const hg_prog* g, cpu_plan* p, const uint8_t* nonlocal) {
 
 // Sets strip_zero on every op of a run: which operands are read at offset 0 (bits 0-2: a, b,
 // c) and whether the destination is written at offset 0 (bit 3).
-static void mark_offsets(const hg_prog* g, cpu_plan* p) {
+static void mark_offsets(const hg_prog* g, cpu_plan* p, int chains) {
     uint32_t nr = g->nregs;
     int64_t* run_of = nr ? malloc(nr * sizeof *run_of) : NULL;
     uint8_t* nonlocal = nr ? calloc(nr, 1) : NULL;
@@ -153,7 +230,7 @@ static void mark_offsets(const hg_prog* g, cpu_plan* p) {
         if (run < 0 || (run_of[r] >= 0 && run_of[r] != run)) nonlocal[r] = 1;
         else run_of[r] = run;
     }
-    mark_pairs(g, p, nonlocal);
+    mark_pairs(g, p, nonlocal, chains);
     for (uint32_t i = 0; i < p->nops; i++) {
         cpu_op* op = &p->ops[i];
         const hg_instr* in = &g->instrs[i];
@@ -195,15 +272,21 @@ static void mark_whole(cpu_plan* p) {
                 while (q + 1 < p->ops[i].strip_end && p->ops[q + 1].kind == CPU_K_LD) q++;
                 op = &p->ops[++q];
             }
-            whole = q < p->ops[i].strip_end && op->kind == CPU_K_ALU && op->fuse_st;
+            int tee = 0;   // a chain that also writes a register array: strips
+            for (unsigned k = op->chain; k > 1; k--) {   // a chain's last op
+                tee |= op->chain_form & CPU_CHAIN_TEE;
+                while (q + 1 < p->ops[i].strip_end && p->ops[q + 1].kind == CPU_K_LD) q++;
+                op = &p->ops[++q];
+            }
+            whole = !tee && q < p->ops[i].strip_end && op->kind == CPU_K_ALU && op->fuse_st;
         }
         p->ops[i].strip_whole = (uint8_t)whole;
     }
 }
 
-void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p) {
+void hg_cpu_mark_strips(const hg_prog* g, cpu_plan* p, const hg_cpu_kernels* k) {
     mark_runs(g, p);
-    mark_offsets(g, p);
+    mark_offsets(g, p, k->chain_f32 != NULL);
     mark_whole(p);
 }
 
@@ -224,6 +307,72 @@ static void run_streamed(hg_cpu_kfn fn, uint8_t* dst, unsigned dlog2, const uint
         fn(staged, a + o * step[0], b + o * step[1], c + o * step[2], k);
         hg_cpu_stream_copy(dst + ((size_t)o << dlog2), staged, (size_t)k << dlog2);
     }
+}
+
+// One strip's chain (mark_chain) from op pc + q: its steps from the operands' lane arrays at
+// strip offset s (loads between its ops borrow their buffers as in the run), run by chain_f32
+// into the last op's register or, with fuse_st, into the store's buffer. Returns the index of
+// the last op it consumed.
+static uint32_t run_chain(cpu_chunk* c, uint32_t pc, uint32_t q, uint32_t s, uint32_t m,
+                          uint8_t* const* base, const uint8_t* es_log2, const uint8_t* stream,
+                          uint8_t* staged) {
+    const cpu_op* ops = c->L->plan->ops;
+    const cpu_op* op = &ops[pc + q];
+    hg_cpu_chain_step st[HG_CPU_CHAIN_MAX];
+    const float* a0 = (const float*)c->ptr[op->a];
+    st[0] = (hg_cpu_chain_step){HG_OP_MOV, 0, 0.0f, a0 + (op->strip_zero & 1 ? 0 : s), NULL};
+    if (op->chain_form & CPU_CHAIN_A_K)
+        st[0] = (hg_cpu_chain_step){HG_OP_MOV, HG_CPU_CHAIN_K, a0[0], NULL, NULL};
+    unsigned ns = 1;
+    for (unsigned left = op->chain;; q++) {
+        op = &ops[pc + q];
+        if (op->kind == CPU_K_LD) {
+            c->ptr[op->d] = base[q];
+            continue;
+        }
+        const uint8_t f = op->chain_form & 7u;
+        hg_cpu_chain_step* t = &st[ns++];
+        *t = (hg_cpu_chain_step){op->chain_op, f, 0.0f, NULL, NULL};
+        if (op->chain_form & CPU_CHAIN_TEE) {   // read again after the chain: stored too
+            uint8_t* own = cpu_own(c, op->d);
+            c->ptr[op->d] = own;
+            t->out = (float*)own + (op->strip_zero & 8 ? 0 : s);
+        }
+        // The operand beside the chain's value: b, or a when the value is the second operand.
+        if (!(f & HG_CPU_CHAIN_SELF) && chain_binary(op->chain_op)) {
+            const int k = f & HG_CPU_CHAIN_SWAP ? 0 : 1;
+            const float* x = (const float*)c->ptr[k ? op->b : op->a];
+            if (f & HG_CPU_CHAIN_K) t->k = x[0];
+            else t->x = x + (op->strip_zero & (1u << k) ? 0 : s);
+        }
+        if (--left == 0) break;
+    }
+    hg_cpu_chainfn fn = c->L->k->chain_f32;
+    if (op->fuse_st) {
+        q++;
+        float* dst = (float*)(base[q] + ((size_t)s << es_log2[q]));
+        if (!stream[q]) {
+            fn(dst, st, ns, m);
+            return q;
+        }
+        // Streamed: computed in pieces into `staged`, each streamed out (run_streamed).
+        hg_cpu_chain_step piece[HG_CPU_CHAIN_MAX];
+        memcpy(piece, st, ns * sizeof *st);
+        for (uint32_t o = 0; o < m; o += STREAM_PIECE) {
+            const uint32_t k = m - o < STREAM_PIECE ? m - o : STREAM_PIECE;
+            for (unsigned i = 0; i < ns; i++) {
+                if (st[i].x) piece[i].x = st[i].x + o;
+                if (st[i].out) piece[i].out = st[i].out + o;
+            }
+            fn((float*)staged, piece, ns, k);
+            hg_cpu_stream_copy(dst + o, staged, (size_t)k * sizeof(float));
+        }
+        return q;
+    }
+    uint8_t* own = cpu_own(c, op->d);
+    c->ptr[op->d] = own;
+    fn((float*)own + (op->strip_zero & 8 ? 0 : s), st, ns, m);
+    return q;
 }
 
 int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
@@ -312,6 +461,10 @@ int hg_cpu_run_strips(cpu_chunk* c, uint32_t pc) {
             default: {
                 const uint8_t* a = (const uint8_t*)c->ptr[op->a] + (z & 1 ? 0 : (size_t)s << op->slog2[0]);
                 const uint8_t* b = (const uint8_t*)c->ptr[op->b] + (z & 2 ? 0 : (size_t)s << op->slog2[1]);
+                if (op->chain) {
+                    q = run_chain(c, pc, q, s, m, base, es_log2, stream, staged);
+                    break;
+                }
                 if (op->pair) {  // this op and the next ALU op in one pass (see mark_pairs)
                     while (ops[pc + q + 1].kind == CPU_K_LD) {  // loads between: as below
                         q++;
