@@ -4,20 +4,7 @@ torch's own ops."""
 import pytest
 
 torch = pytest.importorskip("torch")
-from conftest import import_hologram_torch  # noqa: E402
-
-ht = import_hologram_torch()
-
-F = ht.functional
-TF = torch.nn.functional
-
-
-def rand(*shape, dtype=torch.float64, seed=0, positive=False, grad=True):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(tuple(shape), generator=g, dtype=torch.float64)
-    if positive:
-        x = x.abs() + 0.5
-    return x.to(dtype).requires_grad_(grad)
+from test_torch_autograd import F, TF, ht, rand  # noqa: E402  (the gradient tests' inputs)
 
 
 def test_vmap_rules_of_the_row_ops():
