@@ -35,7 +35,8 @@ FAMILY_USES = {("rows", "reduce"), ("random", "data"), ("loss", "rows"),
 # call circle was broken (issue 33; cpu_internal.h says what each does).
 FILE_ORDER = {
     "backends/cpu": [
-        ("thread_pool.*",), ("cpu_features.*",), ("cpu_kernels.h",), ("simd/*",),
+        ("thread_pool.*", "cpu_threading.*"),   # the pool hands jobs to OpenMP, which runs its parts
+        ("cpu_features.*",), ("cpu_kernels.h",), ("simd/*",),
         ("cpu_kernels.c",), ("gemm/*",), ("cpu_stream.c",), ("cpu_memory.c",),
         ("cpu_internal.h", "cpu_lanes.c"),   # the shared types, and the helpers under them all
         ("cpu_memory_ops.c",), ("cpu_strip.c",), ("cpu_direct.c",), ("cpu_compile.c",),
