@@ -1,6 +1,7 @@
 """hologram.set_cpu_threading / cpu_threading: the OpenMP choice needs a loaded OpenMP runtime,
 hologram_torch chooses it where torch runs on OpenMP (unless HOLOGRAM_CPU_THREADING says
 otherwise), results are bit-identical on both kinds of threads, and a forked child runs."""
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,15 +13,22 @@ import hologram as hg
 
 torch = pytest.importorskip("torch")
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON_DIR = os.path.join(HERE, "..", "..", "python")
+
+def package_dirs():
+    """Where this process's hologram and hologram_torch come from (the source tree or an
+    installed wheel): the child imports the same ones."""
+    dirs = [os.path.dirname(os.path.dirname(os.path.abspath(hg.__file__)))]
+    spec = importlib.util.find_spec("hologram_torch")
+    if spec is not None and spec.origin:
+        dirs.append(os.path.dirname(os.path.dirname(os.path.abspath(spec.origin))))
+    return list(dict.fromkeys(dirs))
 
 
 def run_child(code, **env):
     e = dict(os.environ)
     e.pop("HOLOGRAM_CPU_THREADING", None)
     e.update(env)
-    e["PYTHONPATH"] = os.pathsep.join([PYTHON_DIR, e.get("PYTHONPATH", "")])
+    e["PYTHONPATH"] = os.pathsep.join(package_dirs() + [e.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
