@@ -677,7 +677,23 @@ static void random_views(int iters, int rows) {
         hg_buffer bo;
         hg_buffer_create(ex, odt, (size_t)on, &bo);
         hg_tensor o;
-        hg_tensor_from_buffer(bo, nd, shape, &o);
+        if (hg_test_rand(&rng) % 3 == 0) {
+            // A permuted out (a transposed result, K^T): the iteration follows its memory order
+            int32_t op[4] = {0, 1, 2, 3}, oinv[4];
+            for (int32_t d = nd - 1; d > 0; d--) {
+                int32_t j = (int32_t)(hg_test_rand(&rng) % (uint64_t)(d + 1)), tmp = op[d];
+                op[d] = op[j];
+                op[j] = tmp;
+            }
+            int64_t pshape[4];
+            for (int32_t d = 0; d < nd; d++) pshape[d] = shape[op[d]];
+            for (int32_t d = 0; d < nd; d++) oinv[op[d]] = d;
+            hg_tensor po;
+            hg_tensor_from_buffer(bo, nd, pshape, &po);
+            CHECK_OK(hg_tensor_permute(&po, oinv, &o));
+        } else {
+            hg_tensor_from_buffer(bo, nd, shape, &o);
+        }
         if (hg_test_rand(&rng) % 2) hg_tensor_slice(&o, 0, HG_SLICE_NONE, HG_SLICE_NONE, -1, &o);
         // b first half the time: a per-row value as the first operand fills whole lane arrays
         // (as the second, the kernel reads one lane).
@@ -749,6 +765,16 @@ static void test_split_launches(void) {
     hg_tensor_from_buffer(bb, 2, (int64_t[]){cols, 1}, &bcol);
     CHECK_OK(hg_binary(HG_BINARY_SUB, &at, &bcol, &ct));
     check_add("split: transposed reversed - column", &at, &bcol, &ct, ha, hb, -1.0);
+    // The same into a transposed out: rows in the out's memory order, gathered inputs
+    hg_buffer bt;
+    hg_buffer_create(ex, D_F32, (size_t)(rows * cols), &bt);
+    hg_tensor tt, ttv;
+    hg_tensor_from_buffer(bt, 2, (int64_t[]){rows, cols}, &tt);
+    hg_tensor_transpose(&tt, 0, 1, &ttv);
+    CHECK_OK(hg_binary(HG_BINARY_SUB, &at, &bcol, &ttv));
+    check_add("split: transposed reversed - column into transposed out", &at, &bcol, &ttv, ha,
+              hb, -1.0);
+    hg_buffer_destroy(bt);
     hg_ew_launch_max = saved;
     free(ha);
     free(hb);

@@ -384,7 +384,8 @@ def _matmul_shape(fn, a, b):
     if ma[-1] != mb[-2]:
         raise ValueError(f"{fn}: shapes {list(sa)} and {list(sb)} cannot be multiplied "
                          f"({ma[-1]} != {mb[-2]})")
-    shape = tuple(torch.broadcast_shapes(ma[:-2], mb[:-2])) + (ma[-2], mb[-1])
+    batch = () if len(ma) == len(mb) == 2 else B.broadcast_shape(fn, ma[:-2], mb[:-2])
+    shape = batch + (ma[-2], mb[-1])
     if len(sb) == 1:
         shape = shape[:-1]
     if len(sa) == 1:
