@@ -448,9 +448,11 @@ static void trace_step(const hg_plan_obj* p, const hg_plan_step* st, int32_t i,
     hg_trace_event_init(&e, "step", name);
     e.executor = hg_backend_name(p->ex->kind);
     e.executor_id = p->ex->handle;
-    e.dtype = out->dtype;
-    e.ndim = out->ndim;
-    memcpy(e.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+    if (out) {   // NULL: the step failed before making its output
+        e.dtype = out->dtype;
+        e.ndim = out->ndim;
+        memcpy(e.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+    }
     snprintf(e.detail, sizeof e.detail, "%s",
              st->kind >= 0 && st->kind < HG_STEP_KIND_COUNT ? kinds[st->kind] : "?");
     hg_trace_span_end(sp, &e);
@@ -540,7 +542,8 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
         default:
             s = hg_error(HG_ERR_INTERNAL, "hg_plan_run: step %d has kind %d", (int)i, (int)st->kind);
         }
-        if (sp.t0) trace_step(p, st, i, &outs[0], &sp);
+        // The step's output as computed: a view or reshape step sets tv[out] itself.
+        if (sp.t0) trace_step(p, st, i, st->nout > 0 && !s ? &tv[st->out[0]] : NULL, &sp);
         if (s) return hg_error_prefix(s, "hg_plan_run: step %d (%s of node %%%d)", (int)i,
                                       hg_gnode_op_name(&p->ir.nodes[st->node]), (int)st->node);
     }
@@ -555,7 +558,7 @@ hg_status hg_plan_run(hg_plan h, int32_t ninputs, const hg_tensor* inputs, int32
     if (s) return s;
     hg_plan_arena* a = NULL;
     if ((s = arena_take(p, &a))) return s;
-    hg_tensor* tv = malloc(((size_t)p->nvalues + 1) * sizeof *tv);
+    hg_tensor* tv = calloc((size_t)p->nvalues + 1, sizeof *tv);   // views: set by their steps
     hg_tensor* outs = malloc(((size_t)noutputs + 1) * sizeof *outs);
     hg_buffer* tmp = calloc((size_t)noutputs + 1, sizeof *tmp);
     if (!tv || !outs || !tmp) {

@@ -76,6 +76,26 @@ def test_plan_steps_nest_in_the_plan_run():
     assert abs(float(got.numpy()) - want) <= 1e-4 * abs(want)
 
 
+def test_view_steps_are_traced_with_the_shape_they_made():
+    """A plan's permute / slice / reshape steps make their output when they run: the trace
+    reads that view (it read the slot before the step ran: garbage, once a crash)."""
+    g = hg.Graph()
+    x = g.input("f32", (4, 6))
+    t = g.slice(g.permute(x, (1, 0)), 0, 1, None)           # (5, 4), a view
+    y = g.unary(hg._C.unary_ops["neg"], g.reshape(t, (20,)))
+    g.output(y)
+    xs = np.arange(24, dtype=np.float32).reshape(4, 6)
+    plan = g.compile(hg.tensor(xs).executor)
+    out = hg.empty((20,))
+    for _ in range(3):
+        with hg.profile() as prof:
+            plan.run([hg.tensor(xs)], [out])
+        shapes = {st["name"].split(": ")[1]: st["args"].get("shape") for st in _spans(prof, "step")}
+        assert shapes["permute"] == [6, 4] and shapes["slice"] == [5, 4], shapes
+        assert shapes["reshape"] == [20] and shapes["neg"] == [20], shapes
+    np.testing.assert_array_equal(out.numpy(), -xs.T[1:].reshape(20))
+
+
 def test_table_sums_calls_and_self_time():
     x = hg.asarray(np.ones(1000, np.float32))
     with hg.profile() as prof:
