@@ -99,17 +99,17 @@ static int simple_layout(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew
 // Puts the iteration dims in the first output's memory order (largest stride first, as numpy's
 // iterator does): an output written through a permuted view (K^T of attention, stored for the
 // next matmul) then steps by 1 along the innermost dim and runs as rows with gathered inputs,
-// instead of per-lane index arithmetic over every dim (~4 ns an element, 15x the row path:
-// docs/performance.md). Each output element depends only on the inputs' elements at its own
-// index, so the order changes nothing but speed. Outputs with a zero or tied stride keep the
-// logical order.
+// instead of per-lane index arithmetic over every dim (~4 ns an element; Llama's rotary K^T
+// kernel 314 -> 68 us: docs/performance.md). Each output element depends only on the inputs'
+// elements at its own index, so the order changes nothing but speed. An output with a zero
+// stride keeps the logical order; dims of equal stride keep theirs (a stable sort).
 static void order_by_output(int32_t nd, int64_t* size, int64_t (*st)[HG_MAX_DIMS],
                             int32_t nops, int32_t nin) {
     const int64_t* os = st[nin];
     int sorted = 1;
     for (int32_t d = 0; d < nd; d++) {
         if (os[d] == 0) return;
-        if (d > 0 && llabs(os[d - 1]) <= llabs(os[d])) sorted = 0;
+        if (d > 0 && llabs(os[d - 1]) < llabs(os[d])) sorted = 0;
     }
     if (sorted) return;
     for (int32_t d = 1; d < nd; d++)   // insertion sort of the dims by |output stride|, descending
