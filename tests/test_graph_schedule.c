@@ -310,6 +310,57 @@ static void test_row_values(hg_dtype t, int64_t blocks, int64_t rows, int64_t co
     free(xv); free(rv); free(yv); free(hx); free(hr);
 }
 
+// y = x * s * v with x a slice [blocks, rows, cols] of [blocks, rows + 3, cols] (its blocks do
+// not collapse with its rows), s [blocks, 1, 1] (one value per block: no stride between a
+// block's rows) and v [cols] (a repeated row): grouped rows with s spread from a stride of 0.
+static void test_block_values(int64_t blocks, int64_t rows, int64_t cols) {
+    int64_t full[3] = {blocks, rows + 3, cols}, shape[3] = {blocks, rows, cols};
+    int64_t sshape[3] = {blocks, 1, 1}, vshape[1] = {cols};
+    int64_t nf = blocks * (rows + 3) * cols, n = blocks * rows * cols;
+    float *xv = malloc((size_t)nf * 4), *sv = malloc((size_t)blocks * 4), *vv = malloc((size_t)cols * 4);
+    float* yv = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < nf; i++) xv[i] = (float)((int64_t)(hg_test_rand(&g_rng) % 41) - 20);
+    for (int64_t i = 0; i < blocks; i++) sv[i] = (float)((int64_t)(hg_test_rand(&g_rng) % 9) - 4);
+    for (int64_t i = 0; i < cols; i++) vv[i] = (float)((int64_t)(hg_test_rand(&g_rng) % 9) - 4);
+    hg_graph g;
+    int32_t x, sc, v;
+    CHECK_OK(hg_graph_create(&g));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 3, shape, &x));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 3, sshape, &sc));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, vshape, &v));
+    CHECK_OK(hg_graph_output(g, bin(g, HG_BINARY_MUL, bin(g, HG_BINARY_MUL, x, sc), v)));
+    hg_plan p;
+    CHECK_OK(hg_graph_compile(g, g_ex, &p));
+    hg_buffer bx, bs, bv, by;
+    hg_tensor tf, tx, ts, tv, ty;
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)nf, &bx));
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)blocks, &bs));
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)cols, &bv));
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)n, &by));
+    CHECK_OK(hg_buffer_write(bx, 0, xv, (size_t)nf));
+    CHECK_OK(hg_buffer_write(bs, 0, sv, (size_t)blocks));
+    CHECK_OK(hg_buffer_write(bv, 0, vv, (size_t)cols));
+    CHECK_OK(hg_tensor_from_buffer(bx, 3, full, &tf));
+    CHECK_OK(hg_tensor_slice(&tf, 1, 0, rows, 1, &tx));
+    CHECK_OK(hg_tensor_from_buffer(bs, 3, sshape, &ts));
+    CHECK_OK(hg_tensor_from_buffer(bv, 1, vshape, &tv));
+    CHECK_OK(hg_tensor_from_buffer(by, 3, shape, &ty));
+    CHECK_OK(hg_plan_run(p, 3, (hg_tensor[]){tx, ts, tv}, 1, &ty));
+    CHECK_OK(hg_buffer_read(by, 0, yv, (size_t)n));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = i % cols, r = i / cols % rows, b = i / (rows * cols);
+        double want = (double)xv[(b * (rows + 3) + r) * cols + c] * sv[b] * vv[c];
+        bad += (double)yv[i] != want;
+    }
+    CHECK_MSG(bad == 0, "x * s * v, (%lld, %lld, %lld) with s per block: %lld elements wrong",
+              (long long)blocks, (long long)rows, (long long)cols, (long long)bad);
+    CHECK_OK(hg_plan_destroy(p));
+    CHECK_OK(hg_graph_destroy(g));
+    hg_buffer_destroy(bx); hg_buffer_destroy(bs); hg_buffer_destroy(bv); hg_buffer_destroy(by);
+    free(xv); free(sv); free(vv); free(yv);
+}
+
 int main(void) {
     CHECK_OK(hg_executor_create(HG_BACKEND_CPU, &g_ex));
     // x*x; rsqrt(mean + eps) at (4, 64, 1); w * (x * r)
@@ -334,6 +385,9 @@ int main(void) {
             if (rows_list[ri] >= 1 && rows_list[ri] * cols <= 70000)
                 test_row_values(dts[(ci + ri) % 3], 1 + 2 * (ri % 2), rows_list[ri], cols);
     }
+    test_block_values(3, 100, 64);
+    test_block_values(2, 1000, 31);
+    test_block_values(4, 33, 256);
     test_scalar_member(1 << 16, 2);
     test_scalar_member(1000, 1);
     CHECK_OK(hg_executor_destroy(g_ex));

@@ -21,11 +21,15 @@ typedef struct hg_bound_arg {
 // argument. In row r, buffer argument a is args[a] with its base r * row_step[a] bytes further
 // and, when lane_step[a] != 0, its element i (< args[a].count) lane_step[a] * i bytes from that
 // base (an input read with a stride: the backend gathers it); scalar argument a with value[a] != NULL takes
-// the element (of the parameter's dtype) at value[a] + r * row_step[a] bytes.
+// the element (of the parameter's dtype) at value[a] + r * row_step[a] bytes. A buffer argument
+// with spread != NULL and spread[a] > 0 is a row of args[a].count / spread[a] values, each
+// repeated spread[a] times (one value per sub-row of a grouped row: rsqrt(var + eps) of a norm),
+// value j at base + r * row_step[a] + j * lane_step[a] bytes (the backend fills the row).
 typedef struct hg_row_args {
     const int64_t* row_step;
     const int64_t* lane_step;
     const void* const* value;
+    const int64_t* spread;   // NULL: no argument is spread
 } hg_row_args;
 
 typedef struct hg_backend_vtable {

@@ -325,8 +325,11 @@ void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step,
 // operand) HG_CPU_ROW_TILE rows at a time: each line read once for all of them.
 #define HG_CPU_ROW_TILE 16u
 static inline int hg_cpu_rows_tiled(const hg_row_args* ra, uint32_t i, size_t es) {
-    return ra->row_step[i] == (int64_t)es;
+    return ra->row_step[i] == (int64_t)es && !(ra->spread && ra->spread[i]);
 }
+// cpu_lanes.c: n / cols values of es bytes, step bytes apart at s, each written cols times to d.
+void hg_cpu_spread_lanes(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t cols, int64_t step,
+                         size_t es);
 // cpu_lanes.c: rows t < nr of such an input: d[t * n + i] = the element at s + i * step + t * es.
 void hg_cpu_gather_tile(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t nr, int64_t step,
                         size_t es);

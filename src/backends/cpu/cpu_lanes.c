@@ -104,6 +104,30 @@ void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step,
 }
 #undef GATHER
 
+// Typed loops: the compiler vectorizes the fills.
+#define SPREAD(T)                                                                         \
+    {                                                                                     \
+        T* o = (T*)(void*)d;                                                              \
+        for (uint64_t g = 0; g < n / cols; g++, o += cols) {                              \
+            T v;                                                                          \
+            memcpy(&v, s + (int64_t)g * step, sizeof v);                                  \
+            for (uint64_t c = 0; c < cols; c++) o[c] = v;                                 \
+        }                                                                                 \
+        return;                                                                           \
+    }
+void hg_cpu_spread_lanes(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t cols, int64_t step,
+                         size_t es) {
+    switch (es) {
+    case 1: SPREAD(uint8_t)
+    case 2: SPREAD(uint16_t)
+    case 4: SPREAD(uint32_t)
+    case 8: SPREAD(uint64_t)
+    default:
+        for (uint64_t i = 0; i < n; i++) memcpy(d + i * es, s + (int64_t)(i / cols) * step, es);
+    }
+}
+#undef SPREAD
+
 #define GATHER_TILE(T)                                                                    \
     {                                                                                     \
         T* o = (T*)(void*)d;                                                              \

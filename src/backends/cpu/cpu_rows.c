@@ -7,7 +7,9 @@
 // launch after another on its own worker; longer rows, and the rows from the first one the
 // direct path declines, launch one after another (each launch may use the threads itself).
 // A strided input is gathered per row into a scratch row: consecutive rows read neighbouring
-// elements of the same lines (a transposed operand), which stay in cache.
+// elements of the same lines (a transposed operand), which stay in cache. A spread input (one
+// value per sub-row of a grouped row) is filled into its scratch row by the worker that runs
+// the row, right before the launch reads it (cache-hot, on every thread).
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -42,6 +44,10 @@ static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_
         hg_dtype t = (hg_dtype)j->plan->prog->params[i].dtype;
         if (ra->value[i]) {
             a[i].bits = hg_dtype_load_bits(t, (const uint8_t*)ra->value[i] + off);
+        } else if (a[i].base && ra->spread && ra->spread[i]) {
+            hg_cpu_spread_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
+                                (uint64_t)ra->spread[i], ra->lane_step[i], hg_dtype_size(t));
+            a[i].base = scratch[i];
         } else if (a[i].base && ra->lane_step[i]) {
             hg_cpu_gather_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
                                 ra->lane_step[i], hg_dtype_size(t));
@@ -82,6 +88,11 @@ static void rows_part_general(void* ctx, int part) {
     if (a != local) free(a);
 }
 
+// Whether argument i is copied into a scratch row (gathered or spread).
+static int copied(const hg_bound_arg* args, const hg_row_args* ra, size_t i) {
+    return args[i].base && !ra->value[i] && (ra->lane_step[i] || (ra->spread && ra->spread[i]));
+}
+
 // Scratch of gathered input i: one row, or a tile of rows (64-byte multiples).
 static size_t scratch_bytes(const cpu_plan* plan, const hg_bound_arg* args, const hg_row_args* ra,
                             size_t i) {
@@ -95,7 +106,9 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
                              const hg_row_args* ra) {
     uint64_t lanes = (uint64_t)cfg->grid.x * cfg->block.x;
     int one_d = cfg->grid.y == 1 && cfg->grid.z == 1 && cfg->block.y == 1 && cfg->block.z == 1;
-    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES && one_d;
+    int spread = 0;   // the direct path binds no spread rows
+    for (size_t i = 0; i < nargs && ra->spread; i++) spread |= ra->spread[i] != 0;
+    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES && one_d && !spread;
     int general = !direct && one_d && lanes < 2 * (uint64_t)HG_CPU_PARALLEL_LANES;
     int parts = 1;
     if (direct || general) {
@@ -117,8 +130,7 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
     // One allocation: per part the left row, the scratch row pointers and the rows themselves.
     size_t row_bytes = 0;
     for (size_t i = 0; i < nargs; i++)
-        if (ra->lane_step[i] && !ra->value[i] && args[i].base)
-            row_bytes += scratch_bytes(plan, args, ra, i);
+        if (copied(args, ra, i)) row_bytes += scratch_bytes(plan, args, ra, i);
     size_t head = ((sizeof(uint64_t) + nargs * sizeof(uint8_t*)) * (size_t)parts + 63) & ~(size_t)63;
     _Alignas(64) uint8_t local[4096];   // what most launches need: no allocation
     size_t need = head + row_bytes * (size_t)parts;
@@ -132,7 +144,7 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
         for (size_t i = 0; i < nargs; i++) {
             uint8_t** sp = &j.scratch[(size_t)p * nargs + i];
             *sp = NULL;
-            if (ra->lane_step[i] && !ra->value[i] && args[i].base) {
+            if (copied(args, ra, i)) {
                 *sp = row;
                 row += scratch_bytes(plan, args, ra, i);
             }

@@ -22,11 +22,11 @@
 // row is a function call (the CPU's direct path): grouped up to EW_GROUP_COLS, beyond which the
 // scratch row costs more than it saves; a fused chain's row is a launch: grouped up to a
 // quarter of the group (docs/performance.md). A fused chain's input with one value per row
-// (rsqrt(var + eps) of a norm, broadcast over the row) is spread too: each group's values
-// written cols times into a scratch row before its launch (a fill, where each row as a launch of
-// its own cost ~4x the chain: RMSNorm's w * (x * r), (4, 64, 256) f32, docs/performance.md).
+// (rsqrt(var + eps) of a norm, broadcast over the row) is spread too: the backend writes each
+// group's values cols times into a scratch row on the thread that runs the group (hg_row_args'
+// spread), where each row as a launch of its own costs ~4x the chain (RMSNorm's w * (x * r),
+// (4, 64, 256) f32, docs/performance.md).
 #define EW_GROUP_COLS 256
-#define EW_SPREAD_BYTES (256 * 1024)   // scratch of the spread values filled per launch
 #define EW_GROUP_LANES 8192
 
 // The one-row layout of L in R, or 0 when L does not run as rows.
@@ -79,28 +79,6 @@ static int64_t group_rows(const hg_ew_expr* e, const ew_layout* L, const ew_layo
     return k < L->size[rd] ? k : L->size[rd];
 }
 
-// Rows of the innermost outer dim in kernel_launch_rows calls (grouped as above: one call for
-// the whole groups, one for the rows left); the dims outside it (rare after collapsing) one
-// round per coordinate.
-// Row r's value of a spread operand (src), `rows` rows from src stepping `step` bytes, each
-// written cols times at dst (typed loops: the compiler vectorizes the fills).
-#define SPREAD_FILL(T)                                                                         \
-    for (int64_t r = 0; r < rows; r++, src += step) {                                         \
-        T v, *d = (T*)(void*)(dst + (size_t)(r * cols) * sizeof(T));                          \
-        memcpy(&v, src, sizeof v);                                                              \
-        for (int64_t c = 0; c < cols; c++) d[c] = v;                                            \
-    }
-static void spread_rows(unsigned char* dst, const unsigned char* src, int64_t rows,
-                        int64_t step, int64_t cols, size_t es) {
-    switch (es) {
-    case 1: SPREAD_FILL(uint8_t) break;
-    case 2: SPREAD_FILL(uint16_t) break;
-    case 4: SPREAD_FILL(uint32_t) break;
-    default: SPREAD_FILL(uint64_t) break;
-    }
-}
-#undef SPREAD_FILL
-
 // Steps operands [o0, o1)'s pointers (and the coordinates of dims top..0) to the next
 // coordinate of those dims in C order (an odometer; dims below top stay put).
 static void next_row(const ew_layout* L, int32_t top, int64_t* coord, unsigned char** rowp,
@@ -115,15 +93,19 @@ static void next_row(const ew_layout* L, int32_t top, int64_t* coord, unsigned c
     }
 }
 
+// Rows of the innermost outer dim in kernel_launch_rows calls (grouped as above: one call for
+// the whole groups, one for the rows left); the dims outside it (rare after collapsing) one
+// round per coordinate.
 static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
                           const ew_layout* L, const ew_layout* R0, int64_t group) {
     const hg_ew_expr* e = &k->e;
     int32_t nin = e->ninputs, nops = k->nops, rd = L->ndim - 2;   // rd: the rows' dim
-    int spread[EW_MAX_OPERANDS] = {0}, nspread = 0;   // one value per row, spread (grouped runs)
+    int64_t spread[EW_MAX_OPERANDS + 1] = {0};   // one value per row: spread (grouped runs)
+    int nspread = 0;
     ew_layout Rs;
     const ew_layout* R = R0;
     for (int32_t o = 0; o < nin && group > 1; o++)
-        if (L->cls[o] != CL_SCALAR && R0->cls[o] == CL_SCALAR) spread[o] = 1, nspread++;
+        if (L->cls[o] != CL_SCALAR && R0->cls[o] == CL_SCALAR) spread[o] = R0->numel, nspread++;
     if (nspread) {   // the spread operands are rows of the grouped launch
         Rs = *R0;
         for (int32_t o = 0; o < nin; o++)
@@ -134,14 +116,12 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
     hg_status s = hg_ew_variant_for(k, R, &v);
     if (s) return s;
     int64_t cols = R->numel, nrows = L->size[rd];
-    int64_t chunk = nspread ? EW_SPREAD_BYTES / (group * cols * 8) : 1;   // groups per fill
-    if (chunk < 1) chunk = 1;
     hg_bound_arg bound[EW_MAX_OPERANDS + 1];
     memset(bound, 0, sizeof(hg_bound_arg) * (size_t)(nops + 1));
     unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
     const void* value[EW_MAX_OPERANDS + 1] = {0};
     int64_t step[EW_MAX_OPERANDS + 1] = {0}, lane[EW_MAX_OPERANDS + 1] = {0};
-    hg_row_args ra = {step, lane, value};
+    hg_row_args ra = {step, lane, value, nspread ? spread : NULL};
     size_t es[EW_MAX_OPERANDS] = {0}, rep_off[EW_MAX_OPERANDS] = {0}, rep_bytes = 0;
     int rep[EW_MAX_OPERANDS] = {0};   // repeated into the scratch row (grouped runs)
     for (int32_t o = 0; o < nops; o++) {
@@ -153,14 +133,11 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
         es[o] = hg_dtype_size(a->t->dtype);
         first[o] = (unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
         step[o] = L->stride[o][rd] * (int64_t)es[o] * group;
-        if (R->cls[o] == CL_LINEAR && L->stride[o][rd + 1] != 1)
+        if (spread[o])   // the group's values, one row apart
+            lane[o] = L->stride[o][rd] * (int64_t)es[o];
+        else if (R->cls[o] == CL_LINEAR && L->stride[o][rd + 1] != 1)
             lane[o] = L->stride[o][rd + 1] * (int64_t)es[o];
-        if (spread[o]) {   // chunk groups of rows
-            rep_off[o] = rep_bytes;
-            rep_bytes += ((size_t)(chunk * group * cols) * es[o] + 63) & ~(size_t)63;
-            continue;
-        }
-        if (group > 1 && R->cls[o] == CL_LINEAR && L->stride[o][rd] == 0) {
+        if (group > 1 && !spread[o] && R->cls[o] == CL_LINEAR && L->stride[o][rd] == 0) {
             rep[o] = 1;
             rep_off[o] = rep_bytes;
             rep_bytes += ((size_t)(group * cols) * es[o] + 63) & ~(size_t)63;
@@ -183,8 +160,6 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
                     memcpy(scratch + rep_off[o] + (size_t)(r * cols) * es[o], first[o],
                            (size_t)cols * es[o]);
                 bound[o].base = scratch + rep_off[o];
-            } else if (spread[o]) {
-                bound[o].base = scratch + rep_off[o];
             } else if (R->cls[o] == CL_LINEAR) {
                 bound[o].base = first[o];
             } else if (L->cls[o] != CL_SCALAR) {
@@ -199,43 +174,15 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
             for (int32_t o = 0; o < nops; o++) {
                 if (L->cls[o] == CL_SCALAR) continue;
                 bound[o].count = lanes;
-                if (part && !rep[o] && !spread[o] && R->cls[o] == CL_LINEAR)
+                if (part && !rep[o] && R->cls[o] == CL_LINEAR)
                     bound[o].base = first[o] + whole * step[o];
                 if (part && value[o]) value[o] = first[o] + whole * step[o];
             }
             bound[nops].bits = lanes;
             hg_launch_config cfg =
                 hg_launch_1d(lanes, lanes <= HG_MAX_BLOCK_LANES ? (uint32_t)lanes : EW_BLOCK);
-            if (!nspread) {
-                s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
-                                       (uint64_t)rows, &ra);
-                continue;
-            }
-            // Spread operands: the values of up to `chunk` groups filled into the scratch, then
-            // one launch of those groups (the pool splits its rows as for any row launch).
-            int64_t per = part ? left : group, r0 = part ? whole * group : 0;
-            hg_bound_arg b1[EW_MAX_OPERANDS + 1];
-            const void* v1[EW_MAX_OPERANDS + 1] = {0};
-            int64_t st1[EW_MAX_OPERANDS + 1] = {0};
-            hg_row_args ra1 = {st1, lane, v1};
-            for (int64_t q = 0; q < rows && !s; q += chunk, r0 += chunk * per) {
-                int64_t n = rows - q < chunk ? rows - q : chunk;
-                memcpy(b1, bound, sizeof(hg_bound_arg) * (size_t)(nops + 1));
-                for (int32_t o = 0; o < nops; o++) {
-                    st1[o] = step[o];
-                    if (value[o]) v1[o] = (const unsigned char*)value[o] + q * step[o];
-                    if (spread[o]) {
-                        int64_t by = L->stride[o][rd] * (int64_t)es[o];
-                        spread_rows(scratch + rep_off[o], first[o] + r0 * by, n * per, by, cols,
-                                    es[o]);
-                        st1[o] = group * cols * (int64_t)es[o];
-                    } else if (!rep[o] && R->cls[o] == CL_LINEAR && b1[o].base) {
-                        b1[o].base = (unsigned char*)b1[o].base + q * step[o];
-                    }
-                }
-                s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, b1, (size_t)nops + 1, (uint64_t)n,
-                                       &ra1);
-            }
+            s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
+                                   (uint64_t)rows, &ra);
         }
         next_row(L, rd - 1, coord, first, es, 0, nops);   // the next block's addresses
     }
