@@ -622,6 +622,67 @@ static void test_composite_accuracy(void) {
     hg_buffer_destroy(bx);
 }
 
+// A kernel with two outputs, y0 = a + b and y1 = a - b, each into a contiguous or a permuted
+// (transposed) view, a contiguous or permuted: the iteration follows the output whose innermost
+// dim most operands step through by 1, whichever output that is; every element checked.
+static void test_two_outputs(void) {
+    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
+    const int64_t shapes[][4] = {{4, 4, 64, 64}, {3, 5, 16, 9}, {2, 3, 130, 7}};
+    for (int si = 0; si < 3; si++) {
+        const int64_t* shape = shapes[si];
+        int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
+        int64_t tshape[4] = {shape[0], shape[1], shape[3], shape[2]};   // swapped last dims
+        hg_ew_expr* e = malloc(sizeof *e);
+        hg_ew_expr_init(e, 4, shape);
+        int32_t ia = hg_ew_input(e, D_F32, 4, shape), ib = hg_ew_input(e, D_F32, 4, shape);
+        CHECK_OK(hg_ew_output(e, hg_ew_binary(e, HG_BINARY_ADD, ia, ib), D_F32));
+        CHECK_OK(hg_ew_output(e, hg_ew_binary(e, HG_BINARY_SUB, ia, ib), D_F32));
+        hg_ew_kernel* k = NULL;
+        CHECK_OK(hg_ew_kernel_create(exo, e, &k));
+        for (int mode = 0; mode < 8; mode++) {
+            // bit 0: y0 transposed, bit 1: y1 transposed, bit 2: a read through a transpose
+            hg_buffer ba = make_buf(D_F32, n, val_a), bb = make_buf(D_F32, n, val_b), bo[2];
+            hg_tensor a, b, outs[2];
+            if (mode & 4) {
+                hg_tensor t;
+                hg_tensor_from_buffer(ba, 4, tshape, &t);
+                CHECK_OK(hg_tensor_transpose(&t, 2, 3, &a));
+            } else {
+                hg_tensor_from_buffer(ba, 4, shape, &a);
+            }
+            hg_tensor_from_buffer(bb, 4, shape, &b);
+            for (int o = 0; o < 2; o++) {
+                hg_buffer_create(ex, D_F32, (size_t)n, &bo[o]);
+                if (mode >> o & 1) {
+                    hg_tensor t;
+                    hg_tensor_from_buffer(bo[o], 4, tshape, &t);
+                    CHECK_OK(hg_tensor_transpose(&t, 2, 3, &outs[o]));
+                } else {
+                    hg_tensor_from_buffer(bo[o], 4, shape, &outs[o]);
+                }
+            }
+            hg_tensor ins[2] = {a, b};
+            CHECK_OK(hg_ew_kernel_run(k, ins, outs));
+            unsigned char *ha = read_all(ba, NULL), *hb = read_all(bb, NULL);
+            char what[80];
+            snprintf(what, sizeof what, "two outputs %lldx%lldx%lldx%lld mode %d y0",
+                     (long long)shape[0], (long long)shape[1], (long long)shape[2],
+                     (long long)shape[3], mode);
+            check_add(what, &a, &b, &outs[0], ha, hb, 1.0);
+            what[strlen(what) - 1] = '1';
+            check_add(what, &a, &b, &outs[1], ha, hb, -1.0);
+            free(ha);
+            free(hb);
+            hg_buffer_destroy(ba);
+            hg_buffer_destroy(bb);
+            hg_buffer_destroy(bo[0]);
+            hg_buffer_destroy(bo[1]);
+        }
+        hg_ew_kernel_destroy(k);
+        free(e);
+    }
+}
+
 // Random views: permuted, sliced with random (negative) steps, broadcast, into strided outs.
 // Random views of random shapes added into random outs. rows: the last dim 8..95 long, the
 // layouts that run as one launch per row on host memory: rows contiguous (odometer over up to 3
@@ -836,6 +897,7 @@ int main(void) {
     test_shapes();
     test_views();
     test_random_views();
+    test_two_outputs();
     test_split_launches();
     test_threads();
     test_out_dtypes();

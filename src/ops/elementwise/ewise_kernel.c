@@ -96,24 +96,38 @@ static int simple_layout(const hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew
     return 1;
 }
 
-// Puts the iteration dims in the first output's memory order (largest stride first, as numpy's
+// Puts the iteration dims in an output's memory order (largest stride first, as numpy's
 // iterator does): an output written through a permuted view (K^T of attention, stored for the
 // next matmul) then steps by 1 along the innermost dim and runs as rows with gathered inputs,
 // instead of per-lane index arithmetic over every dim (~4 ns an element; Llama's rotary K^T
-// kernel 314 -> 68 us: docs/performance.md). Each output element depends only on the inputs'
-// elements at its own index, so the order changes nothing but speed. An output with a zero
-// stride keeps the logical order; dims of equal stride keep theirs (a stable sort).
+// kernel 314 -> 68 us: docs/performance.md). Of several outputs, the one whose innermost dim
+// the most operands step through by 1 (a kernel writing both K^T and a contiguous result from
+// contiguous inputs: the contiguous one, so one output is scattered rather than every input
+// gathered; 254 -> see docs/performance.md), the first on a tie. Each output element depends
+// only on the inputs' elements at its own index, so the order changes nothing but speed. An
+// output with a zero stride is no candidate (none: the logical order stays); dims of equal
+// stride keep their order (a stable sort).
 static void order_by_output(int32_t nd, int64_t* size, int64_t (*st)[HG_MAX_DIMS],
                             int32_t nops, int32_t nin) {
-    const int64_t* os = st[nin];
-    int sorted = 1;
-    for (int32_t d = 0; d < nd; d++) {
-        if (os[d] == 0) return;
-        if (d > 0 && llabs(os[d - 1]) < llabs(os[d])) sorted = 0;
+    int32_t best = -1, best_score = -1;
+    for (int32_t o = nin; o < nops; o++) {
+        int32_t inner = -1, score = 0;
+        for (int32_t d = 0; d < nd && inner != -2; d++) {
+            if (st[o][d] == 0) inner = -2;
+            else if (inner < 0 || llabs(st[o][d]) <= llabs(st[o][inner])) inner = d;
+        }
+        if (inner < 0) continue;
+        for (int32_t p = 0; p < nops; p++) score += llabs(st[p][inner]) == 1;
+        if (score > best_score) best = o, best_score = score;
     }
+    if (best < 0) return;
+    const int64_t* os = st[best];
+    int sorted = 1;
+    for (int32_t d = 1; d < nd; d++)
+        if (llabs(os[d - 1]) < llabs(os[d])) sorted = 0;
     if (sorted) return;
     for (int32_t d = 1; d < nd; d++)   // insertion sort of the dims by |output stride|, descending
-        for (int32_t j = d; j > 0 && llabs(st[nin][j - 1]) < llabs(st[nin][j]); j--) {
+        for (int32_t j = d; j > 0 && llabs(st[best][j - 1]) < llabs(st[best][j]); j--) {
             int64_t t = size[j];
             size[j] = size[j - 1];
             size[j - 1] = t;
