@@ -94,8 +94,21 @@ static void pack_a(const hg_sgemm_kernel* kern, int ta, int64_t mc, int64_t kc, 
                 for (int64_t p = 0; p < kc; p++)
                     for (int i = 0; i < MR; i++) d[p * MR + i] = i < mr ? r[i][p] : 0.0f;
             }
+        } else if (mr == MR) {
+            // A^T: op(A)(i, p) = a[p*lda + i], so the MR values of one step are contiguous:
+            // one copy per step, of a constant size where the set's MR is known (a weight
+            // gradient dY^T X packs this way; an element loop with the edge test was a third of
+            // a 256 x 256 x 256 product: docs/performance.md).
+            const float* s = a + ir;
+            if (MR == 8) {
+                for (int64_t p = 0; p < kc; p++) memcpy(d + p * 8, s + p * lda, 8 * sizeof(float));
+            } else if (MR == 6) {
+                for (int64_t p = 0; p < kc; p++) memcpy(d + p * 6, s + p * lda, 6 * sizeof(float));
+            } else {
+                for (int64_t p = 0; p < kc; p++)
+                    memcpy(d + p * MR, s + p * lda, (size_t)MR * sizeof(float));
+            }
         } else {
-            // A^T: op(A)(i, p) = a[p*lda + i], so the MR values of one step are contiguous.
             for (int64_t p = 0; p < kc; p++) {
                 const float* s = a + p * lda + ir;
                 for (int i = 0; i < MR; i++) d[p * MR + i] = i < mr ? s[i] : 0.0f;
