@@ -178,6 +178,78 @@ static int one_case(hg_executor ex, int iter) {
     return ok;
 }
 
+// The rotary embedding's layout: a = q viewed (B, S, H, D) and permuted to (B, H, S, D) (rows of
+// D with the heads between them: gathered), b a (1, 1, S, D) table (rows adjacent within each
+// run of S: read in place by tiles of one run), c contiguous; the output contiguous, or a slice
+// of a taller buffer (rows adjacent within a run, runs apart: written in place). out = a * b + c
+// against a float64 reference; each run of S * D lanes between 1024 and 8192 (one tile).
+static int rotary_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t D, int sliced_out) {
+    hg_dtype dt = HG_DTYPE_F32;
+    int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, tshape[2] = {S, D};
+    int64_t numel = B * H * S * D, oshape[4] = {B, H, S + 3, D};
+    hg_buffer ba, bb, bc, bo;
+    ba = make_buf(ex, dt, numel, 37);
+    bb = make_buf(ex, dt, S * D, 53);
+    bc = make_buf(ex, dt, numel, 11);
+    hg_tensor q, a, b, c, o;
+    whole(ba, 4, qshape, &q);
+    CHECK_OK(hg_tensor_permute(&q, (const int32_t[]){0, 2, 1, 3}, &a));
+    whole(bb, 2, tshape, &b);
+    whole(bc, 4, shape, &c);
+    if (sliced_out) {
+        hg_tensor t;
+        bo = make_buf(ex, dt, B * H * (S + 3) * D, 5);
+        whole(bo, 4, oshape, &t);
+        CHECK_OK(hg_tensor_slice(&t, 2, 1, S + 1, 1, &o));
+    } else {
+        hg_buffer_create(ex, dt, (size_t)numel, &bo);
+        whole(bo, 4, shape, &o);
+    }
+    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
+    hg_ew_expr* e = malloc(sizeof *e);
+    hg_ew_expr_init(e, 4, shape);
+    int32_t ia = hg_ew_input(e, dt, 4, shape), ib = hg_ew_input(e, dt, 2, tshape),
+            ic = hg_ew_input(e, dt, 4, shape);
+    CHECK_OK(hg_ew_output(e, hg_ew_binary(e, HG_BINARY_ADD, hg_ew_binary(e, HG_BINARY_MUL, ia, ib), ic), dt));
+    hg_ew_kernel* k = NULL;
+    CHECK_OK(hg_ew_kernel_create(exo, e, &k));
+    unsigned char* before = read_all(bo);
+    hg_tensor ins[3] = {a, b, c};
+    CHECK_OK(hg_ew_kernel_run(k, ins, &o));
+    unsigned char *ha = read_all(ba), *hb = read_all(bb), *hc = read_all(bc), *ho = read_all(bo);
+    int ok = 1;
+    for (int64_t i = 0; i < numel && ok; i++) {
+        double want = at(&a, ha, 4, shape, i) * at(&b, hb, 4, shape, i) + at(&c, hc, 4, shape, i);
+        double got = at(&o, ho, 4, shape, i);
+        if (got != want) {
+            ok = 0;
+            CHECK_MSG(0, "rotary layout (%lld, %lld, %lld, %lld)%s: element %lld = %g, want %g",
+                      (long long)B, (long long)H, (long long)S, (long long)D,
+                      sliced_out ? ", sliced out" : "", (long long)i, got, want);
+        }
+    }
+    if (sliced_out) {   // the rows outside the slice are untouched
+        for (int64_t r = 0; r < B * H && ok; r++)
+            for (int64_t s2 = 0; s2 < S + 3; s2 += (s2 == 0 ? S + 1 : 1))
+                ok = ok && !memcmp(before + ((r * (S + 3) + s2) * D) * 4,
+                                   ho + ((r * (S + 3) + s2) * D) * 4, (size_t)D * 4);
+        CHECK_MSG(ok, "rotary layout, sliced out: rows outside the slice written");
+    }
+    if (ok) hg_test_passed++;
+    hg_ew_kernel_destroy(k);
+    free(e);
+    free(before);
+    free(ha);
+    free(hb);
+    free(hc);
+    free(ho);
+    hg_buffer_destroy(ba);
+    hg_buffer_destroy(bb);
+    hg_buffer_destroy(bc);
+    hg_buffer_destroy(bo);
+    return ok;
+}
+
 int main(void) {
     for (int threads = 1; threads <= 3; threads++) {
         hg_executor ex;
@@ -188,6 +260,10 @@ int main(void) {
         }
         for (int iter = 0; iter < 120; iter++)
             if (!one_case(ex, iter)) break;
+        rotary_case(ex, 4, 4, 64, 64, 0);
+        rotary_case(ex, 2, 3, 64, 64, 1);
+        rotary_case(ex, 3, 2, 17, 64, 1);   // a run of 1088 lanes
+        rotary_case(ex, 2, 5, 100, 81, 0);  // runs of 8100 lanes, D not a multiple of 16
         hg_executor_destroy(ex);
     }
     return hg_test_finish("ops_elementwise_packed");

@@ -198,6 +198,7 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
 // back. A row is a cache line or more of each operand, so the copies run at memory speed.
 #define EW_PACK_COLS 128   // longer rows: the row launches split across threads win
 #define EW_PACK_LANES 8192   // 32768 and 65536 (two threads' launch) measured slower
+#define EW_PACK_MIN_TILE 1024   // tiles of one run: not shorter (a launch each)
 
 static int pack_rows(const hg_ew_expr* e, const ew_layout* L) {
     if (!L->nstrided || L->ndim < 2) return 0;   // first: the contiguous path pays only this
@@ -235,8 +236,17 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
                             const ew_layout* L) {
     const hg_ew_expr* e = &k->e;
     int32_t nin = e->ninputs, nops = k->nops, od = L->ndim - 1;   // od: the outer dims
-    int64_t cols = L->size[od], nrows = L->numel / cols;
-    int64_t group = EW_PACK_LANES / cols < nrows ? EW_PACK_LANES / cols : nrows;
+    int64_t cols = L->size[od], nrows = L->numel / cols, runs = L->size[od - 1];
+    // Tiles of exactly one run of the innermost outer dim, when one fits: an operand whose rows
+    // are adjacent within a run (the rotary's broadcast cos / sin table, rows of D = 64) is then
+    // linear over every tile and read or written in place, not copied.
+    int in_place[EW_MAX_OPERANDS] = {0}, any_in_place = 0;
+    if (runs * cols <= EW_PACK_LANES && runs * cols >= EW_PACK_MIN_TILE)
+        for (int32_t o = 0; o < nops; o++)
+            if (L->cls[o] == CL_STRIDED && L->stride[o][od] == 1 && L->stride[o][od - 1] == cols)
+                in_place[o] = any_in_place = 1;
+    int64_t group = any_in_place ? runs
+                                 : EW_PACK_LANES / cols < nrows ? EW_PACK_LANES / cols : nrows;
     ew_layout R;
     memset(&R, 0, sizeof R);
     R.ndim = 1;
@@ -255,7 +265,7 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
         }
         es[o] = hg_dtype_size(a->t->dtype);
         rowp[o] = (unsigned char*)a->buf->mem + (size_t)a->t->offset * es[o];
-        if (L->cls[o] == CL_STRIDED) {
+        if (L->cls[o] == CL_STRIDED && !in_place[o]) {
             off[o] = bytes;
             bytes += ((size_t)(group * cols) * es[o] + 63) & ~(size_t)63;
             nscatter += o >= nin;
@@ -281,7 +291,7 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
         memcpy(at, coord, sizeof at);
         for (int64_t r = 0; r < n; r++) {   // gather the inputs' rows
             for (int32_t o = 0; o < nin; o++)
-                if (L->cls[o] == CL_STRIDED)
+                if (L->cls[o] == CL_STRIDED && !in_place[o])
                     pack_copy(scratch + off[o] + (size_t)(r * cols) * es[o], rowp[o], cols,
                               L->stride[o][od], es[o], 1);
             next_row(L, od - 1, coord, rowp, es, 0, nops);
@@ -289,7 +299,7 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
         uint64_t lanes = (uint64_t)(n * cols);
         for (int32_t o = 0; o < nops; o++) {
             if (L->cls[o] == CL_SCALAR) continue;
-            bound[o].base = L->cls[o] == CL_STRIDED ? scratch + off[o] : first[o];
+            bound[o].base = L->cls[o] == CL_STRIDED && !in_place[o] ? scratch + off[o] : first[o];
             bound[o].count = lanes;
         }
         bound[nops].bits = lanes;
@@ -298,7 +308,7 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
         s = hg_kernel_run_bound(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1);
         for (int64_t r = 0; r < n && !s && nscatter; r++) {   // scatter the outputs' rows
             for (int32_t o = nin; o < nops; o++)
-                if (L->cls[o] == CL_STRIDED)
+                if (L->cls[o] == CL_STRIDED && !in_place[o])
                     pack_copy(scratch + off[o] + (size_t)(r * cols) * es[o], first[o], cols,
                               L->stride[o][od], es[o], 0);
             next_row(L, od - 1, at, first, es, nin, nops);
