@@ -99,6 +99,51 @@ static hg_tensor strided_view(hg_executor ex, hg_dtype t, int32_t nd, const int6
 
 static const int64_t COLS[] = {8, 9, 15, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 1025};
 
+// Runs o = a * b + c (t[0..3]: a, b, c, o; buf: their buffers) as one fused kernel and checks
+// every element against a float64 reference from the views' own strides (what names the case).
+// *before / *after: host copies of the output's buffer around the run, for the caller's checks
+// outside the view (the caller frees them). Returns 0 on a mismatch.
+static int run_fma(hg_executor ex, hg_dtype dt, int32_t nd, const int64_t* shape,
+                   const hg_tensor* t, const hg_buffer* buf, const char* what,
+                   unsigned char** before, unsigned char** after) {
+    int64_t numel = 1;
+    for (int32_t d = 0; d < nd; d++) numel *= shape[d];
+    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
+    hg_ew_expr* e = malloc(sizeof *e);
+    hg_ew_expr_init(e, nd, shape);
+    int32_t ia = hg_ew_input(e, dt, nd, shape), ib = hg_ew_input(e, dt, t[1].ndim, t[1].shape),
+            ic = hg_ew_input(e, dt, nd, shape);
+    int32_t y = hg_ew_binary(e, HG_BINARY_ADD, hg_ew_binary(e, HG_BINARY_MUL, ia, ib), ic);
+    CHECK_OK(hg_ew_output(e, y, dt));
+    hg_ew_kernel* k = NULL;
+    CHECK_OK(hg_ew_kernel_create(exo, e, &k));
+    *before = read_all(buf[3]);
+    hg_tensor o = t[3];
+    CHECK_OK(hg_ew_kernel_run(k, t, &o));
+    unsigned char *ha = read_all(buf[0]), *hb = read_all(buf[1]), *hc = read_all(buf[2]);
+    *after = read_all(buf[3]);
+    int ok = 1;
+    for (int64_t i = 0; i < numel && ok; i++) {
+        double want = at(&t[0], ha, nd, shape, i) * at(&t[1], hb, nd, shape, i) +
+                      at(&t[2], hc, nd, shape, i);
+        double got = at(&t[3], *after, nd, shape, i);
+        if (got != want) {
+            ok = 0;
+            CHECK_MSG(0, "%s: element %lld = %g, want %g", what, (long long)i, got, want);
+        }
+    }
+    hg_ew_kernel_destroy(k);
+    free(e);
+    free(ha);
+    free(hb);
+    free(hc);
+    return ok;
+}
+
+static void destroy_all(const hg_buffer* buf, int n) {
+    for (int i = 0; i < n; i++) hg_buffer_destroy(buf[i]);
+}
+
 // out = a * b + c (two ops: a fused chain) over random views; returns 0 on a mismatch.
 static int one_case(hg_executor ex, int iter) {
     hg_dtype dts[3] = {HG_DTYPE_F32, HG_DTYPE_F64, HG_DTYPE_I32};
@@ -135,46 +180,21 @@ static int one_case(hg_executor ex, int iter) {
     } else {
         o = strided_view(ex, dt, nd, shape, 3, &bo);
     }
-    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
-    hg_ew_expr* e = malloc(sizeof *e);
-    hg_ew_expr_init(e, nd, shape);
-    int32_t ia = hg_ew_input(e, dt, nd, shape), ib = hg_ew_input(e, dt, bnd, bshape),
-            ic = hg_ew_input(e, dt, nd, shape);
-    int32_t y = hg_ew_binary(e, HG_BINARY_ADD, hg_ew_binary(e, HG_BINARY_MUL, ia, ib), ic);
-    CHECK_OK(hg_ew_output(e, y, dt));
-    hg_ew_kernel* k = NULL;
-    CHECK_OK(hg_ew_kernel_create(exo, e, &k));
-    unsigned char* before = read_all(bo);
-    hg_tensor ins[3] = {a, b, c};
-    CHECK_OK(hg_ew_kernel_run(k, ins, &o));
-    unsigned char *ha = read_all(ba), *hb = read_all(bb), *hc = read_all(bc), *ho = read_all(bo);
-    int ok = 1;
-    for (int64_t i = 0; i < numel && ok; i++) {
-        double want = at(&a, ha, nd, shape, i) * at(&b, hb, nd, shape, i) + at(&c, hc, nd, shape, i);
-        double got = at(&o, ho, nd, shape, i);
-        if (got != want) {
-            ok = 0;
-            CHECK_MSG(0, "case %d (%s, rank %d, last dim %lld): element %lld = %g, want %g", iter,
-                      hg_dtype_name(dt), (int)nd, (long long)shape[nd - 1], (long long)i, got,
-                      want);
-        }
-    }
+    hg_tensor t[4] = {a, b, c, o};
+    hg_buffer buf[4] = {ba, bb, bc, bo};
+    char what[96];
+    snprintf(what, sizeof what, "case %d (%s, rank %d, last dim %lld)", iter, hg_dtype_name(dt),
+             (int)nd, (long long)shape[nd - 1]);
+    unsigned char *before, *ho;
+    int ok = run_fma(ex, dt, nd, shape, t, buf, what, &before, &ho);
     // Elements of the output's buffer outside the view are untouched.
     size_t ocnt = 0;
     hg_buffer_count(bo, &ocnt);
     if (!numel) ok = ok && !memcmp(before, ho, ocnt * hg_dtype_size(dt));
     if (ok) hg_test_passed++;
-    hg_ew_kernel_destroy(k);
-    free(e);
     free(before);
-    free(ha);
-    free(hb);
-    free(hc);
     free(ho);
-    hg_buffer_destroy(ba);
-    hg_buffer_destroy(bb);
-    hg_buffer_destroy(bc);
-    hg_buffer_destroy(bo);
+    destroy_all(buf, 4);
     return ok;
 }
 
@@ -205,48 +225,24 @@ static int rotary_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t 
         hg_buffer_create(ex, dt, (size_t)numel, &bo);
         whole(bo, 4, shape, &o);
     }
-    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
-    hg_ew_expr* e = malloc(sizeof *e);
-    hg_ew_expr_init(e, 4, shape);
-    int32_t ia = hg_ew_input(e, dt, 4, shape), ib = hg_ew_input(e, dt, 2, tshape),
-            ic = hg_ew_input(e, dt, 4, shape);
-    CHECK_OK(hg_ew_output(e, hg_ew_binary(e, HG_BINARY_ADD, hg_ew_binary(e, HG_BINARY_MUL, ia, ib), ic), dt));
-    hg_ew_kernel* k = NULL;
-    CHECK_OK(hg_ew_kernel_create(exo, e, &k));
-    unsigned char* before = read_all(bo);
-    hg_tensor ins[3] = {a, b, c};
-    CHECK_OK(hg_ew_kernel_run(k, ins, &o));
-    unsigned char *ha = read_all(ba), *hb = read_all(bb), *hc = read_all(bc), *ho = read_all(bo);
-    int ok = 1;
-    for (int64_t i = 0; i < numel && ok; i++) {
-        double want = at(&a, ha, 4, shape, i) * at(&b, hb, 4, shape, i) + at(&c, hc, 4, shape, i);
-        double got = at(&o, ho, 4, shape, i);
-        if (got != want) {
-            ok = 0;
-            CHECK_MSG(0, "rotary layout (%lld, %lld, %lld, %lld)%s: element %lld = %g, want %g",
-                      (long long)B, (long long)H, (long long)S, (long long)D,
-                      sliced_out ? ", sliced out" : "", (long long)i, got, want);
-        }
-    }
+    hg_tensor t[4] = {a, b, c, o};
+    hg_buffer buf[4] = {ba, bb, bc, bo};
+    char what[96];
+    snprintf(what, sizeof what, "rotary layout (%lld, %lld, %lld, %lld)%s", (long long)B,
+             (long long)H, (long long)S, (long long)D, sliced_out ? ", sliced out" : "");
+    unsigned char *before, *ho;
+    int ok = run_fma(ex, dt, 4, shape, t, buf, what, &before, &ho);
     if (sliced_out) {   // the rows outside the slice are untouched
         for (int64_t r = 0; r < B * H && ok; r++)
             for (int64_t s2 = 0; s2 < S + 3; s2 += (s2 == 0 ? S + 1 : 1))
                 ok = ok && !memcmp(before + ((r * (S + 3) + s2) * D) * 4,
                                    ho + ((r * (S + 3) + s2) * D) * 4, (size_t)D * 4);
-        CHECK_MSG(ok, "rotary layout, sliced out: rows outside the slice written");
+        CHECK_MSG(ok, "%s: rows outside the slice written", what);
     }
     if (ok) hg_test_passed++;
-    hg_ew_kernel_destroy(k);
-    free(e);
     free(before);
-    free(ha);
-    free(hb);
-    free(hc);
     free(ho);
-    hg_buffer_destroy(ba);
-    hg_buffer_destroy(bb);
-    hg_buffer_destroy(bc);
-    hg_buffer_destroy(bo);
+    destroy_all(buf, 4);
     return ok;
 }
 
