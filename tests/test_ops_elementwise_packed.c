@@ -246,6 +246,36 @@ static int rotary_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t 
     return ok;
 }
 
+// Rows over blocks: a (B, S, H, D) input permuted to (B, H, S, D) with rows longer than packed
+// tiles take (D > 128: row launches), b one value per row ((B, H, S, 1)), so the dims outside the
+// rows do not collapse and every block's rows run in one launch (ewise_rows.c run_blocks; the
+// row addresses per block: hg_row_offset). out = a * b + c against a float64 reference.
+static int block_rows_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t D) {
+    hg_dtype dt = HG_DTYPE_F32;
+    int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, bshape[4] = {B, H, S, 1};
+    hg_buffer ba = make_buf(ex, dt, B * H * S * D, 37), bb = make_buf(ex, dt, B * H * S, 53);
+    hg_buffer bc = make_buf(ex, dt, B * H * S * D, 11), bo;
+    hg_buffer_create(ex, dt, (size_t)(B * H * S * D), &bo);
+    hg_tensor q, a, b, c, o;
+    whole(ba, 4, qshape, &q);
+    CHECK_OK(hg_tensor_permute(&q, (const int32_t[]){0, 2, 1, 3}, &a));
+    whole(bb, 4, bshape, &b);
+    whole(bc, 4, shape, &c);
+    whole(bo, 4, shape, &o);
+    hg_tensor t[4] = {a, b, c, o};
+    hg_buffer buf[4] = {ba, bb, bc, bo};
+    char what[96];
+    snprintf(what, sizeof what, "block rows (%lld, %lld, %lld, %lld)", (long long)B, (long long)H,
+             (long long)S, (long long)D);
+    unsigned char *before, *ho;
+    int ok = run_fma(ex, dt, 4, shape, t, buf, what, &before, &ho);
+    if (ok) hg_test_passed++;
+    free(before);
+    free(ho);
+    destroy_all(buf, 4);
+    return ok;
+}
+
 int main(void) {
     for (int threads = 1; threads <= 3; threads++) {
         hg_executor ex;
@@ -260,6 +290,8 @@ int main(void) {
         rotary_case(ex, 2, 3, 64, 64, 1);
         rotary_case(ex, 3, 2, 17, 64, 1);   // a run of 1088 lanes
         rotary_case(ex, 2, 5, 100, 81, 0);  // runs of 8100 lanes, D not a multiple of 16
+        block_rows_case(ex, 3, 4, 5, 129);
+        block_rows_case(ex, 2, 3, 64, 200);
         hg_executor_destroy(ex);
     }
     return hg_test_finish("ops_elementwise_packed");

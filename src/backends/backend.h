@@ -25,12 +25,34 @@ typedef struct hg_bound_arg {
 // with spread != NULL and spread[a] > 0 is a row of args[a].count / spread[a] values, each
 // repeated spread[a] times (one value per sub-row of a grouped row: rsqrt(var + eps) of a norm),
 // value j at base + r * row_step[a] + j * lane_step[a] bytes (the backend fills the row).
+// Rows may come in blocks over more dims (nblock_dims > 0; a permuted operand whose outer dims
+// do not collapse: Llama's rotary over (batch, heads)): row r is then row r % block_rows of
+// block r / block_rows, the blocks in C order over block_size[0 .. nblock_dims), and every
+// address above moves by block_step[d * nargs + a] bytes per step along block dim d (r in the
+// formulas above stands for r % block_rows).
 typedef struct hg_row_args {
     const int64_t* row_step;
     const int64_t* lane_step;
     const void* const* value;
     const int64_t* spread;   // NULL: no argument is spread
+    int32_t nblock_dims;     // 0: one block of all the rows
+    uint64_t block_rows;
+    const int64_t* block_size;
+    const int64_t* block_step;
 } hg_row_args;
+
+// Bytes by which argument a's addresses of row r move from row 0's (the formulas above).
+static inline int64_t hg_row_offset(const hg_row_args* ra, size_t nargs, size_t a, uint64_t r) {
+    if (ra->nblock_dims <= 0) return (int64_t)r * ra->row_step[a];
+    uint64_t b = r / ra->block_rows;
+    int64_t off = (int64_t)(r % ra->block_rows) * ra->row_step[a];
+    for (int32_t d = ra->nblock_dims - 1; d >= 0 && b; d--) {
+        uint64_t size = (uint64_t)ra->block_size[d];
+        off += (int64_t)(b % size) * ra->block_step[(size_t)d * nargs + a];
+        b /= size;
+    }
+    return off;
+}
 
 typedef struct hg_backend_vtable {
     uint32_t api_version;            // must be HG_BACKEND_API_VERSION

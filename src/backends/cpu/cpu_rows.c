@@ -40,7 +40,7 @@ static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_
     const hg_row_args* ra = j->ra;
     for (size_t i = 0; i < j->nargs; i++) {
         a[i] = j->args[i];
-        int64_t off = (int64_t)r * ra->row_step[i];
+        int64_t off = hg_row_offset(ra, j->nargs, i, r);
         hg_dtype t = (hg_dtype)j->plan->prog->params[i].dtype;
         if (ra->value[i]) {
             a[i].bits = hg_dtype_load_bits(t, (const uint8_t*)ra->value[i] + off);
@@ -58,12 +58,41 @@ static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_
     }
 }
 
+// Rows [r0, r1) of a direct plan's row launch: block by block (the direct path steps its rows
+// by row_step), each block's arguments and per-row values moved to it. Returns the first row
+// the direct path declined (r1: none).
+static uint64_t direct_rows(const rows_job* j, uint64_t r0, uint64_t r1, uint8_t* const* scratch) {
+    const hg_row_args* ra = j->ra;
+    if (ra->nblock_dims <= 0)
+        return hg_cpu_run_direct_rows(j->plan, j->args, j->lanes, r0, r1, ra, scratch);
+    hg_bound_arg a[6];   // direct plans: up to 3 inputs, the output, n (hg_cpu_run_direct_rows)
+    const void* value[6];
+    if (j->nargs > sizeof a / sizeof *a) return r0;
+    hg_row_args rb = *ra;
+    rb.nblock_dims = 0;
+    rb.value = value;
+    for (uint64_t r = r0; r < r1;) {
+        uint64_t first = r - r % ra->block_rows;   // the block's row 0
+        uint64_t end = first + ra->block_rows < r1 ? first + ra->block_rows : r1;
+        for (size_t i = 0; i < j->nargs; i++) {
+            int64_t off = hg_row_offset(ra, j->nargs, i, first);
+            a[i] = j->args[i];
+            if (a[i].base && !ra->value[i]) a[i].base = (uint8_t*)a[i].base + off;
+            value[i] = ra->value[i] ? (const uint8_t*)ra->value[i] + off : NULL;
+        }
+        uint64_t done = hg_cpu_run_direct_rows(j->plan, a, j->lanes, r - first, end - first, &rb,
+                                               scratch);
+        if (done < end - first) return first + done;
+        r = end;
+    }
+    return r1;
+}
+
 static void rows_part(void* ctx, int part) {
     rows_job* j = ctx;
     uint64_t r0 = (uint64_t)part * j->per_part;
     uint64_t r1 = r0 + j->per_part < j->rows ? r0 + j->per_part : j->rows;
-    j->left[part] = hg_cpu_run_direct_rows(j->plan, j->args, j->lanes, r0, r1, j->ra,
-                                           j->scratch + (size_t)part * j->nargs);
+    j->left[part] = direct_rows(j, r0, r1, j->scratch + (size_t)part * j->nargs);
 }
 
 // Rows of a part of a general plan's row launch, one serial launch each on the part's worker.

@@ -93,9 +93,37 @@ static void next_row(const ew_layout* L, int32_t top, int64_t* coord, unsigned c
     }
 }
 
+// Ungrouped rows of several blocks (the dims outside the rows' dim: a permuted operand's
+// (batch, heads)) as one kernel_launch_rows call: a launch per block ran each block's rows on
+// one thread (Llama's rotary: 16 launches of 64 rows of 32, docs/performance.md).
+static hg_status run_blocks(hg_ew_kernel* k, const ew_variant* v, const ew_layout* L,
+                            const ew_layout* R, hg_bound_arg* bound, unsigned char* const* first,
+                            const void** value, hg_row_args* ra, const size_t* es) {
+    int32_t nops = k->nops, nd = L->ndim - 2;   // block dims: those outside the rows' dim
+    int64_t cols = R->numel, block_step[(HG_MAX_DIMS - 2) * (EW_MAX_OPERANDS + 1)];
+    memset(block_step, 0, sizeof block_step);
+    for (int32_t o = 0; o < nops; o++) {
+        if (L->cls[o] == CL_SCALAR) continue;
+        for (int32_t d = 0; d < nd; d++)
+            block_step[d * (nops + 1) + o] = L->stride[o][d] * (int64_t)es[o];
+        if (R->cls[o] == CL_LINEAR) bound[o].base = first[o];
+        else value[o] = first[o];   // one value per row
+        bound[o].count = (uint64_t)cols;
+    }
+    bound[nops].bits = (uint64_t)cols;
+    ra->nblock_dims = nd;
+    ra->block_rows = (uint64_t)L->size[nd];
+    ra->block_size = L->size;
+    ra->block_step = block_step;
+    hg_launch_config cfg =
+        hg_launch_1d((uint64_t)cols, cols <= HG_MAX_BLOCK_LANES ? (uint32_t)cols : EW_BLOCK);
+    return hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
+                              (uint64_t)(L->numel / cols), ra);
+}
+
 // Rows of the innermost outer dim in kernel_launch_rows calls (grouped as above: one call for
 // the whole groups, one for the rows left); the dims outside it (rare after collapsing) one
-// round per coordinate.
+// round per coordinate, or all in one call when the rows are not grouped (run_blocks).
 static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
                           const ew_layout* L, const ew_layout* R0, int64_t group) {
     const hg_ew_expr* e = &k->e;
@@ -121,7 +149,7 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
     unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
     const void* value[EW_MAX_OPERANDS + 1] = {0};
     int64_t step[EW_MAX_OPERANDS + 1] = {0}, lane[EW_MAX_OPERANDS + 1] = {0};
-    hg_row_args ra = {step, lane, value, nspread ? spread : NULL};
+    hg_row_args ra = {step, lane, value, nspread ? spread : NULL, 0, 0, NULL, NULL};
     size_t es[EW_MAX_OPERANDS] = {0}, rep_off[EW_MAX_OPERANDS] = {0}, rep_bytes = 0;
     int rep[EW_MAX_OPERANDS] = {0};   // repeated into the scratch row (grouped runs)
     for (int32_t o = 0; o < nops; o++) {
@@ -153,7 +181,10 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
     unsigned char* scratch = k->scratch;
     int64_t whole = nrows / group, left = nrows % group;
     int64_t coord[HG_MAX_DIMS] = {0};
-    for (int64_t b = 0, blocks = L->numel / (cols * nrows); b < blocks && !s; b++) {
+    int64_t blocks = L->numel / (cols * nrows);
+    if (group == 1 && blocks > 1)   // every block's rows in one launch (the backend's threads)
+        return run_blocks(k, v, L, R, bound, first, value, &ra, es);
+    for (int64_t b = 0; b < blocks && !s; b++) {
         for (int32_t o = 0; o < nops; o++) {
             if (rep[o]) {   // the block's row, group times
                 for (int64_t r = 0; r < group; r++)
