@@ -29,7 +29,10 @@ typedef struct hg_bound_arg {
 // do not collapse: Llama's rotary over (batch, heads)): row r is then row r % block_rows of
 // block r / block_rows, the blocks in C order over block_size[0 .. nblock_dims), and every
 // address above moves by block_step[d * nargs + a] bytes per step along block dim d (r in the
-// formulas above stands for r % block_rows).
+// formulas above stands for r % block_rows). With sub_cols > 0, a gathered argument a
+// (lane_step[a] != 0) whose sub_step[a] != 0 reads its row as sub-rows of sub_cols lanes (a
+// packed tile of rows): sub-row t at base + t * sub_step[a] bytes, its lane i lane_step[a] * i
+// bytes further.
 typedef struct hg_row_args {
     const int64_t* row_step;
     const int64_t* lane_step;
@@ -39,6 +42,8 @@ typedef struct hg_row_args {
     uint64_t block_rows;
     const int64_t* block_size;
     const int64_t* block_step;
+    uint64_t sub_cols;         // 0: rows are not made of sub-rows
+    const int64_t* sub_step;
 } hg_row_args;
 
 // Bytes by which argument a's addresses of row r move from row 0's (the formulas above).

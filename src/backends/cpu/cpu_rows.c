@@ -48,6 +48,14 @@ static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_
             hg_cpu_spread_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
                                 (uint64_t)ra->spread[i], ra->lane_step[i], hg_dtype_size(t));
             a[i].base = scratch[i];
+        } else if (a[i].base && ra->lane_step[i] && ra->sub_cols && ra->sub_step[i]) {
+            size_t es = hg_dtype_size(t);   // a tile: each sub-row gathered
+            const uint8_t* src = (const uint8_t*)a[i].base + off;
+            for (uint64_t k = 0; k < a[i].count / ra->sub_cols; k++)
+                hg_cpu_gather_lanes(scratch[i] + k * ra->sub_cols * es,
+                                    src + (int64_t)k * ra->sub_step[i], ra->sub_cols,
+                                    ra->lane_step[i], es);
+            a[i].base = scratch[i];
         } else if (a[i].base && ra->lane_step[i]) {
             hg_cpu_gather_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
                                 ra->lane_step[i], hg_dtype_size(t));
@@ -137,7 +145,8 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
     int one_d = cfg->grid.y == 1 && cfg->grid.z == 1 && cfg->block.y == 1 && cfg->block.z == 1;
     int spread = 0;   // the direct path binds no spread rows
     for (size_t i = 0; i < nargs && ra->spread; i++) spread |= ra->spread[i] != 0;
-    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES && one_d && !spread;
+    int direct = plan->direct.ok && lanes <= HG_CPU_DIRECT_MAX_LANES && one_d && !spread &&
+                 !ra->sub_cols;
     int general = !direct && one_d && lanes < 2 * (uint64_t)HG_CPU_PARALLEL_LANES;
     int parts = 1;
     if (direct || general) {
