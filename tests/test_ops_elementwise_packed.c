@@ -246,6 +246,40 @@ static int rotary_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t 
     return ok;
 }
 
+// Packed tiles run as the rows of one launch (ewise_rows.c run_tiles_as_rows) with a gathered
+// operand that repeats one row over each run: a = q permuted as in rotary_case, b (B, H, 1, D)
+// broadcast over S (its sub-rows 0 apart), c a (S, D) table broadcast over (B, H) (read in
+// place by tiles of one run), the output contiguous. out = a * b + c against a float64
+// reference.
+static int repeated_row_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t D) {
+    hg_dtype dt = HG_DTYPE_F32;
+    int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, bshape[4] = {B, H, 1, D};
+    int64_t tshape[2] = {S, D};
+    hg_buffer ba = make_buf(ex, dt, B * H * S * D, 37), bb = make_buf(ex, dt, B * H * D, 53);
+    hg_buffer bc = make_buf(ex, dt, S * D, 11), bo;
+    hg_buffer_create(ex, dt, (size_t)(B * H * S * D), &bo);
+    hg_tensor q, a, b1, b, c1, c, o;
+    whole(ba, 4, qshape, &q);
+    CHECK_OK(hg_tensor_permute(&q, (const int32_t[]){0, 2, 1, 3}, &a));
+    whole(bb, 4, bshape, &b1);
+    CHECK_OK(hg_tensor_expand(&b1, 4, shape, &b));
+    whole(bc, 2, tshape, &c1);
+    CHECK_OK(hg_tensor_expand(&c1, 4, shape, &c));
+    whole(bo, 4, shape, &o);
+    hg_tensor t[4] = {a, b, c, o};
+    hg_buffer buf[4] = {ba, bb, bc, bo};
+    char what[96];
+    snprintf(what, sizeof what, "repeated row (%lld, %lld, %lld, %lld)", (long long)B,
+             (long long)H, (long long)S, (long long)D);
+    unsigned char *before, *ho;
+    int ok = run_fma(ex, dt, 4, shape, t, buf, what, &before, &ho);
+    if (ok) hg_test_passed++;
+    free(before);
+    free(ho);
+    destroy_all(buf, 4);
+    return ok;
+}
+
 // Rows over blocks: a (B, S, H, D) input permuted to (B, H, S, D) with rows longer than packed
 // tiles take (D > 128: row launches), b one value per row ((B, H, S, 1)), so the dims outside the
 // rows do not collapse and every block's rows run in one launch (ewise_rows.c run_blocks; the
@@ -290,6 +324,8 @@ int main(void) {
         rotary_case(ex, 2, 3, 64, 64, 1);
         rotary_case(ex, 3, 2, 17, 64, 1);   // a run of 1088 lanes
         rotary_case(ex, 2, 5, 100, 81, 0);  // runs of 8100 lanes, D not a multiple of 16
+        repeated_row_case(ex, 4, 4, 64, 64);
+        repeated_row_case(ex, 2, 3, 17, 64);
         block_rows_case(ex, 3, 4, 5, 129);
         block_rows_case(ex, 2, 3, 64, 200);
         hg_executor_destroy(ex);

@@ -29,9 +29,9 @@ typedef struct hg_bound_arg {
 // do not collapse: Llama's rotary over (batch, heads)): row r is then row r % block_rows of
 // block r / block_rows, the blocks in C order over block_size[0 .. nblock_dims), and every
 // address above moves by block_step[d * nargs + a] bytes per step along block dim d (r in the
-// formulas above stands for r % block_rows). With sub_cols > 0, a gathered argument a
-// (lane_step[a] != 0) whose sub_step[a] != 0 reads its row as sub-rows of sub_cols lanes (a
-// packed tile of rows): sub-row t at base + t * sub_step[a] bytes, its lane i lane_step[a] * i
+// formulas above stands for r % block_rows). With sub_cols > 0, every gathered argument a
+// (lane_step[a] != 0) reads its row as sub-rows of sub_cols lanes (a packed tile of rows):
+// sub-row t at base + t * sub_step[a] bytes (0: one row repeated), its lane i lane_step[a] * i
 // bytes further.
 typedef struct hg_row_args {
     const int64_t* row_step;

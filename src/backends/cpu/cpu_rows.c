@@ -48,8 +48,8 @@ static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_
             hg_cpu_spread_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
                                 (uint64_t)ra->spread[i], ra->lane_step[i], hg_dtype_size(t));
             a[i].base = scratch[i];
-        } else if (a[i].base && ra->lane_step[i] && ra->sub_cols && ra->sub_step[i]) {
-            size_t es = hg_dtype_size(t);   // a tile: each sub-row gathered
+        } else if (a[i].base && ra->lane_step[i] && ra->sub_cols) {
+            size_t es = hg_dtype_size(t);   // a tile: each sub-row gathered (step 0: repeated)
             const uint8_t* src = (const uint8_t*)a[i].base + off;
             for (uint64_t k = 0; k < a[i].count / ra->sub_cols; k++)
                 hg_cpu_gather_lanes(scratch[i] + k * ra->sub_cols * es,
