@@ -247,15 +247,19 @@ static int rotary_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t 
 }
 
 // Packed tiles run as the rows of one launch (ewise_rows.c run_tiles_as_rows) with a gathered
-// operand that repeats one row over each run: a = q permuted as in rotary_case, b (B, H, 1, D)
-// broadcast over S (its sub-rows 0 apart), c a (S, D) table broadcast over (B, H) (read in
-// place by tiles of one run), the output contiguous. out = a * b + c against a float64
+// operand broadcast in any pattern — (B, H, 1, D) repeats one row over each run (its sub-rows
+// 0 apart), (B, H, S, 1) has lanes 0 apart (the loop's path) —: a = q permuted as in
+// rotary_case, c a (S, D) table broadcast over (B, H) (read in place by tiles of one run), the
+// output contiguous. out = a * b + c against a float64
 // reference.
-static int repeated_row_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t D) {
+// keep: which of b's dims are not broadcast (bit d: dim d); 0b1011 is (B, H, 1, D).
+static int repeated_row_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t D,
+                             unsigned keep) {
     hg_dtype dt = HG_DTYPE_F32;
-    int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, bshape[4] = {B, H, 1, D};
+    int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, bshape[4], bn = 1;
+    for (int d = 0; d < 4; d++) bn *= bshape[d] = keep >> d & 1 ? shape[d] : 1;
     int64_t tshape[2] = {S, D};
-    hg_buffer ba = make_buf(ex, dt, B * H * S * D, 37), bb = make_buf(ex, dt, B * H * D, 53);
+    hg_buffer ba = make_buf(ex, dt, B * H * S * D, 37), bb = make_buf(ex, dt, bn, 53);
     hg_buffer bc = make_buf(ex, dt, S * D, 11), bo;
     hg_buffer_create(ex, dt, (size_t)(B * H * S * D), &bo);
     hg_tensor q, a, b1, b, c1, c, o;
@@ -269,8 +273,8 @@ static int repeated_row_case(hg_executor ex, int64_t B, int64_t H, int64_t S, in
     hg_tensor t[4] = {a, b, c, o};
     hg_buffer buf[4] = {ba, bb, bc, bo};
     char what[96];
-    snprintf(what, sizeof what, "repeated row (%lld, %lld, %lld, %lld)", (long long)B,
-             (long long)H, (long long)S, (long long)D);
+    snprintf(what, sizeof what, "repeated row (%lld, %lld, %lld, %lld), b dims kept %#x",
+             (long long)B, (long long)H, (long long)S, (long long)D, keep);
     unsigned char *before, *ho;
     int ok = run_fma(ex, dt, 4, shape, t, buf, what, &before, &ho);
     if (ok) hg_test_passed++;
@@ -324,8 +328,8 @@ int main(void) {
         rotary_case(ex, 2, 3, 64, 64, 1);
         rotary_case(ex, 3, 2, 17, 64, 1);   // a run of 1088 lanes
         rotary_case(ex, 2, 5, 100, 81, 0);  // runs of 8100 lanes, D not a multiple of 16
-        repeated_row_case(ex, 4, 4, 64, 64);
-        repeated_row_case(ex, 2, 3, 17, 64);
+        for (unsigned keep = 0; keep < 16; keep++)   // every broadcast pattern of b
+            repeated_row_case(ex, keep & 1 ? 2 : 3, 4, keep & 2 ? 64 : 17, 64, keep);
         block_rows_case(ex, 3, 4, 5, 129);
         block_rows_case(ex, 2, 3, 64, 200);
         hg_executor_destroy(ex);
