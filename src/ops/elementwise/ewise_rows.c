@@ -264,10 +264,11 @@ static void pack_copy(unsigned char* tile, unsigned char* row, int64_t n, int64_
 #undef PACK_COPY
 
 // Tiles of one run each with nothing to scatter (every output linear or written in place) and
-// every gathered operand stepping through its rows: the tiles as the rows of one row launch,
-// each tile's gathered operands copied by the backend on the thread that runs it (hg_row_args'
-// sub-rows), where run_packed's loop gathers on the caller and launches tile after tile on one
-// thread (Llama's rotary Q: 16 tiles of 4096 lanes, docs/performance.md). 0: not this layout.
+// no gathered operand with a lane step of 0 (its rows may repeat: sub-rows 0 apart): the tiles
+// as the rows of one row launch, each tile's gathered operands copied by the backend on the
+// thread that runs it (hg_row_args' sub-rows), where run_packed's loop gathers on the caller
+// and launches tile after tile on one thread (Llama's rotary Q: 16 tiles of 4096 lanes,
+// docs/performance.md). 0: not this layout.
 static int run_tiles_as_rows(hg_ew_kernel* k, const ew_variant* v, const ew_layout* L,
                              const int* in_place, hg_bound_arg* bound, unsigned char* const* base,
                              const size_t* es, int64_t runs, hg_status* s) {
