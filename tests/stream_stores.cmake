@@ -2,7 +2,8 @@
 # HOLOGRAM_STREAM_STORES bytes, by default the last-level cache, at most 32 MiB) is taken by the
 # test suite's small arrays only when forced: these tests run again with a 1-byte threshold, so
 # every strip-mined store streams and its results are checked bit for bit as in the plain runs.
-foreach(t test_cpu_fastpaths test_ops_elementwise test_ops_elementwise_layout test_graph test_parity)
+foreach(t test_cpu_fastpaths test_ops_elementwise test_ops_elementwise_layout test_ops_elementwise_api
+    test_graph test_parity)
   if(TARGET ${t})
     add_test(NAME ${t}_stream_stores COMMAND ${t})
     set_tests_properties(${t}_stream_stores PROPERTIES

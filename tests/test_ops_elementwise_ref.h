@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "common/hg_test.h"
 #include "hologram.h"
@@ -173,6 +174,35 @@ static inline double ulp_diff(hg_dtype t, double got, double want) {
     if (isinf(want) || isinf(got)) return got == want ? 0 : INFINITY;
     if (got == want) return 0;
     return fabs(got - want) / ulp_of(t, want);
+}
+
+// ---- test buffers (the layout and API tests of the elementwise ops) ----
+// A buffer of n elements of dtype t on ex filled with v(i) (as doubles, cvt semantics).
+static inline hg_buffer ew_make_buf(hg_executor ex, hg_dtype t, int64_t n, double (*v)(int64_t)) {
+    hg_buffer b = {0};
+    if (hg_buffer_create(ex, t, (size_t)n, &b) || !v) return b;
+    size_t es = hg_dtype_size(t);
+    unsigned char* host = malloc((size_t)n * es + 8);
+    for (int64_t i = 0; i < n; i++) cvt_from_double(t, v(i), host + (size_t)i * es);
+    if (n) hg_buffer_write(b, 0, host, (size_t)n);
+    free(host);
+    return b;
+}
+// Exactly representable values in every float dtype.
+static inline double val_a(int64_t i) { return (double)((i * 37) % 101) * 0.25 - 12.0; }
+static inline double val_b(int64_t i) { return (double)((i * 53) % 97) * 0.5 - 20.0; }
+static inline double val_small(int64_t i) { return (double)((i * 7) % 19) - 9.0; }
+
+// A host copy of b's elements (the caller frees it); *n (may be NULL) receives their count.
+static inline unsigned char* read_all(hg_buffer b, size_t* n) {
+    size_t cnt = 0;
+    hg_buffer_count(b, &cnt);
+    hg_dtype t;
+    hg_buffer_dtype(b, &t);
+    unsigned char* h = malloc(cnt * hg_dtype_size(t) + 8);
+    if (cnt) hg_buffer_read(b, 0, h, cnt);
+    if (n) *n = cnt;
+    return h;
 }
 
 #endif
