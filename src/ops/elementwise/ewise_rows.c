@@ -344,6 +344,11 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
             nscatter += o >= nin;
         }
     }
+    ew_variant* v = NULL;
+    hg_status s = hg_ew_variant_for(k, &R, &v);
+    if (s) return s;
+    // (before the tile scratch: the backend gathers those tiles into its own)
+    if (any_in_place && run_tiles_as_rows(k, v, L, in_place, bound, rowp, es, runs, &s)) return s;
     if (bytes > k->scratch_bytes) {
         void* mem = aligned_alloc(64, bytes);
         if (!mem) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory for an elementwise run");
@@ -351,10 +356,6 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
         k->scratch = mem;
         k->scratch_bytes = bytes;
     }
-    ew_variant* v = NULL;
-    hg_status s = hg_ew_variant_for(k, &R, &v);
-    if (s) return s;
-    if (any_in_place && run_tiles_as_rows(k, v, L, in_place, bound, rowp, es, runs, &s)) return s;
     unsigned char* scratch = k->scratch;
     int64_t coord[HG_MAX_DIMS] = {0};
     for (int64_t r0 = 0; r0 < nrows && !s; r0 += group) {
