@@ -9,6 +9,7 @@
 //   log of a negative number = NaN, log(+-0) = -inf, plus exact cases (exp2 of an integer,
 //   log2 of a power of two, log(1) = +0, exp(0) = 1).
 // - f64 sigmoid (the one vectorized f64 function) within 2 ULP of a long double reference.
+// - The GELU forms' tails (7 <= |x| <= 16: subnormal results and intermediates) densely.
 // - The portable, AVX2 and AVX-512 sets give bit-identical results, and so do the 8-lane exp and
 //   log of base/vmath_ymm.h (the softmax short-row kernels') against base/vmath.h's.
 #include <float.h>
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "base/vmath.h"
 #include "hg_test.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -197,6 +199,36 @@ static void test_f32(const hg_cpu_kernels* const* sets, size_t nsets) {
     }
 }
 
+// The GELU forms' tails, 7 <= |x| <= 16, where their results or intermediates would be
+// subnormal and the vector kernels take integer paths (kernels_gelu.c): densely, every set,
+// each chunk mixing tail inputs with every third lane from the special values (both paths of a
+// vector choice in one vector).
+static void test_gelu_tails(const hg_cpu_kernels* const* sets, size_t nsets) {
+    static const func fns[] = {{HG_OP_GELU, "gelu", 6}, {HG_OP_GELU_ERF, "gelu_erf", 6}};
+    uint64_t stride = sweep_stride() / 19 + 1;   // 6 in Release: ~1.6M inputs per function
+    uint32_t lo = hg_f2u(7.0f), hi = hg_f2u(16.0f);
+    static float xs[CHUNK];
+    for (size_t fi = 0; fi < COUNT(fns); fi++) {
+        tally ty = {0, 0, 0};
+        size_t n = 0, sp = 0;
+        for (uint32_t sign = 0; sign < 2; sign++)
+            for (uint64_t b = lo; b <= hi; b += stride) {
+                xs[n] = hg_u2f((uint32_t)b | sign << 31);
+                if (n % 3 == 2) xs[n] = k_specials[sp++ % COUNT(k_specials)];
+                if (++n == CHUNK) {
+                    run_chunk(sets, nsets, &k_f32, &fns[fi], HG_DTYPE_F32, xs, n, fns[fi].bound,
+                              &ty);
+                    n = 0;
+                }
+            }
+        run_chunk(sets, nsets, &k_f32, &fns[fi], HG_DTYPE_F32, xs, n, fns[fi].bound, &ty);
+        CHECK_MSG(ty.bad == 0, "%s tails: %zu of %zu inputs wrong", fns[fi].name, ty.bad,
+                  ty.cases);
+        printf("  %-8s f32  %9zu inputs, 7 <= |x| <= 16 (every %llu-th), all sets  max %.3f ulp\n",
+               fns[fi].name, ty.cases, (unsigned long long)stride, ty.max_ulp);
+    }
+}
+
 static void test_narrow(const hg_cpu_kernels* const* sets, size_t nsets, const fmt* f,
                         hg_dtype t) {
     static float xs[65536];
@@ -367,6 +399,7 @@ int main(void) {
     test_narrow(sets, nsets, &k_f16, HG_DTYPE_F16);
     test_narrow(sets, nsets, &k_bf16, HG_DTYPE_BF16);
     test_f32(sets, nsets);
+    test_gelu_tails(sets, nsets);
     test_sigmoid_f64(sets, nsets);
     test_vmath_ymm();
     return hg_test_finish("test_math_ulp");

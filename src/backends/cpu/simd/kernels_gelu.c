@@ -11,7 +11,9 @@
 //   e = 2^(z/16) = 2^(k>>4) * T[k&15] * 2^(r/16) = e^-|u| * 2^64
 //   x >= 0: x / (1 + e 2^-64)         x < 0: x e / (2^64 + e)
 // The 2^64 keeps e normal down to |u| = 107, below which the result is 0 anyway, and the
-// negative branch rounds once when the result is subnormal. |x| is clamped to 11.4 (|u| ~ 124:
+// negative branch rounds once when the result is subnormal. (The vector forms divide x e by
+// 1 + e 2^-64 and scale by 2^-64 after, mul_pow2_down: the same bits, since that quotient is
+// exact wherever the result is subnormal: the divisor is then 1, or 2 for |x| < 2^-100.) |x| is clamped to 11.4 (|u| ~ 124:
 // gelu is 0 below -11.4 and x above 11.4 in f32), which keeps k>>4 in [-115, 64].
 // Measured maximum error 3.6 ULP against a double reference (tests/test_math_ulp.c; bound 6).
 //
@@ -76,19 +78,6 @@ static inline float gelu_f32_lane(float x) {
 }
 
 #if defined(HG_VWRAP)
-// One body for both widths (vwrap.h); x < 0 scales den by 2^64 and takes e as the numerator's
-// factor: AVX-512 with a mask register (one masked multiply), AVX2 with blends.
-static inline void neg_select(vf x, vf e, vf* den, vf* mm) {
-#if defined(HG_SIMD_AVX512)
-    __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-    *den = _mm512_mask_mul_ps(*den, neg, *den, _mm512_set1_ps(0x1p64f));
-    *mm = _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), neg, e);
-#else
-    *den = sel_neg(x, _mm256_mul_ps(*den, _mm256_set1_ps(0x1p64f)), *den);
-    *mm = sel_neg(x, e, _mm256_set1_ps(1.0f));
-#endif
-}
-
 static inline vf gelu_exp_vec(vf ah, vf al) {   // gelu_exp_lane
     vf mg = V(set1_ps)(GELU_MAGIC);
     vf t = V(sub_ps)(mg, ah);
@@ -120,10 +109,12 @@ static void gelu_f32_block(float* d, const float* a, size_t n) {
         vf ah = V(mul_ps)(w, ph), al = V(fmsub_ps)(w, ph, ah);
         al = V(fmadd_ps)(w, pl, al);
         vf e = gelu_exp_vec(ah, al);
-        vf den = V(fmadd_ps)(e, V(set1_ps)(0x1p-64f), V(set1_ps)(1.0f)), mm;
-        neg_select(x, e, &den, &mm);
+        // e < 2^38 leaves 1 + e 2^-64 = 1; taken as 0 there (an fma whose product would be
+        // subnormal takes an assist on Intel: mul_pow2_down)
+        vf den = V(fmadd_ps)(zero_below(e, 0x1p38f), V(set1_ps)(0x1p-64f), V(set1_ps)(1.0f));
         vf xf = V(max_ps)(V(set1_ps)(-16.0f), x);   // NaN: the second operand
-        V(storeu_ps)(d + i, V(div_ps)(V(mul_ps)(xf, mm), den));
+        vf q = V(div_ps)(V(mul_ps)(xf, sel_neg(x, e, V(set1_ps)(1.0f))), den);
+        V(storeu_ps)(d + i, sel_neg(x, mul_pow2_down(q, 64), q));
     }
     for (; i < n; i++) d[i] = gelu_f32_lane(a[i]);
 }
@@ -225,6 +216,34 @@ static inline float gelu_erf_f32_lane(float x) {
 }
 
 #if defined(HG_VWRAP)
+// The two branches of gelu_erf_f32_lane without subnormal intermediates (each would cost a
+// microcode assist on Intel: 8x slower on inputs of standard deviation 8-16, docs/performance.md),
+// bit for bit the lane's results. x < 0: (x h) 2^-64 by mul_pow2_down (subnormal or 0 from
+// |x| ~ 13.2 on; every lane computes this branch).
+static inline vf gelu_erf_neg(vf xf, vf hh, vf hl) {
+    return mul_pow2_down(V(fmadd_ps)(xf, hh, V(mul_ps)(xf, hl)), 64);
+}
+
+// x >= 0: x (1 - h 2^-64) = x ph + x pl. Where h < 2^14, h 2^-64 < 2^-50 leaves ph = 1 and
+// |x pl| far below half an ULP of x (x > 7.5 there): the result is x, and h, hl are taken as 0
+// (the lane's pl would be subnormal from |x| ~ 13 on).
+static inline vf gelu_erf_pos(vf x, vf hh, vf hl, vf sc) {
+#if defined(HG_SIMD_AVX512)
+    __mmask16 big = _mm512_cmp_ps_mask(hh, _mm512_set1_ps(0x1p14f), _CMP_GE_OQ);
+    hh = _mm512_maskz_mov_ps(big, hh);
+    hl = _mm512_maskz_mov_ps(big, hl);
+#else
+    vf big = _mm256_cmp_ps(hh, _mm256_set1_ps(0x1p14f), _CMP_GE_OQ);
+    hh = _mm256_and_ps(big, hh);
+    hl = _mm256_and_ps(big, hl);
+#endif
+    vf one = V(set1_ps)(1.0f);
+    vf ph = V(fnmadd_ps)(hh, sc, one);
+    vf pl = V(fnmadd_ps)(hl, sc, V(fnmadd_ps)(hh, sc, V(sub_ps)(one, ph)));
+    vf xc = V(min_ps)(V(set1_ps)(16.0f), x);    // +inf: pl is ~0, and inf * 0 is NaN
+    return V(fmadd_ps)(xc, pl, V(mul_ps)(x, ph));
+}
+
 static void gelu_erf_f32_block(float* d, const float* a, size_t n) {
     size_t i = 0;
     for (; i + VW <= n; i += VW) {
@@ -254,12 +273,7 @@ static void gelu_erf_f32_block(float* d, const float* a, size_t n) {
         vf hl = V(mul_ps)(half, V(fmadd_ps)(tl, e, V(fmsub_ps)(t, e, pe)));
         vf xf = V(max_ps)(V(set1_ps)(-16.0f), x);   // NaN: the second operand
         vf sc = V(set1_ps)(0x1p-64f);
-        vf neg = V(mul_ps)(V(fmadd_ps)(xf, hh, V(mul_ps)(xf, hl)), sc);
-        vf ph = V(fnmadd_ps)(hh, sc, one);
-        vf pl = V(fnmadd_ps)(hl, sc, V(fnmadd_ps)(hh, sc, V(sub_ps)(one, ph)));
-        vf xc = V(min_ps)(V(set1_ps)(16.0f), x);    // +inf: pl is ~0, and inf * 0 is NaN
-        vf pos = V(fmadd_ps)(xc, pl, V(mul_ps)(x, ph));
-        V(storeu_ps)(d + i, sel_neg(x, neg, pos));
+        V(storeu_ps)(d + i, sel_neg(x, gelu_erf_neg(xf, hh, hl), gelu_erf_pos(x, hh, hl, sc)));
     }
     for (; i < n; i++) d[i] = gelu_erf_f32_lane(a[i]);
 }
