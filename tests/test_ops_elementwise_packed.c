@@ -315,6 +315,88 @@ static int block_rows_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int6
     return f32_case(ex, shape, t, buf, what);
 }
 
+// A scattered output of packed tiles run as rows (hg_row_args' scatter), as in Llama's rotary
+// kernel: y0 = a * b + c contiguous and y1 = a * b - c written through a view, with a = q
+// permuted as in rotary_case, b an (S, D) table broadcast (read in place: tiles of one run), c
+// contiguous. y1 is (B, H, D, S) memory as (B, H, S, D) (K^T: sub-rows one element apart,
+// hg_transpose_32), with padding rows between the (b, h) blocks (pad > 0), or every second
+// element of (B, H, S, 2D) (step 2: the element loop). (One output would set the iteration
+// order itself: the second, contiguous one keeps D innermost.) f32 and f64; every element of
+// both against a float64 reference, and y1's padding untouched.
+static int scattered_out_case(hg_executor ex, hg_dtype dt, int64_t B, int64_t H, int64_t S,
+                              int64_t D, int pad, int step2) {
+    int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, tshape[2] = {S, D};
+    int64_t numel = B * H * S * D, onum;
+    hg_buffer ba = make_buf(ex, dt, numel, 37), bb = make_buf(ex, dt, S * D, 53);
+    hg_buffer bc = make_buf(ex, dt, numel, 11), bo0, bo1;
+    hg_tensor q, a, b1, b, c, y0, full, y1;
+    whole(ba, 4, qshape, &q);
+    CHECK_OK(hg_tensor_permute(&q, (const int32_t[]){0, 2, 1, 3}, &a));
+    whole(bb, 2, tshape, &b1);
+    CHECK_OK(hg_tensor_expand(&b1, 4, shape, &b));
+    whole(bc, 4, shape, &c);
+    hg_buffer_create(ex, dt, (size_t)numel, &bo0);
+    whole(bo0, 4, shape, &y0);
+    if (step2) {
+        int64_t fshape[4] = {B, H, S, 2 * D};
+        onum = numel * 2;
+        bo1 = make_buf(ex, dt, onum, 5);
+        whole(bo1, 4, fshape, &full);
+        CHECK_OK(hg_tensor_slice(&full, 3, 0, 2 * D, 2, &y1));
+    } else {
+        int64_t fshape[4] = {B, H, D + pad, S};
+        hg_tensor t1;
+        onum = B * H * (D + pad) * S;
+        bo1 = make_buf(ex, dt, onum, 5);
+        whole(bo1, 4, fshape, &full);
+        CHECK_OK(hg_tensor_slice(&full, 2, 0, D, 1, &t1));
+        CHECK_OK(hg_tensor_permute(&t1, (const int32_t[]){0, 1, 3, 2}, &y1));
+    }
+    hg_executor_obj* exo = hg_handle_get(ex.handle, HG_HANDLE_EXECUTOR);
+    hg_ew_expr* e = malloc(sizeof *e);
+    hg_ew_expr_init(e, 4, shape);
+    int32_t ia = hg_ew_input(e, dt, 4, shape), ib = hg_ew_input(e, dt, 4, shape),
+            ic = hg_ew_input(e, dt, 4, shape);
+    int32_t ab = hg_ew_binary(e, HG_BINARY_MUL, ia, ib);
+    CHECK_OK(hg_ew_output(e, hg_ew_binary(e, HG_BINARY_ADD, ab, ic), dt));
+    CHECK_OK(hg_ew_output(e, hg_ew_binary(e, HG_BINARY_SUB, ab, ic), dt));
+    hg_ew_kernel* k = NULL;
+    CHECK_OK(hg_ew_kernel_create(exo, e, &k));
+    unsigned char* before = read_all(bo1);
+    hg_tensor ins[3] = {a, b, c}, outs[2] = {y0, y1};
+    CHECK_OK(hg_ew_kernel_run(k, ins, outs));
+    unsigned char *ha = read_all(ba), *hb = read_all(bb), *hc = read_all(bc);
+    unsigned char *h0 = read_all(bo0), *h1 = read_all(bo1);
+    char what[112];
+    snprintf(what, sizeof what, "scattered out (%lld, %lld, %lld, %lld) %s, %s", (long long)B,
+             (long long)H, (long long)S, (long long)D, dt == HG_DTYPE_F64 ? "f64" : "f32",
+             step2 ? "step 2" : pad ? "transposed, padded" : "transposed");
+    int64_t bad = 0, outside = 0;
+    for (int64_t i = 0; i < numel; i++) {
+        double m = at(&a, ha, 4, shape, i) * at(&b, hb, 4, shape, i), cv = at(&c, hc, 4, shape, i);
+        if (at(&y0, h0, 4, shape, i) != m + cv || at(&y1, h1, 4, shape, i) != m - cv) bad++;
+    }
+    size_t es = hg_dtype_size(dt);
+    for (int64_t i = 0; i < onum; i++) {
+        int in_view = step2 ? i % 2 == 0 : (i / S) % (D + pad) < D;
+        if (!in_view && memcmp(before + i * (int64_t)es, h1 + i * (int64_t)es, es)) outside++;
+    }
+    CHECK_MSG(bad == 0, "%s: %lld elements wrong", what, (long long)bad);
+    CHECK_MSG(outside == 0, "%s: %lld elements outside the view written", what,
+              (long long)outside);
+    hg_ew_kernel_destroy(k);
+    free(e);
+    free(before);
+    free(ha);
+    free(hb);
+    free(hc);
+    free(h0);
+    free(h1);
+    hg_buffer bufs[5] = {ba, bb, bc, bo0, bo1};
+    destroy_all(bufs, 5);
+    return bad == 0 && outside == 0;
+}
+
 int main(void) {
     for (int threads = 1; threads <= 3; threads++) {
         hg_executor ex;
@@ -333,6 +415,13 @@ int main(void) {
             repeated_row_case(ex, keep & 1 ? 2 : 3, 4, keep & 2 ? 64 : 17, 64, keep);
         block_rows_case(ex, 3, 4, 5, 129);
         block_rows_case(ex, 2, 3, 64, 200);
+        for (int dtf = 0; dtf < 2; dtf++) {
+            hg_dtype dt = dtf ? HG_DTYPE_F64 : HG_DTYPE_F32;
+            scattered_out_case(ex, dt, 4, 4, 64, 64, 0, 0);
+            scattered_out_case(ex, dt, 2, 3, 17, 64, 3, 0);    // runs of 1088 lanes
+            scattered_out_case(ex, dt, 2, 2, 100, 81, 1, 0);   // D not a multiple of 4
+            scattered_out_case(ex, dt, 3, 2, 64, 32, 0, 1);
+        }
         hg_executor_destroy(ex);
     }
     return hg_test_finish("ops_elementwise_packed");

@@ -32,7 +32,9 @@ typedef struct hg_bound_arg {
 // formulas above stands for r % block_rows). With sub_cols > 0, every gathered argument a
 // (lane_step[a] != 0) reads its row as sub-rows of sub_cols lanes (a packed tile of rows):
 // sub-row t at base + t * sub_step[a] bytes (0: one row repeated), its lane i lane_step[a] * i
-// bytes further.
+// bytes further; an argument with scatter != NULL and scatter[a] set is an output that each
+// row writes in full and does not read (sub_step[a] != 0): the backend runs the row into a
+// tile of its own and copies the tile's sub-rows to those places after it.
 typedef struct hg_row_args {
     const int64_t* row_step;
     const int64_t* lane_step;
@@ -44,6 +46,7 @@ typedef struct hg_row_args {
     const int64_t* block_step;
     uint64_t sub_cols;         // 0: rows are not made of sub-rows
     const int64_t* sub_step;
+    const uint8_t* scatter;    // NULL: no argument is scattered
 } hg_row_args;
 
 // Bytes by which argument a's addresses of row r move from row 0's (the formulas above).

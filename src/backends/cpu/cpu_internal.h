@@ -327,6 +327,13 @@ void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step,
 static inline int hg_cpu_rows_tiled(const hg_row_args* ra, uint32_t i, size_t es) {
     return ra->row_step[i] == (int64_t)es && !(ra->spread && ra->spread[i]);
 }
+// cpu_lanes.c: a tile of nsub sub-rows of cols elements (d or s adjacent, sub-row after
+// sub-row) from / to sub-row t at base + t * sub_step bytes, element i lane bytes further;
+// sub-rows one element apart (a transposed operand) go through hg_transpose_32.
+void hg_cpu_gather_subrows(uint8_t* d, const uint8_t* s, uint64_t nsub, uint64_t cols,
+                           int64_t sub_step, int64_t lane, size_t es);
+void hg_cpu_scatter_subrows(uint8_t* d, const uint8_t* s, uint64_t nsub, uint64_t cols,
+                            int64_t sub_step, int64_t lane, size_t es);
 // cpu_lanes.c: n / cols values of es bytes, step bytes apart at s, each written cols times to d.
 void hg_cpu_spread_lanes(uint8_t* d, const uint8_t* s, uint64_t n, uint64_t cols, int64_t step,
                          size_t es);

@@ -104,6 +104,44 @@ void hg_cpu_gather_lanes(uint8_t* d, const uint8_t* s, uint64_t n, int64_t step,
 }
 #undef GATHER
 
+void hg_cpu_gather_subrows(uint8_t* d, const uint8_t* s, uint64_t nsub, uint64_t cols,
+                           int64_t sub_step, int64_t lane, size_t es) {
+    if (es == 4 && sub_step == 4) {
+        hg_transpose_32(d, (int64_t)cols * 4, s, lane, (int64_t)cols, (int64_t)nsub);
+        return;
+    }
+    for (uint64_t t = 0; t < nsub; t++)
+        hg_cpu_gather_lanes(d + t * cols * es, s + (int64_t)t * sub_step, cols, lane, es);
+}
+
+#define SCATTER(T)                                                                        \
+    {                                                                                     \
+        const T* c = (const T*)(const void*)s;                                            \
+        for (uint64_t t = 0; t < nsub; t++)                                               \
+            for (uint64_t i = 0; i < cols; i++)                                           \
+                memcpy(d + (int64_t)t * sub_step + (int64_t)i * lane, &c[t * cols + i], sizeof(T)); \
+        return;                                                                           \
+    }
+void hg_cpu_scatter_subrows(uint8_t* d, const uint8_t* s, uint64_t nsub, uint64_t cols,
+                            int64_t sub_step, int64_t lane, size_t es) {
+    switch (es) {
+    case 1: SCATTER(uint8_t)
+    case 2: SCATTER(uint16_t)
+    case 4:
+        if (sub_step == 4) {
+            hg_transpose_32(d, lane, s, (int64_t)cols * 4, (int64_t)nsub, (int64_t)cols);
+            return;
+        }
+        SCATTER(uint32_t)
+    case 8: SCATTER(uint64_t)
+    default:
+        for (uint64_t t = 0; t < nsub; t++)
+            for (uint64_t i = 0; i < cols; i++)
+                memcpy(d + (int64_t)t * sub_step + (int64_t)i * lane, s + (t * cols + i) * es, es);
+    }
+}
+#undef SCATTER
+
 // Typed loops: the compiler vectorizes the fills.
 #define SPREAD(T)                                                                         \
     {                                                                                     \

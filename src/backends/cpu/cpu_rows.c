@@ -36,6 +36,10 @@ typedef struct rows_job {
     char msg[sizeof(((cpu_launch*)0)->msg)];
 } rows_job;
 
+static int scattered(const hg_row_args* ra, size_t i) {
+    return ra->sub_cols && ra->scatter && ra->scatter[i];
+}
+
 static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_bound_arg* a) {
     const hg_row_args* ra = j->ra;
     for (size_t i = 0; i < j->nargs; i++) {
@@ -49,12 +53,11 @@ static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_
                                 (uint64_t)ra->spread[i], ra->lane_step[i], hg_dtype_size(t));
             a[i].base = scratch[i];
         } else if (a[i].base && ra->lane_step[i] && ra->sub_cols) {
-            size_t es = hg_dtype_size(t);   // a tile: each sub-row gathered (step 0: repeated)
-            const uint8_t* src = (const uint8_t*)a[i].base + off;
-            for (uint64_t k = 0; k < a[i].count / ra->sub_cols; k++)
-                hg_cpu_gather_lanes(scratch[i] + k * ra->sub_cols * es,
-                                    src + (int64_t)k * ra->sub_step[i], ra->sub_cols,
-                                    ra->lane_step[i], es);
+            // a tile: each sub-row gathered (step 0: repeated); an output's is scattered after
+            if (!scattered(ra, i))
+                hg_cpu_gather_subrows(scratch[i], (const uint8_t*)a[i].base + off,
+                                      a[i].count / ra->sub_cols, ra->sub_cols, ra->sub_step[i],
+                                      ra->lane_step[i], hg_dtype_size(t));
             a[i].base = scratch[i];
         } else if (a[i].base && ra->lane_step[i]) {
             hg_cpu_gather_lanes(scratch[i], (const uint8_t*)a[i].base + off, a[i].count,
@@ -64,6 +67,17 @@ static void bind_row(const rows_job* j, uint8_t* const* scratch, uint64_t r, hg_
             a[i].base = (uint8_t*)a[i].base + off;
         }
     }
+}
+
+// Row r's scattered outputs (bound to their tiles by bind_row) copied to their places.
+static void scatter_row(const rows_job* j, uint8_t* const* scratch, uint64_t r) {
+    const hg_row_args* ra = j->ra;
+    for (size_t i = 0; i < j->nargs; i++)
+        if (j->args[i].base && scattered(ra, i))
+            hg_cpu_scatter_subrows((uint8_t*)j->args[i].base + hg_row_offset(ra, j->nargs, i, r),
+                                   scratch[i], j->args[i].count / ra->sub_cols, ra->sub_cols,
+                                   ra->sub_step[i], ra->lane_step[i],
+                                   hg_dtype_size((hg_dtype)j->plan->prog->params[i].dtype));
 }
 
 // Rows [r0, r1) of a direct plan's row launch: block by block (the direct path steps its rows
@@ -117,6 +131,7 @@ static void rows_part_general(void* ctx, int part) {
          r++) {
         bind_row(j, j->scratch + (size_t)part * j->nargs, r, a);
         s = hg_cpu_launch_serial_run(&L, a, part);
+        if (!s) scatter_row(j, j->scratch + (size_t)part * j->nargs, r);
     }
     if (s && !atomic_exchange(&j->failed, 1)) {
         j->err = s;
@@ -211,6 +226,7 @@ hg_status hg_cpu_launch_rows(cpu_state* st, const cpu_plan* plan, const hg_launc
         for (; r < end && !s; r++) {
             bind_row(&j, j.scratch, r, ba);
             s = hg_cpu_launch(st, plan, cfg, ba, nargs);
+            if (!s) scatter_row(&j, j.scratch, r);
         }
     }
     if (ba != a) free(ba);

@@ -149,7 +149,7 @@ static hg_status run_rows(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg*
     unsigned char* first[EW_MAX_OPERANDS] = {0};   // operand's element at the block's first row
     const void* value[EW_MAX_OPERANDS + 1] = {0};
     int64_t step[EW_MAX_OPERANDS + 1] = {0}, lane[EW_MAX_OPERANDS + 1] = {0};
-    hg_row_args ra = {step, lane, value, nspread ? spread : NULL, 0, 0, NULL, NULL, 0, NULL};
+    hg_row_args ra = {step, lane, value, nspread ? spread : NULL, 0, 0, NULL, NULL, 0, NULL, NULL};
     size_t es[EW_MAX_OPERANDS] = {0}, rep_off[EW_MAX_OPERANDS] = {0}, rep_bytes = 0;
     int rep[EW_MAX_OPERANDS] = {0};   // repeated into the scratch row (grouped runs)
     for (int32_t o = 0; o < nops; o++) {
@@ -263,12 +263,12 @@ static void pack_copy(unsigned char* tile, unsigned char* row, int64_t n, int64_
 }
 #undef PACK_COPY
 
-// Tiles of one run each with nothing to scatter (every output linear or written in place) and
-// no gathered operand with a lane step of 0 (its rows may repeat: sub-rows 0 apart): the tiles
-// as the rows of one row launch, each tile's gathered operands copied by the backend on the
-// thread that runs it (hg_row_args' sub-rows), where run_packed's loop gathers on the caller
-// and launches tile after tile on one thread (Llama's rotary Q: 16 tiles of 4096 lanes,
-// docs/performance.md). 0: not this layout.
+// Tiles of one run each with no gathered input with a lane step of 0 (its rows may repeat:
+// sub-rows 0 apart): the tiles as the rows of one row launch, each tile's gathered inputs and
+// scattered outputs copied by the backend on the thread that runs it (hg_row_args' sub-rows;
+// a transposed one through hg_transpose_32), where run_packed's loop copies on the caller and
+// launches tile after tile on one thread (Llama's rotary Q: 16 tiles of 4096 lanes; its K^T
+// output, docs/performance.md). 0: not this layout.
 static int run_tiles_as_rows(hg_ew_kernel* k, const ew_variant* v, const ew_layout* L,
                              const int* in_place, hg_bound_arg* bound, unsigned char* const* base,
                              const size_t* es, int64_t runs, hg_status* s) {
@@ -278,9 +278,11 @@ static int run_tiles_as_rows(hg_ew_kernel* k, const ew_variant* v, const ew_layo
     int64_t sub[EW_MAX_OPERANDS + 1] = {0};
     int64_t block_step[(HG_MAX_DIMS - 2) * (EW_MAX_OPERANDS + 1)] = {0};
     const void* value[EW_MAX_OPERANDS + 1] = {0};
+    uint8_t scatter[EW_MAX_OPERANDS + 1] = {0};
     for (int32_t o = 0; o < nops; o++) {
         if (L->cls[o] != CL_STRIDED || in_place[o]) continue;
-        if (o >= nin || L->stride[o][od] == 0) return 0;   // a scatter, or a lane step of 0
+        if (o < nin && L->stride[o][od] == 0) return 0;   // a lane step of 0
+        scatter[o] = o >= nin;
     }
     for (int32_t o = 0; o < nops; o++) {
         if (L->cls[o] == CL_SCALAR) continue;
@@ -297,7 +299,7 @@ static int run_tiles_as_rows(hg_ew_kernel* k, const ew_variant* v, const ew_layo
     bound[nops].bits = (uint64_t)lanes;
     hg_row_args ra = {step, lane, value, NULL, nd >= 2 ? nd - 1 : 0,
                       nd >= 1 ? (uint64_t)L->size[nd - 1] : 1, L->size, block_step,
-                      (uint64_t)cols, sub};
+                      (uint64_t)cols, sub, scatter};
     hg_launch_config cfg =
         hg_launch_1d((uint64_t)lanes, lanes <= HG_MAX_BLOCK_LANES ? (uint32_t)lanes : EW_BLOCK);
     *s = hg_kernel_run_rows(k->ex, v->kernel, &cfg, bound, (size_t)nops + 1,
