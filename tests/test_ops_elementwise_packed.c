@@ -320,18 +320,21 @@ static int block_rows_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int6
 // permuted as in rotary_case, b an (S, D) table broadcast (read in place: tiles of one run), c
 // contiguous. y1 is (B, H, D, S) memory as (B, H, S, D) (K^T: sub-rows one element apart,
 // hg_transpose_32), with padding rows between the (b, h) blocks (pad > 0), or every second
-// element of (B, H, S, 2D) (step 2: the element loop). (One output would set the iteration
+// element of (B, H, S, 2D) (step 2: the element loop); a_transposed: a is (B, H, D, S) memory
+// too (its tiles gathered through hg_transpose_32). (One output would set the iteration
 // order itself: the second, contiguous one keeps D innermost.) f32 and f64; every element of
 // both against a float64 reference, and y1's padding untouched.
 static int scattered_out_case(hg_executor ex, hg_dtype dt, int64_t B, int64_t H, int64_t S,
-                              int64_t D, int pad, int step2) {
+                              int64_t D, int pad, int step2, int a_transposed) {
     int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, tshape[2] = {S, D};
+    int64_t kshape[4] = {B, H, D, S};
     int64_t numel = B * H * S * D, onum;
     hg_buffer ba = make_buf(ex, dt, numel, 37), bb = make_buf(ex, dt, S * D, 53);
     hg_buffer bc = make_buf(ex, dt, numel, 11), bo0, bo1;
     hg_tensor q, a, b1, b, c, y0, full, y1;
-    whole(ba, 4, qshape, &q);
-    CHECK_OK(hg_tensor_permute(&q, (const int32_t[]){0, 2, 1, 3}, &a));
+    whole(ba, 4, a_transposed ? kshape : qshape, &q);
+    CHECK_OK(hg_tensor_permute(&q, a_transposed ? (const int32_t[]){0, 1, 3, 2}
+                                                : (const int32_t[]){0, 2, 1, 3}, &a));
     whole(bb, 2, tshape, &b1);
     CHECK_OK(hg_tensor_expand(&b1, 4, shape, &b));
     whole(bc, 4, shape, &c);
@@ -368,9 +371,10 @@ static int scattered_out_case(hg_executor ex, hg_dtype dt, int64_t B, int64_t H,
     unsigned char *ha = read_all(ba), *hb = read_all(bb), *hc = read_all(bc);
     unsigned char *h0 = read_all(bo0), *h1 = read_all(bo1);
     char what[112];
-    snprintf(what, sizeof what, "scattered out (%lld, %lld, %lld, %lld) %s, %s", (long long)B,
+    snprintf(what, sizeof what, "scattered out (%lld, %lld, %lld, %lld) %s, %s%s", (long long)B,
              (long long)H, (long long)S, (long long)D, dt == HG_DTYPE_F64 ? "f64" : "f32",
-             step2 ? "step 2" : pad ? "transposed, padded" : "transposed");
+             step2 ? "step 2" : pad ? "transposed, padded" : "transposed",
+             a_transposed ? ", a transposed" : "");
     int64_t bad = 0, outside = 0;
     for (int64_t i = 0; i < numel; i++) {
         double m = at(&a, ha, 4, shape, i) * at(&b, hb, 4, shape, i), cv = at(&c, hc, 4, shape, i);
@@ -417,10 +421,12 @@ int main(void) {
         block_rows_case(ex, 2, 3, 64, 200);
         for (int dtf = 0; dtf < 2; dtf++) {
             hg_dtype dt = dtf ? HG_DTYPE_F64 : HG_DTYPE_F32;
-            scattered_out_case(ex, dt, 4, 4, 64, 64, 0, 0);
-            scattered_out_case(ex, dt, 2, 3, 17, 64, 3, 0);    // runs of 1088 lanes
-            scattered_out_case(ex, dt, 2, 2, 100, 81, 1, 0);   // D not a multiple of 4
-            scattered_out_case(ex, dt, 3, 2, 64, 32, 0, 1);
+            scattered_out_case(ex, dt, 4, 4, 64, 64, 0, 0, 0);
+            scattered_out_case(ex, dt, 2, 3, 17, 64, 3, 0, 0);    // runs of 1088 lanes
+            scattered_out_case(ex, dt, 2, 2, 100, 81, 1, 0, 0);   // D not a multiple of 4
+            scattered_out_case(ex, dt, 3, 2, 64, 32, 0, 1, 0);
+            scattered_out_case(ex, dt, 2, 2, 64, 64, 0, 1, 1);
+            scattered_out_case(ex, dt, 2, 3, 17, 66, 2, 0, 1);
         }
         hg_executor_destroy(ex);
     }
