@@ -25,6 +25,7 @@ from collections import Counter
 import torch
 
 from ._aten.fuse import fuse_elementwise
+from ._aten.patterns import gelu_tanh_formula
 from ._aten.table import TABLE
 from ._aten.views import fast_views
 
@@ -42,9 +43,10 @@ VIEWS = frozenset([
 ])
 
 # FX passes on the ATen GraphModule, run in order before lower(); each takes the GraphModule
-# and changes it in place. fuse_elementwise (_aten/fuse.py) turns pointwise clusters into
+# and changes it in place. gelu_tanh_formula (_aten/patterns.py) replaces the tanh GELU written
+# out in ATen ops by aten.gelu; fuse_elementwise (_aten/fuse.py) turns pointwise clusters into
 # hologram kernels; the nodes it makes carry node.meta["hologram_fused"] = [ATen op names].
-PASSES = [fuse_elementwise]
+PASSES = [gelu_tanh_formula, fuse_elementwise]
 
 
 # Decompositions whose gradients are wrong in torch 2.13 (CPU): the core-ATen decomposition of

@@ -2,6 +2,7 @@
 torch (outputs on a new input, gradients, dropout), the per-graph report, every entry of the
 ATen table (hologram_torch/_aten/table.py) against the ATen op itself, and the entry point."""
 import importlib.metadata
+import math
 import pathlib
 import time
 import tomllib
@@ -212,6 +213,58 @@ def test_passes_run_first_and_fused_nodes_count_as_hologram(monkeypatch):
     torch.testing.assert_close(f(x), torch.softmax(x * 2, -1) * 3)
     r = backend.last_report()
     assert len(seen) == 1 and r.hologram == {"mul": 4, "_softmax": 1} and not r.torch
+
+
+def _gelu_written_out(x):   # Hugging Face's NewGELUActivation (GPT-2's gelu_new)
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                       (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64])
+def test_written_out_tanh_gelu_runs_as_gelu(dt):
+    """_aten/patterns.py: the formula becomes aten.gelu(approximate='tanh') (one hologram
+    kernel): close to eager's written-out result, and within a few ULP of the exact function
+    (x sigmoid(2u) in float64) where eager's formula loses the negative tail."""
+    torch._dynamo.reset()
+    f = torch.compile(_gelu_written_out, backend="hologram", fullgraph=True)
+    x = torch.cat([torch.randn(4096, dtype=dt) * s for s in (0.1, 1, 4, 16)] +
+                  [torch.tensor([0.0, -0.0, 1e-30, -1e-30, 11.5, -11.5, 30, -30], dtype=dt)])
+    got = f(x)
+    r = backend.last_report()
+    assert r.hologram == {"gelu": 1} and not r.torch
+    eager = _gelu_written_out(x)
+    xd = x.double()   # 0.5 (1 + tanh(u)) = sigmoid(2u): no cancellation in the tail
+    exact = (xd * torch.sigmoid(2 * math.sqrt(2.0 / math.pi) * (xd + 0.044715 * xd ** 3))).to(dt)
+    # eager's f32 formula returns 0 where the exact value is below ~1e-7 * |x| (1 + tanh
+    # cancels): absolute closeness there, relative to the exact function everywhere
+    f32 = dt == torch.float32
+    torch.testing.assert_close(got, eager, rtol=1e-5 if f32 else 1e-12, atol=1e-6 if f32 else 1e-15)
+    # (f64: the argument's rounding, amplified by |u| ~ 400 in the tail, ~1.1e-13; subnormals)
+    torch.testing.assert_close(got, exact, rtol=5e-7 if f32 else 2e-13, atol=0 if f32 else 1e-300)
+
+
+def test_written_out_tanh_gelu_kept_where_an_intermediate_is_used():
+    """The formula's tanh is also a result (as a training graph saving it for the backward would
+    have it): the pass leaves the formula, which fuses as before; values exact as eager's ops."""
+    torch._dynamo.reset()
+
+    def g(x):
+        t = torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0)))
+        return 0.5 * x * (1.0 + t), t
+
+    x = torch.randn(1000)
+    y, t = torch.compile(g, backend="hologram", fullgraph=True)(x)
+    assert "gelu" not in backend.last_report().hologram
+    ye, te = g(x)
+    torch.testing.assert_close(t, te, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(y, ye, rtol=1e-6, atol=1e-6)
+    # and in training the gradient is eager's
+    xg = x.clone().requires_grad_()
+    torch._dynamo.reset()
+    torch.compile(_gelu_written_out, backend="hologram")(xg).sum().backward()
+    xe = x.clone().requires_grad_()
+    _gelu_written_out(xe).sum().backward()
+    torch.testing.assert_close(xg.grad, xe.grad, rtol=1e-5, atol=1e-6)
 
 
 def test_dropout_fresh_each_call_reproducible_with_manual_seed():
