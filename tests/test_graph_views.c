@@ -497,6 +497,54 @@ static void test_canonical(void) {
     CHECK_OK(hg_graph_destroy(g));
 }
 
+// The plan's text for d's graph (fusion on), for checks on where values live.
+static char* d_plan_text(dgraph* d) {
+    hg_compile_opts o = {1, 1, 1, 0};
+    hg_plan plan;
+    char* text = NULL;
+    CHECK_OK(hg_graph_compile_opts(d->g, g_ex, &o, &plan));
+    CHECK_OK(hg_plan_print(plan, &text));
+    CHECK_OK(hg_plan_destroy(plan));
+    return text;
+}
+
+// Concat parts that kernels compute for the concat alone are written in place into its output
+// (pass_lower.c place_concat_parts), which then lives from the first such write: here a
+// reduction's result is made between the two part kernels, and would take the concat's memory
+// if that lived from the concat step only (a = -x is written first, then s = sum(y, 0), then
+// b = z + s, then the concat). A part read elsewhere too, or an input, is copied.
+static void test_concat_parts_in_place(void) {
+    for (int variant = 0; variant < 4; variant++) {
+        dgraph d = {0};
+        CHECK_OK(hg_graph_create(&d.g));
+        dn x = d_input(&d, 2, (int64_t[]){4, 6}), y = d_input(&d, 2, (int64_t[]){3, 6});
+        dn z = d_input(&d, 2, (int64_t[]){2, 6});
+        dn a = keep(d_neg(&d, x));
+        dn s = keep(d_sum(&d, y, 0));
+        dn b = keep(d_bin(&d, HG_BINARY_ADD, z, s));
+        dn c = keep(d_concat(&d, variant == 3 ? 3 : 2, (dn[]){a, b, z}, 0));
+        if (variant == 0) d_output(&d, keep(d_bin(&d, HG_BINARY_MUL, c, c)));
+        if (variant == 1) d_output(&d, c);   // the concat's output is the caller's tensor
+        if (variant == 2) {                  // a is also read by another kernel: copied
+            d_output(&d, c);
+            d_output(&d, keep(d_bin(&d, HG_BINARY_ADD, a, a)));
+        }
+        if (variant == 3) d_output(&d, c);   // an input as the third part: copied
+        char* text = d_plan_text(&d);
+        int parts = 0;
+        for (const char* t = text; t && (t = strstr(t, "concat")); t++) {
+            const char* eol = strchr(t, '\n');
+            for (const char* q = t; q && (q = strstr(q, ":part(")) && (!eol || q < eol); q++) parts++;
+        }
+        CHECK_MSG(parts == (variant == 2 ? 1 : 2), "variant %d: %d parts in place\n%s", variant,
+                  parts, text ? text : "");
+        free(text);
+        d_check(&d, "concat parts in place");
+        d_free(&d, NULL, 0);
+        pool_free();
+    }
+}
+
 // A view of a deep DAG that reads each node twice (x[k+1] = x[k] * x[k] + 1) moves once per
 // node, not once per path (2^60 here), and stays exact.
 static void test_shared_dag(void) {
@@ -564,6 +612,7 @@ static void run(int on_device) {
     test_slice_random();
     test_concat_random();
     test_rotary_and_reductions();
+    test_concat_parts_in_place();
     test_canonical();
     test_shared_dag();
     test_errors();

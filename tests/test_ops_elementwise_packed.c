@@ -315,6 +315,45 @@ static int block_rows_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int6
     return f32_case(ex, shape, t, buf, what);
 }
 
+// Tiles of one run with no operand read in place, as Llama's rotary halves have them once the
+// concat is sunk (docs/graph.md): out[..., h:] = a[..., :h] * b[:, :h] + c with a = q permuted,
+// b an (S, 2h) table's first half broadcast, c contiguous, every row of 32 lanes strided
+// (rows 2h apart): the tiles still run as the rows of one launch (each gathered and scattered
+// on its worker). f32 against a float64 reference; the other half of out untouched.
+static int half_rows_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t h) {
+    hg_dtype dt = HG_DTYPE_F32;
+    int64_t D = 2 * h, shape[4] = {B, H, S, h}, qshape[4] = {B, S, H, D}, tshape[2] = {S, D};
+    int64_t fshape[4] = {B, H, S, D};
+    hg_buffer ba = make_buf(ex, dt, B * H * S * D, 37), bb = make_buf(ex, dt, S * D, 53);
+    hg_buffer bc = make_buf(ex, dt, B * H * S * h, 11), bo = make_buf(ex, dt, B * H * S * D, 5);
+    hg_tensor q, qp, a, b1, b2, b, c, full, o;
+    whole(ba, 4, qshape, &q);
+    CHECK_OK(hg_tensor_permute(&q, (const int32_t[]){0, 2, 1, 3}, &qp));
+    CHECK_OK(hg_tensor_slice(&qp, 3, 0, h, 1, &a));
+    whole(bb, 2, tshape, &b1);
+    CHECK_OK(hg_tensor_slice(&b1, 1, 0, h, 1, &b2));
+    CHECK_OK(hg_tensor_expand(&b2, 4, shape, &b));
+    whole(bc, 4, shape, &c);
+    whole(bo, 4, fshape, &full);
+    CHECK_OK(hg_tensor_slice(&full, 3, h, D, 1, &o));
+    hg_tensor t[4] = {a, b, c, o};
+    hg_buffer buf[4] = {ba, bb, bc, bo};
+    char what[96];
+    snprintf(what, sizeof what, "half rows (%lld, %lld, %lld, %lld of %lld)", (long long)B,
+             (long long)H, (long long)S, (long long)h, (long long)D);
+    unsigned char *before, *ho;
+    int ok = run_fma(ex, dt, 4, shape, t, buf, what, &before, &ho);
+    int64_t outside = 0;
+    for (int64_t r = 0; r < B * H * S; r++)
+        outside += memcmp(before + r * D * 4, ho + r * D * 4, (size_t)h * 4) != 0;
+    CHECK_MSG(outside == 0, "%s: %lld rows' first halves written", what, (long long)outside);
+    if (ok && outside == 0) hg_test_passed++;
+    free(before);
+    free(ho);
+    destroy_all(buf, 4);
+    return ok && outside == 0;
+}
+
 // A scattered output of packed tiles run as rows (hg_row_args' scatter), as in Llama's rotary
 // kernel: y0 = a * b + c contiguous and y1 = a * b - c written through a view, with a = q
 // permuted as in rotary_case, b an (S, D) table broadcast (read in place: tiles of one run), c
@@ -419,6 +458,8 @@ int main(void) {
             repeated_row_case(ex, keep & 1 ? 2 : 3, 4, keep & 2 ? 64 : 17, 64, keep);
         block_rows_case(ex, 3, 4, 5, 129);
         block_rows_case(ex, 2, 3, 64, 200);
+        half_rows_case(ex, 4, 4, 64, 32);
+        half_rows_case(ex, 2, 3, 40, 33);   // runs of 1320 lanes, rows not a multiple of 16
         for (int dtf = 0; dtf < 2; dtf++) {
             hg_dtype dt = dtf ? HG_DTYPE_F64 : HG_DTYPE_F32;
             scattered_out_case(ex, dt, 4, 4, 64, 64, 0, 0, 0);

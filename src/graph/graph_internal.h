@@ -86,6 +86,8 @@ typedef enum hg_value_home {
     HG_HOME_SLOT,        // arena slot `index` (C-contiguous)
     HG_HOME_VIEW,        // a view of value `src`: a reshape (slot `index` holds a copy if
                          // needed), or a permute / slice (`strided`: always a view, no slot)
+    HG_HOME_PART,        // a concat's part written in place: the range [part_at, part_at +
+                         // shape[part_axis]) of value `src` (the concat's output) along part_axis
 } hg_value_home;
 
 typedef struct hg_plan_value {
@@ -97,6 +99,8 @@ typedef struct hg_plan_value {
     int32_t index;
     int32_t src;
     int32_t strided;     // HG_HOME_VIEW of a permute / slice node
+    int32_t part_axis;   // HG_HOME_PART
+    int64_t part_at;
 } hg_plan_value;
 
 typedef struct hg_plan_slot {

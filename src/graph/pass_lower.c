@@ -192,6 +192,47 @@ static hg_status lower_concat(lower_ctx* L, int32_t id, const char* absorbed) {
     return HG_OK;
 }
 
+// Concat parts written in place: a part that a kernel step computes for the concat alone (read
+// by no other step, viewed by no value, not an output, the concat's dtype) gets no memory of
+// its own: it is its range of the concat's output, which the kernel writes directly and the
+// concat step then skips (the producer's output is a strided view: ew_rows' packed layouts).
+static void place_concat_parts(hg_plan_obj* p) {
+    for (int32_t ci = 0; ci < p->nsteps; ci++) {
+        const hg_plan_step* c = &p->steps[ci];
+        if (c->kind != HG_STEP_CONCAT) continue;
+        const hg_plan_value* out = &p->values[c->out[0]];
+        if (out->home != HG_HOME_SLOT && out->home != HG_HOME_OUTPUT) continue;
+        int32_t axis = p->ir.nodes[c->node].op;
+        int64_t at = 0;
+        for (int32_t j = 0; j < c->nin; j++) {
+            int32_t v = c->in[j];
+            hg_plan_value* pv = &p->values[v];
+            int64_t len = pv->shape[axis];
+            int ok = pv->home == HG_HOME_SLOT && pv->dtype == out->dtype && len > 0;
+            for (int32_t k = 0; k < c->nin && ok; k++) ok = k == j || c->in[k] != v;
+            for (int32_t k = 0; k < p->noutputs && ok; k++) ok = p->output_value[k] != v;
+            for (int32_t w = 0; w < p->nvalues && ok; w++)
+                ok = !(p->values[w].src == v && (p->values[w].home == HG_HOME_VIEW ||
+                                                 p->values[w].home == HG_HOME_PART));
+            int32_t producer = -1;
+            for (int32_t i = 0; i < p->nsteps && ok; i++) {
+                const hg_plan_step* st = &p->steps[i];
+                for (int32_t k = 0; k < st->nout; k++)
+                    if (st->out[k] == v) producer = i;
+                for (int32_t k = 0; k < st->nin && ok; k++) ok = i == ci || st->in[k] != v;
+            }
+            if (ok && producer >= 0 && producer < ci && p->steps[producer].kind == HG_STEP_EW) {
+                pv->home = HG_HOME_PART;
+                pv->src = c->out[0];
+                pv->part_axis = axis;
+                pv->part_at = at;
+                pv->index = -1;
+            }
+            at += len;
+        }
+    }
+}
+
 hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
                         const int32_t* fused_reduce) {
     const hg_gir* g = &p->ir;
@@ -343,6 +384,7 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
         st->out[0] = w;
         p->output_value[k] = w;
     }
+    if (!s) place_concat_parts(p);
     goto done;
 oom:
     s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");

@@ -1,5 +1,6 @@
 // plan: gives every intermediate value memory. Values live from the step that writes them to
-// the last step that reads them (a reshape view's reads count as reads of its source); an arena
+// the last step that reads them (a reshape view's reads count as reads of its source; a
+// concat's output from the first write of a part placed in it, pass_lower.c); an arena
 // slot is typed (buffers are) and is reused by a later value of its dtype once the earlier
 // value is dead, growing to the largest value it holds. peak_bytes is the arena's size.
 #include <stdlib.h>
@@ -34,10 +35,18 @@ hg_status hg_pass_plan(hg_plan_obj* p) {
     for (int32_t v = 0; v < nv; v++) def[v] = last[v] = -1;
     for (int32_t i = 0; i < p->nsteps; i++) {
         const hg_plan_step* st = &p->steps[i];
-        for (int32_t j = 0; j < st->nout; j++) def[st->out[j]] = i;
+        for (int32_t j = 0; j < st->nout; j++) {
+            if (def[st->out[j]] < 0) def[st->out[j]] = i;
+            if (last[st->out[j]] < i) last[st->out[j]] = i;
+        }
         for (int32_t j = 0; j < st->nin; j++)
             for (int32_t v = st->in[j]; v >= 0; v = p->values[v].home == HG_HOME_VIEW ? p->values[v].src : -1)
                 if (last[v] < i) last[v] = i;
+    }
+    // A concat's output lives from the first write of a part placed in it (HG_HOME_PART).
+    for (int32_t v = 0; v < nv; v++) {
+        const hg_plan_value* pv = &p->values[v];
+        if (pv->home == HG_HOME_PART && def[v] >= 0 && def[v] < def[pv->src]) def[pv->src] = def[v];
     }
     for (int32_t v = 0; v < nv; v++) {
         hg_plan_value* pv = &p->values[v];
@@ -51,10 +60,8 @@ hg_status hg_pass_plan(hg_plan_obj* p) {
         for (int32_t v = 0; v < nv; v++)
             if (needs[v] && p->values[v].index >= 0 && last[v] < i && owner[p->values[v].index] == v)
                 owner[p->values[v].index] = -1;
-        const hg_plan_step* st = &p->steps[i];
-        for (int32_t j = 0; j < st->nout; j++) {
-            int32_t v = st->out[j];
-            if (!needs[v]) continue;
+        for (int32_t v = 0; v < nv; v++) {   // the values first written at step i
+            if (!needs[v] || def[v] != i) continue;
             hg_plan_value* pv = &p->values[v];
             int64_t want = hg_shape_numel(pv->ndim, pv->shape);
             int32_t best = -1;

@@ -245,9 +245,10 @@ static const char* step_name(hg_step_kind k) {
 
 static void print_value(hg_strbuf* b, const hg_plan_obj* p, int32_t v) {
     const hg_plan_value* pv = &p->values[v];
-    static const char* const homes[] = {"in", "out", "tmp", "view"};
+    static const char* const homes[] = {"in", "out", "tmp", "view", "part"};
     hg_sb_printf(b, "%%%d:%s", (int)pv->node, homes[pv->home]);
-    if (pv->index >= 0) hg_sb_printf(b, "%d", (int)pv->index);
+    if (pv->home == HG_HOME_PART) hg_sb_printf(b, "(%%%d)", (int)p->values[pv->src].node);
+    else if (pv->index >= 0) hg_sb_printf(b, "%d", (int)pv->index);
 }
 
 hg_status hg_plan_print_text(const hg_plan_obj* p, char** out_text) {
@@ -426,7 +427,11 @@ static hg_status run_concat(const hg_plan_obj* p, const hg_plan_step* st, const 
     for (int32_t j = 0; j < st->nin; j++) {
         const hg_tensor* part = &tv[st->in[j]];
         int64_t len = part->shape[ax];
-        if (len == 0 || hg_view_numel(part) == 0) { at += len; continue; }
+        // empty, or written in place by its kernel (HG_HOME_PART)
+        if (len == 0 || hg_view_numel(part) == 0 || p->values[st->in[j]].home == HG_HOME_PART) {
+            at += len;
+            continue;
+        }
         hg_tensor dst;
         hg_status s = hg_tensor_slice(out, ax, at, at + len, 1, &dst);
         if (!s) s = hg_tensor_copy(&dst, part);
@@ -468,6 +473,13 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
         if (pv->home == HG_HOME_INPUT) tv[v] = inputs[pv->index];
         else if (pv->home == HG_HOME_OUTPUT) tv[v] = outputs[pv->index];
         else if (pv->home == HG_HOME_SLOT) tv[v] = slot_tensor(p, a, pv->index, pv);
+    }
+    for (int32_t v = 0; v < p->nvalues; v++) {   // parts placed in a concat's output
+        const hg_plan_value* pv = &p->values[v];
+        if (pv->home != HG_HOME_PART) continue;
+        hg_status s = hg_tensor_slice(&tv[pv->src], pv->part_axis, pv->part_at,
+                                      pv->part_at + pv->shape[pv->part_axis], 1, &tv[v]);
+        if (s) return hg_error_prefix(s, "hg_plan_run: part %%%d", (int)pv->node);
     }
     hg_tensor ins[HG_EW_MAX_INPUTS], outs[HG_EW_MAX_OUTPUTS + 1];
     for (int32_t i = 0; i < p->nsteps; i++) {

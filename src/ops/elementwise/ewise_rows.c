@@ -316,7 +316,8 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
     // are adjacent within a run (the rotary's broadcast cos / sin table, rows of D = 64) is then
     // linear over every tile and read or written in place, not copied.
     int in_place[EW_MAX_OPERANDS] = {0}, any_in_place = 0;
-    if (runs * cols <= EW_PACK_LANES && runs * cols >= EW_PACK_MIN_TILE)
+    int one_run = runs * cols <= EW_PACK_LANES && runs * cols >= EW_PACK_MIN_TILE;
+    if (one_run)
         for (int32_t o = 0; o < nops; o++)
             if (L->cls[o] == CL_STRIDED && L->stride[o][od] == 1 && L->stride[o][od - 1] == cols)
                 in_place[o] = any_in_place = 1;
@@ -350,7 +351,7 @@ static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_ar
     hg_status s = hg_ew_variant_for(k, &R, &v);
     if (s) return s;
     // (before the tile scratch: the backend gathers those tiles into its own)
-    if (any_in_place && run_tiles_as_rows(k, v, L, in_place, bound, rowp, es, runs, &s)) return s;
+    if (one_run && run_tiles_as_rows(k, v, L, in_place, bound, rowp, es, runs, &s)) return s;
     if (bytes > k->scratch_bytes) {
         void* mem = aligned_alloc(64, bytes);
         if (!mem) return hg_error(HG_ERR_OUT_OF_MEMORY, "out of memory for an elementwise run");
