@@ -672,47 +672,38 @@ PyObject* hgpy_from_capsule(PyObject* self, PyObject* const* args, Py_ssize_t na
     return r;
 }
 
-// _capsule_binary(op, capsule_a, capsule_b, executor) -> a DLPack capsule of hg_binary(op, a, b)
-// in memory the library allocates: the whole of a binary op between two producers' tensors
-// (hologram_torch's add/sub/mul/div of one dtype) with no Python objects in between. The
-// Python-level round trip (two _from_capsule Tensors, the op, __dlpack__) cost ~1 us more of a
-// 1-element torch add.
-PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 4)
-        return PyErr_Format(PyExc_TypeError, "_capsule_binary(op, capsule_a, capsule_b, executor)");
-    long op = PyLong_AsLong(args[0]);
-    if (op == -1 && PyErr_Occurred()) return NULL;
-    if (op < 0 || op >= HG_BINARY_COUNT)
-        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "_capsule_binary: op code %ld out of range",
-                              op);
-    HgExecutor* e = require_executor(args[3], "_capsule_binary");
+// fn(op, a, b, out) of two producers' tensors (DLPack capsules) into memory the library
+// allocates, returned as a DLPack capsule: the whole op with no Python objects in between.
+typedef hg_status (*capsule_op_fn)(long op, const hg_tensor* a, const hg_tensor* b, hg_tensor* out);
+
+static PyObject* capsule_op(capsule_op_fn fn, long op, PyObject* const* caps, PyObject* executor,
+                            const char* name) {
+    HgExecutor* e = require_executor(executor, name);
     if (!e) return NULL;
     hg_tensor va, vb, out;
-    HgBuffer* a = capsule_view(args[1], e, &va, "_capsule_binary");
+    HgBuffer* a = capsule_view(caps[0], e, &va, name);
     if (!a) return NULL;
-    HgBuffer* b = capsule_view(args[2], e, &vb, "_capsule_binary");
+    HgBuffer* b = capsule_view(caps[1], e, &vb, name);
     if (!b) {
         Py_DECREF(a);
         return NULL;
     }
     memset(&out, 0, sizeof out);
     hg_status s;
-    int64_t na = hgpy_numel(&va);
-    if (na >= HGPY_GIL_ELEMS) {
+    if (hgpy_numel(&va) + hgpy_numel(&vb) >= HGPY_GIL_ELEMS) {
         hgpy_buffer_hold(a);
         hgpy_buffer_hold(b);
         Py_BEGIN_ALLOW_THREADS
-        s = hg_binary((hg_binary_op)op, &va, &vb, &out);
+        s = fn(op, &va, &vb, &out);
         Py_END_ALLOW_THREADS
         hgpy_buffer_unhold(a);
         hgpy_buffer_unhold(b);
     } else {
-        s = hg_binary((hg_binary_op)op, &va, &vb, &out);
+        s = fn(op, &va, &vb, &out);
     }
     Py_DECREF(a);
     Py_DECREF(b);
-    if (s != HG_OK) return hgpy_raise_status(s, hg_binary_op_name((hg_binary_op)op));
+    if (s != HG_OK) return hgpy_raise_status(s, name);
     HgBuffer* c = hgpy_buffer_new(e, out.buffer);
     if (!c) {
         hg_buffer_destroy(out.buffer);
@@ -726,4 +717,37 @@ PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t 
     if (cap) c->freed = 1;   // only the capsule can reach it; the memory goes with the capsule
     Py_DECREF(c);
     return cap;
+}
+
+static hg_status binary_op(long op, const hg_tensor* a, const hg_tensor* b, hg_tensor* out) {
+    return hg_binary((hg_binary_op)op, a, b, out);
+}
+
+static hg_status matmul_op(long op, const hg_tensor* a, const hg_tensor* b, hg_tensor* out) {
+    (void)op;
+    return hg_matmul(a, b, out);
+}
+
+// _capsule_binary(op, capsule_a, capsule_b, executor) -> a DLPack capsule of hg_binary(op, a, b)
+// (hologram_torch's add/sub/mul/div of one dtype). The Python-level round trip (two
+// _from_capsule Tensors, the op, __dlpack__) cost ~1 us more of a 1-element torch add.
+PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError, "_capsule_binary(op, capsule_a, capsule_b, executor)");
+    long op = PyLong_AsLong(args[0]);
+    if (op == -1 && PyErr_Occurred()) return NULL;
+    if (op < 0 || op >= HG_BINARY_COUNT)
+        return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "_capsule_binary: op code %ld out of range",
+                              op);
+    return capsule_op(binary_op, op, args + 1, args[3], hg_binary_op_name((hg_binary_op)op));
+}
+
+// _capsule_matmul(capsule_a, capsule_b, executor) -> a DLPack capsule of hg_matmul(a, b) (the
+// compile backend's mm / bmm: ~3 us of Python per call saved).
+PyObject* hgpy_capsule_matmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3)
+        return PyErr_Format(PyExc_TypeError, "_capsule_matmul(capsule_a, capsule_b, executor)");
+    return capsule_op(matmul_op, 0, args, args[2], "matmul");
 }

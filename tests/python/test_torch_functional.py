@@ -490,6 +490,40 @@ def test_binary_fast_path_and_capsule_errors():
     assert torch.equal(r, torch.full((3,), 2.0))
 
 
+def test_matmul_capsule_path_and_errors():
+    """The compile backend's mm / bmm in one C call (hologram._C._capsule_matmul through
+    _aten.matmul._mm): torch's values for 2-D and batched operands, transposed and sliced views,
+    float32 and float64; float16 and refused shapes take _ops.matmul (its error); bad
+    capsules raise, nothing written."""
+    import hologram as hg
+    from hologram_torch._aten.matmul import _mm
+    torch.manual_seed(0)
+    for dt in (torch.float32, torch.float64):
+        cases = [(torch.randn(5, 7, dtype=dt), torch.randn(7, 3, dtype=dt)),
+                 (torch.randn(7, 5, dtype=dt).t(), torch.randn(3, 7, dtype=dt).t()),
+                 (torch.randn(4, 5, 6, dtype=dt), torch.randn(4, 6, 2, dtype=dt)),
+                 (torch.randn(4, 6, 5, dtype=dt).transpose(1, 2), torch.randn(4, 6, 4, dtype=dt)[:, :, ::2]),
+                 (torch.randn(0, 3, dtype=dt), torch.randn(3, 4, dtype=dt))]
+        for a, b in cases:
+            got = _mm(a, b)
+            assert got.dtype == dt and got.shape == torch.matmul(a, b).shape
+            torch.testing.assert_close(got, torch.matmul(a, b))
+    ah, bh = torch.randn(3, 8).half(), torch.randn(8, 2).half()   # float16: the general path
+    torch.testing.assert_close(_mm(ah, bh), ah @ bh, rtol=2e-3, atol=2e-3)
+    with pytest.raises(ValueError, match="cannot be multiplied"):
+        _mm(torch.randn(2, 3), torch.randn(4, 5))
+    td = torch._C._to_dlpack
+    e = hg.default_cpu_executor()
+    x = torch.ones(2, 2)
+    with pytest.raises(TypeError, match="DLPack capsule"):
+        hg._C._capsule_matmul(x, td(x), e)
+    with pytest.raises(hg.HologramError):
+        hg._C._capsule_matmul(td(x), td(torch.ones(3, 3)), e)
+    assert torch.equal(x, torch.ones(2, 2))
+    r = torch._C._from_dlpack(hg._C._capsule_matmul(td(x), td(torch.full((2, 2), 2.0)), e))
+    assert torch.equal(r, torch.full((2, 2), 4.0))
+
+
 def test_cuda_executor_refuses_cpu_tensors():
     """A CUDA executor (the CUDA backend's emulation in CI's emulated run) with CPU tensors: a
     clear error before anything runs, nothing copied across devices. (CUDA tensors themselves

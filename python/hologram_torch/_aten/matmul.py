@@ -2,13 +2,32 @@
 ATen's permute/t is read in place)."""
 import torch
 
+import hologram as hg
+
+from .. import _bridge as B
 from .. import _ops
 from .common import Lowering, args_of, tensors_ok
 
 aten = torch.ops.aten
 
+_Tensor, _strided, _FLOATS = torch.Tensor, torch.strided, (torch.float32, torch.float64)
+_to_dlpack, _from_dlpack, _capsule_matmul = (torch._C._to_dlpack, torch._C._from_dlpack,
+                                             hg._C._capsule_matmul)
+
 
 def _mm(a, b):
+    """Plain CPU float tensors of one dtype on the default executor (a compiled graph's matmuls):
+    one C call from DLPack capsules (~3 us less per call than _ops.matmul's Python); anything
+    else, and shapes hg_matmul refuses (then with torch's message), through _ops.matmul."""
+    if (type(a) is _Tensor and type(b) is _Tensor and a.dtype is b.dtype and a.dtype in _FLOATS
+            and a.is_cpu and b.is_cpu and a.layout is _strided and b.layout is _strided
+            and not B.scoped[0]):
+        e = B._cpu[0]
+        if e is not None and not e.closed:
+            try:
+                return _from_dlpack(_capsule_matmul(_to_dlpack(a), _to_dlpack(b), e))
+            except hg.HologramError:
+                pass
     return _ops.matmul(a, b)
 
 
