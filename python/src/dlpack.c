@@ -676,6 +676,23 @@ PyObject* hgpy_from_capsule(PyObject* self, PyObject* const* args, Py_ssize_t na
 // allocates, returned as a DLPack capsule: the whole op with no Python objects in between.
 typedef hg_status (*capsule_op_fn)(long op, const hg_tensor* a, const hg_tensor* b, hg_tensor* out);
 
+// A result the library allocated, as a DLPack capsule that alone owns its memory.
+static PyObject* export_result(HgExecutor* e, const hg_tensor* out) {
+    HgBuffer* c = hgpy_buffer_new(e, out->buffer);
+    if (!c) {
+        hg_buffer_destroy(out->buffer);
+        return NULL;
+    }
+    // A bare capsule of CUDA memory: its consumer reads on the legacy default stream (DLPack's
+    // default). Host memory has no stream to order.
+    int cuda = e->backend == HG_BACKEND_CUDA;
+    dl_stream ds = {cuda, cuda ? (void*)(uintptr_t)1 : NULL};
+    PyObject* cap = export_capsule(c, out, 0, 0, &ds);
+    if (cap) c->freed = 1;   // only the capsule can reach it; the memory goes with the capsule
+    Py_DECREF(c);
+    return cap;
+}
+
 static PyObject* capsule_op(capsule_op_fn fn, long op, PyObject* const* caps, PyObject* executor,
                             const char* name) {
     HgExecutor* e = require_executor(executor, name);
@@ -704,19 +721,7 @@ static PyObject* capsule_op(capsule_op_fn fn, long op, PyObject* const* caps, Py
     Py_DECREF(a);
     Py_DECREF(b);
     if (s != HG_OK) return hgpy_raise_status(s, name);
-    HgBuffer* c = hgpy_buffer_new(e, out.buffer);
-    if (!c) {
-        hg_buffer_destroy(out.buffer);
-        return NULL;
-    }
-    // A bare capsule of CUDA memory: its consumer reads on the legacy default stream (DLPack's
-    // default). Host memory has no stream to order.
-    int cuda = e->backend == HG_BACKEND_CUDA;
-    dl_stream ds = {cuda, cuda ? (void*)(uintptr_t)1 : NULL};
-    PyObject* cap = export_capsule(c, &out, 0, 0, &ds);
-    if (cap) c->freed = 1;   // only the capsule can reach it; the memory goes with the capsule
-    Py_DECREF(c);
-    return cap;
+    return export_result(e, &out);
 }
 
 static hg_status binary_op(long op, const hg_tensor* a, const hg_tensor* b, hg_tensor* out) {
@@ -741,6 +746,45 @@ PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t 
         return hgpy_raise_msg(HG_ERR_INVALID_ARGUMENT, "_capsule_binary: op code %ld out of range",
                               op);
     return capsule_op(binary_op, op, args + 1, args[3], hg_binary_op_name((hg_binary_op)op));
+}
+
+// _capsule_addmm(capsule_bias, capsule_a, capsule_b, executor) -> a DLPack capsule of
+// a @ b + bias (bias broadcast, added in place into the product: hologram.ops.linear's two
+// calls), the compile backend's addmm.
+PyObject* hgpy_capsule_addmm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError,
+                            "_capsule_addmm(capsule_bias, capsule_a, capsule_b, executor)");
+    HgExecutor* e = require_executor(args[3], "addmm");
+    if (!e) return NULL;
+    hg_tensor v[3], out;
+    HgBuffer* h[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++)
+        if (!(h[i] = capsule_view(args[i], e, &v[i], "addmm"))) {
+            for (int j = 0; j < i; j++) Py_DECREF(h[j]);
+            return NULL;
+        }
+    memset(&out, 0, sizeof out);
+    int release = hgpy_numel(&v[1]) + hgpy_numel(&v[2]) >= HGPY_GIL_ELEMS;
+    hg_status s;
+    if (release) {
+        for (int i = 0; i < 3; i++) hgpy_buffer_hold(h[i]);
+        Py_BEGIN_ALLOW_THREADS
+        s = hg_matmul(&v[1], &v[2], &out);
+        if (s == HG_OK) s = hg_binary(HG_BINARY_ADD, &out, &v[0], &out);
+        Py_END_ALLOW_THREADS
+        for (int i = 0; i < 3; i++) hgpy_buffer_unhold(h[i]);
+    } else {
+        s = hg_matmul(&v[1], &v[2], &out);
+        if (s == HG_OK) s = hg_binary(HG_BINARY_ADD, &out, &v[0], &out);
+    }
+    for (int i = 0; i < 3; i++) Py_DECREF(h[i]);
+    if (s != HG_OK) {
+        if (out.buffer.handle) hg_buffer_destroy(out.buffer);
+        return hgpy_raise_status(s, "addmm");
+    }
+    return export_result(e, &out);
 }
 
 // _capsule_matmul(capsule_a, capsule_b, executor) -> a DLPack capsule of hg_matmul(a, b) (the

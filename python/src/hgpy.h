@@ -154,6 +154,7 @@ PyObject* hgpy_import_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t n
 PyObject* hgpy_from_capsule(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 PyObject* hgpy_capsule_binary(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 PyObject* hgpy_capsule_matmul(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
+PyObject* hgpy_capsule_addmm(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 PyObject* hgpy_wrap_buffer(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 // Releases the foreign memory of b (DLPack deleter / Py_buffer) once its handle is destroyed.
 void hgpy_release_foreign(HgBuffer* b);

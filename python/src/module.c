@@ -128,6 +128,9 @@ static PyMethodDef module_methods[] = {
      "_capsule_binary(op, capsule_a, capsule_b, executor) -> DLPack capsule of the op's result"},
     {"_capsule_matmul", (PyCFunction)(void (*)(void))hgpy_capsule_matmul, METH_FASTCALL,
      "_capsule_matmul(capsule_a, capsule_b, executor) -> DLPack capsule of a @ b"},
+    {"_capsule_addmm", (PyCFunction)(void (*)(void))hgpy_capsule_addmm, METH_FASTCALL,
+     "_capsule_addmm(capsule_bias, capsule_a, capsule_b, executor) -> DLPack capsule of "
+     "a @ b + bias"},
     {"_from_capsule", (PyCFunction)(void (*)(void))hgpy_from_capsule, METH_FASTCALL,
      "_from_capsule(capsule, executor) -> Tensor over an unused DLPack capsule's memory"},
     {"_wrap_buffer", (PyCFunction)(void (*)(void))hgpy_wrap_buffer, METH_FASTCALL,

@@ -491,8 +491,8 @@ def test_binary_fast_path_and_capsule_errors():
 
 
 def test_matmul_capsule_path_and_errors():
-    """The compile backend's mm / bmm in one C call (hologram._C._capsule_matmul through
-    _aten.matmul._mm): torch's values for 2-D and batched operands, transposed and sliced views,
+    """The compile backend's mm / bmm / addmm in one C call (hologram._C._capsule_matmul and
+    _capsule_addmm through _aten.matmul's _mm and _addmm): torch's values for 2-D and batched operands, transposed and sliced views,
     float32 and float64; float16 and refused shapes take _ops.matmul (its error); bad
     capsules raise, nothing written."""
     import hologram as hg
@@ -522,6 +522,16 @@ def test_matmul_capsule_path_and_errors():
     assert torch.equal(x, torch.ones(2, 2))
     r = torch._C._from_dlpack(hg._C._capsule_matmul(td(x), td(torch.full((2, 2), 2.0)), e))
     assert torch.equal(r, torch.full((2, 2), 4.0))
+    # addmm (bias + a @ b, one C call): biases of every broadcast shape, a transposed weight
+    from hologram_torch._aten.matmul import _addmm
+    for dt in (torch.float32, torch.float64):
+        x, w = torch.randn(4, 5, dtype=dt), torch.randn(3, 5, dtype=dt).t()
+        for bias in (torch.randn(3, dtype=dt), torch.randn(4, 3, dtype=dt),
+                     torch.randn(1, 3, dtype=dt), torch.randn(4, 1, dtype=dt),
+                     torch.randn(3, dtype=dt)[None].expand(4, 3)):
+            torch.testing.assert_close(_addmm(bias, x, w), torch.addmm(bias, x, w))
+    with pytest.raises(hg.HologramError):   # a bias that does not broadcast to the product
+        hg._C._capsule_addmm(td(torch.ones(5)), td(x.float()), td(w.float()), e)
 
 
 def test_cuda_executor_refuses_cpu_tensors():
