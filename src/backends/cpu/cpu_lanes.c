@@ -110,8 +110,10 @@ void hg_cpu_gather_subrows(uint8_t* d, const uint8_t* s, uint64_t nsub, uint64_t
         hg_transpose_32(d, (int64_t)cols * 4, s, lane, (int64_t)cols, (int64_t)nsub);
         return;
     }
-    for (uint64_t t = 0; t < nsub; t++)
-        hg_cpu_gather_lanes(d + t * cols * es, s + (int64_t)t * sub_step, cols, lane, es);
+    for (uint64_t t = 0; t < nsub; t++) {
+        if (lane == (int64_t)es) memcpy(d + t * cols * es, s + (int64_t)t * sub_step, cols * es);
+        else hg_cpu_gather_lanes(d + t * cols * es, s + (int64_t)t * sub_step, cols, lane, es);
+    }
 }
 
 #define SCATTER(T)                                                                        \
@@ -124,6 +126,11 @@ void hg_cpu_gather_subrows(uint8_t* d, const uint8_t* s, uint64_t nsub, uint64_t
     }
 void hg_cpu_scatter_subrows(uint8_t* d, const uint8_t* s, uint64_t nsub, uint64_t cols,
                             int64_t sub_step, int64_t lane, size_t es) {
+    if (lane == (int64_t)es) {   // contiguous sub-rows (a slice's rows): one copy each
+        for (uint64_t t = 0; t < nsub; t++)
+            memcpy(d + (int64_t)t * sub_step, s + t * cols * es, cols * es);
+        return;
+    }
     switch (es) {
     case 1: SCATTER(uint8_t)
     case 2: SCATTER(uint16_t)

@@ -9,7 +9,9 @@
 // A strided input is gathered per row into a scratch row: consecutive rows read neighbouring
 // elements of the same lines (a transposed operand), which stay in cache. A spread input (one
 // value per sub-row of a grouped row) is filled into its scratch row by the worker that runs
-// the row, right before the launch reads it (cache-hot, on every thread).
+// the row, right before the launch reads it (cache-hot, on every thread). A row made of
+// sub-rows (a packed tile) gathers each input's sub-rows, and a scattered output is written to
+// the row's scratch tile and copied to its sub-rows' places after the row, on the same worker.
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
