@@ -47,7 +47,7 @@ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHG_TSAN=ON >/dev/nu
 cmake --build build/tsan -j"$jobs"
 # die_after_fork=0: test_fork's children start thread pools anew after a multi-threaded fork.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
-  ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_fork|test_handles_lockfree|test_cpu_backend|test_cpu_fastpaths|test_cpu_direct|test_cpu_memory|test_instructions_atomics|test_graph$|test_ops_reduce_large|test_ops_data|test_ops_grad$|test_optim$|test_ops_elementwise_rows|test_ops_elementwise_packed$|test_ops_elementwise_layout$|test_ops_dropout$'
+  ctest --test-dir build/tsan --output-on-failure -R 'test_threads|test_fork|test_handles_lockfree|test_cpu_backend|test_cpu_fastpaths|test_cpu_direct|test_cpu_memory|test_instructions_atomics|test_graph$|test_ops_reduce_large|test_ops_data|test_ops_grad$|test_optim$|test_ops_elementwise_rows|test_ops_elementwise_packed$|test_ops_elementwise_layout$|test_ops_dropout$|test_attention$'
 
 # The same library and C tests built by clang (macOS's compiler and libFuzzer's): warning-free
 # under -Werror, the same results; the CUDA emulation's tests are left to the gcc builds (their

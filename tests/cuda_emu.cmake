@@ -38,7 +38,7 @@ else()
             test_instructions_sreg test_instructions_shfl test_instructions_vector
             test_ops_rows_shapes test_ops_rows_bw_shapes test_backend_examples test_device_ops
             test_composite test_composite_optim test_graph_views test_composite_norm_stats
-            test_ops_grad test_optim test_async test_ops_overlap test_ops_dropout)
+            test_ops_grad test_optim test_async test_ops_overlap test_ops_dropout test_attention)
     add_test(NAME ${t}${HG_CUDA_SUFFIX} COMMAND ${t})
     set_tests_properties(${t}${HG_CUDA_SUFFIX} PROPERTIES ENVIRONMENT "${HG_CUDA_ENV}"
       TIMEOUT 2400 SKIP_RETURN_CODE 77 LABELS cuda${HG_CUDA_SUFFIX})

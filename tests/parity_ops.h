@@ -526,6 +526,10 @@ static void build_entries(void) {
         run_layer_norm_stats, ref_layer_norm_stats);
     add("layer_norm_stats.rstd", "hg_layer_norm_stats", FLOATS, 1, 0, NULL, setup_norm,
         run_layer_norm_stats, ref_layer_norm_stats);
+    add("scaled_dot_product_attention", "hg_scaled_dot_product_attention", FLOATS, 0, 0, NULL,
+        setup_attention, run_attention, ref_attention);
+    add("scaled_dot_product_attention.causal", "hg_scaled_dot_product_attention", FLOATS, 1, 0,
+        NULL, setup_attention, run_attention, ref_attention);
     add("matmul", "hg_matmul", FLOATS | DT(HG_DTYPE_I32) | DT(HG_DTYPE_I64), 0, 0, NULL,
         setup_matmul, run_matmul, ref_matmul);
     add("gemm", "hg_gemm", FLOATS, 0, 0, NULL, setup_gemm, run_gemm, ref_gemm);

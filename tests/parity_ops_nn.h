@@ -112,6 +112,59 @@ static void ref_layer_norm_stats(pcase* c) {
 }
 static void ref_rms_norm(pcase* c) { ref_norm_any(c, 1); }
 
+// scaled_dot_product_attention: q (H, L, E), k (Hk, S, E), v (Hk, S, Ev); op 0 unmasked, 1
+// causal. SS_BROADCAST: grouped heads (4 q heads over 2 k/v heads).
+// ---------------------------------------------------------------------------------------------
+static int setup_attention(pcase* c) {
+    int64_t h = 2, hk = 2, L = 5, S = 9, E = 6, Ev = 4;
+    switch (c->ss) {
+    case SS_EMPTY: L = 0; break;
+    case SS_SCALAR: case SS_SPECIAL: return 0;
+    case SS_ODD: L = 7, S = 13, E = 5, Ev = 3; break;
+    case SS_PRIME: h = hk = 1, L = 97, S = 3, E = 2, Ev = 1; break;
+    case SS_LARGE: L = 130, S = 70, E = 64, Ev = 32; break;
+    case SS_BROADCAST: h = 4; break;
+    default: break;
+    }
+    gen_input(c, 0, c->dt, mkshape(3, h, L, E), -1, 1);
+    gen_input(c, 1, c->dt, mkshape(3, hk, S, E), -1, 1);
+    gen_input(c, 2, c->dt, mkshape(3, hk, S, Ev), -2, 2);
+    return 1;
+}
+static hg_status run_attention(pcase* c, hg_tensor* out) {
+    return hg_scaled_dot_product_attention(&c->tin[0], &c->tin[1], &c->tin[2], NULL, c->e->op,
+                                           NAN, out);
+}
+static void ref_attention(pcase* c) {
+    const shp *qs = &c->in[0].s, *ks = &c->in[1].s, *vs = &c->in[2].s;
+    int64_t h = qs->d[0], L = qs->d[1], E = qs->d[2], S = ks->d[1], Ev = vs->d[2];
+    int64_t group = h / ks->d[0];
+    c->os = mkshape(3, h, L, Ev);
+    c->odt = c->dt;
+    alloc_ref(c);
+    double* p = malloc((size_t)(S ? S : 1) * sizeof *p);
+    for (int64_t hh = 0; hh < h; hh++)
+        for (int64_t i = 0; i < L; i++) {
+            const double* q = c->in[0].v + (hh * L + i) * E;
+            const double* k = c->in[1].v + hh / group * S * E;
+            const double* v = c->in[2].v + hh / group * S * Ev;
+            double m = -INFINITY, z = 0;
+            for (int64_t j = 0; j < S; j++) {
+                double d = 0;
+                for (int64_t e = 0; e < E; e++) d += q[e] * k[j * E + e];
+                p[j] = c->e->op && j > i ? -INFINITY : d / sqrt((double)E);
+                m = p[j] > m ? p[j] : m;
+            }
+            for (int64_t j = 0; j < S; j++) z += exp(p[j] - m);
+            for (int64_t e = 0; e < Ev; e++) {
+                double o = 0;
+                for (int64_t j = 0; j < S && m > -INFINITY; j++) o += exp(p[j] - m) / z * v[j * Ev + e];
+                c->ref[(hh * L + i) * Ev + e] = o;
+            }
+        }
+    free(p);
+}
+
 // ---------------------------------------------------------------------------------------------
 // matmul, gemm, matvec
 // ---------------------------------------------------------------------------------------------

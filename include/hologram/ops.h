@@ -197,6 +197,20 @@ HG_API hg_status hg_layer_norm_stats(const hg_tensor* x, int32_t nnorm, const hg
                                      const hg_tensor* bias, double eps, hg_tensor* out,
                                      hg_tensor* mean, hg_tensor* rstd);
 
+// torch.nn.functional.scaled_dot_product_attention (dropout 0): out = softmax(q k^T * scale +
+// mask) v over the last two dims. q (..., Hq, L, E), k (..., Hk, S, E), v (..., Hk, S, Ev) of
+// one float dtype and rank >= 2, the leading dims equal but for the head dim (rank - 3), where
+// Hq may be a multiple of Hk (grouped-query heads, torch's enable_gqa=True: q head h reads k/v
+// head h / (Hq / Hk)). mask: NULL, bool (true: attend) or q's dtype (added to the scores),
+// broadcastable to (..., Hq, L, S). is_causal: query i attends keys j <= i (torch's top-left
+// alignment; not with a mask). scale: NaN for 1 / sqrt(E). A query that attends no key gets a
+// row of zeros (torch's). out (..., Hq, L, Ev), q's dtype. f32/f64 on host memory run one fused
+// kernel that holds a block of query rows' scores at a time (memory linear in S), others the
+// decomposition (matmul, softmax, matmul).
+HG_API hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k,
+                                                 const hg_tensor* v, const hg_tensor* mask,
+                                                 int is_causal, double scale, hg_tensor* out);
+
 // numpy.matmul: 1-D operands are promoted (and the added dim removed), leading dims broadcast.
 // Floats and integers (integers accumulate in their own type, wrapping, as numpy).
 HG_API hg_status hg_matmul(const hg_tensor* a, const hg_tensor* b, hg_tensor* out);

@@ -361,6 +361,15 @@ def _nnorm(x, normalized_shape):
     return n
 
 
+def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, scale=None, out=None):
+    """torch.nn.functional.scaled_dot_product_attention without dropout: softmax(q k^T * scale +
+    attn_mask) v over the last two dims (scale None: 1 / sqrt(E)); attn_mask bool (True:
+    attend) or q's dtype (added); q's head dim (-3) may hold a multiple of k's and v's heads
+    (grouped-query attention); a query that attends no key gives zeros."""
+    return _C.scaled_dot_product_attention(q, k, v, attn_mask, is_causal,
+                                           float("nan") if scale is None else scale, out)
+
+
 # --- linear algebra -------------------------------------------------------------------------------
 def matmul(a, b, out=None):
     """numpy.matmul: batching, broadcasting, 1-D operands."""

@@ -357,6 +357,28 @@ static PyObject* f_layer_norm_stats(PyObject* m, PyObject* const* args, Py_ssize
     Py_RETURN_NONE;
 }
 
+// scaled_dot_product_attention(q, k, v, mask, is_causal, scale, out): a generated body but for
+// the bool (the generator binds bools only as variant flags).
+static PyObject* f_scaled_dot_product_attention(PyObject* m, PyObject* const* args,
+                                                Py_ssize_t nargs, PyObject* kwnames) {
+    PARSE_DECL(scaled_dot_product_attention);
+    double scale = 0.0;
+    int causal = a_[4] ? PyObject_IsTrue(a_[4])
+                       : HGPY_DFLT_scaled_dot_product_attention_is_causal;
+    FAIL_IF(causal < 0 ||
+            hgpy_get_dbl(&c, a_[5], "scale", HGPY_DFLT_scaled_dot_product_attention_scale,
+                         &scale) ||
+            hgpy_call_out(&c, a_[6]) || hgpy_call_arg(&c, a_[0], 0, "q") < 0 ||
+            hgpy_call_arg(&c, a_[1], 0, "k") < 0 || hgpy_call_arg(&c, a_[2], 0, "v") < 0);
+    int i_mask = -1;
+    if (a_[3] && a_[3] != Py_None) FAIL_IF((i_mask = hgpy_call_arg(&c, a_[3], 0, "mask")) < 0);
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_scaled_dot_product_attention(T(&c, 0), T(&c, 1), T(&c, 2),
+                                                        i_mask >= 0 ? T(&c, i_mask) : NULL,
+                                                        causal, scale, &c.out));
+    return hgpy_call_result(&c, s);
+}
+
 // --- gradients (the backward ops) -----------------------------------------------------------------
 // norm_backward(grad, x, nnorm, weight, eps, rms, grad_x, grad_weight, grad_bias, mean, rstd):
 // the outputs are existing Tensors (or None: not computed); returns None. mean and rstd given

@@ -135,6 +135,14 @@ static PyObject* f_rms_norm(PyObject* m, PyObject* const* args, Py_ssize_t nargs
     return hgpy_call_result(&c, s);
 }
 
+// --- scaled_dot_product_attention: hg_scaled_dot_product_attention
+static const char* const hgpy_names_scaled_dot_product_attention[] = {"q", "k", "v", "mask",
+    "is_causal", "scale", "out"};
+#define HGPY_NREQ_scaled_dot_product_attention 3
+#define HGPY_FN_scaled_dot_product_attention "scaled_dot_product_attention"
+#define HGPY_DFLT_scaled_dot_product_attention_is_causal 0
+#define HGPY_DFLT_scaled_dot_product_attention_scale NAN
+
 // --- matmul: hg_matmul
 static const char* const hgpy_names_matmul[] = {"a", "b", "out"};
 #define HGPY_NREQ_matmul 2
@@ -369,6 +377,9 @@ static const char* const hgpy_names_adam_step[] = {"param", "grad", "exp_avg", "
                   "layer_norm_stats(x, nnorm, weight, bias, eps, out, mean=None, rstd=None)"), \
     HGPY_FASTCALL("rms_norm", f_rms_norm, \
                   "rms_norm(x, nnorm, weight=None, eps=1e-06, out=None)"), \
+    HGPY_FASTCALL("scaled_dot_product_attention", f_scaled_dot_product_attention, \
+                  "scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, " \
+                  "scale=nan, out=None)"), \
     HGPY_FASTCALL("matmul", f_matmul, \
                   "matmul(a, b, out=None)"), \
     HGPY_FASTCALL("matvec", f_matvec, \

@@ -113,6 +113,16 @@ typedef struct hg_backend_vtable {
     // from inside fn; serialized with launches.
     hg_status (*host_parallel)(void* state, int nworkers, void (*fn)(void* ctx, int worker),
                                void* ctx, int* out_nworkers);
+    // Optional (host-visible backends with host_parallel): sgemm / the f64 product of
+    // dgemm_strided on host memory, on the calling thread only and outside the backend's
+    // serialization, for kernels running inside host_parallel's fn (which must not re-enter the
+    // serialized slots: attention's per-block products).
+    hg_status (*host_sgemm_serial)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                   float alpha, const float* a, int64_t lda, const float* b,
+                                   int64_t ldb, float beta, float* c, int64_t ldc);
+    hg_status (*host_dgemm_serial)(int64_t m, int64_t n, int64_t k, const double* a,
+                                   int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs,
+                                   int64_t b_cs, double* c, int64_t c_rs, int64_t c_cs);
     // sgemm on device memory, row-major: C = alpha * op(A) * op(B) + beta * C (beta == 0: C is
     // not read). lda/ldb/ldc in elements.
     hg_status (*sgemm)(void* state, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,

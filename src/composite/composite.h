@@ -40,6 +40,8 @@ typedef enum hg_cop {
     HG_COP_BCE_LOGITS,         // in: logits, target, weight?, pos_weight?; out: loss; the same
     HG_COP_CE,                 // in: logits, target; out: loss; axis = the class dim,
                                //   ignore_index, reduction, rdtype (targets checked by the entry)
+    HG_COP_ATTENTION,          // in: q, k, v, mask?; out: out; eps = scale (resolved), flags:
+                               //   1 = is_causal (hg_scaled_dot_product_attention)
     HG_COP_COUNT
 } hg_cop;
 
@@ -142,6 +144,11 @@ static inline hg_status hg_cop_dispatch(const hg_cop_call* k) {
 // hg_adam_step's host override (optim_api.c): C-contiguous f32/f64, the fused kernel.
 int hg_cop_adam_host_ok(const hg_cop_call* k);
 hg_status hg_cop_adam_host(const hg_cop_call* k);
+
+// hg_scaled_dot_product_attention's host override (attention_api.c): f32/f64 rows of unit
+// stride, the fused kernel of ops/attention.
+int hg_cop_attention_host_ok(const hg_cop_call* k);
+hg_status hg_cop_attention_host(const hg_cop_call* k);
 
 // cross_entropy_backward's device override (loss_api.c): class indices over a last class dim,
 // rows at one row stride.

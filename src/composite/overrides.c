@@ -10,7 +10,8 @@
 // route; the same for layer_norm / rms_norm (norm.c, dev_rows.c). The backward ops' kernels
 // take contiguous rows along the last axis only; cross_entropy_backward's, a last class dim
 // (loss_host.c on hosts: class indices or contiguous probability rows; loss_api.c on devices:
-// class indices). adam_step: the fused host pass
+// class indices). scaled_dot_product_attention: the fused host kernel over f32/f64 rows of
+// unit stride (attention.c); on devices its decomposition. adam_step: the fused host pass
 // over C-contiguous f32/f64 tensors (optim_api.c); on devices and for other dtypes and layouts
 // its decomposition.
 #include "base/dtype.h"
@@ -174,6 +175,8 @@ const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES] = {
        "host fused rows (class indices, probabilities)"),
     OV(HG_COP_CE_BW, HG_ROUTE_DEVICE, FLOATS, hg_cop_ce_bw_dev_ok, hg_cop_ce_bw_dev,
        "device register rows (class indices)"),
+    OV(HG_COP_ATTENTION, HG_ROUTE_HOST, F32_F64, hg_cop_attention_host_ok,
+       hg_cop_attention_host, "host fused query blocks (attention.c)"),
     OV(HG_COP_ADAM, HG_ROUTE_HOST, F32_F64, hg_cop_adam_host_ok, hg_cop_adam_host,
        "host fused pass (adam.c)"),
     OV(HG_COP_MSE, HG_ROUTE_HOST, FLOATS, NULL, loss_ew_host, "host elementwise (loss.c)"),

@@ -86,6 +86,9 @@ NOT_EXERCISED = {
     "amin": "fused only behind a pointwise op of its cluster (a lone amin is not in TABLE); "
             "the amin OpInfo's graph is amin alone",
     "native_dropout": "random: the dropout OpInfos are SKIPPED; test_torch_backend checks it",
+    "_scaled_dot_product_flash_attention_for_cpu": "the sdpa OpInfo's first samples are 3-D "
+        "(torch's math path: matmuls and softmax) or have dropout; test_torch_backend's "
+        "samples and models run ATen's 4-D CPU flash op through it",
 }
 # OpInfos the compiled subset passes over (fullgraph=True cannot capture the call), and why
 _SEEDED = ("the OpInfo wraps the call in wrapper_set_seed, whose freeze_rng_state dynamo "

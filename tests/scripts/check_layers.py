@@ -27,9 +27,10 @@ LEVELS = {"base": 0, "isa": 1, "backends": 2, "runtime": 3, "tensor": 4, "ops": 
 # lane-per-element frame (data/dev_lane.h); cross-entropy with class indices is a row op on
 # devices (log-softmax and the pick in one read of the row: rows/dev_rows_reg.h).
 # Elementwise integer powers read the exponent's minimum (hg_reduce) to refuse negative ones
-# as numpy does.
+# as numpy does. Attention's fused kernel turns each block of scores into probabilities with
+# softmax's row kernels (rows/softmax_f32.h).
 FAMILY_USES = {("rows", "reduce"), ("random", "data"), ("loss", "rows"),
-               ("elementwise", "reduce")}
+               ("elementwise", "reduce"), ("attention", "rows")}
 # The order of the files inside a folder, bottom up (a file uses only the groups before its
 # own; inside a group, its files use one another): the CPU backend's execution files, whose
 # call circle was broken (issue 33; cpu_internal.h says what each does).

@@ -170,7 +170,7 @@ def load(root):
     if dup:
         raise DeclError(f"{DECL}: declared twice: {sorted(dup)}")
     # Defaults: Python literals, or another record's argument (`cross_entropy.reduction`).
-    env = {}
+    env = {"nan": float("nan")}   # a double's default may be nan (NAN in C)
     for r in records:
         own = {}
         for a in r.args:
@@ -202,7 +202,7 @@ def c_literal(arg):
     if arg.kind == "bool":
         return "1" if v else "0"
     if arg.kind == "double":
-        return repr(float(v))
+        return "NAN" if v != v else repr(float(v))
     if v is None:
         return "NULL"
     return str(v)

@@ -116,6 +116,17 @@ OPS = [
                "out: out = None"],
          py=["rms_norm(x, normalized_shape: Union[None, int, Sequence[int]]=None, weight=, eps=, "
              "out=)"]),
+    dict(name="scaled_dot_product_attention", src="tensor_ops", body="custom",
+         doc="ops_reductions", dtypes="floats", nreq=3,
+         computes="`softmax(q k^T * scale + mask) v` over the last two dims (torch's "
+                  "scaled_dot_product_attention without dropout; grouped-query heads, causal)",
+         c=["hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k, "
+            "const hg_tensor* v, const hg_tensor* mask, int is_causal, double scale, "
+            "hg_tensor* out)"],
+         args=["q: tensor", "k: tensor", "v: tensor", "mask: tensor? = None",
+               "is_causal: bool = False", "scale: double = nan", "out: out = None"],
+         py=["scaled_dot_product_attention(q, k, v, attn_mask: Optional[_Operand]=None, "
+             "is_causal=, scale: Optional[float]=None, out=)"]),
     # --- linear algebra ------------------------------------------------------------------------
     dict(name="matmul", src="tensor_ops", body="generated", doc="ops_linalg_losses",
          dtypes="numeric", computes="numpy.matmul (batched, broadcast, 1-D operands)",

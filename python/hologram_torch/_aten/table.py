@@ -7,11 +7,11 @@ and says whether hologram computes what ATen does (dtypes, devices, layouts, arg
 a node it refuses stays torch's. A ``fn`` with a ``specialize(node)`` attribute picks the
 variant for a node (layer norm without the statistics nobody reads). One family per file.
 """
-from . import activations, data, dropout, losses, matmul, reductions, rows
+from . import activations, attention, data, dropout, losses, matmul, reductions, rows
 from .common import Lowering
 
 TABLE = {}
-for _family in (matmul, rows, losses, reductions, activations, dropout, data):
+for _family in (matmul, rows, attention, losses, reductions, activations, dropout, data):
     for _op, _lowering in _family.ENTRIES.items():
         assert _op not in TABLE, f"{_op} lowered twice"
         TABLE[_op] = _lowering

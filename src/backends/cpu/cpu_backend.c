@@ -210,6 +210,21 @@ static hg_status cpu_sgemm(void* state, int trans_a, int trans_b, int64_t m, int
     return HG_OK;
 }
 
+// The serial products for kernels inside host_parallel (no lock, no pool: the caller's
+// thread is one of the pool's workers).
+static hg_status cpu_sgemm_serial(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                  float alpha, const float* a, int64_t lda, const float* b,
+                                  int64_t ldb, float beta, float* c, int64_t ldc) {
+    hg_cpu_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
+    return HG_OK;
+}
+
+static hg_status cpu_dgemm_serial(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs,
+                                  int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs,
+                                  double* c, int64_t c_rs, int64_t c_cs) {
+    return hg_cpu_dgemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, c, c_rs, c_cs, NULL);
+}
+
 // f32 only (the op layer sends other dtypes through its per-element path).
 static hg_status cpu_gemm_strided_batched(void* state, hg_dtype t, int ta, int tb, int64_t m,
                                           int64_t n, int64_t k, double alpha, const void* a,
@@ -277,6 +292,8 @@ const hg_backend_vtable hg_cpu_backend = {
     .kernel_launch_rows = cpu_kernel_launch_rows,
     .host_parallel = cpu_host_parallel,
     .sgemm = cpu_sgemm,
+    .host_sgemm_serial = cpu_sgemm_serial,
+    .host_dgemm_serial = cpu_dgemm_serial,
     .dgemm_strided = cpu_dgemm_strided,
     .gemm_strided_batched = cpu_gemm_strided_batched,
     .fork = cpu_fork,

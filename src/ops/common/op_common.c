@@ -283,6 +283,26 @@ hg_status hg_op_parallel(hg_op_ctx* c, int nworkers, void (*fn)(void* ctx, int w
     return c->ex->vt->host_parallel(c->ex->state, nworkers, fn, ctx, out_n);
 }
 
+int hg_op_host_gemm_ok(const hg_op_ctx* c) {
+    return c->ex && c->ex->vt->host_parallel && c->ex->vt->host_sgemm_serial &&
+           c->ex->vt->host_dgemm_serial;
+}
+
+hg_status hg_op_host_sgemm(const hg_op_ctx* c, int trans_a, int trans_b, int64_t m, int64_t n,
+                           int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                           int64_t ldb, float beta, float* cm, int64_t ldc) {
+    if (!hg_op_host_gemm_ok(c)) return HG_ERR_UNSUPPORTED;
+    return c->ex->vt->host_sgemm_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
+                                        cm, ldc);
+}
+
+hg_status hg_op_host_dgemm(const hg_op_ctx* c, int64_t m, int64_t n, int64_t k, const double* a,
+                           int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs,
+                           int64_t b_cs, double* cm, int64_t c_rs, int64_t c_cs) {
+    if (!hg_op_host_gemm_ok(c)) return HG_ERR_UNSUPPORTED;
+    return c->ex->vt->host_dgemm_serial(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, cm, c_rs, c_cs);
+}
+
 int hg_op_num_threads(hg_op_ctx* c) {
     if (!c->ex || !c->ex->vt->num_threads) return 1;
     int n = c->ex->vt->num_threads(c->ex->state);

@@ -148,6 +148,18 @@ hg_status hg_op_parallel(hg_op_ctx* c, int nworkers, void (*fn)(void* ctx, int w
                          int* out_n);
 // Worker threads of the executor.
 int hg_op_num_threads(hg_op_ctx* c);
+// Products on host memory on the calling thread, for kernels inside hg_op_parallel's fn:
+// hg_op_host_sgemm is the backend's sgemm (row-major, C = alpha op(A) op(B) + beta C) and
+// hg_op_host_dgemm its f64 product with any element strides (C written, never read; k >= 1).
+// HG_ERR_UNSUPPORTED (nothing computed) where the backend has none; callers check
+// hg_op_host_gemm_ok before starting workers.
+int hg_op_host_gemm_ok(const hg_op_ctx* c);
+hg_status hg_op_host_sgemm(const hg_op_ctx* c, int trans_a, int trans_b, int64_t m, int64_t n,
+                           int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                           int64_t ldb, float beta, float* cm, int64_t ldc);
+hg_status hg_op_host_dgemm(const hg_op_ctx* c, int64_t m, int64_t n, int64_t k, const double* a,
+                           int64_t a_rs, int64_t a_cs, const double* b, int64_t b_rs,
+                           int64_t b_cs, double* cm, int64_t c_rs, int64_t c_cs);
 
 // Element access for library kernels working in double (all 13 dtypes; bool reads 0/1).
 double hg_op_load_f64(hg_dtype dt, const void* p);

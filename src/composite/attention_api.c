@@ -1,0 +1,125 @@
+// The public entry of scaled_dot_product_attention (ops.h), a composite: the checks, then
+// hg_cop_dispatch (the fused host kernel of ops/attention where it applies, else the
+// decomposition, decomp_attention.c).
+#include <math.h>
+#include <string.h>
+#include "base/dtype.h"
+#include "base/error.h"
+#include "composite/composite.h"
+#include "ops/attention/attention.h"
+
+int hg_cop_attention_host_ok(const hg_cop_call* k) {
+    return hg_attention_host_ok(k->c, k->in[0], k->in[1], k->in[2], k->out[0]);
+}
+
+hg_status hg_cop_attention_host(const hg_cop_call* k) {
+    return hg_attention_host(k->c, k->in[0], k->in[1], k->in[2], k->in[3], (int)(k->flags & 1),
+                             k->eps, k->out[0]);
+}
+
+static hg_status shape_error(hg_op_ctx* c, const char* what, const hg_tensor* a, const char* an,
+                             const hg_tensor* b, const char* bn) {
+    char sa[HG_DIMS_TEXT], sb[HG_DIMS_TEXT];
+    return hg_error(HG_ERR_SIZE_MISMATCH, "%s: %s: %s has shape %s and %s %s", c->fn, what, an,
+                    hg_op_dims(sa, a->ndim, a->shape), bn, hg_op_dims(sb, b->ndim, b->shape));
+}
+
+// q, k, v: one float dtype, one rank >= 2, E and S shared, leading dims equal but for the
+// head dim, where q's count is a multiple of k's (k's and v's equal).
+static hg_status check_qkv(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k,
+                           const hg_tensor* v) {
+    hg_status s;
+    if ((s = hg_op_input(c, q, "q", NULL, NULL)) || (s = hg_op_input(c, k, "k", NULL, NULL)) ||
+        (s = hg_op_input(c, v, "v", NULL, NULL)))
+        return s;
+    if (!hg_dtype_is_float((int)q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: q, k and v have dtypes %s, %s and %s; expected "
+                        "one float dtype (f16, bf16, f32, f64) for all three", c->fn,
+                        hg_dtype_name(q->dtype), hg_dtype_name(k->dtype), hg_dtype_name(v->dtype));
+    int32_t nd = q->ndim;
+    if (nd < 2 || k->ndim != nd || v->ndim != nd)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: q, k and v have %d, %d and %d dims; expected "
+                        "one rank >= 2 ((..., L, E), (..., S, E), (..., S, Ev))", c->fn,
+                        (int)q->ndim, (int)k->ndim, (int)v->ndim);
+    if (k->shape[nd - 1] != q->shape[nd - 1])
+        return shape_error(c, "the last dims (E) differ", q, "q", k, "k");
+    if (v->shape[nd - 2] != k->shape[nd - 2])
+        return shape_error(c, "the key counts (dim -2) differ", k, "k", v, "v");
+    for (int32_t d = 0; d < nd - 2; d++) {
+        if (k->shape[d] != v->shape[d])
+            return shape_error(c, "the leading dims differ", k, "k", v, "v");
+        if (d == nd - 3 && k->shape[d] > 0 && q->shape[d] % k->shape[d] == 0) continue;
+        if (q->shape[d] != k->shape[d])
+            return hg_error(HG_ERR_SIZE_MISMATCH, "%s: q has shape %s and k %s: the leading dims "
+                            "must be equal, except the head dim (-3), where q's count must be a "
+                            "multiple of k's", c->fn, hg_op_dims((char[HG_DIMS_TEXT]){0}, q->ndim,
+                            q->shape), hg_op_dims((char[HG_DIMS_TEXT]){0}, k->ndim, k->shape));
+    }
+    if (nd >= 3 && q->shape[nd - 3] != k->shape[nd - 3] && nd >= HG_MAX_DIMS)
+        return hg_error(HG_ERR_UNSUPPORTED, "%s: grouped heads (q %lld, k %lld) need fewer than %d "
+                        "dims", c->fn, (long long)q->shape[nd - 3], (long long)k->shape[nd - 3],
+                        HG_MAX_DIMS);
+    return HG_OK;
+}
+
+// The mask: bool or q's dtype, broadcastable to the scores' shape (..., Hq, L, S).
+static hg_status check_mask(hg_op_ctx* c, const hg_tensor* m, const hg_tensor* q,
+                            const int64_t* sshape) {
+    hg_status s = hg_op_input(c, m, "mask", NULL, NULL);
+    if (s) return s;
+    if (m->dtype != HG_DTYPE_BOOL && m->dtype != q->dtype)
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: mask has dtype %s; expected bool (true: "
+                        "attend) or q's dtype %s (added to the scores)", c->fn,
+                        hg_dtype_name(m->dtype), hg_dtype_name(q->dtype));
+    int ok = m->ndim <= q->ndim;
+    for (int32_t d = 0; ok && d < m->ndim; d++) {
+        int64_t want = sshape[q->ndim - m->ndim + d];
+        ok = m->shape[d] == 1 || m->shape[d] == want;
+    }
+    if (!ok) {
+        char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: mask has shape %s, not broadcastable to the "
+                        "scores' shape %s", c->fn, hg_op_dims(a, m->ndim, m->shape),
+                        hg_op_dims(b, q->ndim, sshape));
+    }
+    return HG_OK;
+}
+
+hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k,
+                                          const hg_tensor* v, const hg_tensor* mask,
+                                          int is_causal, double scale, hg_tensor* out) {
+    HG_OP_CTX(c);
+    hg_op_begin(&c, "hg_scaled_dot_product_attention");
+    static const char* const names[4] = {"q", "k", "v", "out"};
+    const void* ptrs[4] = {q, k, v, out};
+    for (int i = 0; i < 4; i++)
+        if (!ptrs[i]) return hg_error(HG_ERR_NULL_POINTER, "%s: argument '%s' is NULL", c.fn,
+                                      names[i]);
+    hg_status s = check_qkv(&c, q, k, v);
+    if (s) return s;
+    int32_t nd = q->ndim;
+    int64_t sshape[HG_MAX_DIMS], oshape[HG_MAX_DIMS];
+    memcpy(sshape, q->shape, sizeof(int64_t) * (size_t)nd);
+    memcpy(oshape, q->shape, sizeof(int64_t) * (size_t)nd);
+    sshape[nd - 1] = k->shape[nd - 2];
+    oshape[nd - 1] = v->shape[nd - 1];
+    if (mask && (s = check_mask(&c, mask, q, sshape))) return s;
+    if (mask && is_causal)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: is_causal with a mask; give one of them "
+                        "(torch refuses both)", c.fn);
+    if (isnan(scale)) scale = 1.0 / sqrt((double)q->shape[nd - 1]);
+    else if (isinf(scale))
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: scale %g must be finite (NaN: 1 / sqrt(E))",
+                        c.fn, scale);
+    if ((s = hg_op_output(&c, out, q->dtype, nd, oshape, 0))) return s;
+    // numpy's overlap rule: inputs the output overlaps are read from copies.
+    if ((s = hg_op_read_first(&c, out, &q, 0)) || (s = hg_op_read_first(&c, out, &k, 0)) ||
+        (s = hg_op_read_first(&c, out, &v, 0)) ||
+        (mask && (s = hg_op_read_first(&c, out, &mask, 0))))
+        return hg_op_finish(&c, out, s);
+    if (k->shape[nd - 2] == 0)   // no keys: every query attends nothing (zeros, as torch)
+        return hg_op_finish(&c, out, hg_fill(out, hg_scalar_f(0.0)));
+    hg_cop_call call = {.op = HG_COP_ATTENTION, .c = &c, .in = {q, k, v, mask}, .out = {out},
+                        .eps = scale, .flags = is_causal ? 1u : 0u};
+    return hg_op_finish(&c, out, hg_cop_dispatch(&call));
+}

@@ -1,0 +1,264 @@
+// scaled_dot_product_attention on the host, fused per block of query rows: the block's scores
+// q_blk k^T * scale (one product), the mask and the causal bound applied in place, each row's
+// softmax in place (softmax.c's f32 slice kernel; f64 in f64), then one product with v into
+// out's rows. Only a block's scores exist at a time (at most BLOCK x S values per worker), so
+// memory grows linearly in the key count; for causal blocks the keys past the block's last
+// row are never computed. Blocks of every (batch, head) are spread over the executor's
+// threads, interleaved (causal blocks grow along the rows).
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/dtype.h"
+#include "base/error.h"
+#include "ops/attention/attention.h"
+#include "ops/rows/softmax_f32.h"
+
+#define BLOCK 64   // query rows per task: the scores of 64 x S stay in L2 for S <= 2048
+
+typedef struct attn_job {
+    const hg_op_ctx* c;
+    int f64;
+    int64_t L, S, E, Ev, nblocks, ntasks;
+    double scale;
+    int causal;
+    const unsigned char *q, *k, *v, *m;
+    unsigned char* o;
+    hg_dtype mdt;
+    int64_t q_rs, k_rs, v_rs, o_rs, m_rs, m_cs;   // row strides (elements); mask column stride
+    int64_t *qoff, *koff, *voff, *ooff, *moff;    // per batch: element offsets of its matrices
+    unsigned char* scratch;                       // per worker: BLOCK x S scores
+    size_t scratch_bytes;
+    int nw;
+    atomic_int failed;
+} attn_job;
+
+int hg_attention_host_ok(const hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k,
+                         const hg_tensor* v, const hg_tensor* out) {
+    if (q->dtype != HG_DTYPE_F32 && q->dtype != HG_DTYPE_F64) return 0;
+    const hg_tensor* ts[4] = {q, k, v, out};
+    for (int i = 0; i < 4; i++) {
+        const hg_tensor* t = ts[i];
+        if (t->shape[t->ndim - 1] > 1 && t->strides[t->ndim - 1] != 1) return 0;
+    }
+    return hg_op_host_gemm_ok(c);
+}
+
+// Row i (of the block's rows [i0, i0 + n)) of the scores: the mask and the causal bound; returns
+// whether any key is left (a row of -inf scores attends nothing).
+// Unmasked, non-causal rows skip it (live: scores of -inf need an infinite input).
+static int mask_row_f32(const attn_job* j, float* s, int64_t b, int64_t i, int64_t nk) {
+    if (j->m) {
+        const unsigned char* mp = j->m + (j->moff[b] + i * j->m_rs) * (int64_t)hg_dtype_size(j->mdt);
+        int64_t cs = j->m_cs * (int64_t)hg_dtype_size(j->mdt);
+        if (j->mdt == HG_DTYPE_BOOL) {
+            for (int64_t t = 0; t < nk; t++)
+                if (!mp[t * cs]) s[t] = -INFINITY;
+        } else {
+            for (int64_t t = 0; t < nk; t++) s[t] += *(const float*)(mp + t * cs);
+        }
+    }
+    if (j->causal)
+        for (int64_t t = i + 1; t < nk; t++) s[t] = -INFINITY;
+    int live = 0;   // a score above -inf, or a NaN (the row's softmax is NaN then)
+    for (int64_t t = 0; t < nk; t++) live |= s[t] != -INFINITY;
+    return live;
+}
+
+static int mask_row_f64(const attn_job* j, double* s, int64_t b, int64_t i, int64_t nk) {
+    if (j->m) {
+        const unsigned char* mp = j->m + (j->moff[b] + i * j->m_rs) * (int64_t)hg_dtype_size(j->mdt);
+        int64_t cs = j->m_cs * (int64_t)hg_dtype_size(j->mdt);
+        if (j->mdt == HG_DTYPE_BOOL) {
+            for (int64_t t = 0; t < nk; t++)
+                if (!mp[t * cs]) s[t] = -INFINITY;
+        } else {
+            for (int64_t t = 0; t < nk; t++) s[t] += *(const double*)(mp + t * cs);
+        }
+    }
+    if (j->causal)
+        for (int64_t t = i + 1; t < nk; t++) s[t] = -INFINITY;
+    int live = 0;   // a score above -inf, or a NaN (the row's softmax is NaN then)
+    for (int64_t t = 0; t < nk; t++) live |= s[t] != -INFINITY;
+    return live;
+}
+
+// softmax of one f64 row in place (max, exp of the differences, their sum, the quotients).
+static void softmax_row_f64(double* s, int64_t n) {
+    double mx = -INFINITY;
+    for (int64_t t = 0; t < n; t++) mx = s[t] > mx || s[t] != s[t] ? s[t] : mx;
+    double sum = 0.0;
+    for (int64_t t = 0; t < n; t++) {
+        s[t] = exp(s[t] - mx);
+        sum += s[t];
+    }
+    for (int64_t t = 0; t < n; t++) s[t] /= sum;
+}
+
+// One task: batch b, query rows [i0, i0 + n).
+static hg_status run_block(const attn_job* j, unsigned char* buf, int64_t b, int64_t i0,
+                           int64_t n) {
+    // Causal: the rows' keys end at the block's last row (keys past it are masked anyway).
+    int64_t nk = j->causal && i0 + n < j->S ? i0 + n : j->S;
+    int alive[BLOCK];
+    hg_status s = HG_OK;
+    if (!j->f64) {
+        const float* q = (const float*)j->q + j->qoff[b] + i0 * j->q_rs;
+        const float* k = (const float*)j->k + j->koff[b];
+        const float* v = (const float*)j->v + j->voff[b];
+        float* o = (float*)j->o + j->ooff[b] + i0 * j->o_rs;
+        float* sc = (float*)buf;
+        if (nk > 0)
+            s = hg_op_host_sgemm(j->c, 0, 1, n, nk, j->E, (float)j->scale, q, j->q_rs, k, j->k_rs,
+                                 0.0f, sc, nk);
+        int all = 1;
+        for (int64_t r = 0; r < n && !s; r++) {
+            alive[r] = j->m || j->causal ? mask_row_f32(j, sc + r * nk, b, i0 + r, nk) : 1;
+            all &= alive[r];
+        }
+        if (!s && all && nk > 0) {   // the block's rows end to end: softmax.c's row kernels
+            hg_sm_rows_f32(sc, sc, n, nk, 0);
+        } else {
+            for (int64_t r = 0; r < n && !s; r++) {
+                float* row = sc + r * nk;
+                if (alive[r]) hg_sm_slice_f32(row, row, nk, 0);
+                else memset(row, 0, (size_t)nk * sizeof(float));
+            }
+        }
+        if (!s && nk > 0 && j->Ev > 0)
+            s = hg_op_host_sgemm(j->c, 0, 0, n, j->Ev, nk, 1.0f, sc, nk, v, j->v_rs, 0.0f, o,
+                                 j->o_rs);
+        for (int64_t r = 0; r < n && !s; r++)   // no key at all: zeros (the product's NaN-free 0s
+            if (nk == 0 || !alive[r])           // would do, but v may hold inf / NaN)
+                memset(o + r * j->o_rs, 0, (size_t)j->Ev * sizeof(float));
+    } else {
+        const double* q = (const double*)j->q + j->qoff[b] + i0 * j->q_rs;
+        const double* k = (const double*)j->k + j->koff[b];
+        const double* v = (const double*)j->v + j->voff[b];
+        double* o = (double*)j->o + j->ooff[b] + i0 * j->o_rs;
+        double* sc = (double*)buf;
+        if (nk > 0 && j->E > 0) {
+            s = hg_op_host_dgemm(j->c, n, nk, j->E, q, j->q_rs, 1, k, 1, j->k_rs, sc, nk, 1);
+            for (int64_t t = 0; t < n * nk; t++) sc[t] *= j->scale;
+        } else if (nk > 0) {
+            memset(sc, 0, (size_t)(n * nk) * sizeof(double));
+        }
+        for (int64_t r = 0; r < n && !s; r++) {
+            double* row = sc + r * nk;
+            alive[r] = j->m || j->causal ? mask_row_f64(j, row, b, i0 + r, nk) : 1;
+            if (alive[r]) softmax_row_f64(row, nk);
+            else memset(row, 0, (size_t)nk * sizeof(double));
+        }
+        if (!s && nk > 0 && j->Ev > 0)
+            s = hg_op_host_dgemm(j->c, n, j->Ev, nk, sc, nk, 1, v, j->v_rs, 1, o, j->o_rs, 1);
+        for (int64_t r = 0; r < n && !s; r++)
+            if (nk == 0 || !alive[r]) memset(o + r * j->o_rs, 0, (size_t)j->Ev * sizeof(double));
+    }
+    return s;
+}
+
+static void attn_worker(void* ctx, int w) {
+    attn_job* j = ctx;
+    unsigned char* buf = j->scratch + (size_t)w * j->scratch_bytes;
+    for (int64_t t = w; t < j->ntasks; t += j->nw) {
+        if (atomic_load_explicit(&j->failed, memory_order_relaxed)) return;
+        int64_t b = t / j->nblocks, i0 = t % j->nblocks * BLOCK;
+        int64_t n = j->L - i0 < BLOCK ? j->L - i0 : BLOCK;
+        if (run_block(j, buf, b, i0, n)) atomic_store(&j->failed, 1);
+    }
+}
+
+// Per batch of q's leading dims (C order): the element offsets of q's, k's, v's, out's and the
+// mask's matrices. k and v take head h / group; the mask is right-aligned to the scores'
+// dims, broadcast (stride 0) where it has size 1 or no dim.
+static void batch_offsets(attn_job* j, const hg_host_view* qv, const hg_host_view* kv,
+                          const hg_host_view* vv, const hg_host_view* ov, const hg_host_view* mv,
+                          int64_t nbatch) {
+    int32_t nl = qv->ndim - 2, hd = qv->ndim - 3;
+    int64_t group = hd >= 0 ? qv->shape[hd] / kv->shape[hd] : 1;
+    int64_t mstr[HG_MAX_DIMS] = {0};
+    if (mv) {
+        int32_t lead = qv->ndim - mv->ndim;   // the mask's missing leading dims
+        for (int32_t d = 0; d < nl; d++) {
+            int32_t md = d - lead;
+            mstr[d] = md >= 0 && mv->shape[md] != 1 ? mv->strides[md] : 0;
+        }
+    }
+    int64_t idx[HG_MAX_DIMS] = {0};
+    for (int64_t b = 0; b < nbatch; b++) {
+        int64_t qo = 0, ko = 0, vo = 0, oo = 0, mo = 0;
+        for (int32_t d = 0; d < nl; d++) {
+            int64_t kd = d == hd ? idx[d] / group : idx[d];
+            qo += idx[d] * qv->strides[d];
+            ko += kd * kv->strides[d];
+            vo += kd * vv->strides[d];
+            oo += idx[d] * ov->strides[d];
+            mo += idx[d] * mstr[d];
+        }
+        j->qoff[b] = qo, j->koff[b] = ko, j->voff[b] = vo, j->ooff[b] = oo;
+        if (mv) j->moff[b] = mo;
+        for (int32_t d = nl - 1; d >= 0; d--) {
+            if (++idx[d] < qv->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+hg_status hg_attention_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k,
+                            const hg_tensor* v, const hg_tensor* mask, int causal, double scale,
+                            const hg_tensor* out) {
+    hg_host_view qv, kv, vv, ov, mv;
+    hg_status s;
+    if ((s = hg_op_host_view_checked(c, q, &qv)) || (s = hg_op_host_view_checked(c, k, &kv)) ||
+        (s = hg_op_host_view_checked(c, v, &vv)) || (s = hg_op_host_view_checked(c, out, &ov)) ||
+        (mask && (s = hg_op_host_view_checked(c, mask, &mv))))
+        return s;
+    if (ov.numel == 0) return HG_OK;
+    int32_t nd = qv.ndim;
+    attn_job j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.f64 = qv.dtype == HG_DTYPE_F64;
+    j.L = qv.shape[nd - 2], j.E = qv.shape[nd - 1];
+    j.S = kv.shape[nd - 2], j.Ev = vv.shape[nd - 1];
+    j.scale = scale;
+    j.causal = causal;
+    j.q = qv.data, j.k = kv.data, j.v = vv.data, j.o = ov.data;
+    j.q_rs = qv.strides[nd - 2], j.k_rs = kv.strides[nd - 2];
+    j.v_rs = vv.strides[nd - 2], j.o_rs = ov.strides[nd - 2];
+    if (mask) {
+        j.m = mv.data;
+        j.mdt = mv.dtype;
+        j.m_rs = mv.ndim >= 2 && mv.shape[mv.ndim - 2] != 1 ? mv.strides[mv.ndim - 2] : 0;
+        j.m_cs = mv.ndim >= 1 && mv.shape[mv.ndim - 1] != 1 ? mv.strides[mv.ndim - 1] : 0;
+    }
+    int64_t nbatch = 1;
+    for (int32_t d = 0; d < nd - 2; d++) nbatch *= qv.shape[d];
+    j.nblocks = (j.L + BLOCK - 1) / BLOCK;
+    j.ntasks = nbatch * j.nblocks;
+    int64_t* offs = malloc((size_t)nbatch * 5 * sizeof(int64_t));
+    if (!offs) return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: out of memory", c->fn);
+    j.qoff = offs, j.koff = offs + nbatch, j.voff = offs + 2 * nbatch;
+    j.ooff = offs + 3 * nbatch, j.moff = offs + 4 * nbatch;
+    batch_offsets(&j, &qv, &kv, &vv, &ov, mask ? &mv : NULL, nbatch);
+    // Small problems stay on the caller (a wake-up costs microseconds).
+    double flops = 4.0 * (double)nbatch * (double)j.L * (double)j.S * (double)(j.E + j.Ev) / 2;
+    int nw = flops < 2e5 ? 1 : hg_op_num_threads(c);
+    if (nw > j.ntasks) nw = (int)j.ntasks;
+    j.nw = nw;
+    size_t esz = j.f64 ? sizeof(double) : sizeof(float);
+    j.scratch_bytes = ((size_t)BLOCK * (size_t)(j.S ? j.S : 1) * esz + 63) & ~(size_t)63;
+    j.scratch = aligned_alloc(64, j.scratch_bytes * (size_t)nw);
+    if (!j.scratch) {
+        free(offs);
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for the scores of %d rows x %lld "
+                        "keys", c->fn, BLOCK, (long long)j.S);
+    }
+    atomic_init(&j.failed, 0);
+    s = hg_op_parallel(c, nw, attn_worker, &j, &j.nw);
+    if (!s && atomic_load(&j.failed))
+        s = hg_error(HG_ERR_INTERNAL, "%s: a block's product failed", c->fn);
+    free(j.scratch);
+    free(offs);
+    return s;
+}
