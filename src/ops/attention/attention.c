@@ -44,44 +44,29 @@ int hg_attention_host_ok(const hg_op_ctx* c, const hg_tensor* q, const hg_tensor
     return hg_op_host_gemm_ok(c);
 }
 
-// Row i (of the block's rows [i0, i0 + n)) of the scores: the mask and the causal bound; returns
-// whether any key is left (a row of -inf scores attends nothing).
-// Unmasked, non-causal rows skip it (live: scores of -inf need an infinite input).
-static int mask_row_f32(const attn_job* j, float* s, int64_t b, int64_t i, int64_t nk) {
-    if (j->m) {
-        const unsigned char* mp = j->m + (j->moff[b] + i * j->m_rs) * (int64_t)hg_dtype_size(j->mdt);
-        int64_t cs = j->m_cs * (int64_t)hg_dtype_size(j->mdt);
-        if (j->mdt == HG_DTYPE_BOOL) {
-            for (int64_t t = 0; t < nk; t++)
-                if (!mp[t * cs]) s[t] = -INFINITY;
-        } else {
-            for (int64_t t = 0; t < nk; t++) s[t] += *(const float*)(mp + t * cs);
-        }
+// Row i (of the block's rows [i0, i0 + n)) of the scores, in T: the mask and the causal bound;
+// returns whether any key is left (a row of -inf scores attends nothing). Unmasked,
+// non-causal rows skip it (live: scores of -inf need an infinite input).
+#define MASK_ROW(name, T)                                                                      \
+    static int name(const attn_job* j, T* s, int64_t b, int64_t i, int64_t nk) {               \
+        if (j->m) {                                                                            \
+            int64_t es = (int64_t)hg_dtype_size(j->mdt), cs = j->m_cs * es;                    \
+            const unsigned char* mp = j->m + (j->moff[b] + i * j->m_rs) * es;                  \
+            if (j->mdt == HG_DTYPE_BOOL) {                                                     \
+                for (int64_t t = 0; t < nk; t++)                                               \
+                    if (!mp[t * cs]) s[t] = -INFINITY;                                         \
+            } else {                                                                           \
+                for (int64_t t = 0; t < nk; t++) s[t] += *(const T*)(mp + t * cs);             \
+            }                                                                                  \
+        }                                                                                      \
+        if (j->causal)                                                                         \
+            for (int64_t t = i + 1; t < nk; t++) s[t] = -INFINITY;                             \
+        int live = 0;   /* a score above -inf, or a NaN (the row's softmax is NaN then) */     \
+        for (int64_t t = 0; t < nk; t++) live |= s[t] != -INFINITY;                            \
+        return live;                                                                           \
     }
-    if (j->causal)
-        for (int64_t t = i + 1; t < nk; t++) s[t] = -INFINITY;
-    int live = 0;   // a score above -inf, or a NaN (the row's softmax is NaN then)
-    for (int64_t t = 0; t < nk; t++) live |= s[t] != -INFINITY;
-    return live;
-}
-
-static int mask_row_f64(const attn_job* j, double* s, int64_t b, int64_t i, int64_t nk) {
-    if (j->m) {
-        const unsigned char* mp = j->m + (j->moff[b] + i * j->m_rs) * (int64_t)hg_dtype_size(j->mdt);
-        int64_t cs = j->m_cs * (int64_t)hg_dtype_size(j->mdt);
-        if (j->mdt == HG_DTYPE_BOOL) {
-            for (int64_t t = 0; t < nk; t++)
-                if (!mp[t * cs]) s[t] = -INFINITY;
-        } else {
-            for (int64_t t = 0; t < nk; t++) s[t] += *(const double*)(mp + t * cs);
-        }
-    }
-    if (j->causal)
-        for (int64_t t = i + 1; t < nk; t++) s[t] = -INFINITY;
-    int live = 0;   // a score above -inf, or a NaN (the row's softmax is NaN then)
-    for (int64_t t = 0; t < nk; t++) live |= s[t] != -INFINITY;
-    return live;
-}
+MASK_ROW(mask_row_f32, float)
+MASK_ROW(mask_row_f64, double)
 
 // softmax of one f64 row in place (max, exp of the differences, their sum, the quotients).
 static void softmax_row_f64(double* s, int64_t n) {
