@@ -133,7 +133,7 @@ static int setup_attention(pcase* c) {
 }
 static hg_status run_attention(pcase* c, hg_tensor* out) {
     return hg_scaled_dot_product_attention(&c->tin[0], &c->tin[1], &c->tin[2], NULL, c->e->op,
-                                           NAN, out);
+                                           NAN, out, NULL);
 }
 static void ref_attention(pcase* c) {
     const shp *qs = &c->in[0].s, *ks = &c->in[1].s, *vs = &c->in[2].s;

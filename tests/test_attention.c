@@ -60,9 +60,9 @@ typedef struct prob {
     int nan_row;        // q[0, 0, 1, 0] = NaN
 } prob;
 
-// The float64 reference: out (B, H, L, Ev).
+// The float64 reference: out (B, H, L, Ev) and lse (B, H, L; NULL: not wanted).
 static void reference(const prob* p, const double* q, const double* k, const double* v,
-                      const double* m, double* out) {
+                      const double* m, double* out, double* lse) {
     double sc = isnan(p->scale) ? 1 / sqrt((double)p->E) : p->scale;
     double* s = malloc((size_t)(p->S ? p->S : 1) * sizeof *s);
     int64_t g = p->H / p->Hk;
@@ -86,6 +86,8 @@ static void reference(const prob* p, const double* q, const double* k, const dou
                     mx = d > mx ? d : mx;
                 }
                 for (int64_t j = 0; j < p->S; j++) z += exp(s[j] - mx);
+                if (lse)
+                    lse[(b * p->H + h) * p->L + i] = nan ? NAN : mx == -INFINITY ? 0 : mx + log(z);
                 double* o = out + ((b * p->H + h) * p->L + i) * p->Ev;
                 for (int64_t e = 0; e < p->Ev; e++) {
                     double a = 0;
@@ -123,8 +125,10 @@ static void run_prob(const prob* p, hg_dtype dt, const char* what) {
             m[i] = (i / p->S) % p->L == 3 || urand(0, 1) < 0.2 ? -INFINITY : urand(-1, 1);
         mt = make(dt, 4, (int64_t[]){p->B, 1, p->L, p->S}, m);
     }
+    int64_t nl = p->B * p->H * p->L;
     double* want = malloc((size_t)(no ? no : 1) * sizeof *want);
-    reference(p, q, k, v, m, want);
+    double* want_lse = malloc((size_t)(nl ? nl : 1) * sizeof *want_lse);
+    reference(p, q, k, v, m, want, want_lse);
     hg_tensor qt, qs;
     if (p->q_transposed) {   // (B, L, H, E) memory, the (B, H, L, E) view
         double* qp = malloc((size_t)(nq ? nq : 1) * sizeof *qp);
@@ -146,8 +150,26 @@ static void run_prob(const prob* p, hg_dtype dt, const char* what) {
     for (int mode = 0; mode < 2; mode++) {
         hg_cop_mode_set(mode ? HG_COP_DECOMP : HG_COP_AUTO);
         hg_tensor out = {0};
+        // the logsumexp into a (B, L, H) memory viewed as (B, H, L), as ATen lays it out
+        double* nanv = malloc((size_t)(nl ? nl : 1) * sizeof *nanv);
+        for (int64_t i = 0; i < nl; i++) nanv[i] = NAN;
+        hg_tensor ls = make(dt, 3, (int64_t[]){p->B, p->L, p->H}, nanv), lt;
+        CHECK_OK(hg_tensor_permute(&ls, (int32_t[]){0, 2, 1}, &lt));
+        free(nanv);
         CHECK_OK(hg_scaled_dot_product_attention(&qt, &kt, &vt, p->mask_kind ? &mt : NULL,
-                                                 p->causal, p->scale, &out));
+                                                 p->causal, p->scale, &out, &lt));
+        double* gl = read_all(&ls, nl);
+        int lbad = 0;
+        for (int64_t b = 0; b < p->B; b++)
+            for (int64_t h = 0; h < p->H; h++)
+                for (int64_t i = 0; i < p->L; i++) {
+                    double g = gl[(b * p->L + i) * p->H + h], w = want_lse[(b * p->H + h) * p->L + i];
+                    lbad += !(isnan(w) ? isnan(g) : fabs(g - w) <= tol * (1 + fabs(w)));
+                }
+        CHECK_MSG(lbad == 0, "%s %s %s: %d of %lld logsumexps wrong", what, hg_dtype_name(dt),
+                  mode ? "decomp" : "auto", lbad, (long long)nl);
+        free(gl);
+        hg_buffer_destroy(ls.buffer);
         CHECK(out.ndim == 4 && out.shape[2] == p->L && out.shape[3] == p->Ev);
         double* got = read_all(&out, no);
         int bad = 0;
@@ -169,7 +191,7 @@ static void run_prob(const prob* p, hg_dtype dt, const char* what) {
     hg_buffer_destroy(kt.buffer);
     hg_buffer_destroy(vt.buffer);
     if (p->mask_kind) hg_buffer_destroy(mt.buffer);
-    free(q), free(k), free(v), free(m), free(want);
+    free(q), free(k), free(v), free(m), free(want), free(want_lse);
 }
 
 static void test_values(void) {
@@ -210,11 +232,11 @@ static void test_strided_last_dim(void) {
             for (int64_t e = 0; e < 4; e++) qc[(h * 6 + i) * 4 + e] = q[(h * 4 + e) * 6 + i];
     double *k = rand_vals(2 * 5 * 4, -1, 1), *v = rand_vals(2 * 5 * 3, -1, 1);
     double want[2 * 6 * 3];
-    reference(&p, qc, k, v, NULL, want);
+    reference(&p, qc, k, v, NULL, want, NULL);
     hg_tensor kt = make(HG_DTYPE_F32, 4, (int64_t[]){1, 2, 5, 4}, k);
     hg_tensor vt = make(HG_DTYPE_F32, 4, (int64_t[]){1, 2, 5, 3}, v);
     hg_tensor out = {0};
-    CHECK_OK(hg_scaled_dot_product_attention(&qt, &kt, &vt, NULL, 0, NAN, &out));
+    CHECK_OK(hg_scaled_dot_product_attention(&qt, &kt, &vt, NULL, 0, NAN, &out, NULL));
     double* got = read_all(&out, 36);
     for (int i = 0; i < 36; i++) CHECK(fabs(got[i] - want[i]) <= 2e-5 * (1 + fabs(want[i])));
     free(got), free(q), free(qc), free(k), free(v);
@@ -245,23 +267,35 @@ static void test_errors(void) {
     double ones[16];
     for (int i = 0; i < 16; i++) ones[i] = 7;
     hg_tensor out = make(HG_DTYPE_F32, 3, (int64_t[]){2, 4, 2}, ones);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, &mb, 1, NAN, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, &mb, 1, NAN, &out, NULL),
                  HG_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, &mi, 0, NAN, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, &mi, 0, NAN, &out, NULL),
                  HG_ERR_DTYPE_MISMATCH);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, &mbad, 0, NAN, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, &mbad, 0, NAN, &out, NULL),
                  HG_ERR_SIZE_MISMATCH);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k3, &v, NULL, 0, NAN, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k3, &v, NULL, 0, NAN, &out, NULL),
                  HG_ERR_SIZE_MISMATCH);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &kE, &v, NULL, 0, NAN, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &kE, &v, NULL, 0, NAN, &out, NULL),
                  HG_ERR_SIZE_MISMATCH);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &vS, NULL, 0, NAN, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &vS, NULL, 0, NAN, &out, NULL),
                  HG_ERR_SIZE_MISMATCH);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &kd, &v, NULL, 0, NAN, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &kd, &v, NULL, 0, NAN, &out, NULL),
                  HG_ERR_DTYPE_MISMATCH);
-    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, NULL, 0, INFINITY, &out),
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, NULL, 0, INFINITY, &out, NULL),
                  HG_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(hg_scaled_dot_product_attention(NULL, &k, &v, NULL, 0, NAN, &out),
+    hg_tensor lbad = make(HG_DTYPE_F64, 2, (int64_t[]){2, 4}, z);   // f64 for f32 q
+    hg_tensor lshape = make(HG_DTYPE_F32, 2, (int64_t[]){2, 5}, z);
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, NULL, 0, NAN, &out, &lbad),
+                 HG_ERR_DTYPE_MISMATCH);
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, NULL, 0, NAN, &out, &lshape),
+                 HG_ERR_SIZE_MISMATCH);
+    hg_tensor lover;   // the logsumexp over out's memory
+    CHECK_OK(hg_tensor_view(out.buffer, 2, (int64_t[]){2, 4}, NULL, 0, &lover));
+    CHECK_STATUS(hg_scaled_dot_product_attention(&q, &k, &v, NULL, 0, NAN, &out, &lover),
+                 HG_ERR_INVALID_ARGUMENT);
+    hg_buffer_destroy(lbad.buffer);
+    hg_buffer_destroy(lshape.buffer);
+    CHECK_STATUS(hg_scaled_dot_product_attention(NULL, &k, &v, NULL, 0, NAN, &out, NULL),
                  HG_ERR_NULL_POINTER);
     const char* msg = hg_last_error();
     CHECK(msg && strstr(msg, "'q'"));

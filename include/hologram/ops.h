@@ -204,12 +204,16 @@ HG_API hg_status hg_layer_norm_stats(const hg_tensor* x, int32_t nnorm, const hg
 // head h / (Hq / Hk)). mask: NULL, bool (true: attend) or q's dtype (added to the scores),
 // broadcastable to (..., Hq, L, S). is_causal: query i attends keys j <= i (torch's top-left
 // alignment; not with a mask). scale: NaN for 1 / sqrt(E). A query that attends no key gets a
-// row of zeros (torch's). out (..., Hq, L, Ev), q's dtype. f32/f64 on host memory run one fused
+// row of zeros (torch's). out (..., Hq, L, Ev), q's dtype. lse: NULL, or an existing tensor of
+// shape (..., Hq, L), f32 (f64 for f64 inputs), any strides, that receives each query's
+// logsumexp of its scaled, masked scores (0 where it attends no key: torch's CPU flash
+// kernel's second output, which its backward reads). f32/f64 on host memory run one fused
 // kernel that holds a block of query rows' scores at a time (memory linear in S), others the
 // decomposition (matmul, softmax, matmul).
 HG_API hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k,
                                                  const hg_tensor* v, const hg_tensor* mask,
-                                                 int is_causal, double scale, hg_tensor* out);
+                                                 int is_causal, double scale, hg_tensor* out,
+                                                 hg_tensor* lse);
 
 // numpy.matmul: 1-D operands are promoted (and the added dim removed), leading dims broadcast.
 // Floats and integers (integers accumulate in their own type, wrapping, as numpy).

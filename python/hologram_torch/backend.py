@@ -52,7 +52,8 @@ PASSES = [gelu_tanh_formula, fuse_elementwise]
 # Decompositions whose gradients are wrong in torch 2.13 (CPU): the core-ATen decomposition of
 # _scaled_dot_product_flash_attention_for_cpu gives a causal GPT-2's weights gradients up to
 # 9x off (aot_autograd with core_aten_decompositions and no hologram at all; without it 4e-7).
-# In training graphs the op stays whole (torch's own forward and backward kernels).
+# The op stays whole in every graph (the table lowers its forward: _aten/attention.py; its
+# backward op stays torch's).
 _WRONG_IN_TRAINING = frozenset([aten._scaled_dot_product_flash_attention_for_cpu.default])
 
 

@@ -357,8 +357,9 @@ static PyObject* f_layer_norm_stats(PyObject* m, PyObject* const* args, Py_ssize
     Py_RETURN_NONE;
 }
 
-// scaled_dot_product_attention(q, k, v, mask, is_causal, scale, out): a generated body but for
-// the bool (the generator binds bools only as variant flags).
+// scaled_dot_product_attention(q, k, v, mask, is_causal, scale, out, lse): a generated body but
+// for the bool (the generator binds bools only as variant flags) and lse (an existing Tensor
+// written in place, or None).
 static PyObject* f_scaled_dot_product_attention(PyObject* m, PyObject* const* args,
                                                 Py_ssize_t nargs, PyObject* kwnames) {
     PARSE_DECL(scaled_dot_product_attention);
@@ -370,12 +371,17 @@ static PyObject* f_scaled_dot_product_attention(PyObject* m, PyObject* const* ar
                          &scale) ||
             hgpy_call_out(&c, a_[6]) || hgpy_call_arg(&c, a_[0], 0, "q") < 0 ||
             hgpy_call_arg(&c, a_[1], 0, "k") < 0 || hgpy_call_arg(&c, a_[2], 0, "v") < 0);
-    int i_mask = -1;
+    int i_mask = -1, i_lse = -1;
     if (a_[3] && a_[3] != Py_None) FAIL_IF((i_mask = hgpy_call_arg(&c, a_[3], 0, "mask")) < 0);
+    static const char* const lname[1] = {"lse"};
+    FAIL_IF(opt_outputs(&c, a_ + 7, 1, lname, &i_lse));
+    hg_tensor lse;
+    if (i_lse >= 0) lse = *T(&c, i_lse);
     hg_status s;
     CALL_RUN(&c, s, s = hg_scaled_dot_product_attention(T(&c, 0), T(&c, 1), T(&c, 2),
                                                         i_mask >= 0 ? T(&c, i_mask) : NULL,
-                                                        causal, scale, &c.out));
+                                                        causal, scale, &c.out,
+                                                        i_lse >= 0 ? &lse : NULL));
     return hgpy_call_result(&c, s);
 }
 

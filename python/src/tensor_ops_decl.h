@@ -137,7 +137,7 @@ static PyObject* f_rms_norm(PyObject* m, PyObject* const* args, Py_ssize_t nargs
 
 // --- scaled_dot_product_attention: hg_scaled_dot_product_attention
 static const char* const hgpy_names_scaled_dot_product_attention[] = {"q", "k", "v", "mask",
-    "is_causal", "scale", "out"};
+    "is_causal", "scale", "out", "lse"};
 #define HGPY_NREQ_scaled_dot_product_attention 3
 #define HGPY_FN_scaled_dot_product_attention "scaled_dot_product_attention"
 #define HGPY_DFLT_scaled_dot_product_attention_is_causal 0
@@ -379,7 +379,7 @@ static const char* const hgpy_names_adam_step[] = {"param", "grad", "exp_avg", "
                   "rms_norm(x, nnorm, weight=None, eps=1e-06, out=None)"), \
     HGPY_FASTCALL("scaled_dot_product_attention", f_scaled_dot_product_attention, \
                   "scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, " \
-                  "scale=nan, out=None)"), \
+                  "scale=nan, out=None, lse=None)"), \
     HGPY_FASTCALL("matmul", f_matmul, \
                   "matmul(a, b, out=None)"), \
     HGPY_FASTCALL("matvec", f_matvec, \

@@ -14,7 +14,7 @@ int hg_cop_attention_host_ok(const hg_cop_call* k) {
 
 hg_status hg_cop_attention_host(const hg_cop_call* k) {
     return hg_attention_host(k->c, k->in[0], k->in[1], k->in[2], k->in[3], (int)(k->flags & 1),
-                             k->eps, k->out[0]);
+                             k->eps, k->out[0], k->out[1]);
 }
 
 static hg_status shape_error(hg_op_ctx* c, const char* what, const hg_tensor* a, const char* an,
@@ -85,9 +85,35 @@ static hg_status check_mask(hg_op_ctx* c, const hg_tensor* m, const hg_tensor* q
     return HG_OK;
 }
 
+// lse: an existing tensor of q's leading dims and L, f32 (f64 for f64 q), apart from every
+// other tensor of the call.
+static hg_status check_lse(hg_op_ctx* c, const hg_tensor* lse, const hg_tensor* q,
+                           const hg_tensor* const* others, int nothers) {
+    hg_status s = hg_op_existing_output(c, lse, "lse");
+    if (s) return s;
+    hg_dtype want = q->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
+    if (lse->dtype != want)
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: lse has dtype %s; expected %s for q of %s",
+                        c->fn, hg_dtype_name(lse->dtype), hg_dtype_name(want),
+                        hg_dtype_name(q->dtype));
+    int same = lse->ndim == q->ndim - 1;
+    for (int32_t d = 0; same && d < lse->ndim; d++) same = lse->shape[d] == q->shape[d];
+    if (!same) {
+        char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: lse has shape %s; expected q's without its "
+                        "last dim, %s", c->fn, hg_op_dims(a, lse->ndim, lse->shape),
+                        hg_op_dims(b, q->ndim - 1, q->shape));
+    }
+    for (int i = 0; i < nothers; i++)
+        if (others[i] && hg_op_overlaps(lse, others[i]))
+            return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: lse overlaps another argument", c->fn);
+    return HG_OK;
+}
+
 hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k,
                                           const hg_tensor* v, const hg_tensor* mask,
-                                          int is_causal, double scale, hg_tensor* out) {
+                                          int is_causal, double scale, hg_tensor* out,
+                                          hg_tensor* lse) {
     HG_OP_CTX(c);
     hg_op_begin(&c, "hg_scaled_dot_product_attention");
     static const char* const names[4] = {"q", "k", "v", "out"};
@@ -112,14 +138,19 @@ hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: scale %g must be finite (NaN: 1 / sqrt(E))",
                         c.fn, scale);
     if ((s = hg_op_output(&c, out, q->dtype, nd, oshape, 0))) return s;
+    const hg_tensor* others[5] = {q, k, v, mask, out};
+    if (lse && (s = check_lse(&c, lse, q, others, 5))) return hg_op_finish(&c, out, s);
     // numpy's overlap rule: inputs the output overlaps are read from copies.
     if ((s = hg_op_read_first(&c, out, &q, 0)) || (s = hg_op_read_first(&c, out, &k, 0)) ||
         (s = hg_op_read_first(&c, out, &v, 0)) ||
         (mask && (s = hg_op_read_first(&c, out, &mask, 0))))
         return hg_op_finish(&c, out, s);
-    if (k->shape[nd - 2] == 0)   // no keys: every query attends nothing (zeros, as torch)
-        return hg_op_finish(&c, out, hg_fill(out, hg_scalar_f(0.0)));
-    hg_cop_call call = {.op = HG_COP_ATTENTION, .c = &c, .in = {q, k, v, mask}, .out = {out},
-                        .eps = scale, .flags = is_causal ? 1u : 0u};
+    if (k->shape[nd - 2] == 0) {   // no keys: every query attends nothing (zeros, as torch)
+        s = hg_fill(out, hg_scalar_f(0.0));
+        if (!s && lse) s = hg_fill(lse, hg_scalar_f(0.0));
+        return hg_op_finish(&c, out, s);
+    }
+    hg_cop_call call = {.op = HG_COP_ATTENTION, .c = &c, .in = {q, k, v, mask},
+                        .out = {out, lse}, .eps = scale, .flags = is_causal ? 1u : 0u};
     return hg_op_finish(&c, out, hg_cop_dispatch(&call));
 }

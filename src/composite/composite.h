@@ -40,7 +40,7 @@ typedef enum hg_cop {
     HG_COP_BCE_LOGITS,         // in: logits, target, weight?, pos_weight?; out: loss; the same
     HG_COP_CE,                 // in: logits, target; out: loss; axis = the class dim,
                                //   ignore_index, reduction, rdtype (targets checked by the entry)
-    HG_COP_ATTENTION,          // in: q, k, v, mask?; out: out; eps = scale (resolved), flags:
+    HG_COP_ATTENTION,          // in: q, k, v, mask?; out: out, lse?; eps = scale (resolved), flags:
                                //   1 = is_causal (hg_scaled_dot_product_attention)
     HG_COP_COUNT
 } hg_cop;

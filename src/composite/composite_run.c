@@ -36,7 +36,7 @@ const hg_cop_info hg_cop_table[HG_COP_COUNT] = {
     [HG_COP_BCE_LOGITS] = {"hg_binary_cross_entropy_with_logits", 4, 1, 0, hg_decomp_ew_loss,
                            HG_OPF_LOSS},
     [HG_COP_CE] = {"hg_cross_entropy", 2, 1, 0, hg_decomp_ce, HG_OPF_LOSS},
-    [HG_COP_ATTENTION] = {"hg_scaled_dot_product_attention", 4, 1, 0, hg_decomp_attention,
+    [HG_COP_ATTENTION] = {"hg_scaled_dot_product_attention", 4, 2, 0, hg_decomp_attention,
                           HG_OPF_ROWS},
     [HG_COP_ADAM] = {"hg_adam_step", 5, 4, HG_ADAM_SCALAR_COUNT, hg_decomp_adam, HG_OPF_OPTIM},
 };

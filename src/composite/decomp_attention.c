@@ -1,9 +1,10 @@
 // The decomposition of scaled_dot_product_attention (the op's definition; composite.h), after
 // torch's math form with its safe softmax: scores = q k^T * scale, masked (bool: -inf where
 // false; float: added; causal: -inf above the diagonal), softmax over the keys, rows with no
-// key attended set to zero, then the product with v. Grouped-query heads broadcast k and v
-// through an added dim: q (..., Hk, G, L, E) against k (..., Hk, 1, S, E). Computed in f32 for
-// f16/bf16/f32 and in f64 for f64, rounded to q's dtype once.
+// key attended set to zero, then the product with v; the logsumexp of the scores where asked
+// (0 for those rows). Grouped-query heads broadcast k and v through an added dim: q (..., Hk,
+// G, L, E) against k (..., Hk, 1, S, E). Computed in f32 for f16/bf16/f32 and in f64 for f64,
+// rounded to q's dtype once.
 #include <math.h>
 #include "composite/decomp.h"
 #include "graph/graph_internal.h"
@@ -76,6 +77,14 @@ hg_status hg_decomp_attention(hg_graph g, const hg_cop_call* k, const int32_t* i
         s = hg_db_where(&b, keep, s, ninf);
     }
     int32_t ax = nd - 1;
+    if (k->out[1]) {   // logsumexp of each query's scores, 0 where it attends nothing
+        int32_t dead0 = hg_db_binary(&b, HG_BINARY_EQ, hg_db_reduce(&b, HG_REDUCE_MAX, s, 1, &ax,
+                                                                    0), ninf);
+        int32_t zero0 = -1;
+        if (!b.s) b.s = hg_graph_constant(g, cdt, hg_scalar_f(0.0), &zero0);
+        out[1] = hg_db_where(&b, dead0, zero0, hg_db_reduce(&b, HG_REDUCE_LOGSUMEXP, s, 1, &ax,
+                                                             0));
+    }
     int32_t p = -1;
     if (!b.s) b.s = hg_graph_softmax(g, s, ax, 0, &p);
     // A row of -inf scores attends nothing: zeros (torch's safe softmax), not softmax's NaN.

@@ -156,9 +156,9 @@ def test_batch_sizes_change_and_torch_threads_restored():
 
 def test_causal_attention_gradients():
     """F.scaled_dot_product_attention (causal) in training: torch's core-ATen decomposition of
-    its CPU kernel gives wrong gradients in torch 2.13, so training graphs keep it whole (in
-    torch: the lowering leaves ops whose logsumexp the backward reads); in inference it runs as
-    hologram's fused attention."""
+    its CPU kernel gives wrong gradients in torch 2.13, so graphs keep the op whole; hologram's
+    fused attention computes its forward (with the logsumexp ATen's backward op reads), ATen's
+    backward op the gradients; in inference the fused attention alone."""
     torch.manual_seed(0)
     proj = nn.Linear(16, 48)
 
@@ -180,7 +180,60 @@ def test_causal_attention_gradients():
     assert backend.last_report().hologram["_scaled_dot_product_flash_attention_for_cpu"] == 1
     assert not any("_softmax" in op for op in backend.last_report().hologram)
     train = [r for r in backend.reports() if r.graph == "forward"][-1]
-    assert train.torch["_scaled_dot_product_flash_attention_for_cpu"] == 1
+    assert train.hologram["_scaled_dot_product_flash_attention_for_cpu"] == 1
+    bw = [r for r in backend.reports() if r.graph == "backward"][-1]
+    assert bw.torch["_scaled_dot_product_flash_attention_for_cpu_backward"] == 1
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=str)
+def test_sdpa_logsumexp(dt):
+    """The lowered attention's second output where a graph reads it: ATen's logsumexp in its
+    layout ((B, L, H) memory), 0 for a query attending no key; plain, causal, masked."""
+    op = aten._scaled_dot_product_flash_attention_for_cpu.default
+    q, k, v = _rn(2, 3, 10, 8, dt=dt), _rn(2, 3, 12, 8, dt=dt), _rn(2, 3, 12, 8, dt=dt)
+    m = _rn(2, 1, 10, 12, dt=dt)
+    m[0, 0, 3] = -math.inf
+    for causal, mask in ((False, None), (True, None), (False, m)):
+        def both(q, k, v, mask):   # a graph that reads both outputs, as a training graph does
+            return op(q, k, v, 0.0, causal, attn_mask=mask)
+        gm = make_fx(both, tracing_mode="fake")(q, k, v, mask)
+        node = next(n for n in gm.graph.nodes if n.target is op)
+        assert TABLE[op].accepts(node)
+        want_out, want_lse = both(q, k, v, mask)
+        got_out, got_lse = TABLE[op].fn.specialize(node)(q, k, v, 0.0, causal, attn_mask=mask)
+        assert got_lse.stride() == want_lse.stride() and got_lse.dtype == dt
+        tol = {} if dt == torch.float64 else dict(rtol=2e-6, atol=2e-6)
+        torch.testing.assert_close(got_out, want_out, **tol)
+        torch.testing.assert_close(got_lse, want_lse, **tol)
+
+
+def test_masked_attention_training_gradients():
+    """A padded float mask (rows attending nothing) and GQA-free heads in a training graph: the
+    fused forward's output and logsumexp feed ATen's backward; gradients equal eager's."""
+    torch.manual_seed(1)
+    proj = nn.Linear(16, 48).double()
+    mask = torch.zeros(2, 1, 6, 6, dtype=torch.float64)
+    mask[1, :, :, 4:] = -math.inf
+    mask[0, :, 2] = -math.inf
+
+    def attn(x):
+        q, k, v = proj(x).view(2, 6, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        return (F.scaled_dot_product_attention(q, k, v, attn_mask=mask) ** 2).sum()
+
+    torch._dynamo.reset()
+    f = torch.compile(attn, backend="hologram")
+    x = torch.randn(2, 6, 16, dtype=torch.float64)
+    loss = f(x)
+    loss.backward()
+    got = [p.grad.clone() for p in proj.parameters()]
+    proj.zero_grad()
+    want = attn(x)
+    want.backward()
+    torch.testing.assert_close(loss, want)
+    for g, p in zip(got, proj.parameters()):
+        torch.testing.assert_close(g, p.grad)
+    fw = [r for r in backend.reports() if r.graph == "forward"][-1]
+    assert fw.hologram["_scaled_dot_product_flash_attention_for_cpu"] == 1
 
 
 def test_report_counts_where_nodes_ran():

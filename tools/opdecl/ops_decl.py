@@ -122,9 +122,10 @@ OPS = [
                   "scaled_dot_product_attention without dropout; grouped-query heads, causal)",
          c=["hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k, "
             "const hg_tensor* v, const hg_tensor* mask, int is_causal, double scale, "
-            "hg_tensor* out)"],
+            "hg_tensor* out, hg_tensor* lse)"],
          args=["q: tensor", "k: tensor", "v: tensor", "mask: tensor? = None",
-               "is_causal: bool = False", "scale: double = nan", "out: out = None"],
+               "is_causal: bool = False", "scale: double = nan", "out: out = None",
+               "lse: tensor!? = None"],
          py=["scaled_dot_product_attention(q, k, v, attn_mask: Optional[_Operand]=None, "
              "is_causal=, scale: Optional[float]=None, out=)"]),
     # --- linear algebra ------------------------------------------------------------------------

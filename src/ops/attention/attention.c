@@ -23,10 +23,10 @@ typedef struct attn_job {
     double scale;
     int causal;
     const unsigned char *q, *k, *v, *m;
-    unsigned char* o;
+    unsigned char *o, *lse;                      // lse: NULL when not asked
     hg_dtype mdt;
-    int64_t q_rs, k_rs, v_rs, o_rs, m_rs, m_cs;   // row strides (elements); mask column stride
-    int64_t *qoff, *koff, *voff, *ooff, *moff;    // per batch: element offsets of its matrices
+    int64_t q_rs, k_rs, v_rs, o_rs, m_rs, m_cs, l_rs;   // row strides (elements); mask column
+    int64_t *qoff, *koff, *voff, *ooff, *moff, *loff;   // per batch: element offsets
     unsigned char* scratch;                       // per worker: BLOCK x S scores
     size_t scratch_bytes;
     int nw;
@@ -68,8 +68,9 @@ int hg_attention_host_ok(const hg_op_ctx* c, const hg_tensor* q, const hg_tensor
 MASK_ROW(mask_row_f32, float)
 MASK_ROW(mask_row_f64, double)
 
-// softmax of one f64 row in place (max, exp of the differences, their sum, the quotients).
-static void softmax_row_f64(double* s, int64_t n) {
+// softmax of one f64 row in place (max, exp of the differences, their sum, the quotients);
+// returns the row's logsumexp.
+static double softmax_row_f64(double* s, int64_t n) {
     double mx = -INFINITY;
     for (int64_t t = 0; t < n; t++) mx = s[t] > mx || s[t] != s[t] ? s[t] : mx;
     double sum = 0.0;
@@ -78,6 +79,14 @@ static void softmax_row_f64(double* s, int64_t n) {
         sum += s[t];
     }
     for (int64_t t = 0; t < n; t++) s[t] /= sum;
+    return mx + log(sum);
+}
+
+// The largest of n floats (NaN-blind: a NaN row's logsumexp comes out NaN from its softmax).
+static float row_max_f32(const float* s, int64_t n) {
+    float m = -INFINITY;
+    for (int64_t t = 0; t < n; t++) m = s[t] > m ? s[t] : m;
+    return m;
 }
 
 // One task: batch b, query rows [i0, i0 + n).
@@ -97,9 +106,11 @@ static hg_status run_block(const attn_job* j, unsigned char* buf, int64_t b, int
             s = hg_op_host_sgemm(j->c, 0, 1, n, nk, j->E, (float)j->scale, q, j->q_rs, k, j->k_rs,
                                  0.0f, sc, nk);
         int all = 1;
+        float smax[BLOCK];   // lse: each row's largest score, before its softmax
         for (int64_t r = 0; r < n && !s; r++) {
             alive[r] = j->m || j->causal ? mask_row_f32(j, sc + r * nk, b, i0 + r, nk) : 1;
             all &= alive[r];
+            if (j->lse) smax[r] = row_max_f32(sc + r * nk, nk);
         }
         if (!s && all && nk > 0) {   // the block's rows end to end: softmax.c's row kernels
             hg_sm_rows_f32(sc, sc, n, nk, 0);
@@ -109,6 +120,12 @@ static hg_status run_block(const attn_job* j, unsigned char* buf, int64_t b, int
                 if (alive[r]) hg_sm_slice_f32(row, row, nk, 0);
                 else memset(row, 0, (size_t)nk * sizeof(float));
             }
+        }
+        // lse = max + log(sum of exp(s - max)) = max - log(the largest probability)
+        for (int64_t r = 0; j->lse && r < n && !s; r++) {
+            float* lp = (float*)j->lse + j->loff[b] + (i0 + r) * j->l_rs;
+            double pm = nk > 0 && alive[r] ? (double)row_max_f32(sc + r * nk, nk) : 0.0;
+            *lp = nk > 0 && alive[r] ? (float)((double)smax[r] - log(pm)) : 0.0f;
         }
         if (!s && nk > 0 && j->Ev > 0)
             s = hg_op_host_sgemm(j->c, 0, 0, n, j->Ev, nk, 1.0f, sc, nk, v, j->v_rs, 0.0f, o,
@@ -131,8 +148,10 @@ static hg_status run_block(const attn_job* j, unsigned char* buf, int64_t b, int
         for (int64_t r = 0; r < n && !s; r++) {
             double* row = sc + r * nk;
             alive[r] = j->m || j->causal ? mask_row_f64(j, row, b, i0 + r, nk) : 1;
-            if (alive[r]) softmax_row_f64(row, nk);
+            double l = 0.0;
+            if (alive[r] && nk > 0) l = softmax_row_f64(row, nk);
             else memset(row, 0, (size_t)nk * sizeof(double));
+            if (j->lse) *((double*)j->lse + j->loff[b] + (i0 + r) * j->l_rs) = l;
         }
         if (!s && nk > 0 && j->Ev > 0)
             s = hg_op_host_dgemm(j->c, n, j->Ev, nk, sc, nk, 1, v, j->v_rs, 1, o, j->o_rs, 1);
@@ -158,7 +177,7 @@ static void attn_worker(void* ctx, int w) {
 // dims, broadcast (stride 0) where it has size 1 or no dim.
 static void batch_offsets(attn_job* j, const hg_host_view* qv, const hg_host_view* kv,
                           const hg_host_view* vv, const hg_host_view* ov, const hg_host_view* mv,
-                          int64_t nbatch) {
+                          const hg_host_view* lv, int64_t nbatch) {
     int32_t nl = qv->ndim - 2, hd = qv->ndim - 3;
     int64_t group = hd >= 0 ? qv->shape[hd] / kv->shape[hd] : 1;
     int64_t mstr[HG_MAX_DIMS] = {0};
@@ -171,7 +190,7 @@ static void batch_offsets(attn_job* j, const hg_host_view* qv, const hg_host_vie
     }
     int64_t idx[HG_MAX_DIMS] = {0};
     for (int64_t b = 0; b < nbatch; b++) {
-        int64_t qo = 0, ko = 0, vo = 0, oo = 0, mo = 0;
+        int64_t qo = 0, ko = 0, vo = 0, oo = 0, mo = 0, lo = 0;
         for (int32_t d = 0; d < nl; d++) {
             int64_t kd = d == hd ? idx[d] / group : idx[d];
             qo += idx[d] * qv->strides[d];
@@ -179,9 +198,11 @@ static void batch_offsets(attn_job* j, const hg_host_view* qv, const hg_host_vie
             vo += kd * vv->strides[d];
             oo += idx[d] * ov->strides[d];
             mo += idx[d] * mstr[d];
+            lo += lv ? idx[d] * lv->strides[d] : 0;
         }
         j->qoff[b] = qo, j->koff[b] = ko, j->voff[b] = vo, j->ooff[b] = oo;
         if (mv) j->moff[b] = mo;
+        if (lv) j->loff[b] = lo;
         for (int32_t d = nl - 1; d >= 0; d--) {
             if (++idx[d] < qv->shape[d]) break;
             idx[d] = 0;
@@ -191,14 +212,15 @@ static void batch_offsets(attn_job* j, const hg_host_view* qv, const hg_host_vie
 
 hg_status hg_attention_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k,
                             const hg_tensor* v, const hg_tensor* mask, int causal, double scale,
-                            const hg_tensor* out) {
-    hg_host_view qv, kv, vv, ov, mv;
+                            const hg_tensor* out, const hg_tensor* lse) {
+    hg_host_view qv, kv, vv, ov, mv, lv;
     hg_status s;
     if ((s = hg_op_host_view_checked(c, q, &qv)) || (s = hg_op_host_view_checked(c, k, &kv)) ||
         (s = hg_op_host_view_checked(c, v, &vv)) || (s = hg_op_host_view_checked(c, out, &ov)) ||
-        (mask && (s = hg_op_host_view_checked(c, mask, &mv))))
+        (mask && (s = hg_op_host_view_checked(c, mask, &mv))) ||
+        (lse && (s = hg_op_host_view_checked(c, lse, &lv))))
         return s;
-    if (ov.numel == 0) return HG_OK;
+    if (ov.numel == 0 && (!lse || lv.numel == 0)) return HG_OK;
     int32_t nd = qv.ndim;
     attn_job j;
     memset(&j, 0, sizeof j);
@@ -211,6 +233,10 @@ hg_status hg_attention_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k
     j.q = qv.data, j.k = kv.data, j.v = vv.data, j.o = ov.data;
     j.q_rs = qv.strides[nd - 2], j.k_rs = kv.strides[nd - 2];
     j.v_rs = vv.strides[nd - 2], j.o_rs = ov.strides[nd - 2];
+    if (lse) {
+        j.lse = lv.data;
+        j.l_rs = lv.shape[nd - 2] != 1 ? lv.strides[nd - 2] : 0;
+    }
     if (mask) {
         j.m = mv.data;
         j.mdt = mv.dtype;
@@ -221,11 +247,11 @@ hg_status hg_attention_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k
     for (int32_t d = 0; d < nd - 2; d++) nbatch *= qv.shape[d];
     j.nblocks = (j.L + BLOCK - 1) / BLOCK;
     j.ntasks = nbatch * j.nblocks;
-    int64_t* offs = malloc((size_t)nbatch * 5 * sizeof(int64_t));
+    int64_t* offs = malloc((size_t)nbatch * 6 * sizeof(int64_t));
     if (!offs) return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: out of memory", c->fn);
     j.qoff = offs, j.koff = offs + nbatch, j.voff = offs + 2 * nbatch;
-    j.ooff = offs + 3 * nbatch, j.moff = offs + 4 * nbatch;
-    batch_offsets(&j, &qv, &kv, &vv, &ov, mask ? &mv : NULL, nbatch);
+    j.ooff = offs + 3 * nbatch, j.moff = offs + 4 * nbatch, j.loff = offs + 5 * nbatch;
+    batch_offsets(&j, &qv, &kv, &vv, &ov, mask ? &mv : NULL, lse ? &lv : NULL, nbatch);
     // Small problems stay on the caller (a wake-up costs microseconds).
     double flops = 4.0 * (double)nbatch * (double)j.L * (double)j.S * (double)(j.E + j.Ev) / 2;
     int nw = flops < 2e5 ? 1 : hg_op_num_threads(c);

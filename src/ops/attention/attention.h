@@ -14,10 +14,11 @@ int hg_attention_host_ok(const hg_op_ctx* c, const hg_tensor* q, const hg_tensor
 // out = softmax(q k^T * scale + mask) v as hg_scaled_dot_product_attention defines it, for a
 // block of query rows at a time: the block's scores (at most 64 rows x S, per worker) are
 // computed by one product, masked, turned into probabilities in place and multiplied by v into
-// out's rows. q, k, v, mask (NULL or bool or q's dtype, broadcastable to the scores), out
-// checked and resolved by the caller.
+// out's rows; lse (NULL, or (..., Hq, L) of the compute dtype, any strides) gets each row's
+// logsumexp (0 for a row attending nothing). q, k, v, mask (NULL or bool or q's dtype,
+// broadcastable to the scores), out and lse checked and resolved by the caller.
 hg_status hg_attention_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k,
                             const hg_tensor* v, const hg_tensor* mask, int causal, double scale,
-                            const hg_tensor* out);
+                            const hg_tensor* out, const hg_tensor* lse);
 
 #endif
