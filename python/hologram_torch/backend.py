@@ -24,6 +24,7 @@ from collections import Counter
 
 import torch
 
+from ._aten.attention import ungroup_kv_heads
 from ._aten.fuse import fuse_elementwise
 from ._aten.patterns import gelu_tanh_formula
 from ._aten.table import TABLE
@@ -44,9 +45,10 @@ VIEWS = frozenset([
 
 # FX passes on the ATen GraphModule, run in order before lower(); each takes the GraphModule
 # and changes it in place. gelu_tanh_formula (_aten/patterns.py) replaces the tanh GELU written
-# out in ATen ops by aten.gelu; fuse_elementwise (_aten/fuse.py) turns pointwise clusters into
+# out in ATen ops by aten.gelu; ungroup_kv_heads (_aten/attention.py) has the attention read
+# grouped key / value heads without repeat_kv's copies; fuse_elementwise (_aten/fuse.py) turns pointwise clusters into
 # hologram kernels; the nodes it makes carry node.meta["hologram_fused"] = [ATen op names].
-PASSES = [gelu_tanh_formula, fuse_elementwise]
+PASSES = [gelu_tanh_formula, ungroup_kv_heads, fuse_elementwise]
 
 
 # Decompositions whose gradients are wrong in torch 2.13 (CPU): the core-ATen decomposition of

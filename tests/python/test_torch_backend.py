@@ -236,6 +236,50 @@ def test_masked_attention_training_gradients():
     assert fw.hologram["_scaled_dot_product_flash_attention_for_cpu"] == 1
 
 
+def _repeat_kv(x, r):
+    """Hugging Face's repeat_kv (transformers' Llama): each key / value head r times."""
+    b, h, s, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, r, s, d).reshape(b, h * r, s, d)
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["eval", "train"])
+def test_grouped_kv_heads_read_without_copies(train):
+    """Llama's grouped keys and values (repeat_kv's copies before the attention): the attention
+    reads the 2 key / value heads in place for the 4 query heads (the pass ungroup_kv_heads:
+    no clone left in the inference graph), causal and masked; outputs and float64 gradients
+    as eager. A repeat the pass does not know (a head order other than repeat_kv's) keeps its
+    copy."""
+    torch.manual_seed(2)
+    proj = nn.Linear(16, 64).double()
+    mask = torch.zeros(2, 1, 6, 6, dtype=torch.float64)
+    mask[1, :, :, 4:] = -math.inf
+
+    def attn(x, m, causal, order):
+        q, k, v = proj(x).view(2, 6, 8, 8).transpose(1, 2).split([4, 2, 2], dim=1)
+        if order == "hf":
+            k, v = _repeat_kv(k, 2), _repeat_kv(v, 2)
+        else:   # head h reads key head h % 2 (the copies expanded on dim 1): not repeat_kv's
+            k, v = (t[:, None].expand(2, 2, 2, 6, 8).reshape(2, 4, 6, 8) for t in (k, v))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)
+
+    for m, causal, order in ((None, True, "hf"), (mask, False, "hf"), (None, False, "other")):
+        torch._dynamo.reset()
+        f = torch.compile(attn, backend="hologram")
+        x = torch.randn(2, 6, 16, dtype=torch.float64, requires_grad=train)
+        with torch.set_grad_enabled(train):
+            got, want = f(x, m, causal, order), attn(x, m, causal, order)
+        torch.testing.assert_close(got, want)
+        graph = [r for r in backend.reports() if r.graph == ("forward" if train else "inference")][-1]
+        assert graph.hologram["_scaled_dot_product_flash_attention_for_cpu"] == 1
+        if not train:
+            copies = graph.torch["clone"] + graph.hologram["clone"]
+            assert (copies == 0) == (order == "hf"), graph
+        if train:
+            (g,) = torch.autograd.grad((got ** 2).sum(), x)
+            (w,) = torch.autograd.grad((want ** 2).sum(), x)
+            torch.testing.assert_close(g, w)
+
+
 def test_report_counts_where_nodes_ran():
     torch._dynamo.reset()   # an earlier test's graph of the same code would be reused
     model, _ = _pair("block")

@@ -76,6 +76,88 @@ def _sdpa_accepts(node):
             not (mask is not None and is_causal))
 
 
+# --- grouped key / value heads -----------------------------------------------------------------
+_RESHAPES = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+
+
+def _call(n, *targets):
+    return isinstance(n, torch.fx.Node) and n.op == "call_function" and n.target in targets
+
+
+def _skip_whole_slices(n):
+    """n with slices that keep their whole dim (x[:, :] of repeat_kv's indexing) looked
+    through."""
+    while _call(n, aten.slice.Tensor):
+        x = n.args[0]
+        dim, start, end, step = (list(n.args[1:]) + [0, None, None, 1][len(n.args) - 1:])[:4]
+        size = x.meta["val"].shape[dim]
+        if start not in (0, None) or step != 1 or (end is not None and end < size):
+            return n
+        n = x
+    return n
+
+
+def _grouped_source(rep):
+    """The tensor x of (B, Hkv, S, D) that rep = repeat_kv(x, r) repeats (Hugging Face's
+    x[:, :, None].expand(B, Hkv, r, S, D).reshape(B, Hkv * r, S, D): head h of rep is head
+    h // r of x), else None."""
+    n = rep
+    if _call(n, *_RESHAPES):
+        n = n.args[0]
+    if _call(n, aten.clone.default):
+        n = n.args[0]
+    if not _call(n, aten.expand.default):
+        return None
+    sizes = list(n.args[1])
+    u = _skip_whole_slices(n.args[0])
+    if not (_call(u, aten.unsqueeze.default) and u.args[1] == 2):
+        return None
+    x = _skip_whole_slices(u.args[0])
+    xv, rv = x.meta.get("val"), rep.meta.get("val")
+    if not (isinstance(xv, torch.Tensor) and isinstance(rv, torch.Tensor) and xv.dim() == 4 and
+            rv.dim() == 4 and len(sizes) == 5):
+        return None
+    b, h, s, d = xv.shape
+    r = sizes[2]
+    ok = (type(r) is int and r >= 1 and sizes[:2] == [b, h] and sizes[3:] == [s, d] and
+          tuple(rv.shape) == (b, h * r, s, d))
+    return x if ok else None
+
+
+def ungroup_kv_heads(gm):
+    """FX pass: the attention op reads grouped keys and values (fewer heads than the query,
+    each shared by a run of query heads) directly, instead of the copies repeat_kv makes of
+    them (a clone per layer and operand); only where the table lowers the op then (hologram's
+    kernel takes grouped heads, ATen's op does not). Returns how many operands it changed."""
+    graph, made = gm.graph, 0
+    for node in list(graph.nodes):
+        if not _call(node, aten._scaled_dot_product_flash_attention_for_cpu.default):
+            continue
+        args = list(node.args)
+        new = [_grouped_source(a) if i in (1, 2) else None for i, a in enumerate(args[:3])]
+        if new[1] is None and new[2] is None:
+            continue
+        old = args[1:3]
+        node.args = tuple(a if i not in (1, 2) or new[i] is None else new[i]
+                          for i, a in enumerate(args))
+        if not _sdpa_accepts(node):
+            node.args = tuple(args)
+            continue
+        made += sum(x is not None for x in new)
+        work, erased = list(old), set()
+        while work:   # the copies nothing reads now
+            n = work.pop()
+            if n in erased or n.users or n.op != "call_function":
+                continue
+            work.extend(n.all_input_nodes)
+            graph.erase_node(n)
+            erased.add(n)
+    if made:
+        graph.lint()
+        gm.recompile()
+    return made
+
+
 ENTRIES = {
     aten._scaled_dot_product_flash_attention_for_cpu.default: Lowering(_sdpa, _sdpa_accepts),
 }

@@ -1,6 +1,10 @@
-"""The first FX pass of the hologram compile backend: the pointwise ATen nodes of a graph (and
-the reductions over them) grouped into clusters, each run as one plan of hologram's graph
-compiler (its elementwise chains fused into kernels).
+"""The fusion pass of the hologram compile backend: the pointwise ATen nodes of a graph (and
+the reductions over them, and the matmuls between them) grouped into clusters, each run as one
+plan of hologram's graph compiler (its elementwise chains fused into kernels, its matmuls
+library steps): a transformer layer's norms, matmuls, activations and residual adds are one
+call from Python. After a large matmul, every op's own Python and torch code comes back from
+outside the core's caches (~3 us for any Python call, ~10 for a torch op on the Intel VM:
+docs/performance.md), so fewer calls is most of the gain.
 
 ``fuse_elementwise(gm)`` rewrites gm in place: every maximal connected cluster of nodes that
 pointwise.py lowers becomes one call_function node whose target is a :class:`FusedKernel`;
@@ -214,7 +218,7 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
 
 
 def _clusters(graph, lows):
-    """Maximal connected clusters of pointwise/reduction nodes, acyclic: no path leaves a
+    """Maximal connected clusters of pointwise/reduction/matmul nodes, acyclic: no path leaves a
     cluster and comes back into it. Constants and views (reshape, expand) are not clustered:
     each cluster that reads one rebuilds it (a view of its source, which for the analysis
     stands in for it). Reductions join only a cluster their input is in (a lone reduction is
@@ -262,7 +266,7 @@ def _clusters(graph, lows):
     for n, c in cl.items():
         groups.setdefault(find(c), []).append(n)
     # a cluster of copies alone (clone, cat) computes nothing: torch's copy (or the op table's
-    # cat) is as good
+    # cat) is as good; one of matmuls alone is the op table's matmul call
     return [m for m in groups.values() if any(
         lows[x].kind == "pw" and x.target not in (aten.clone.default, aten.cat.default)
         for x in m)], root

@@ -275,6 +275,14 @@ def _slice_scatter(b, dt, x, src, dim, start, end, size):
     return b.g.concat(parts, dim) if len(parts) > 1 else parts[0]
 
 
+def _matmul(b, dt, x, y):
+    return b.g.matmul(b.t(x, dt), b.t(y, dt))
+
+
+def _addmm(b, dt, bias, x, y):
+    return b.bin("add", b.g.matmul(b.t(x, dt), b.t(y, dt)), b.t(bias, dt))
+
+
 def _constant(b, dt, value, shape):
     c = b.t(value, dt)
     return b.g.expand(c, shape) if shape else c
@@ -460,6 +468,11 @@ def _lower(t, k, val):
         return _lower_cat(k, val)
     if t is aten.slice_scatter.default:
         return _lower_slice_scatter(k, val)
+    if t in (aten.mm.default, aten.bmm.default):
+        return Lowering(_matmul, dt, (k["input"], k["mat2"]), "mm") if dt in FLOAT else None
+    if t is aten.addmm.default:
+        ok = dt in FLOAT and k.get("beta", 1) == 1 and k.get("alpha", 1) == 1
+        return Lowering(_addmm, dt, (k["input"], k["mat1"], k["mat2"]), "mm") if ok else None
     if t in _CONSTS:
         v = _LIKE_FILL.get(t, k.get("fill_value", k.get("s")))
         shape = tuple(k["size"]) if "size" in k else tuple(val.shape)
