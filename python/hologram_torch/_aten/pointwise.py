@@ -468,6 +468,10 @@ def _lower(t, k, val):
         return _lower_cat(k, val)
     if t is aten.slice_scatter.default:
         return _lower_slice_scatter(k, val)
+    if t is aten.gelu.default:
+        a = k.get("approximate", "none")
+        op = {"none": "gelu_erf", "tanh": "gelu"}.get(a)
+        return Lowering(_unary(op), dt, (k["input"],)) if dt in FLOAT and op else None
     if t in (aten.mm.default, aten.bmm.default):
         return Lowering(_matmul, dt, (k["input"], k["mat2"]), "mm") if dt in FLOAT else None
     if t is aten.addmm.default:
