@@ -606,6 +606,72 @@ static void test_errors(void) {
     CHECK_OK(hg_graph_destroy(g));
 }
 
+// A weight gradient's pattern: a = x * x + x, read by a matmul transposed (a^T w) and in order
+// (a * 2). The transpose stays a view the matmul reads (a computed once, in order); moved into
+// a's kernel it would compute a twice, once in transposed order through gathered inputs. Small integers:
+// every product and sum is exact in f32.
+static void test_transpose_read_by_matmul(void) {
+    int64_t M = 37, K = 19, N = 11;
+    float x[37 * 19], w[37 * 11], got[19 * 11], got2[37 * 19];
+    for (int64_t i = 0; i < M * K; i++) x[i] = (float)(rnd(7) - 3);
+    for (int64_t i = 0; i < M * N; i++) w[i] = (float)(rnd(5) - 2);
+    hg_graph g;
+    int32_t xi, wi, sq, a, at, mm, a2;
+    CHECK_OK(hg_graph_create(&g));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, (int64_t[]){M, K}, &xi));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, (int64_t[]){M, N}, &wi));
+    CHECK_OK(hg_graph_binary(g, HG_BINARY_MUL, xi, xi, &sq));
+    CHECK_OK(hg_graph_binary(g, HG_BINARY_ADD, sq, xi, &a));
+    CHECK_OK(hg_graph_permute(g, a, 2, (int32_t[]){1, 0}, &at));
+    CHECK_OK(hg_graph_matmul(g, at, wi, &mm));
+    CHECK_OK(hg_graph_binary_scalar(g, HG_BINARY_MUL, a, hg_scalar_f(2.0), 0, &a2));
+    CHECK_OK(hg_graph_output(g, mm));
+    CHECK_OK(hg_graph_output(g, a2));
+    hg_plan plan;
+    hg_plan_info info = {0};
+    CHECK_OK(hg_graph_compile(g, g_ex, &plan));
+    CHECK_OK(hg_plan_info_get(plan, &info));
+    // x, w, x * x, a, a^T (a view of a's value), a^T w, a * 2: a once, in order
+    char* text = NULL;
+    CHECK_OK(hg_plan_print(plan, &text));
+    CHECK_MSG(info.nodes == 7 && text && strstr(text, "view %"),
+              "a^T w and 2a: %d nodes, want 7 (a computed once, its transpose a view):\n%s",
+              (int)info.nodes, text ? text : "");
+    hg_free(text);
+    hg_tensor ins[2], outs[2];
+    const float* src[2] = {x, w};
+    int64_t ish[2][2] = {{M, K}, {M, N}}, osh[2][2] = {{K, N}, {M, K}};
+    for (int i = 0; i < 2; i++) {
+        hg_buffer b;
+        CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)(ish[i][0] * ish[i][1]), &b));
+        CHECK_OK(hg_buffer_write(b, 0, src[i], (size_t)(ish[i][0] * ish[i][1])));
+        CHECK_OK(hg_tensor_view(b, 2, ish[i], NULL, 0, &ins[i]));
+        CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)(osh[i][0] * osh[i][1]), &b));
+        CHECK_OK(hg_tensor_view(b, 2, osh[i], NULL, 0, &outs[i]));
+    }
+    CHECK_OK(hg_plan_run(plan, 2, ins, 2, outs));
+    CHECK_OK(hg_buffer_read(outs[0].buffer, 0, got, (size_t)(K * N)));
+    CHECK_OK(hg_buffer_read(outs[1].buffer, 0, got2, (size_t)(M * K)));
+    int bad = 0;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0;
+            for (int64_t m = 0; m < M; m++) {
+                double av = (double)x[m * K + k] * x[m * K + k] + x[m * K + k];
+                s += av * w[m * N + n];
+            }
+            bad += (double)got[k * N + n] != s;
+        }
+    for (int64_t i = 0; i < M * K; i++) bad += (double)got2[i] != 2.0 * ((double)x[i] * x[i] + x[i]);
+    CHECK_MSG(bad == 0, "a^T w and 2a: %d wrong values", bad);
+    for (int i = 0; i < 2; i++) {
+        hg_buffer_destroy(ins[i].buffer);
+        hg_buffer_destroy(outs[i].buffer);
+    }
+    CHECK_OK(hg_plan_destroy(plan));
+    CHECK_OK(hg_graph_destroy(g));
+}
+
 static void run(int on_device) {
     (void)on_device;
     test_permute_random();
@@ -614,6 +680,7 @@ static void run(int on_device) {
     test_rotary_and_reductions();
     test_concat_parts_in_place();
     test_canonical();
+    test_transpose_read_by_matmul();
     test_shared_dag();
     test_errors();
 }

@@ -24,6 +24,7 @@ typedef struct canon {
     hg_gir memo;
     int32_t* memo_val;
     int32_t memo_cap;
+    int keep_transpose;   // the node being rebuilt is a transpose only matmuls read (stays)
 } canon;
 
 // Value of a 1-element result as a scalar; 0 when a scalar cannot hold it exactly (u64 values
@@ -170,9 +171,45 @@ static int32_t view_push(canon* c, const hg_gnode* v) {
     return simplify(c, &nn);
 }
 
+// Whether n swaps its last two dims only (a matmul reads such a view of a value in place: a
+// BLAS transpose flag).
+static int last_two_swapped(const hg_gnode* n) {
+    if (n->kind != HG_GOP_PERMUTE || n->ndim < 2) return 0;
+    for (int32_t i = 0; i < n->ndim - 2; i++)
+        if (hg_gperm_get(n, i) != i) return 0;
+    return hg_gperm_get(n, n->ndim - 2) == n->ndim - 1 && hg_gperm_get(n, n->ndim - 1) == n->ndim - 2;
+}
+
+// Per node of g: 1 for a transpose of its last two dims that only matmuls read. Such a view
+// stays where it is rather than moving into its elementwise operand: the matmul reads the
+// value transposed for free, where the moved view would have the elementwise kernel compute in
+// transposed order through gathered inputs (a weight gradient dY^T X: the ReLU gradient of an
+// MLP computed as a (1024, 128) transpose on one thread, 5x its time in order,
+// docs/performance.md), and computed twice when the value is also read in order.
+static char* matmul_transposes(const hg_gir* g) {
+    char* keep = calloc((size_t)(g->n ? g->n : 1), 1);
+    char* other = calloc((size_t)(g->n ? g->n : 1), 1);
+    if (keep && other) {
+        for (int32_t id = 0; id < g->n; id++) {
+            const hg_gnode* u = &g->nodes[id];
+            for (int i = 0; i < hg_gop_table[u->kind].arity; i++) {
+                if (u->kind == HG_GOP_MATMUL) keep[u->in[i]] = 1;
+                else other[u->in[i]] = 1;
+            }
+        }
+        for (int32_t i = 0; i < g->noutputs; i++) other[g->outputs[i]] = 1;
+        for (int32_t id = 0; id < g->n; id++)
+            keep[id] = keep[id] && !other[id] && last_two_swapped(&g->nodes[id]);
+    }
+    free(other);
+    return keep;
+}
+
 // Simplifies a permute, slice or concat: the node, -1 on error, -3 when n stays as it is.
 static int32_t simplify_view(canon* c, const hg_gnode* n) {
     const hg_gnode* x = &c->g->nodes[n->in[0]];
+    int keep = c->keep_transpose;   // for the node the sweep rebuilds, not those made from it
+    c->keep_transpose = 0;
     if (n->kind == HG_GOP_PERMUTE) {
         int identity = 1;
         for (int32_t i = 0; i < n->ndim; i++) identity &= hg_gperm_get(n, i) == i;
@@ -223,7 +260,7 @@ static int32_t simplify_view(canon* c, const hg_gnode* n) {
         }
         return -3;
     }
-    if (!pushable(x)) return -3;
+    if (!pushable(x) || keep) return -3;
     int32_t before = c->memo.n, key = hg_gir_add(&c->memo, n);
     if (key < 0) return -1;
     if (key < before) return c->memo_val[key];
@@ -286,14 +323,17 @@ static hg_status sweep(hg_gir* g, canon* c) {
     int32_t* map = malloc((size_t)(g->n ? g->n : 1) * sizeof *map);
     int32_t* map2 = NULL;
     char* mark = NULL;
-    if (!map) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); goto done; }
+    char* keep = matmul_transposes(g);
+    if (!map || !keep) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph canonicalize: out of memory"); goto done; }
     ng.ninputs = g->ninputs;
     c->g = &ng;
     hg_gir_free(&c->memo);   // keys are node ids of this sweep's graph
     for (int32_t id = 0; id < g->n; id++) {
         hg_gnode n = g->nodes[id];
         for (int i = 0; i < hg_gop_table[n.kind].arity; i++) n.in[i] = map[n.in[i]];
+        c->keep_transpose = keep[id];
         map[id] = n.kind == HG_GOP_INPUT ? hg_gir_add(&ng, &n) : simplify(c, &n);
+        c->keep_transpose = 0;
         if (map[id] < 0) { s = hg_error_prefix(HG_ERR_INTERNAL, "graph canonicalize"); goto done; }
     }
     // DCE: keep what the outputs need, and every input.
@@ -325,6 +365,7 @@ done:
     free(map);
     free(map2);
     free(mark);
+    free(keep);
     return s;
 }
 
