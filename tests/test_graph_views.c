@@ -672,6 +672,58 @@ static void test_transpose_read_by_matmul(void) {
     CHECK_OK(hg_graph_destroy(g));
 }
 
+// A plan whose intermediate arena is over 32 MiB releases it after each run (docs/graph.md):
+// runs after the first allocate it anew and still compute right (under ASan: no use of the
+// released memory). a = x + 1 is stored for the matmul: 2304 x 4096 f32 = 36 MiB.
+static void test_large_arena_released(void) {
+    int64_t M = 2304, K = 4096;
+    hg_graph g;
+    int32_t xi, wi, a, mm;
+    CHECK_OK(hg_graph_create(&g));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, (int64_t[]){M, K}, &xi));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, (int64_t[]){K, 1}, &wi));
+    CHECK_OK(hg_graph_binary_scalar(g, HG_BINARY_ADD, xi, hg_scalar_f(1.0), 0, &a));
+    CHECK_OK(hg_graph_matmul(g, a, wi, &mm));
+    CHECK_OK(hg_graph_output(g, mm));
+    hg_plan plan;
+    hg_plan_info info = {0};
+    CHECK_OK(hg_graph_compile(g, g_ex, &plan));
+    CHECK_OK(hg_plan_info_get(plan, &info));
+    CHECK_MSG(info.peak_bytes > ((uint64_t)32 << 20), "peak %llu bytes, want over 32 MiB",
+              (unsigned long long)info.peak_bytes);
+    float* x = malloc((size_t)(M * K) * sizeof *x);
+    float w[4096], got[2304];
+    hg_buffer bx, bw, bo;
+    hg_tensor tx, tw, to;
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)(M * K), &bx));
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)K, &bw));
+    CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)M, &bo));
+    CHECK_OK(hg_tensor_view(bx, 2, (int64_t[]){M, K}, NULL, 0, &tx));
+    CHECK_OK(hg_tensor_view(bw, 2, (int64_t[]){K, 1}, NULL, 0, &tw));
+    CHECK_OK(hg_tensor_view(bo, 2, (int64_t[]){M, 1}, NULL, 0, &to));
+    for (int run = 0; run < 3 && x; run++) {
+        for (int64_t i = 0; i < M * K; i++) x[i] = (float)(rnd(5) - 2);
+        for (int64_t i = 0; i < K; i++) w[i] = (float)(rnd(3) - 1);
+        CHECK_OK(hg_buffer_write(bx, 0, x, (size_t)(M * K)));
+        CHECK_OK(hg_buffer_write(bw, 0, w, (size_t)K));
+        CHECK_OK(hg_plan_run(plan, 2, (hg_tensor[]){tx, tw}, 1, &to));
+        CHECK_OK(hg_buffer_read(bo, 0, got, (size_t)M));
+        int bad = 0;
+        for (int64_t m = 0; m < M; m++) {
+            double sum = 0;
+            for (int64_t k = 0; k < K; k++) sum += ((double)x[m * K + k] + 1.0) * w[k];
+            bad += (double)got[m] != sum;
+        }
+        CHECK_MSG(bad == 0, "large arena, run %d: %d wrong values", run, bad);
+    }
+    free(x);
+    hg_buffer_destroy(bx);
+    hg_buffer_destroy(bw);
+    hg_buffer_destroy(bo);
+    CHECK_OK(hg_plan_destroy(plan));
+    CHECK_OK(hg_graph_destroy(g));
+}
+
 static void run(int on_device) {
     (void)on_device;
     test_permute_random();
@@ -681,6 +733,7 @@ static void run(int on_device) {
     test_concat_parts_in_place();
     test_canonical();
     test_transpose_read_by_matmul();
+    test_large_arena_released();
     test_shared_dag();
     test_errors();
 }

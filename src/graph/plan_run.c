@@ -321,7 +321,18 @@ static hg_status arena_take(hg_plan_obj* p, hg_plan_arena** out) {
     return HG_OK;
 }
 
+// A plan keeps the intermediate memory of its runs for the next one when it is at most this
+// large; a larger arena goes back to the executor after each run, whose memory cache hands the
+// same blocks to the next plan (the next layer of a model): with matmuls inside plans (a
+// transformer layer's projections) every plan keeping its arena would hold the activations of
+// every layer at once, several GB for a 7B model at 2048 tokens.
+#define PLAN_KEEP_ARENA_BYTES ((uint64_t)32 << 20)
+
 static void arena_give(hg_plan_obj* p, hg_plan_arena* a) {
+    if (p->info.peak_bytes > PLAN_KEEP_ARENA_BYTES) {
+        arena_free(p, a);
+        return;
+    }
     pthread_mutex_lock(&p->pool_lock);
     a->next = p->pool;
     p->pool = a;
