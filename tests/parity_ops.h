@@ -530,6 +530,15 @@ static void build_entries(void) {
         setup_attention, run_attention, ref_attention);
     add("scaled_dot_product_attention.causal", "hg_scaled_dot_product_attention", FLOATS, 1, 0,
         NULL, setup_attention, run_attention, ref_attention);
+    add("scaled_dot_product_attention_backward.grad_q",
+        "hg_scaled_dot_product_attention_backward", FLOATS, 0, 0, NULL, setup_attention_bw,
+        run_attention_bw, ref_attention_bw);
+    add("scaled_dot_product_attention_backward.grad_k",
+        "hg_scaled_dot_product_attention_backward", FLOATS, 1, 0, NULL, setup_attention_bw,
+        run_attention_bw, ref_attention_bw);
+    add("scaled_dot_product_attention_backward.grad_v",
+        "hg_scaled_dot_product_attention_backward", FLOATS, 2, 0, NULL, setup_attention_bw,
+        run_attention_bw, ref_attention_bw);
     add("matmul", "hg_matmul", FLOATS | DT(HG_DTYPE_I32) | DT(HG_DTYPE_I64), 0, 0, NULL,
         setup_matmul, run_matmul, ref_matmul);
     add("gemm", "hg_gemm", FLOATS, 0, 0, NULL, setup_gemm, run_gemm, ref_gemm);

@@ -165,6 +165,88 @@ static void ref_attention(pcase* c) {
     free(p);
 }
 
+// scaled_dot_product_attention_backward: the inputs of setup_attention and grad_out (in[3]);
+// op 0, 1, 2: grad_q, grad_k, grad_v, from the op's own forward's out and lse.
+static int setup_attention_bw(pcase* c) {
+    if (!setup_attention(c)) return 0;
+    const shp *qs = &c->in[0].s, *vs = &c->in[2].s;
+    gen_input(c, 3, c->dt, mkshape(3, qs->d[0], qs->d[1], vs->d[2]), -1, 1);
+    return 1;
+}
+static hg_status run_attention_bw(pcase* c, hg_tensor* out) {
+    hg_executor ex;
+    hg_status s = hg_buffer_executor(c->tin[0].buffer, &ex);
+    hg_tensor o = {0}, lse = {0}, g[3];
+    memset(g, 0, sizeof g);
+    hg_buffer lb = {0};
+    hg_dtype ldt = c->dt == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
+    int64_t h = c->tin[0].shape[0], L = c->tin[0].shape[1];
+    int64_t nl = h * L;
+    if (!s) s = hg_buffer_create(ex, ldt, (size_t)(nl > 0 ? nl : 1), &lb);
+    if (!s) s = hg_tensor_view(lb, 2, (int64_t[]){h, L}, NULL, 0, &lse);
+    if (!s) s = hg_scaled_dot_product_attention(&c->tin[0], &c->tin[1], &c->tin[2], NULL, 0, NAN,
+                                                &o, &lse);
+    if (!s) {
+        g[c->e->op] = *out;
+        s = hg_scaled_dot_product_attention_backward(&c->tin[3], &c->tin[0], &c->tin[1],
+                                                     &c->tin[2], &o, &lse, NULL, 0, NAN, &g[0],
+                                                     &g[1], &g[2]);
+        if (!s) *out = g[c->e->op];
+    }
+    for (int i = 0; i < 3; i++)
+        if (i != c->e->op && g[i].buffer.handle) hg_buffer_destroy(g[i].buffer);
+    if (o.buffer.handle) hg_buffer_destroy(o.buffer);
+    if (lb.handle) hg_buffer_destroy(lb);
+    return s;
+}
+static void ref_attention_bw(pcase* c) {
+    const shp *qs = &c->in[0].s, *ks = &c->in[1].s, *vs = &c->in[2].s;
+    int64_t h = qs->d[0], L = qs->d[1], E = qs->d[2], hk = ks->d[0], S = ks->d[1], Ev = vs->d[2];
+    int64_t group = h / hk, which = c->e->op;
+    c->os = which == 0 ? *qs : which == 1 ? *ks : *vs;
+    c->odt = c->dt;
+    alloc_ref(c);
+    memset(c->ref, 0, (size_t)(numel(&c->os) ? numel(&c->os) : 1) * sizeof *c->ref);
+    double* p = malloc((size_t)(S ? S : 1) * sizeof *p);
+    double sc = 1 / sqrt((double)E);
+    for (int64_t hh = 0; hh < h; hh++)
+        for (int64_t i = 0; i < L; i++) {
+            const double* q = c->in[0].v + (hh * L + i) * E;
+            const double* k = c->in[1].v + hh / group * S * E;
+            const double* v = c->in[2].v + hh / group * S * Ev;
+            const double* go = c->in[3].v + (hh * L + i) * Ev;
+            double m = -INFINITY, z = 0, dd = 0;
+            for (int64_t j = 0; j < S; j++) {
+                double d = 0;
+                for (int64_t e = 0; e < E; e++) d += q[e] * k[j * E + e];
+                p[j] = d * sc;
+                m = p[j] > m ? p[j] : m;
+            }
+            for (int64_t j = 0; j < S; j++) z += exp(p[j] - m);
+            for (int64_t j = 0; j < S; j++) p[j] = exp(p[j] - m) / z;
+            for (int64_t e = 0; e < Ev; e++) {   // rowsum(grad_out * out), out as the forward
+                double o = 0;                      // returns it: in the input dtype
+                for (int64_t j = 0; j < S; j++) o += p[j] * v[j * Ev + e];
+                unsigned char ob[8];
+                store_dt(c->dt, ob, o);
+                dd += go[e] * load_dt(c->dt, ob);
+            }
+            for (int64_t j = 0; j < S; j++) {
+                double dp = 0;
+                for (int64_t e = 0; e < Ev; e++) dp += go[e] * v[j * Ev + e];
+                double ds = p[j] * (dp - dd) * sc;
+                if (which == 2)
+                    for (int64_t e = 0; e < Ev; e++)
+                        c->ref[(hh / group * S + j) * Ev + e] += p[j] * go[e];
+                for (int64_t e = 0; e < E && which == 0; e++)
+                    c->ref[(hh * L + i) * E + e] += ds * k[j * E + e];
+                for (int64_t e = 0; e < E && which == 1; e++)
+                    c->ref[(hh / group * S + j) * E + e] += ds * q[e];
+            }
+        }
+    free(p);
+}
+
 // ---------------------------------------------------------------------------------------------
 // matmul, gemm, matvec
 // ---------------------------------------------------------------------------------------------

@@ -287,6 +287,19 @@ HG_API hg_status hg_layer_norm_backward_stats(const hg_tensor* grad, const hg_te
                                               const hg_tensor* rstd, const hg_tensor* weight,
                                               hg_tensor* grad_x, hg_tensor* grad_weight,
                                               hg_tensor* grad_bias);
+// Gradients of hg_scaled_dot_product_attention (torch's
+// _scaled_dot_product_flash_attention_for_cpu_backward): grad_out is dL/dout; q, k, v, mask,
+// is_causal and scale as the forward's; out and lse its results (lse: (..., Hq, L), f32, f64
+// for f64 inputs: the probabilities are exp(score - lse), so a query that attended no key,
+// lse 0 and every score -inf, passes no gradient). grad_q takes q's shape, grad_k and grad_v
+// k's and v's (grouped heads: the sum over the query heads that read them); all three q's
+// dtype, existing or allocated as the out rules above say. f32/f64 on host memory run one
+// fused kernel per key/value head (a block of query rows' scores at a time), others the
+// decomposition.
+HG_API hg_status hg_scaled_dot_product_attention_backward(
+    const hg_tensor* grad_out, const hg_tensor* q, const hg_tensor* k, const hg_tensor* v,
+    const hg_tensor* out, const hg_tensor* lse, const hg_tensor* mask, int is_causal,
+    double scale, hg_tensor* grad_q, hg_tensor* grad_k, hg_tensor* grad_v);
 // Gradient of hg_cross_entropy wrt the logits, the softmax fused in: (softmax(logits) -
 // onehot(target)) along the class dim, times grad (a 0-d grad for MEAN/SUM, the per-sample
 // loss's shape for NONE); rows whose target is ignore_index get 0 and MEAN divides by the

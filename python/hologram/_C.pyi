@@ -310,6 +310,12 @@ def norm_backward(grad: _Operand, x: _Operand, nnorm: int, weight: Optional[_Ope
                   eps: float = ..., rms: bool = ..., grad_x: Optional[Tensor] = ...,
                   grad_weight: Optional[Tensor] = ..., grad_bias: Optional[Tensor] = ...,
                   mean: Optional[_Operand] = ..., rstd: Optional[_Operand] = ...) -> None: ...
+def scaled_dot_product_attention_backward(grad_out: _Operand, q: _Operand, k: _Operand, v: _Operand,
+                                          out: _Operand, lse: _Operand,
+                                          mask: Optional[_Operand] = ..., is_causal: bool = ...,
+                                          scale: float = ..., grad_q: Optional[Tensor] = ...,
+                                          grad_k: Optional[Tensor] = ...,
+                                          grad_v: Optional[Tensor] = ...) -> None: ...
 def cross_entropy_backward(grad: _Operand, logits: _Operand, target: _Operand,
                            ignore_index: int = ..., reduction: str = ...,
                            out: Optional[Tensor] = ...) -> _PyTensor: ...

@@ -361,13 +361,29 @@ def _nnorm(x, normalized_shape):
     return n
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, scale=None, out=None):
+def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, scale=None, out=None,
+                                 lse=None):
     """torch.nn.functional.scaled_dot_product_attention without dropout: softmax(q k^T * scale +
     attn_mask) v over the last two dims (scale None: 1 / sqrt(E)); attn_mask bool (True:
     attend) or q's dtype (added); q's head dim (-3) may hold a multiple of k's and v's heads
-    (grouped-query attention); a query that attends no key gives zeros."""
+    (grouped-query attention); a query that attends no key gives zeros. ``lse``: an existing
+    Tensor of q's shape without its last dim, float32 (float64 for float64 inputs), that
+    receives each query's logsumexp of its scores (0 where it attends no key): what
+    :func:`scaled_dot_product_attention_backward` reads."""
     return _C.scaled_dot_product_attention(q, k, v, attn_mask, is_causal,
-                                           float("nan") if scale is None else scale, out)
+                                           float("nan") if scale is None else scale, out, lse)
+
+
+def scaled_dot_product_attention_backward(grad_out, q, k, v, out, lse, attn_mask=None,
+                                          is_causal=False, scale=None):
+    """Gradients (grad_q, grad_k, grad_v) of ``scaled_dot_product_attention(q, k, v, attn_mask,
+    is_causal, scale, lse=lse)`` given dL/d(out) ``grad_out`` and that call's ``out`` and
+    ``lse``; grouped key/value heads get the sum over the query heads that read them (torch's
+    ``_scaled_dot_product_flash_attention_for_cpu_backward``)."""
+    made = [_empty(t.shape, t.dtype_name, executor=t.executor) for t in (q, k, v)]
+    _C.scaled_dot_product_attention_backward(grad_out, q, k, v, out, lse, attn_mask, is_causal,
+                                             float("nan") if scale is None else scale, *made)
+    return tuple(made)
 
 
 # --- linear algebra -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@
 #define HGPY_OP_CALL_H
 #include "hgpy.h"
 
-#define MAX_OPERANDS 8
+#define MAX_OPERANDS 12
 
 // A 1-D view of a whole Buffer.
 static inline void tensor_of_buffer(HgBuffer* b, hg_tensor* t) {
@@ -86,6 +86,11 @@ static inline const hg_tensor* T(call* c, int i) { return &c->op[i].t; }
 //
 // Adds an operand (a tensor, or a scalar when allow_scalar); returns its index or -1.
 static inline int hgpy_call_arg(call* c, PyObject* obj, int allow_scalar, const char* name) {
+    if (c->n == MAX_OPERANDS) {   // a binding with more tensor arguments than the table holds
+        PyErr_Format(PyExc_SystemError, "%s: more than %d tensor arguments (at '%s')", c->fn,
+                     MAX_OPERANDS, name);
+        return -1;
+    }
     hgpy_operand* o = &c->op[c->n];
     int r;
     if (hgpy_is_tensor(obj)) {

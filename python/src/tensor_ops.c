@@ -385,6 +385,40 @@ static PyObject* f_scaled_dot_product_attention(PyObject* m, PyObject* const* ar
     return hgpy_call_result(&c, s);
 }
 
+// scaled_dot_product_attention_backward(grad_out, q, k, v, out, lse, mask, is_causal, scale,
+// grad_q, grad_k, grad_v): the gradients are existing Tensors written in place (required; the
+// Python wrapper allocates them); returns None.
+static PyObject* f_scaled_dot_product_attention_backward(PyObject* m, PyObject* const* args,
+                                                         Py_ssize_t nargs, PyObject* kwnames) {
+    PARSE_DECL(scaled_dot_product_attention_backward);
+    double scale = 0.0;
+    int causal = a_[7] ? PyObject_IsTrue(a_[7])
+                       : HGPY_DFLT_scaled_dot_product_attention_backward_is_causal;
+    FAIL_IF(causal < 0 ||
+            hgpy_get_dbl(&c, a_[8], "scale",
+                         HGPY_DFLT_scaled_dot_product_attention_backward_scale, &scale));
+    static const char* const inames[6] = {"grad_out", "q", "k", "v", "out", "lse"};
+    for (int i = 0; i < 6; i++) FAIL_IF(hgpy_call_arg(&c, a_[i], 0, inames[i]) < 0);
+    int i_mask = -1, io[3];
+    if (a_[6] && a_[6] != Py_None) FAIL_IF((i_mask = hgpy_call_arg(&c, a_[6], 0, "mask")) < 0);
+    static const char* const onames[3] = {"grad_q", "grad_k", "grad_v"};
+    FAIL_IF(opt_outputs(&c, a_ + 9, 3, onames, io));
+    for (int o = 0; o < 3; o++)
+        if (io[o] < 0) {
+            call_end(&c);
+            PyErr_Format(PyExc_TypeError, "%s: %s must be a Tensor", c.fn, onames[o]);
+            return NULL;
+        }
+    hg_tensor g[3] = {*T(&c, io[0]), *T(&c, io[1]), *T(&c, io[2])};
+    hg_status s;
+    CALL_RUN(&c, s, s = hg_scaled_dot_product_attention_backward(
+                        T(&c, 0), T(&c, 1), T(&c, 2), T(&c, 3), T(&c, 4), T(&c, 5),
+                        i_mask >= 0 ? T(&c, i_mask) : NULL, causal, scale, &g[0], &g[1], &g[2]));
+    call_end(&c);
+    if (s) return hgpy_raise_status(s, NULL);
+    Py_RETURN_NONE;
+}
+
 // --- gradients (the backward ops) -----------------------------------------------------------------
 // norm_backward(grad, x, nnorm, weight, eps, rms, grad_x, grad_weight, grad_bias, mean, rstd):
 // the outputs are existing Tensors (or None: not computed); returns None. mean and rstd given

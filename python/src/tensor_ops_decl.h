@@ -317,6 +317,14 @@ static const char* const hgpy_names_norm_backward[] = {"grad", "x", "nnorm", "we
 #define HGPY_DFLT_norm_backward_eps 1e-05
 #define HGPY_DFLT_norm_backward_rms 0
 
+// --- scaled_dot_product_attention_backward: hg_scaled_dot_product_attention_backward
+static const char* const hgpy_names_scaled_dot_product_attention_backward[] = {"grad_out", "q",
+    "k", "v", "out", "lse", "mask", "is_causal", "scale", "grad_q", "grad_k", "grad_v"};
+#define HGPY_NREQ_scaled_dot_product_attention_backward 6
+#define HGPY_FN_scaled_dot_product_attention_backward "scaled_dot_product_attention_backward"
+#define HGPY_DFLT_scaled_dot_product_attention_backward_is_causal 0
+#define HGPY_DFLT_scaled_dot_product_attention_backward_scale NAN
+
 // --- cross_entropy_backward: hg_cross_entropy_backward
 static const char* const hgpy_names_cross_entropy_backward[] = {"grad", "logits", "target",
     "ignore_index", "reduction", "out"};
@@ -402,6 +410,10 @@ static const char* const hgpy_names_adam_step[] = {"param", "grad", "exp_avg", "
     HGPY_FASTCALL("norm_backward", f_norm_backward, \
                   "norm_backward(grad, x, nnorm, weight=None, eps=1e-05, rms=False, " \
                   "grad_x=None, grad_weight=None, grad_bias=None, mean=None, rstd=None)"), \
+    HGPY_FASTCALL("scaled_dot_product_attention_backward", f_scaled_dot_product_attention_backward, \
+                  "scaled_dot_product_attention_backward(grad_out, q, k, v, out, lse, " \
+                  "mask=None, is_causal=False, scale=nan, grad_q=None, grad_k=None, " \
+                  "grad_v=None)"), \
     HGPY_FASTCALL("cross_entropy_backward", f_cross_entropy_backward, \
                   "cross_entropy_backward(grad, logits, target, ignore_index=-100, " \
                   "reduction='mean', out=None)"), \

@@ -6,6 +6,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "composite/composite.h"
+#include "composite/op_outputs.h"
 #include "ops/attention/attention.h"
 
 int hg_cop_attention_host_ok(const hg_cop_call* k) {
@@ -15,6 +16,18 @@ int hg_cop_attention_host_ok(const hg_cop_call* k) {
 hg_status hg_cop_attention_host(const hg_cop_call* k) {
     return hg_attention_host(k->c, k->in[0], k->in[1], k->in[2], k->in[3], (int)(k->flags & 1),
                              k->eps, k->out[0], k->out[1]);
+}
+
+int hg_cop_attention_bw_host_ok(const hg_cop_call* k) {
+    const hg_tensor* ts[8] = {k->in[0], k->in[1], k->in[2], k->in[3], k->in[4],
+                              k->out[0], k->out[1], k->out[2]};
+    return hg_attention_bw_host_ok(k->c, ts, 8);
+}
+
+hg_status hg_cop_attention_bw_host(const hg_cop_call* k) {
+    return hg_attention_bw_host(k->c, k->in[0], k->in[1], k->in[2], k->in[3], k->in[4], k->in[5],
+                                k->in[6], (int)(k->flags & 1), k->eps, k->out[0], k->out[1],
+                                k->out[2]);
 }
 
 static hg_status shape_error(hg_op_ctx* c, const char* what, const hg_tensor* a, const char* an,
@@ -110,6 +123,25 @@ static hg_status check_lse(hg_op_ctx* c, const hg_tensor* lse, const hg_tensor* 
     return HG_OK;
 }
 
+// scale NaN: 1 / sqrt(E); an infinite one is refused.
+static hg_status resolve_scale(hg_op_ctx* c, const hg_tensor* q, double* scale) {
+    if (isnan(*scale)) *scale = 1.0 / sqrt((double)q->shape[q->ndim - 1]);
+    else if (isinf(*scale))
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: scale %g must be finite (NaN: 1 / sqrt(E))",
+                        c->fn, *scale);
+    return HG_OK;
+}
+
+// The scores' shape (..., Hq, L, S) and the output's (..., Hq, L, Ev).
+static void attention_shapes(const hg_tensor* q, const hg_tensor* k, const hg_tensor* v,
+                             int64_t* sshape, int64_t* oshape) {
+    int32_t nd = q->ndim;
+    memcpy(sshape, q->shape, sizeof(int64_t) * (size_t)nd);
+    memcpy(oshape, q->shape, sizeof(int64_t) * (size_t)nd);
+    sshape[nd - 1] = k->shape[nd - 2];
+    oshape[nd - 1] = v->shape[nd - 1];
+}
+
 hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k,
                                           const hg_tensor* v, const hg_tensor* mask,
                                           int is_causal, double scale, hg_tensor* out,
@@ -125,18 +157,12 @@ hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k
     if (s) return s;
     int32_t nd = q->ndim;
     int64_t sshape[HG_MAX_DIMS], oshape[HG_MAX_DIMS];
-    memcpy(sshape, q->shape, sizeof(int64_t) * (size_t)nd);
-    memcpy(oshape, q->shape, sizeof(int64_t) * (size_t)nd);
-    sshape[nd - 1] = k->shape[nd - 2];
-    oshape[nd - 1] = v->shape[nd - 1];
+    attention_shapes(q, k, v, sshape, oshape);
     if (mask && (s = check_mask(&c, mask, q, sshape))) return s;
     if (mask && is_causal)
         return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: is_causal with a mask; give one of them "
                         "(torch refuses both)", c.fn);
-    if (isnan(scale)) scale = 1.0 / sqrt((double)q->shape[nd - 1]);
-    else if (isinf(scale))
-        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: scale %g must be finite (NaN: 1 / sqrt(E))",
-                        c.fn, scale);
+    if ((s = resolve_scale(&c, q, &scale))) return s;
     if ((s = hg_op_output(&c, out, q->dtype, nd, oshape, 0))) return s;
     const hg_tensor* others[5] = {q, k, v, mask, out};
     if (lse && (s = check_lse(&c, lse, q, others, 5))) return hg_op_finish(&c, out, s);
@@ -153,4 +179,85 @@ hg_status hg_scaled_dot_product_attention(const hg_tensor* q, const hg_tensor* k
     hg_cop_call call = {.op = HG_COP_ATTENTION, .c = &c, .in = {q, k, v, mask},
                         .out = {out, lse}, .eps = scale, .flags = is_causal ? 1u : 0u};
     return hg_op_finish(&c, out, hg_cop_dispatch(&call));
+}
+
+// grad_out and out: q's dtype and the output's shape (..., Hq, L, Ev).
+static hg_status check_like_out(hg_op_ctx* c, const hg_tensor* t, const char* name,
+                                const hg_tensor* q, const int64_t* oshape) {
+    hg_status s = hg_op_input(c, t, name, NULL, NULL);
+    if (s) return s;
+    if (t->dtype != q->dtype)
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: %s has dtype %s; expected q's, %s", c->fn,
+                        name, hg_dtype_name(t->dtype), hg_dtype_name(q->dtype));
+    int same = t->ndim == q->ndim;
+    for (int32_t d = 0; same && d < t->ndim; d++) same = t->shape[d] == oshape[d];
+    if (!same) {
+        char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+        return hg_error(HG_ERR_SIZE_MISMATCH, "%s: %s has shape %s; expected the attention's "
+                        "output shape %s", c->fn, name, hg_op_dims(a, t->ndim, t->shape),
+                        hg_op_dims(b, q->ndim, oshape));
+    }
+    return HG_OK;
+}
+
+// lse as an input: f32 (f64 for f64 q), q's shape without its last dim.
+static hg_status check_lse_in(hg_op_ctx* c, const hg_tensor* lse, const hg_tensor* q) {
+    hg_status s = hg_op_input(c, lse, "lse", NULL, NULL);
+    if (s) return s;
+    hg_dtype want = q->dtype == HG_DTYPE_F64 ? HG_DTYPE_F64 : HG_DTYPE_F32;
+    int same = lse->dtype == want && lse->ndim == q->ndim - 1;
+    for (int32_t d = 0; same && d < lse->ndim; d++) same = lse->shape[d] == q->shape[d];
+    if (!same) {
+        char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+        return hg_error(lse->dtype != want ? HG_ERR_DTYPE_MISMATCH : HG_ERR_SIZE_MISMATCH,
+                        "%s: lse is %s %s; expected %s %s (q's shape without its last dim)",
+                        c->fn, hg_dtype_name(lse->dtype), hg_op_dims(a, lse->ndim, lse->shape),
+                        hg_dtype_name(want), hg_op_dims(b, q->ndim - 1, q->shape));
+    }
+    return HG_OK;
+}
+
+hg_status hg_scaled_dot_product_attention_backward(
+    const hg_tensor* grad_out, const hg_tensor* q, const hg_tensor* k, const hg_tensor* v,
+    const hg_tensor* out, const hg_tensor* lse, const hg_tensor* mask, int is_causal,
+    double scale, hg_tensor* grad_q, hg_tensor* grad_k, hg_tensor* grad_v) {
+    HG_OP_CTX(c);
+    hg_op_begin(&c, "hg_scaled_dot_product_attention_backward");
+    static const char* const names[9] = {"grad_out", "q", "k", "v", "out", "lse",
+                                         "grad_q", "grad_k", "grad_v"};
+    const void* ptrs[9] = {grad_out, q, k, v, out, lse, grad_q, grad_k, grad_v};
+    for (int i = 0; i < 9; i++)
+        if (!ptrs[i]) return hg_error(HG_ERR_NULL_POINTER, "%s: argument '%s' is NULL", c.fn,
+                                      names[i]);
+    hg_status s = check_qkv(&c, q, k, v);
+    if (s) return s;
+    int64_t sshape[HG_MAX_DIMS], oshape[HG_MAX_DIMS];
+    attention_shapes(q, k, v, sshape, oshape);
+    if ((s = check_like_out(&c, grad_out, "grad_out", q, oshape)) ||
+        (s = check_like_out(&c, out, "out", q, oshape)) || (s = check_lse_in(&c, lse, q)))
+        return s;
+    if (mask && (s = check_mask(&c, mask, q, sshape))) return s;
+    if (mask && is_causal)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: is_causal with a mask; give one of them "
+                        "(torch refuses both)", c.fn);
+    if ((s = resolve_scale(&c, q, &scale))) return s;
+    hg_tensor* outs[3] = {grad_q, grad_k, grad_v};
+    int32_t nds[3] = {q->ndim, k->ndim, v->ndim};
+    const int64_t* shapes[3] = {q->shape, k->shape, v->shape};
+    hg_dtype dts[3] = {q->dtype, q->dtype, q->dtype};
+    const hg_tensor* ins[7] = {q, k, v, grad_out, out, lse, mask};
+    int alloc[3];
+    if ((s = hg_cop_outputs_resolve(&c, outs, nds, shapes, dts, 3, ins, 7, 0, alloc))) return s;
+    int32_t nd = q->ndim;
+    if (k->shape[nd - 2] == 0 || q->shape[nd - 2] == 0) {   // no key or no query: zeros
+        for (int o = 0; o < 3 && !s; o++) s = hg_fill(outs[o], hg_scalar_f(0.0));
+        if (s) hg_cop_outputs_release(outs, alloc, 3);
+        return s;
+    }
+    hg_cop_call call = {.op = HG_COP_ATTENTION_BW, .c = &c,
+                        .in = {ins[0], ins[1], ins[2], ins[3], ins[4], ins[5], ins[6]},
+                        .out = {grad_q, grad_k, grad_v}, .eps = scale,
+                        .flags = is_causal ? 1u : 0u};
+    if ((s = hg_cop_dispatch(&call))) hg_cop_outputs_release(outs, alloc, 3);
+    return s;
 }

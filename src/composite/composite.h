@@ -42,10 +42,12 @@ typedef enum hg_cop {
                                //   ignore_index, reduction, rdtype (targets checked by the entry)
     HG_COP_ATTENTION,          // in: q, k, v, mask?; out: out, lse?; eps = scale (resolved), flags:
                                //   1 = is_causal (hg_scaled_dot_product_attention)
+    HG_COP_ATTENTION_BW,       // in: q, k, v, grad_out, out, lse, mask?; out: grad_q, grad_k,
+                               //   grad_v; eps, flags as HG_COP_ATTENTION
     HG_COP_COUNT
 } hg_cop;
 
-#define HG_COP_MAX_IN 5
+#define HG_COP_MAX_IN 7
 #define HG_COP_MAX_OUT 4
 // Scalars given per call (not compiled into the plan: Adam's change every step).
 #define HG_COP_MAX_SCALARS 8
@@ -149,6 +151,9 @@ hg_status hg_cop_adam_host(const hg_cop_call* k);
 // stride, the fused kernel of ops/attention.
 int hg_cop_attention_host_ok(const hg_cop_call* k);
 hg_status hg_cop_attention_host(const hg_cop_call* k);
+// Its backward's (the fused kernel of ops/attention/attention_bw.c).
+int hg_cop_attention_bw_host_ok(const hg_cop_call* k);
+hg_status hg_cop_attention_bw_host(const hg_cop_call* k);
 
 // cross_entropy_backward's device override (loss_api.c): class indices over a last class dim,
 // rows at one row stride.

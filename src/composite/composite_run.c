@@ -38,6 +38,8 @@ const hg_cop_info hg_cop_table[HG_COP_COUNT] = {
     [HG_COP_CE] = {"hg_cross_entropy", 2, 1, 0, hg_decomp_ce, HG_OPF_LOSS},
     [HG_COP_ATTENTION] = {"hg_scaled_dot_product_attention", 4, 2, 0, hg_decomp_attention,
                           HG_OPF_ROWS},
+    [HG_COP_ATTENTION_BW] = {"hg_scaled_dot_product_attention_backward", 7, 3, 0,
+                             hg_decomp_attention_bw, HG_OPF_ROWS},
     [HG_COP_ADAM] = {"hg_adam_step", 5, 4, HG_ADAM_SCALAR_COUNT, hg_decomp_adam, HG_OPF_OPTIM},
 };
 _Static_assert(HG_ADAM_SCALAR_COUNT <= HG_COP_MAX_SCALARS, "Adam's scalars fit a call");

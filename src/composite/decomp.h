@@ -81,5 +81,7 @@ hg_status hg_decomp_norm_bw(hg_graph g, const hg_cop_call* k, const int32_t* in,
 hg_status hg_decomp_adam(hg_graph g, const hg_cop_call* k, const int32_t* in, int32_t* out);
 hg_status hg_decomp_attention(hg_graph g, const hg_cop_call* k, const int32_t* in,
                               int32_t* out);
+hg_status hg_decomp_attention_bw(hg_graph g, const hg_cop_call* k, const int32_t* in,
+                                 int32_t* out);
 
 #endif

@@ -177,6 +177,8 @@ const hg_cop_override hg_cop_overrides[HG_COP_COUNT][HG_COP_ROUTES] = {
        "device register rows (class indices)"),
     OV(HG_COP_ATTENTION, HG_ROUTE_HOST, F32_F64, hg_cop_attention_host_ok,
        hg_cop_attention_host, "host fused query blocks (attention.c)"),
+    OV(HG_COP_ATTENTION_BW, HG_ROUTE_HOST, F32_F64, hg_cop_attention_bw_host_ok,
+       hg_cop_attention_bw_host, "host fused key/value heads (attention_bw.c)"),
     OV(HG_COP_ADAM, HG_ROUTE_HOST, F32_F64, hg_cop_adam_host_ok, hg_cop_adam_host,
        "host fused pass (adam.c)"),
     OV(HG_COP_MSE, HG_ROUTE_HOST, FLOATS, NULL, loss_ew_host, "host elementwise (loss.c)"),

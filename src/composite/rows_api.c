@@ -6,6 +6,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "composite/composite.h"
+#include "composite/op_outputs.h"
 
 // The softmax axis of a tensor of ndim dims: a 0-d tensor takes 0 or -1.
 static hg_status softmax_axis(hg_op_ctx* c, int32_t ndim, int32_t axis, int32_t* ax) {
@@ -83,46 +84,9 @@ static hg_status check_nnorm_eps(hg_op_ctx* c, const hg_tensor* x, int32_t nnorm
     return HG_OK;
 }
 
-// Releases the outputs a failing call allocated (the caller's tensors as they were).
-static void outputs_release(hg_tensor* const* outs, const int* alloc, int n) {
-    for (int o = 0; o < n; o++)
-        if (alloc[o]) {
-            hg_buffer_destroy(outs[o]->buffer);
-            outs[o]->buffer.handle = 0;
-        }
-}
-
 // The statistics' shape: x's leading dims, the nnorm normalized dims as size 1.
 static void stats_shape(const hg_tensor* x, int32_t nnorm, int64_t* shape) {
     for (int32_t d = 0; d < x->ndim; d++) shape[d] = d < x->ndim - nnorm ? x->shape[d] : 1;
-}
-
-// Resolves the optional outputs outs[0..n) of dtype dt (shape: the normalized dims when ndim
-// is nnorm, else the statistics' shape), reading the inputs ins[0..nin) first where an output
-// overlaps one (ins[0] may be outs[0] itself when same0) and refusing outputs that overlap
-// each other. On failure the buffers it allocated are released (the caller's tensors as they
-// were); *alloc says which it allocated, for the caller to release on a later failure.
-static inline __attribute__((always_inline)) hg_status outputs_resolve(
-    hg_op_ctx* c, hg_tensor* const* outs, const int32_t* ndims,
-                                 const int64_t* const* shapes, const hg_dtype* dts, int n,
-                                 const hg_tensor** ins, int nin, int same0, int* alloc) {
-    hg_status s = HG_OK;
-    for (int o = 0; o < n; o++) {
-        int a = outs[o] && outs[o]->buffer.handle == 0;
-        if (outs[o] && !s) s = hg_op_output(c, outs[o], dts[o], ndims[o], shapes[o], 1);
-        alloc[o] = a && !s;
-    }
-    c->allocated = 0;   // released below or by the caller, not by hg_op_finish
-    for (int o = 0; o < n && !s; o++)
-        for (int i = 0; i < nin && !s; i++)
-            if (outs[o] && ins[i])
-                s = hg_op_read_first(c, outs[o], &ins[i], same0 && o == 0 && i == 0);
-    for (int o = 0; o < n && !s; o++)
-        for (int q = o + 1; q < n && !s; q++)
-            if (outs[o] && outs[q] && hg_op_overlaps(outs[o], outs[q]))
-                s = hg_error(HG_ERR_INVALID_ARGUMENT, "%s: the outputs overlap", c->fn);
-    if (s) outputs_release(outs, alloc, n);
-    return s;
 }
 
 static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t nnorm,
@@ -148,7 +112,7 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
         const hg_tensor* ins[3] = {x, weight, bias};
         hg_tensor* outs[3] = {out, mean, rstd};
         int alloc[3];
-        if ((s = outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, 3, 1, alloc))) return s;
+        if ((s = hg_cop_outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, 3, 1, alloc))) return s;
         k.in[0] = ins[0], k.in[1] = ins[1], k.in[2] = ins[2];
         int64_t n = 0;
         if (!(s = hg_tensor_numel(x, &n)) && !n) {   // rows of no element: torch's mean 0, rstd NaN
@@ -158,7 +122,7 @@ static hg_status norm_call(const char* fn, int rms, const hg_tensor* x, int32_t 
         } else if (!s) {
             s = hg_cop_dispatch(&k);
         }
-        if (s) outputs_release(outs, alloc, 3);
+        if (s) hg_cop_outputs_release(outs, alloc, 3);
         return s;
     }
     // numpy's overlap rule: parameters overlapping the caller's out are copied first (the
@@ -304,12 +268,12 @@ static hg_status nb_call(const char* fn, int rms, const hg_tensor* grad, const h
     hg_dtype dts[3] = {x->dtype, pdt, pdt};
     const hg_tensor* ins[5] = {grad, x, weight, mean, rstd};   // grad_x may be grad itself
     int alloc[3];
-    if ((s = outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, stats ? 5 : 3, 1, alloc)))
+    if ((s = hg_cop_outputs_resolve(&c, outs, nd, shapes, dts, 3, ins, stats ? 5 : 3, 1, alloc)))
         return s;
     hg_cop_call k = {.op = rms ? HG_COP_RMS_NORM_BW : HG_COP_LAYER_NORM_BW, .c = &c,
                      .in = {ins[0], ins[1], ins[2], ins[3], ins[4]}, .out = {gx, gw, gb},
                      .axis = nnorm, .eps = eps};
-    if ((s = hg_cop_dispatch(&k))) outputs_release(outs, alloc, 3);
+    if ((s = hg_cop_dispatch(&k))) hg_cop_outputs_release(outs, alloc, 3);
     return s;
 }
 

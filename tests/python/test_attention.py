@@ -126,3 +126,75 @@ def test_refusals():
         ops.scaled_dot_product_attention(q, k.astype(np.float64), v)
     with pytest.raises(hg.InvalidArgumentError, match="must be finite"):
         ops.scaled_dot_product_attention(q, k, v, scale=math.inf)
+
+
+def reference_grads(q, k, v, go, mask=None, causal=False, scale=None):
+    """float64 gradients (dq, dk, dv) from the definition (grouped heads summed)."""
+    q, k, v, go = (np.asarray(a, np.float64) for a in (q, k, v, go))
+    group = q.shape[-3] // k.shape[-3]
+    kr, vr = np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)
+    sc = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(kr, -1, -2) * sc
+    if mask is not None:
+        mask = np.asarray(mask)
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
+    if causal:
+        L, S = s.shape[-2:]
+        s = np.where(np.arange(S)[None, :] <= np.arange(L)[:, None], s, -np.inf)
+    mx = s.max(-1, keepdims=True)
+    dead = mx == -np.inf
+    e = np.exp(s - np.where(dead, 0, mx))
+    p = np.where(dead, 0, e / np.where(dead, 1, e.sum(-1, keepdims=True)))
+    out = p @ vr
+    dv = np.swapaxes(p, -1, -2) @ go
+    dp = go @ np.swapaxes(vr, -1, -2)
+    ds = p * (dp - (go * out).sum(-1, keepdims=True)) * sc
+    dq, dk = ds @ kr, np.swapaxes(ds, -1, -2) @ q
+    fold = lambda g: g.reshape(g.shape[:-3] + (k.shape[-3], group) + g.shape[-2:]).sum(-3)  # noqa: E731
+    return dq, fold(dk), fold(dv)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("case", [((2, 4, 70, 16), 2, 50, False, None), ((1, 4, 33, 8), 1, 40, True, None),
+                                  ((2, 2, 9, 8), 2, 12, False, "bool"), ((2, 2, 9, 8), 2, 12, False, "float")],
+                         ids=["grouped-2-blocks", "grouped-causal", "bool-mask", "float-mask"])
+def test_backward_against_reference(case, dt):
+    """scaled_dot_product_attention_backward from the forward's out and lse= against float64
+    gradients of the definition; a query attending nothing passes no gradient."""
+    (b, h, L, E), hk, S, causal, kind = case
+    rng = np.random.default_rng(7)
+    q, k, v = rnd(rng, b, h, L, E, dt=dt), rnd(rng, b, hk, S, E, dt=dt), rnd(rng, b, hk, S, 6, dt=dt)
+    go = rnd(rng, b, h, L, 6, dt=dt)
+    mask = None
+    if kind == "bool":
+        mask = rng.random((L, S)) < 0.7
+        mask[2] = False
+    elif kind == "float":
+        mask = rnd(rng, b, 1, L, S, dt=dt)
+        mask[0, 0, 3] = -np.inf
+    lse = hg.empty((b, h, L), dtype="f64" if dt == np.float64 else "f32")
+    out = ops.scaled_dot_product_attention(q, k, v, mask, causal, lse=lse)
+    hq, hk_, hv = (hg.asarray(a) for a in (q, k, v))
+    got = ops.scaled_dot_product_attention_backward(go, hq, hk_, hv, out, lse, mask, causal)
+    want = reference_grads(q, k, v, go, mask, causal)
+    tol = dict(rtol=1e-10, atol=1e-12) if dt == np.float64 else dict(rtol=2e-4, atol=2e-5)
+    for g, w, name in zip(got, want, ("grad_q", "grad_k", "grad_v")):
+        assert g.dtype_name == ("f64" if dt == np.float64 else "f32"), name
+        np.testing.assert_allclose(g.numpy(), w, err_msg=name, **tol)
+    if kind == "bool":
+        assert (got[0].numpy()[:, :, 2] == 0).all()
+
+
+def test_backward_refusals():
+    rng = np.random.default_rng(3)
+    q, k, v = (hg.asarray(rnd(rng, 1, 2, 4, 3)) for _ in range(3))
+    lse = hg.empty((1, 2, 4), dtype="f32")
+    out = ops.scaled_dot_product_attention(q, k, v, lse=lse)
+    with pytest.raises(hg.DtypeError, match="lse"):
+        ops.scaled_dot_product_attention_backward(out, q, k, v, out, hg.empty((1, 2, 4), dtype="f64"))
+    with pytest.raises(hg.SizeMismatchError, match="grad_out"):
+        ops.scaled_dot_product_attention_backward(hg.empty((1, 2, 4, 2), dtype="f32"), q, k, v, out,
+                                                  lse)
+    with pytest.raises(hg.InvalidArgumentError, match="is_causal"):
+        ops.scaled_dot_product_attention_backward(out, q, k, v, out, lse,
+                                                  np.ones((4, 4), bool), True)

@@ -182,7 +182,7 @@ def test_causal_attention_gradients():
     train = [r for r in backend.reports() if r.graph == "forward"][-1]
     assert train.hologram["_scaled_dot_product_flash_attention_for_cpu"] == 1
     bw = [r for r in backend.reports() if r.graph == "backward"][-1]
-    assert bw.torch["_scaled_dot_product_flash_attention_for_cpu_backward"] == 1
+    assert bw.hologram["_scaled_dot_product_flash_attention_for_cpu_backward"] == 1
 
 
 @pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=str)
@@ -562,6 +562,8 @@ SAMPLES = {
          torch.rand(4, 5, dtype=dt), w, r)
         for w in (None, torch.rand(4, 5, dtype=dt)) for r in (0, 1, 2)],
     aten._scaled_dot_product_flash_attention_for_cpu.default: lambda dt: _sdpa_samples(dt),
+    aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+        lambda dt: _sdpa_bw_samples(dt),
     # random: drawn masks differ from ATen's; checked for their law below
     aten.native_dropout.default: lambda dt: [(_rn(64, 64, dt=dt), 0.3, True)],
     aten.native_dropout_backward.default: lambda dt: [
@@ -580,6 +582,21 @@ def _sdpa_samples(dt):
             (q, k, v, 0.0, False, dict(attn_mask=m)),
             (q, k, v, 0.0, False, dict(attn_mask=_rn(10, 12, dt=dt), scale=0.3)),
             (_rn(2, 10, 3, 8, dt=dt).transpose(1, 2), k, v)]
+
+
+def _sdpa_bw_samples(dt):
+    """ATen's CPU flash backward from ATen's own forward (out and logsumexp) of each forward
+    sample but the NaN one: plain, causal, masked (rows attending nothing), scaled, transposed."""
+    op = aten._scaled_dot_product_flash_attention_for_cpu.default
+    samples = []
+    for sample in _sdpa_samples(dt):
+        args, kwargs = _split(sample)
+        q, k, v = args[:3]
+        causal = args[4] if len(args) > 4 else False
+        out, lse = op(*args, **kwargs)[:2]
+        go = _rn(*out.shape, dt=dt)
+        samples.append((go, q, k, v, out, lse, 0.0, causal, kwargs))
+    return samples
 
 
 @pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=str)

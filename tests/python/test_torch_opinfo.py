@@ -89,6 +89,9 @@ NOT_EXERCISED = {
     "_scaled_dot_product_flash_attention_for_cpu": "the sdpa OpInfo's first samples are 3-D "
         "(torch's math path: matmuls and softmax) or have dropout; test_torch_backend's "
         "samples and models run ATen's 4-D CPU flash op through it",
+    "_scaled_dot_product_flash_attention_for_cpu_backward": "as its forward: no OpInfo sample "
+        "reaches the 4-D flash op; test_torch_backend's samples (from ATen's own forward) and "
+        "the models' training graphs run it",
 }
 # OpInfos the compiled subset passes over (fullgraph=True cannot capture the call), and why
 _SEEDED = ("the OpInfo wraps the call in wrapper_set_seed, whose freeze_rng_state dynamo "

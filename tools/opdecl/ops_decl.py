@@ -127,7 +127,7 @@ OPS = [
                "is_causal: bool = False", "scale: double = nan", "out: out = None",
                "lse: tensor!? = None"],
          py=["scaled_dot_product_attention(q, k, v, attn_mask: Optional[_Operand]=None, "
-             "is_causal=, scale: Optional[float]=None, out=)"]),
+             "is_causal=, scale: Optional[float]=None, out=, lse=)"]),
     # --- linear algebra ------------------------------------------------------------------------
     dict(name="matmul", src="tensor_ops", body="generated", doc="ops_linalg_losses",
          dtypes="numeric", computes="numpy.matmul (batched, broadcast, 1-D operands)",
@@ -226,6 +226,22 @@ OPS = [
              "normalized_shape: Union[None, int, Sequence[int]]=None, "
              "weight: Optional[_C.Tensor]=, eps=rms_norm.eps, "
              "outputs: Tuple[bool, bool]=(True, True))->hg_rms_norm_backward"]),
+    dict(name="scaled_dot_product_attention_backward", src="tensor_ops", body="custom",
+         doc="ops_gradients", dtypes="floats", nreq=6,
+         computes="grad_q, grad_k, grad_v of scaled_dot_product_attention from its out and lse "
+                  "(grouped heads: summed over the query heads of a key/value head)",
+         c=["hg_scaled_dot_product_attention_backward(const hg_tensor* grad_out, "
+            "const hg_tensor* q, const hg_tensor* k, const hg_tensor* v, const hg_tensor* out, "
+            "const hg_tensor* lse, const hg_tensor* mask, int is_causal, double scale, "
+            "hg_tensor* grad_q, hg_tensor* grad_k, hg_tensor* grad_v)"],
+         args=["grad_out: tensor", "q: tensor", "k: tensor", "v: tensor", "out: tensor",
+               "lse: tensor", "mask: tensor? = None", "is_causal: bool = False",
+               "scale: double = nan", "grad_q: tensor!? = None", "grad_k: tensor!? = None",
+               "grad_v: tensor!? = None"],
+         returns="None",
+         py=["scaled_dot_product_attention_backward(grad_out, q: _C.Tensor, k: _C.Tensor, "
+             "v: _C.Tensor, out, lse, attn_mask: Optional[_Operand]=None, is_causal=, "
+             "scale: Optional[float]=None)"]),
     dict(name="cross_entropy_backward", src="tensor_ops", body="generated", doc="ops_gradients",
          dtypes="floats", computes="dL/dlogits, the softmax fused in",
          c=["hg_cross_entropy_backward(const hg_tensor* grad, const hg_tensor* logits, "

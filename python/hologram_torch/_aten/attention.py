@@ -3,8 +3,10 @@ what F.scaled_dot_product_attention becomes on CPU tensors) as hologram's fused 
 (hg_scaled_dot_product_attention: a block of query rows' scores at a time, never the whole
 attention matrix), in inference and training graphs. Its second output, the logsumexp that
 ATen's backward op reads, is written only where the graph reads it, in ATen's layout (0 for a
-query that attends no key, as ATen); the backward stays ATen's op (issue 35 adds hologram's).
-Dropout must be 0."""
+query that attends no key, as ATen); the backward op
+(``_scaled_dot_product_flash_attention_for_cpu_backward``) is hologram's fused backward
+(hg_scaled_dot_product_attention_backward: the probabilities recomputed from that logsumexp,
+one task per key/value head). Dropout must be 0."""
 import math
 
 import torch
@@ -69,6 +71,56 @@ def _sdpa_accepts(node):
     return (tensors_ok((q, k, v)) and q.dim() == 4 and k.dim() == 4 and v.dim() == 4 and
             float(dropout_p) == 0.0 and isinstance(val, (tuple, list)) and
             all(isinstance(t, torch.Tensor) for t in val[:2]) and val[1].dtype == q.dtype and
+            (mask is None or (isinstance(mask, torch.Tensor) and
+                              mask.dtype in (torch.bool, q.dtype) and mask.device == q.device
+                              and mask.layout == torch.strided)) and
+            (scale is None or math.isfinite(float(scale))) and
+            not (mask is not None and is_causal))
+
+
+def _sdpa_bw(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *,
+             attn_mask=None, scale=None, _strides=None):
+    e, dev, hs = _ops._hg_args("aten._scaled_dot_product_flash_attention_for_cpu_backward", 0,
+                               grad_out, query, key, value, out, logsumexp, attn_mask)
+    grads, hgrads = [], []
+    for t, stride in zip((query, key, value), _strides or (None, None, None)):
+        if stride is None:   # ATen's gradients: contiguous, or the strides the graph recorded
+            g, h = B.empty_pair(tuple(t.shape), t.dtype, e)
+        else:
+            g = torch.empty_strided(tuple(t.shape), stride, dtype=t.dtype, device=dev)
+            h = B.to_hg(g, e)
+        grads.append(g)
+        hgrads.append(h)
+    _C.scaled_dot_product_attention_backward(*hs, bool(is_causal),
+                                             math.nan if scale is None else float(scale),
+                                             *hgrads)
+    return tuple(grads)
+
+
+def _specialize_bw(node):
+    """_sdpa_bw writing into the strides of the node's FakeTensors."""
+    vals = node.meta["val"][:3]
+    strides = tuple(None if v.is_contiguous() else tuple(v.stride()) for v in vals)
+    if strides == (None, None, None):
+        return _sdpa_bw
+
+    def sdpa_bw_strided(*args, **kwargs):
+        return _sdpa_bw(*args, _strides=strides, **kwargs)
+    return sdpa_bw_strided
+
+
+_sdpa_bw.specialize = _specialize_bw
+
+
+def _sdpa_bw_accepts(node):
+    vals = args_of(node)
+    for arg in node.target._schema.arguments[len(vals):]:
+        vals.append(arg.default_value if arg.has_default_value() else None)
+    go, q, k, v, o, lse, dropout_p, is_causal, mask, scale = vals
+    res = node.meta.get("val")
+    return (tensors_ok((go, q, k, v, o)) and all(t.dim() == 4 for t in (go, q, k, v, o)) and
+            isinstance(lse, torch.Tensor) and lse.dtype == q.dtype and lse.device == q.device and
+            float(dropout_p) == 0.0 and isinstance(res, (tuple, list)) and
             (mask is None or (isinstance(mask, torch.Tensor) and
                               mask.dtype in (torch.bool, q.dtype) and mask.device == q.device
                               and mask.layout == torch.strided)) and
@@ -160,4 +212,6 @@ def ungroup_kv_heads(gm):
 
 ENTRIES = {
     aten._scaled_dot_product_flash_attention_for_cpu.default: Lowering(_sdpa, _sdpa_accepts),
+    aten._scaled_dot_product_flash_attention_for_cpu_backward.default: Lowering(
+        _sdpa_bw, _sdpa_bw_accepts),
 }

@@ -44,29 +44,23 @@ int hg_attention_host_ok(const hg_op_ctx* c, const hg_tensor* q, const hg_tensor
     return hg_op_host_gemm_ok(c);
 }
 
-// Row i (of the block's rows [i0, i0 + n)) of the scores, in T: the mask and the causal bound;
-// returns whether any key is left (a row of -inf scores attends nothing). Unmasked,
-// non-causal rows skip it (live: scores of -inf need an infinite input).
-#define MASK_ROW(name, T)                                                                      \
-    static int name(const attn_job* j, T* s, int64_t b, int64_t i, int64_t nk) {               \
-        if (j->m) {                                                                            \
-            int64_t es = (int64_t)hg_dtype_size(j->mdt), cs = j->m_cs * es;                    \
-            const unsigned char* mp = j->m + (j->moff[b] + i * j->m_rs) * es;                  \
-            if (j->mdt == HG_DTYPE_BOOL) {                                                     \
-                for (int64_t t = 0; t < nk; t++)                                               \
-                    if (!mp[t * cs]) s[t] = -INFINITY;                                         \
-            } else {                                                                           \
-                for (int64_t t = 0; t < nk; t++) s[t] += *(const T*)(mp + t * cs);             \
-            }                                                                                  \
-        }                                                                                      \
-        if (j->causal)                                                                         \
-            for (int64_t t = i + 1; t < nk; t++) s[t] = -INFINITY;                             \
-        int live = 0;   /* a score above -inf, or a NaN (the row's softmax is NaN then) */     \
-        for (int64_t t = 0; t < nk; t++) live |= s[t] != -INFINITY;                            \
-        return live;                                                                           \
-    }
-MASK_ROW(mask_row_f32, float)
-MASK_ROW(mask_row_f64, double)
+HG_ATTN_MASK_ROW(mask_row_f32_at, float)
+HG_ATTN_MASK_ROW(mask_row_f64_at, double)
+
+// The mask's element of query i, key 0, in batch b (NULL: no mask).
+static const unsigned char* mask_at(const attn_job* j, int64_t b, int64_t i) {
+    return j->m ? j->m + (j->moff[b] + i * j->m_rs) * (int64_t)hg_dtype_size(j->mdt) : NULL;
+}
+
+// Row i of the scores: the mask and the causal bound; whether any key is left.
+static int mask_row_f32(const attn_job* j, float* s, int64_t b, int64_t i, int64_t nk) {
+    return mask_row_f32_at(s, mask_at(j, b, i), j->mdt,
+                           j->m_cs * (int64_t)hg_dtype_size(j->mdt), j->causal, i, nk);
+}
+static int mask_row_f64(const attn_job* j, double* s, int64_t b, int64_t i, int64_t nk) {
+    return mask_row_f64_at(s, mask_at(j, b, i), j->mdt,
+                           j->m_cs * (int64_t)hg_dtype_size(j->mdt), j->causal, i, nk);
+}
 
 // softmax of one f64 row in place (max, exp of the differences, their sum, the quotients);
 // returns the row's logsumexp.
@@ -172,42 +166,37 @@ static void attn_worker(void* ctx, int w) {
     }
 }
 
-// Per batch of q's leading dims (C order): the element offsets of q's, k's, v's, out's and the
-// mask's matrices. k and v take head h / group; the mask is right-aligned to the scores'
-// dims, broadcast (stride 0) where it has size 1 or no dim.
+void hg_attn_batch_offsets(const int64_t* qshape, int32_t nl, const hg_host_view* t,
+                           int32_t lead, int64_t group, int64_t nbatch, int64_t* out) {
+    int64_t st[HG_MAX_DIMS] = {0}, idx[HG_MAX_DIMS] = {0};
+    for (int32_t d = 0; d < nl; d++) {
+        int32_t td = d - lead;
+        st[d] = td >= 0 && t->shape[td] != 1 ? t->strides[td] : 0;
+    }
+    for (int64_t b = 0; b < nbatch; b++) {
+        int64_t o = 0;
+        for (int32_t d = 0; d < nl; d++) o += (d == nl - 1 ? idx[d] / group : idx[d]) * st[d];
+        out[b] = o;
+        for (int32_t d = nl - 1; d >= 0; d--) {
+            if (++idx[d] < qshape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+// The element offsets per batch of q's leading dims of q's, k's, v's, out's, the mask's and
+// lse's matrices: k and v take head h / group; the mask is right-aligned to the scores' dims.
 static void batch_offsets(attn_job* j, const hg_host_view* qv, const hg_host_view* kv,
                           const hg_host_view* vv, const hg_host_view* ov, const hg_host_view* mv,
                           const hg_host_view* lv, int64_t nbatch) {
     int32_t nl = qv->ndim - 2, hd = qv->ndim - 3;
     int64_t group = hd >= 0 ? qv->shape[hd] / kv->shape[hd] : 1;
-    int64_t mstr[HG_MAX_DIMS] = {0};
-    if (mv) {
-        int32_t lead = qv->ndim - mv->ndim;   // the mask's missing leading dims
-        for (int32_t d = 0; d < nl; d++) {
-            int32_t md = d - lead;
-            mstr[d] = md >= 0 && mv->shape[md] != 1 ? mv->strides[md] : 0;
-        }
-    }
-    int64_t idx[HG_MAX_DIMS] = {0};
-    for (int64_t b = 0; b < nbatch; b++) {
-        int64_t qo = 0, ko = 0, vo = 0, oo = 0, mo = 0, lo = 0;
-        for (int32_t d = 0; d < nl; d++) {
-            int64_t kd = d == hd ? idx[d] / group : idx[d];
-            qo += idx[d] * qv->strides[d];
-            ko += kd * kv->strides[d];
-            vo += kd * vv->strides[d];
-            oo += idx[d] * ov->strides[d];
-            mo += idx[d] * mstr[d];
-            lo += lv ? idx[d] * lv->strides[d] : 0;
-        }
-        j->qoff[b] = qo, j->koff[b] = ko, j->voff[b] = vo, j->ooff[b] = oo;
-        if (mv) j->moff[b] = mo;
-        if (lv) j->loff[b] = lo;
-        for (int32_t d = nl - 1; d >= 0; d--) {
-            if (++idx[d] < qv->shape[d]) break;
-            idx[d] = 0;
-        }
-    }
+    hg_attn_batch_offsets(qv->shape, nl, qv, 0, 1, nbatch, j->qoff);
+    hg_attn_batch_offsets(qv->shape, nl, kv, 0, group, nbatch, j->koff);
+    hg_attn_batch_offsets(qv->shape, nl, vv, 0, group, nbatch, j->voff);
+    hg_attn_batch_offsets(qv->shape, nl, ov, 0, 1, nbatch, j->ooff);
+    if (mv) hg_attn_batch_offsets(qv->shape, nl, mv, qv->ndim - mv->ndim, 1, nbatch, j->moff);
+    if (lv) hg_attn_batch_offsets(qv->shape, nl, lv, 0, 1, nbatch, j->loff);
 }
 
 hg_status hg_attention_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k,
