@@ -355,6 +355,20 @@ static void level_kernels(ctx_t* c) {
         float *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4), *w = malloc((size_t)n * 4);
         for (int64_t r = 0; r < R; r++)
             for (int64_t l = 0; l < L; l++) x[r * L + l] = (float)softmax_row_value(c, r, l, L);
+        // exp(x - c) (the attention backward's probabilities): every level hg_sm_expf's bits
+        for (int64_t i = 0; i < n; i++) a[i] = hg_sm_expf(x[i] - 0.75f);
+        memcpy(b, x, (size_t)n * 4);
+        hg_sm_exp_shift_f32(b, n, 0.75f);
+        CHECK_MSG(same_f32(a, b, n), "exp_shift of %lld: %s differs from hg_sm_expf",
+                  (long long)n, hg_cpu_level_name(hg_cpu_level_get()));
+        memcpy(b, x, (size_t)L * 4);
+        hg_sm_exp_shift_f32_avx2(b, L, 0.75f);
+        CHECK_MSG(same_f32(a, b, L), "exp_shift of %lld: avx2 differs", (long long)L);
+        if (avx512) {
+            memcpy(b, x, (size_t)L * 4);
+            hg_sm_exp_shift_f32_avx512(b, L, 0.75f);
+            CHECK_MSG(same_f32(a, b, L), "exp_shift of %lld: avx512 differs", (long long)L);
+        }
         for (int lg = 0; lg < 2; lg++) {
             hg_sm_rows_f32(x, a, R, L, lg);   // this run's level
             if (L <= 64) {

@@ -85,7 +85,7 @@ static hg_status block_f32(const bw_job* j, float* P, float* dS, int64_t b, int6
         float* p = P + r * nk;
         if (j->m || j->causal) mask_f32(p, mask_at(j, b, i0 + r), j->mdt, mcs, j->causal, i0 + r, nk);
         float l = lse[r * j->l_rs];
-        for (int64_t t = 0; t < nk; t++) p[t] = hg_sm_expf(p[t] - l);
+        hg_sm_exp_shift_f32(p, nk, l);
     }
     if (!s && j->Ev > 0)   // grad_v += P^T grad_out
         s = hg_op_host_sgemm(c, 1, 0, nk, j->Ev, n, 1.0f, P, nk, go, j->go_rs, 1.0f, dv, j->dv_rs);

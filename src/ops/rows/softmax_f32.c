@@ -137,6 +137,15 @@ void hg_sm_slice_f32(const float* t, float* y, int64_t n, int take_log) {
     slice_of_level()(t, y, n, take_log);
 }
 
+void hg_sm_exp_shift_f32(float* x, int64_t n, float c) {
+#if defined(SM_HAVE_LEVELS)
+    hg_cpu_level lv = hg_cpu_level_get();
+    if (lv >= HG_CPU_AVX512) { hg_sm_exp_shift_f32_avx512(x, n, c); return; }
+    if (lv >= HG_CPU_AVX2) { hg_sm_exp_shift_f32_avx2(x, n, c); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) x[i] = hg_sm_expf(x[i] - c);
+}
+
 void hg_sm_rows_f32(const float* x, float* y, int64_t rows, int64_t L, int take_log) {
 #if defined(SM_HAVE_LEVELS)
     if (L <= 64) {

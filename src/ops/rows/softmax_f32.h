@@ -54,10 +54,16 @@ void hg_sm_slice_f32(const float* t, float* y, int64_t n, int take_log);
 // rows contiguous rows of L >= 1 laid end to end (row r at x + r * L; x may be y).
 void hg_sm_rows_f32(const float* x, float* y, int64_t rows, int64_t L, int take_log);
 
+// x[i] = hg_sm_expf(x[i] - c) for i < n (probabilities from a given logsumexp: the attention's
+// backward), vectorized at the CPU's level, the same bits on every level.
+void hg_sm_exp_shift_f32(float* x, int64_t n, float c);
+
 // The level kernels behind them (x86-64 GCC builds): rows of L <= 64 only.
 void hg_sm_slice_f32_avx2(const float* t, float* y, int64_t n, int take_log);
 void hg_sm_rows_f32_avx2(const float* x, float* y, int64_t rows, int64_t L, int take_log);
 void hg_sm_slice_f32_avx512(const float* t, float* y, int64_t n, int take_log);
 void hg_sm_rows_f32_avx512(const float* x, float* y, int64_t rows, int64_t L, int take_log);
+void hg_sm_exp_shift_f32_avx2(float* x, int64_t n, float c);
+void hg_sm_exp_shift_f32_avx512(float* x, int64_t n, float c);
 
 #endif

@@ -282,4 +282,17 @@ SM_YMM void hg_sm_rows_f32_avx2(const float* x, float* y, int64_t rows, int64_t 
     else if (L == 32) rows64_body(x, y, rows, 32, take_log);
     else rows64_body(x, y, rows, L, take_log);
 }
+SM_YMM void hg_sm_exp_shift_f32_avx2(float* x, int64_t n, float c) {
+    const __m256 cv = _mm256_set1_ps(c);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, expf_fast_ymm(_mm256_sub_ps(_mm256_loadu_ps(x + i), cv)));
+    if (i < n) {   // the tail through a padded block (the same lanes' bits)
+        float t[8] = {0};
+        memcpy(t, x + i, (size_t)(n - i) * sizeof(float));
+        _mm256_storeu_ps(t, expf_fast_ymm(_mm256_sub_ps(_mm256_loadu_ps(t), cv)));
+        memcpy(x + i, t, (size_t)(n - i) * sizeof(float));
+    }
+}
+
 #endif

@@ -220,4 +220,16 @@ SM_ZMM void hg_sm_rows_f32_avx512(const float* x, float* y, int64_t rows, int64_
     else if (L == 32) rows64_body(x, y, rows, 32, take_log);
     else rows64_body(x, y, rows, L, take_log);
 }
+SM_ZMM void hg_sm_exp_shift_f32_avx512(float* x, int64_t n, float c) {
+    const __m512 cv = _mm512_set1_ps(c);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, expf_fast_zmm(_mm512_sub_ps(_mm512_loadu_ps(x + i), cv)));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), cv);
+        _mm512_mask_storeu_ps(x + i, m, expf_fast_zmm(d));
+    }
+}
+
 #endif
