@@ -60,6 +60,26 @@ typedef struct prob {
     int nan_row;        // q[0, 0, 1, 0] = NaN
 } prob;
 
+// Query i's scaled, masked scores against the S keys kb into s; *mx their max; whether any is
+// NaN.
+static int score_row(const prob* p, const double* qi, const double* kb, const double* m,
+                     int64_t b, int64_t i, double sc, double* s, double* mx) {
+    int nan = 0;
+    *mx = -INFINITY;
+    for (int64_t j = 0; j < p->S; j++) {
+        double d = 0;
+        for (int64_t e = 0; e < p->E; e++) d += qi[e] * kb[j * p->E + e];
+        d *= sc;
+        if (p->mask_kind == 1 && !m[i * p->S + j]) d = -INFINITY;
+        if (p->mask_kind == 2) d += m[(b * p->L + i) * p->S + j];
+        if (p->causal && j > i) d = -INFINITY;
+        s[j] = d;
+        nan |= d != d;
+        *mx = d > *mx ? d : *mx;
+    }
+    return nan;
+}
+
 // The float64 reference: out (B, H, L, Ev) and lse (B, H, L; NULL: not wanted).
 static void reference(const prob* p, const double* q, const double* k, const double* v,
                       const double* m, double* out, double* lse) {
@@ -72,19 +92,8 @@ static void reference(const prob* p, const double* q, const double* k, const dou
                 const double* qi = q + ((b * p->H + h) * p->L + i) * p->E;
                 const double* kb = k + (b * p->Hk + h / g) * p->S * p->E;
                 const double* vb = v + (b * p->Hk + h / g) * p->S * p->Ev;
-                double mx = -INFINITY, z = 0;
-                int nan = 0;
-                for (int64_t j = 0; j < p->S; j++) {
-                    double d = 0;
-                    for (int64_t e = 0; e < p->E; e++) d += qi[e] * kb[j * p->E + e];
-                    d *= sc;
-                    if (p->mask_kind == 1 && !m[i * p->S + j]) d = -INFINITY;
-                    if (p->mask_kind == 2) d += m[(b * p->L + i) * p->S + j];
-                    if (p->causal && j > i) d = -INFINITY;
-                    s[j] = d;
-                    nan |= d != d;
-                    mx = d > mx ? d : mx;
-                }
+                double mx, z = 0;
+                int nan = score_row(p, qi, kb, m, b, i, sc, s, &mx);
                 for (int64_t j = 0; j < p->S; j++) z += exp(s[j] - mx);
                 if (lse)
                     lse[(b * p->H + h) * p->L + i] = nan ? NAN : mx == -INFINITY ? 0 : mx + log(z);
@@ -116,19 +125,8 @@ static void reference_bw(const prob* p, const double* q, const double* k, const 
             for (int64_t i = 0; i < p->L; i++) {
                 int64_t row = (b * p->H + h) * p->L + i, kv = b * p->Hk + h / g;
                 const double *qi = q + row * p->E, *gi = go + row * p->Ev, *oi = out + row * p->Ev;
-                double mx = -INFINITY, z = 0;
-                int nan = 0;
-                for (int64_t j = 0; j < p->S; j++) {
-                    double d = 0;
-                    for (int64_t e = 0; e < p->E; e++) d += qi[e] * k[(kv * p->S + j) * p->E + e];
-                    d *= sc;
-                    if (p->mask_kind == 1 && !m[i * p->S + j]) d = -INFINITY;
-                    if (p->mask_kind == 2) d += m[(b * p->L + i) * p->S + j];
-                    if (p->causal && j > i) d = -INFINITY;
-                    s[j] = d;
-                    nan |= d != d;
-                    mx = d > mx ? d : mx;
-                }
+                double mx, z = 0;
+                int nan = score_row(p, qi, k + kv * p->S * p->E, m, b, i, sc, s, &mx);
                 for (int64_t j = 0; j < p->S; j++) z += exp(s[j] - mx);
                 double dd = 0;
                 for (int64_t e = 0; e < p->Ev; e++) dd += gi[e] * oi[e];

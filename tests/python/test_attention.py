@@ -11,8 +11,9 @@ import hologram as hg
 from hologram import ops
 
 
-def reference(q, k, v, mask=None, causal=False, scale=None):
-    """float64: softmax(q k^T * scale + mask) v, rows that attend nothing give zeros."""
+def probabilities(q, k, v, mask=None, causal=False, scale=None):
+    """float64 (p, k, v, scale): softmax(q k^T * scale + mask) with rows that attend nothing 0,
+    k and v repeated for grouped heads."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     group = q.shape[-3] // k.shape[-3] if q.ndim >= 3 else 1
     if group > 1:
@@ -28,7 +29,12 @@ def reference(q, k, v, mask=None, causal=False, scale=None):
     mx = s.max(-1, keepdims=True)
     dead = mx == -np.inf
     e = np.exp(s - np.where(dead, 0, mx))
-    p = np.where(dead, 0, e / np.where(dead, 1, e.sum(-1, keepdims=True)))
+    return np.where(dead, 0, e / np.where(dead, 1, e.sum(-1, keepdims=True))), k, v, sc
+
+
+def reference(q, k, v, mask=None, causal=False, scale=None):
+    """float64: softmax(q k^T * scale + mask) v, rows that attend nothing give zeros."""
+    p, _, v, _ = probabilities(q, k, v, mask, causal, scale)
     return p @ v
 
 
@@ -130,21 +136,9 @@ def test_refusals():
 
 def reference_grads(q, k, v, go, mask=None, causal=False, scale=None):
     """float64 gradients (dq, dk, dv) from the definition (grouped heads summed)."""
-    q, k, v, go = (np.asarray(a, np.float64) for a in (q, k, v, go))
+    p, kr, vr, sc = probabilities(q, k, v, mask, causal, scale)
+    q, go = np.asarray(q, np.float64), np.asarray(go, np.float64)
     group = q.shape[-3] // k.shape[-3]
-    kr, vr = np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)
-    sc = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    s = q @ np.swapaxes(kr, -1, -2) * sc
-    if mask is not None:
-        mask = np.asarray(mask)
-        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
-    if causal:
-        L, S = s.shape[-2:]
-        s = np.where(np.arange(S)[None, :] <= np.arange(L)[:, None], s, -np.inf)
-    mx = s.max(-1, keepdims=True)
-    dead = mx == -np.inf
-    e = np.exp(s - np.where(dead, 0, mx))
-    p = np.where(dead, 0, e / np.where(dead, 1, e.sum(-1, keepdims=True)))
     out = p @ vr
     dv = np.swapaxes(p, -1, -2) @ go
     dp = go @ np.swapaxes(vr, -1, -2)

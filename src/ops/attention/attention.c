@@ -17,6 +17,7 @@
 #define BLOCK 64   // query rows per task: the scores of 64 x S stay in L2 for S <= 2048
 
 typedef struct attn_job {
+    hg_attn_par par;                              // first: hg_attn_parallel's
     const hg_op_ctx* c;
     int f64;
     int64_t L, S, E, Ev, nblocks, ntasks;
@@ -27,10 +28,6 @@ typedef struct attn_job {
     hg_dtype mdt;
     int64_t q_rs, k_rs, v_rs, o_rs, m_rs, m_cs, l_rs;   // row strides (elements); mask column
     int64_t *qoff, *koff, *voff, *ooff, *moff, *loff;   // per batch: element offsets
-    unsigned char* scratch;                       // per worker: BLOCK x S scores
-    size_t scratch_bytes;
-    int nw;
-    atomic_int failed;
 } attn_job;
 
 int hg_attention_host_ok(const hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k,
@@ -157,13 +154,31 @@ static hg_status run_block(const attn_job* j, unsigned char* buf, int64_t b, int
 
 static void attn_worker(void* ctx, int w) {
     attn_job* j = ctx;
-    unsigned char* buf = j->scratch + (size_t)w * j->scratch_bytes;
-    for (int64_t t = w; t < j->ntasks; t += j->nw) {
-        if (atomic_load_explicit(&j->failed, memory_order_relaxed)) return;
+    unsigned char* buf = j->par.scratch + (size_t)w * j->par.scratch_bytes;   // BLOCK x S scores
+    for (int64_t t = w; t < j->ntasks; t += j->par.nw) {
+        if (atomic_load_explicit(&j->par.failed, memory_order_relaxed)) return;
         int64_t b = t / j->nblocks, i0 = t % j->nblocks * BLOCK;
         int64_t n = j->L - i0 < BLOCK ? j->L - i0 : BLOCK;
-        if (run_block(j, buf, b, i0, n)) atomic_store(&j->failed, 1);
+        if (run_block(j, buf, b, i0, n)) atomic_store(&j->par.failed, 1);
     }
+}
+
+hg_status hg_attn_parallel(hg_op_ctx* c, hg_attn_par* par, double flops, int64_t ntasks,
+                           int64_t S, void (*worker)(void*, int), void* job) {
+    int nw = flops < 2e5 ? 1 : hg_op_num_threads(c);
+    if (nw > ntasks) nw = (int)ntasks;
+    par->nw = nw;
+    par->scratch = aligned_alloc(64, par->scratch_bytes * (size_t)nw);
+    if (!par->scratch)
+        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for the scores of %d rows x %lld "
+                        "keys", c->fn, BLOCK, (long long)S);
+    atomic_init(&par->failed, 0);
+    hg_status s = hg_op_parallel(c, nw, worker, job, &par->nw);
+    if (!s && atomic_load(&par->failed))
+        s = hg_error(HG_ERR_INTERNAL, "%s: a block's product failed", c->fn);
+    free(par->scratch);
+    par->scratch = NULL;
+    return s;
 }
 
 void hg_attn_batch_offsets(const int64_t* qshape, int32_t nl, const hg_host_view* t,
@@ -241,24 +256,10 @@ hg_status hg_attention_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor* k
     j.qoff = offs, j.koff = offs + nbatch, j.voff = offs + 2 * nbatch;
     j.ooff = offs + 3 * nbatch, j.moff = offs + 4 * nbatch, j.loff = offs + 5 * nbatch;
     batch_offsets(&j, &qv, &kv, &vv, &ov, mask ? &mv : NULL, lse ? &lv : NULL, nbatch);
-    // Small problems stay on the caller (a wake-up costs microseconds).
     double flops = 4.0 * (double)nbatch * (double)j.L * (double)j.S * (double)(j.E + j.Ev) / 2;
-    int nw = flops < 2e5 ? 1 : hg_op_num_threads(c);
-    if (nw > j.ntasks) nw = (int)j.ntasks;
-    j.nw = nw;
     size_t esz = j.f64 ? sizeof(double) : sizeof(float);
-    j.scratch_bytes = ((size_t)BLOCK * (size_t)(j.S ? j.S : 1) * esz + 63) & ~(size_t)63;
-    j.scratch = aligned_alloc(64, j.scratch_bytes * (size_t)nw);
-    if (!j.scratch) {
-        free(offs);
-        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for the scores of %d rows x %lld "
-                        "keys", c->fn, BLOCK, (long long)j.S);
-    }
-    atomic_init(&j.failed, 0);
-    s = hg_op_parallel(c, nw, attn_worker, &j, &j.nw);
-    if (!s && atomic_load(&j.failed))
-        s = hg_error(HG_ERR_INTERNAL, "%s: a block's product failed", c->fn);
-    free(j.scratch);
+    j.par.scratch_bytes = ((size_t)BLOCK * (size_t)(j.S ? j.S : 1) * esz + 63) & ~(size_t)63;
+    s = hg_attn_parallel(c, &j.par, flops, j.ntasks, j.S, attn_worker, &j);
     free(offs);
     return s;
 }

@@ -2,6 +2,7 @@
 // override (src/composite/overrides.c; the decomposition in decomp_attention.c defines it).
 #ifndef HG_OPS_ATTENTION_ATTENTION_H
 #define HG_OPS_ATTENTION_ATTENTION_H
+#include <stdatomic.h>
 #include "hologram.h"
 #include "ops/common/op_common.h"
 
@@ -34,6 +35,22 @@ hg_status hg_attention_bw_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor
                                const hg_tensor* out, const hg_tensor* lse, const hg_tensor* mask,
                                int causal, double scale, const hg_tensor* grad_q,
                                const hg_tensor* grad_k, const hg_tensor* grad_v);
+
+// The threads of a fused attention kernel: nw workers, each with scratch_bytes of scratch of
+// its own (scratch + w * scratch_bytes), and the flag a failing task sets. First member of each
+// kernel's job.
+typedef struct hg_attn_par {
+    unsigned char* scratch;
+    size_t scratch_bytes;
+    int nw;
+    atomic_int failed;
+} hg_attn_par;
+
+// Runs worker(job, w) on par->nw workers (one below 2e5 flops: a wake-up costs microseconds;
+// at most one per task), par->scratch_bytes of scratch each (set by the caller; S for the
+// message when it cannot be had); frees the scratch. job starts with par.
+hg_status hg_attn_parallel(hg_op_ctx* c, hg_attn_par* par, double flops, int64_t ntasks,
+                           int64_t S, void (*worker)(void*, int), void* job);
 
 // Per batch of q's leading dims (qshape[0, nl), C order): the element offset of t's matrix,
 // t's dim d - lead holding q's leading dim d (missing or of size 1: broadcast, stride 0); the

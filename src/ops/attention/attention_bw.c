@@ -21,6 +21,8 @@
 #define BLOCK 64   // query rows per step, as the forward's blocks
 
 typedef struct bw_job {
+    hg_attn_par par;          // first: hg_attn_parallel's; scratch per worker: P and dS
+                              // (BLOCK x S each), f64 also one S x max(E, Ev) product
     const hg_op_ctx* c;
     int f64, causal;
     int64_t L, S, E, Ev, group, nblocks, ntasks;
@@ -31,10 +33,6 @@ typedef struct bw_job {
     int64_t q_rs, k_rs, v_rs, go_rs, o_rs, l_rs, m_rs, m_cs, dq_rs, dk_rs, dv_rs;
     // per batch of q's leading dims: element offsets (k, v, dk, dv: of its key/value head)
     int64_t *qoff, *koff, *voff, *gooff, *ooff, *loff, *moff, *dqoff, *dkoff, *dvoff;
-    unsigned char* scratch;   // per worker: P and dS (BLOCK x S each); f64: one S x E' product
-    size_t scratch_bytes;
-    int nw;
-    atomic_int failed;
 } bw_job;
 
 HG_ATTN_MASK_ROW(mask_f32, float)
@@ -189,10 +187,10 @@ static hg_status run_task(const bw_job* j, unsigned char* buf, int64_t t) {
 
 static void bw_worker(void* ctx, int w) {
     bw_job* j = ctx;
-    unsigned char* buf = j->scratch + (size_t)w * j->scratch_bytes;
-    for (int64_t t = w; t < j->ntasks; t += j->nw) {
-        if (atomic_load_explicit(&j->failed, memory_order_relaxed)) return;
-        if (run_task(j, buf, t)) atomic_store(&j->failed, 1);
+    unsigned char* buf = j->par.scratch + (size_t)w * j->par.scratch_bytes;
+    for (int64_t t = w; t < j->ntasks; t += j->par.nw) {
+        if (atomic_load_explicit(&j->par.failed, memory_order_relaxed)) return;
+        if (run_task(j, buf, t)) atomic_store(&j->par.failed, 1);
     }
 }
 
@@ -248,25 +246,12 @@ hg_status hg_attention_bw_host(hg_op_ctx* c, const hg_tensor* q, const hg_tensor
                               *dst[i]);
     }
     double flops = 8.0 * (double)nbatch * (double)j.L * (double)j.S * (double)(j.E + j.Ev) / 2;
-    int nw = flops < 2e5 ? 1 : hg_op_num_threads(c);
-    if (nw > j.ntasks) nw = (int)j.ntasks;
-    j.nw = nw;
     size_t es = j.f64 ? sizeof(double) : sizeof(float);
     size_t scores = (size_t)BLOCK * (size_t)(j.S ? j.S : 1);
     int64_t wide = j.E > j.Ev ? j.E : j.Ev;
     size_t extra = j.f64 ? (size_t)(j.S ? j.S : 1) * (size_t)(wide ? wide : 1) : 0;
-    j.scratch_bytes = ((2 * scores + extra) * es + 63) & ~(size_t)63;
-    j.scratch = aligned_alloc(64, j.scratch_bytes * (size_t)nw);
-    if (!j.scratch) {
-        free(offs);
-        return hg_error(HG_ERR_OUT_OF_MEMORY, "%s: no memory for the scores of %d rows x %lld "
-                        "keys", c->fn, BLOCK, (long long)j.S);
-    }
-    atomic_init(&j.failed, 0);
-    s = hg_op_parallel(c, nw, bw_worker, &j, &j.nw);
-    if (!s && atomic_load(&j.failed))
-        s = hg_error(HG_ERR_INTERNAL, "%s: a block's product failed", c->fn);
-    free(j.scratch);
+    j.par.scratch_bytes = ((2 * scores + extra) * es + 63) & ~(size_t)63;
+    s = hg_attn_parallel(c, &j.par, flops, j.ntasks, j.S, bw_worker, &j);
     free(offs);
     return s;
 }
