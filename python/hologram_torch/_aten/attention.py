@@ -62,20 +62,32 @@ def _specialize(node):
 _sdpa.specialize = _specialize
 
 
-def _sdpa_accepts(node):
+def _all_args(node):
+    """The node's arguments in the schema's order, the defaults args_of leaves out filled."""
     vals = args_of(node)
-    for arg in node.target._schema.arguments[len(vals):]:   # the defaults args_of leaves out
+    for arg in node.target._schema.arguments[len(vals):]:
         vals.append(arg.default_value if arg.has_default_value() else None)
-    q, k, v, dropout_p, is_causal, mask, scale = vals
-    val = node.meta.get("val")
-    return (tensors_ok((q, k, v)) and q.dim() == 4 and k.dim() == 4 and v.dim() == 4 and
-            float(dropout_p) == 0.0 and isinstance(val, (tuple, list)) and
-            all(isinstance(t, torch.Tensor) for t in val[:2]) and val[1].dtype == q.dtype and
+    return vals
+
+
+def _options_ok(q, dropout_p, is_causal, mask, scale):
+    """What both attention ops take: no dropout, a bool or q-dtype strided mask on q's device,
+    a finite scale, not a mask with is_causal (ATen's own refusal)."""
+    return (float(dropout_p) == 0.0 and
             (mask is None or (isinstance(mask, torch.Tensor) and
                               mask.dtype in (torch.bool, q.dtype) and mask.device == q.device
                               and mask.layout == torch.strided)) and
             (scale is None or math.isfinite(float(scale))) and
             not (mask is not None and is_causal))
+
+
+def _sdpa_accepts(node):
+    q, k, v, dropout_p, is_causal, mask, scale = _all_args(node)
+    val = node.meta.get("val")
+    return (tensors_ok((q, k, v)) and q.dim() == 4 and k.dim() == 4 and v.dim() == 4 and
+            isinstance(val, (tuple, list)) and
+            all(isinstance(t, torch.Tensor) for t in val[:2]) and val[1].dtype == q.dtype and
+            _options_ok(q, dropout_p, is_causal, mask, scale))
 
 
 def _sdpa_bw(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *,
@@ -113,19 +125,11 @@ _sdpa_bw.specialize = _specialize_bw
 
 
 def _sdpa_bw_accepts(node):
-    vals = args_of(node)
-    for arg in node.target._schema.arguments[len(vals):]:
-        vals.append(arg.default_value if arg.has_default_value() else None)
-    go, q, k, v, o, lse, dropout_p, is_causal, mask, scale = vals
+    go, q, k, v, o, lse, dropout_p, is_causal, mask, scale = _all_args(node)
     res = node.meta.get("val")
     return (tensors_ok((go, q, k, v, o)) and all(t.dim() == 4 for t in (go, q, k, v, o)) and
             isinstance(lse, torch.Tensor) and lse.dtype == q.dtype and lse.device == q.device and
-            float(dropout_p) == 0.0 and isinstance(res, (tuple, list)) and
-            (mask is None or (isinstance(mask, torch.Tensor) and
-                              mask.dtype in (torch.bool, q.dtype) and mask.device == q.device
-                              and mask.layout == torch.strided)) and
-            (scale is None or math.isfinite(float(scale))) and
-            not (mask is not None and is_causal))
+            isinstance(res, (tuple, list)) and _options_ok(q, dropout_p, is_causal, mask, scale))
 
 
 # --- grouped key / value heads -----------------------------------------------------------------
