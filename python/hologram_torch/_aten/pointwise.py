@@ -1,6 +1,6 @@
-"""The ATen pointwise ops (and the reductions and constants around them) that the fusion pass
-(fuse.py) lowers to hologram graph nodes, each with the conditions under which hologram computes
-it as ATen does.
+"""The ATen pointwise ops (and the reductions, constants and matmuls around them) that the
+fusion pass (fuse.py) lowers to hologram graph nodes, each with the conditions under which
+hologram computes it as ATen does.
 
 How ATen's semantics are kept: every op reads its tensor operands cast to one compute dtype (the
 node's result dtype, or for comparisons the operands' promoted dtype: the explicit form of what
@@ -280,7 +280,7 @@ def _matmul(b, dt, x, y):
 
 
 def _addmm(b, dt, bias, x, y):
-    return b.bin("add", b.g.matmul(b.t(x, dt), b.t(y, dt)), b.t(bias, dt))
+    return b.bin("add", _matmul(b, dt, x, y), b.t(bias, dt))
 
 
 def _constant(b, dt, value, shape):
