@@ -214,6 +214,9 @@ int main(void) {
             }
     }
     CHECK(kernels_run >= 1);
+    // The AVX-512 set reads a row-major A in place (the cases above with ta = 0 ran that path).
+    const hg_sgemm_kernel* k512 = hg_cpu_sgemm_kernel_named("avx512");
+    if (k512) CHECK(k512->fn_lda != NULL);
     CHECK(hg_cpu_sgemm_kernel_named(NULL) != NULL);
     CHECK(hg_cpu_sgemm_kernel_named("nonexistent") == NULL);
     // The public entry point (default kernel set), split over the pool and not.

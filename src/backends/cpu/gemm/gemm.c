@@ -248,6 +248,7 @@ static void gemm_serial(const gemm_args* g) {
     // through an L3-sized block; the group's rows are read as runs of 8 * NR floats (one panel
     // at a time touched a new page every NR floats: a quarter of a 64 x 1024 x 1024 product).
     int fused = m <= mcb;
+    int in_place = !g->ta && g->kern->fn_lda != NULL;   // A's full micro-tiles read in place
     for (int64_t jc = 0; jc < n; jc += ncb) {
         int64_t nc = n - jc < ncb ? n - jc : ncb;
         int64_t group = fused ? 8 * (int64_t)NR : nc;
@@ -259,7 +260,12 @@ static void gemm_serial(const gemm_args* g) {
             for (int64_t ic = 0; ic < m; ic += mcb) {
                 int64_t mc = m - ic < mcb ? m - ic : mcb;
                 const float* asrc = g->ta ? g->a + pc * g->lda + ic : g->a + ic * g->lda + pc;
-                pack_a(g->kern, g->ta, mc, kc, asrc, g->lda, pa);
+                // A read in place: only a last partial micro-tile is packed.
+                int64_t packed_from = in_place ? mc / MR * MR : 0;
+                if (packed_from < mc)
+                    pack_a(g->kern, g->ta, mc - packed_from, kc,
+                           asrc + (in_place ? packed_from * g->lda : 0), g->lda,
+                           pa + packed_from * kc);
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     int64_t nr = nc - jr < NR ? nc - jr : NR;
                     const float* bp = pb + jr * kc;
@@ -272,12 +278,21 @@ static void gemm_serial(const gemm_args* g) {
                     for (int64_t ir = 0; ir < mc; ir += MR) {
                         int64_t mr = mc - ir < MR ? mc - ir : MR;
                         float* ct = g->c + (ic + ir) * g->ldc + jc + jr;
+                        int lda_tile = in_place && mr == MR;
                         if (mr == MR && nr == NR) {
-                            kern(kc, pa + ir * kc, bp, ct, g->ldc, g->alpha, beta);
+                            if (lda_tile)
+                                g->kern->fn_lda(kc, asrc + ir * g->lda, g->lda, bp, ct, g->ldc,
+                                                g->alpha, beta);
+                            else
+                                kern(kc, pa + ir * kc, bp, ct, g->ldc, g->alpha, beta);
                             continue;
                         }
                         // Partial tile: compute the full tile aside, then merge the valid part.
-                        kern(kc, pa + ir * kc, bp, tile, NR, g->alpha, 0.0f);
+                        if (lda_tile)
+                            g->kern->fn_lda(kc, asrc + ir * g->lda, g->lda, bp, tile, NR,
+                                            g->alpha, 0.0f);
+                        else
+                            kern(kc, pa + ir * kc, bp, tile, NR, g->alpha, 0.0f);
                         for (int64_t i = 0; i < mr; i++)
                             for (int64_t j = 0; j < nr; j++) {
                                 float* cij = ct + i * g->ldc + j;
@@ -320,11 +335,11 @@ static void gemm_worker(void* ctx, int w) {
 }
 
 static const hg_sgemm_kernel kernels[] = {
-    {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72, NULL, NULL},
+    {"generic", hg_sgemm_ukernel_generic, 6, 16, 256, 72, NULL, NULL, NULL},
 #ifdef HG_GEMM_HAS_AVX2
-    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL, hg_sgemm_pack_bt16_avx2},
+    {"avx2", hg_sgemm_ukernel_avx2, 6, 16, 256, 72, NULL, hg_sgemm_pack_bt16_avx2, NULL},
     {"avx512", hg_sgemm_ukernel8x32_avx512, 8, 32, 256, 96, hg_sgemm_pack_a8_avx512,
-     hg_sgemm_pack_bt32_avx512},
+     hg_sgemm_pack_bt32_avx512, hg_sgemm_ukernel8x32_lda_avx512},
 #endif
 };
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))

@@ -45,6 +45,10 @@ typedef struct hg_sgemm_kernel {
     // of op(B) = B^T) over kc steps into one B micro-panel (dst[p*NR + j], rows past nr zero);
     // NULL: the portable pack.
     void (*pack_bt_rows)(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
+    // Optional: fn reading the MR rows of a row-major A in place (row i at a + i*lda), used
+    // for A's full micro-tiles instead of packing them; NULL: A is always packed.
+    void (*fn_lda)(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
+                   int64_t ldc, float alpha, float beta);
 } hg_sgemm_kernel;
 
 // The packing cache's part in fork() (base/fork.h).
@@ -147,6 +151,8 @@ void hg_sgemm_ukernel_avx2(int64_t kc, const float* a, const float* b, float* c,
                            float alpha, float beta);
 void hg_sgemm_ukernel8x32_avx512(int64_t kc, const float* a, const float* b, float* c,
                                   int64_t ldc, float alpha, float beta);
+void hg_sgemm_ukernel8x32_lda_avx512(int64_t kc, const float* a, int64_t lda, const float* b,
+                                     float* c, int64_t ldc, float alpha, float beta);
 void hg_sgemm_pack_a8_avx512(int64_t mr, int64_t kc, const float* a, int64_t lda, float* dst);
 void hg_sgemm_pack_bt32_avx512(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
 void hg_sgemm_pack_bt16_avx2(int64_t nr, int64_t kc, const float* b, int64_t ldb, float* dst);
