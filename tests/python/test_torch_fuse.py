@@ -475,6 +475,75 @@ def test_aot_forward_backward(name, dtype):
     torch.testing.assert_close(w.grad, w2.grad, **tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("nnorm", [1, 2])
+def test_layer_norm_joins_the_cluster(dtype, affine, nnorm):
+    """A layer norm between a residual add and a matmul (GPT-2's and BERT's blocks) is graph
+    nodes of their plan (its statistics reductions over the normalized dims): one kernel, no
+    native_layer_norm left; special values (a row with inf / NaN is NaN, as in ATen)."""
+    shape = (6, 5, 16)
+    norm = shape[-nnorm:]
+
+    def f(x, r, w, b, m):
+        h = x + r
+        y = F.layer_norm(h, norm, w if affine else None, b if affine else None, 1e-5)
+        return h, (y.reshape(30, 16) @ m).relu()
+    def args():
+        return (special(shape, dtype), torch.randn(shape, dtype=dtype, generator=GEN),
+                torch.randn(norm, dtype=dtype, generator=GEN),
+                torch.randn(norm, dtype=dtype, generator=GEN),
+                torch.randn(16, 8, dtype=dtype, generator=GEN))
+    ref, gm = fuse(f, *args(), clusters=1)
+    assert aten.native_layer_norm.default not in targets(gm)
+    assert "aten.native_layer_norm.default" in kernels(gm)[0].meta["hologram_fused"]
+    for _ in range(3):
+        a = args()
+        # against the float64 graph: the statistics are float64 as the op table's kernel has
+        # them (a row holding 1e30 overflows ATen's float32 variance: NaN or rstd = 0 there,
+        # the documented difference of docs/torch.md)
+        want = [w.to(dtype) for w in ref(*[t.double() for t in a])]
+        got = gm(*a)
+        for w_, g_ in zip(want, got):
+            assert g_.dtype == dtype and g_.shape == w_.shape and g_.stride() == w_.stride()
+            torch.testing.assert_close(g_, w_, equal_nan=True, rtol=1e-4, atol=1e-4)
+        if dtype == torch.float32:
+            finite = torch.isfinite(a[0] + a[1]).all(-1) if nnorm == 1 else \
+                torch.isfinite(a[0] + a[1]).flatten(-2).all(-1)
+            assert torch.isfinite(got[1]).view(6, 5, 8)[finite].all()
+    # eps that ATen takes and the graph refuses (negative): the op stays torch's
+    ref, gm = fuse(lambda x: F.layer_norm(x * 2, (16,), eps=-1e-5) + 1, torch.randn(4, 16))
+    assert aten.native_layer_norm.default in targets(gm)
+    check(ref, gm, torch.randn(4, 16))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_layer_norm_statistics_and_backward(dtype):
+    """Through AOTAutograd: the forward's mean and rstd (saved for the backward) and
+    native_layer_norm_backward's three gradients are graph nodes of the plans; values and
+    gradients against eager."""
+    def fn(x, w, b):
+        return (F.layer_norm(torch.tanh(x), (8,), w, b, 1e-5) * x).pow(2).sum()
+    compiled, graphs = _aot(fn, torch.randn(6, 4, 8, dtype=dtype), torch.randn(8, dtype=dtype),
+                            torch.randn(8, dtype=dtype))
+    x = torch.randn(6, 4, 8, dtype=dtype, requires_grad=True)
+    w = torch.randn(8, dtype=dtype, requires_grad=True)
+    b = torch.randn(8, dtype=dtype, requires_grad=True)
+    out = compiled(x, w, b)
+    out.backward()
+    assert len(graphs) == 2
+    for g in graphs:
+        assert not targets(g) & {aten.native_layer_norm.default,
+                                 aten.native_layer_norm_backward.default}, g.code
+    ref = [t.detach().clone().requires_grad_() for t in (x, w, b)]
+    want = fn(*ref)
+    want.backward()
+    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(out, want, **tol)
+    for got, r in zip((x, w, b), ref):
+        torch.testing.assert_close(got.grad, r.grad, **tol)
+
+
 def test_llama_aot_graphs():
     """A real model nobody here wrote (Hugging Face's Llama from a small config, random weights:
     RMSNorm, rotary embeddings, SiLU MLP, causal mask) through AOTAutograd with torch's core

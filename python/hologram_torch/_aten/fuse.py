@@ -178,6 +178,11 @@ class _Slot:
         self.i = i
 
 
+# ops whose outputs (getitem) pointwise.py lowers one by one
+_MULTI_OUTPUT = (aten.split.Tensor, aten.split_with_sizes.default, aten.native_layer_norm.default,
+                 aten.native_layer_norm_backward.default)
+
+
 def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
     """Fuses gm's pointwise ATen nodes into hologram kernels in place; returns the number of
     fused nodes made (clusters)."""
@@ -207,8 +212,9 @@ def fuse_elementwise(gm: torch.fx.GraphModule) -> int:
             if any(o in subst for o in low.operands if isinstance(o, torch.fx.Node)):
                 low.operands = tuple(subst.get(o, o) if isinstance(o, torch.fx.Node) else o
                                      for o in low.operands)
-    for n in list(graph.nodes):   # a split whose parts all became slices inside kernels
-        if n.target in (aten.split.Tensor, aten.split_with_sizes.default) and not n.users:
+    for n in list(graph.nodes):   # a split whose parts all became slices inside kernels, a
+        # layer norm whose outputs all became graph nodes
+        if n.target in _MULTI_OUTPUT and not n.users:
             graph.erase_node(n)
     if clusters:
         _topo_sort(graph)
@@ -311,10 +317,12 @@ def _cycle(graph, clusters, root, lows):
 
 
 def _reads(n, root, lows):
-    """The nodes a cluster member depends on: its inputs, an absorbed view replaced by the
-    view's source, absorbed constants (rebuilt in the kernel) left out."""
-    return [root.get(q, q) for q in n.all_input_nodes
-            if not (q in lows and lows[q].kind == "const")]
+    """The nodes a cluster member depends on: its Lowering's tensor operands (for an output of
+    a multi-output op, that op's inputs, not the op), an absorbed view replaced by the view's
+    source, absorbed constants (rebuilt in the kernel) left out."""
+    ins = [o for o in lows[n].operands if isinstance(o, torch.fx.Node)] if n in lows else \
+        n.all_input_nodes
+    return [root.get(q, q) for q in ins if not (q in lows and lows[q].kind == "const")]
 
 
 def _can_merge(k, ins, cl, anc, canc, find):
@@ -412,7 +420,9 @@ def _replace(graph, c):
         stride = None if v.is_contiguous() else tuple(v.stride())
         out_specs.append((v.dtype, tuple(v.shape), stride))
     inside = set(c.replaced)
-    ops = [str(n.target) for n in c.replaced]
+    # an output of a multi-output op (getitem) is named after that op
+    ops = [str(n.args[0].target if n.target is operator.getitem else n.target)
+           for n in c.replaced]
     kernel = FusedKernel(c.recipe, [(B.DTYPES[q.meta["val"].dtype], tuple(q.meta["val"].shape))
                                     for q in c.inputs],
                          [c.slot[o] for o in c.outputs], out_specs,

@@ -283,6 +283,49 @@ def _addmm(b, dt, bias, x, y):
     return b.bin("add", _matmul(b, dt, x, y), b.t(bias, dt))
 
 
+def _layer_norm_item(b, dt, i, x, nnorm, w, bias, eps):
+    """native_layer_norm(x, shape, w, bias, eps)[i]: 0 (x - mean) * rstd * w + bias, 1 the
+    mean, 2 rstd (the graph compiler computes the shared statistics once: hash-consing). The
+    statistics in float64, as the op table's C kernel (hg_layer_norm) has them: the squared
+    deviations of a float32 row cannot overflow (ATen's float accumulation gives NaN or
+    rstd = 0 there: docs/torch.md)."""
+    x = b.t(x, dt)
+    nd = len(b.g.node_info(x)[1])
+    axes = tuple(range(nd - nnorm, nd))
+    x64 = b.t(Ref(x), torch.float64)
+    mean = b.g.reduce(_R["mean"], x64, axes, True)
+    xc = b.bin("subtract", x64, mean)
+    var = b.g.reduce(_R["mean"], b.bin("multiply", xc, xc), axes, True)
+    rstd = b.un("rsqrt", b.bin("add", var, b.t(eps, torch.float64)))
+    if i == 1:
+        return b.t(Ref(mean), dt)
+    if i == 2:
+        return b.t(Ref(rstd), dt)
+    y = b.t(Ref(b.bin("multiply", xc, rstd)), dt)
+    if w is not None:
+        y = b.bin("multiply", y, b.t(w, dt))
+    return y if bias is None else b.bin("add", y, b.t(bias, dt))
+
+
+def _layer_norm_bw_item(b, dt, i, g, x, nnorm, mean, rstd, w):
+    """native_layer_norm_backward(...)[i] from the saved mean and rstd: 0 the input's gradient
+    rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w, xhat = (x - mean) * rstd
+    (ATen's formula); 1 sum(g * xhat) and 2 sum(g) over the leading dims."""
+    g, x = b.t(g, dt), b.t(x, dt)
+    nd = len(b.g.node_info(x)[1])
+    xhat = b.bin("multiply", b.bin("subtract", x, b.t(mean, dt)), b.t(rstd, dt))
+    if i == 0:
+        axes = tuple(range(nd - nnorm, nd))
+        gw = g if w is None else b.bin("multiply", g, b.t(w, dt))
+        m1 = b.g.reduce(_R["mean"], gw, axes, True)
+        m2 = b.g.reduce(_R["mean"], b.bin("multiply", gw, xhat), axes, True)
+        inner = b.bin("subtract", b.bin("subtract", gw, m1), b.bin("multiply", xhat, m2))
+        return b.bin("multiply", b.t(rstd, dt), inner)
+    lead = tuple(range(nd - nnorm))
+    v = b.bin("multiply", g, xhat) if i == 1 else g
+    return b.g.reduce(_R["sum"], v, lead, False) if lead else v
+
+
 def _constant(b, dt, value, shape):
     c = b.t(value, dt)
     return b.g.expand(c, shape) if shape else c
@@ -373,7 +416,8 @@ def lower(gm, node):
     """The Lowering of an FX node, or None when it stays torch."""
     t = node.target
     if node.op == "call_function" and t is operator.getitem:
-        low, val = _lower_split_item(node), _tensor_val(node)
+        val = _tensor_val(node)
+        low = _lower_split_item(node) or _lower_norm_item(node, val)
         return low if low is not None and _operands_ok(node, val, low.operands) else None
     if node.op != "call_function" or not isinstance(t, torch._ops.OpOverload):
         return None
@@ -573,6 +617,45 @@ def _lower_slice_scatter(k, val):
             list(val.shape) != list(xv.shape):
         return None
     return Lowering(_slice_scatter, val.dtype, (x, src, dim, start, end, n))
+
+
+def _float_tensor(x, dt):
+    v = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
+    return v is not None and v.dtype == dt
+
+
+def _lower_norm_item(node, val):
+    """getitem i of native_layer_norm / native_layer_norm_backward: the part of the norm that
+    output is, in graph nodes (reductions over the normalized dims), so a layer norm and its
+    neighbours become one plan instead of a library call between two."""
+    src, i = node.args
+    if not isinstance(src, torch.fx.Node) or type(i) is not int or val is None or \
+            val.dtype not in FLOAT:
+        return None
+    dt = val.dtype
+    if src.target is aten.native_layer_norm.default and len(src.args) == 5 and not src.kwargs:
+        x, shape, w, bias, eps = src.args
+        n = len(shape) if isinstance(shape, (list, tuple)) else 0
+        xv = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
+        ok = (xv is not None and xv.dtype == dt and 1 <= n <= xv.dim() and xv.numel() > 0 and
+              tuple(shape) == tuple(xv.shape[xv.dim() - n:]) and _is_num(eps) and
+              math.isfinite(eps) and eps >= 0 and 0 <= i <= 2 and
+              all(o is None or _float_tensor(o, dt) for o in (w, bias)))
+        return Lowering(_layer_norm_item, dt, (i, x, n, w, bias, eps)) if ok else None
+    if src.target is aten.native_layer_norm_backward.default and len(src.args) == 8 and \
+            not src.kwargs:
+        g, x, shape, mean, rstd, w, bias, mask = src.args
+        n = len(shape) if isinstance(shape, (list, tuple)) else 0
+        xv = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
+        ok = (xv is not None and xv.dtype == dt and 1 <= n <= xv.dim() and xv.numel() > 0 and
+              tuple(shape) == tuple(xv.shape[xv.dim() - n:]) and 0 <= i <= 2 and mask[i] and
+              all(_float_tensor(o, dt) for o in (g, mean, rstd)) and
+              (w is None or _float_tensor(w, dt)) and
+              (i != 1 or w is not None) and (i != 2 or bias is not None) and
+              tuple(mean.meta["val"].shape) == tuple(rstd.meta["val"].shape) ==
+              tuple(xv.shape[:xv.dim() - n]) + (1,) * n)
+        return Lowering(_layer_norm_bw_item, dt, (i, g, x, n, mean, rstd, w)) if ok else None
+    return None
 
 
 def _lower_split_item(node):
