@@ -101,7 +101,8 @@ def test_infinite_constants_and_empty():
     def f(x, m):
         return torch.softmax(x.masked_fill(m, float("-inf")) * 0.5, -1) * 2, x * math.nan + 1
     x, m = torch.randn(3, 8), torch.rand(3, 8, generator=GEN) > 0.5
-    ref, gm = fuse(f, x, m, clusters=3)
+    ref, gm = fuse(f, x, m, clusters=2)   # the softmax a node of the masked chain's plan
+    assert aten._softmax.default not in targets(gm)
     check(ref, gm, torch.randn(3, 8), torch.rand(3, 8, generator=GEN) > 0.5)
     ref, gm = fuse(lambda x: torch.exp(x) + 1, torch.randn(0, 3), clusters=1)
     check(ref, gm, torch.randn(0, 3))
@@ -542,6 +543,49 @@ def test_layer_norm_statistics_and_backward(dtype):
     torch.testing.assert_close(out, want, **tol)
     for got, r in zip((x, w, b), ref):
         torch.testing.assert_close(got.grad, r.grad, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_softmax_joins_the_cluster(dtype):
+    """An attention's scores written out (GPT-2 in training: matmul, scale, mask, softmax,
+    matmul) is one plan and a log_softmax another: no _softmax / _log_softmax left;
+    special values and fully masked rows (NaN, as ATen)."""
+    def f(q, k, v, mask):
+        s = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.25 + mask, -1)
+        return torch.bmm(s, v), torch.log_softmax(q * 2, 1)
+    def args():
+        mask = torch.where(torch.rand(4, 6, 6, generator=GEN) < 0.3, -math.inf, 0.0).to(dtype)
+        mask[0, 2] = -math.inf   # a row with no key left
+        return (special((4, 6, 8), dtype), torch.randn(4, 6, 8, dtype=dtype, generator=GEN),
+                torch.randn(4, 6, 5, dtype=dtype, generator=GEN), mask)
+    ref, gm = fuse(f, *args(), clusters=2)   # the two outputs share only an input
+    assert not targets(gm) & {aten._softmax.default, aten._log_softmax.default}
+    for _ in range(3):
+        check(ref, gm, *args(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_softmax_backward_fuses(dtype):
+    """_softmax_backward_data and _log_softmax_backward_data as ATen's formulas in the backward
+    plan; gradients against eager."""
+    def fn(x, w):
+        p = torch.softmax(x @ w, -1)
+        return (p * torch.log_softmax(x, 0)[:, :p.shape[1]]).sum()
+    compiled, graphs = _aot(fn, torch.randn(6, 8, dtype=dtype), torch.randn(8, 5, dtype=dtype))
+    x = torch.randn(6, 8, dtype=dtype, requires_grad=True)
+    w = torch.randn(8, 5, dtype=dtype, requires_grad=True)
+    out = compiled(x, w)
+    out.backward()
+    softmax_ops = {aten._softmax.default, aten._log_softmax.default,
+                   aten._softmax_backward_data.default, aten._log_softmax_backward_data.default}
+    assert len(graphs) == 2 and not any(targets(g) & softmax_ops for g in graphs)
+    x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    want = fn(x2, w2)
+    want.backward()
+    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(out, want, **tol)
+    torch.testing.assert_close(x.grad, x2.grad, **tol)
+    torch.testing.assert_close(w.grad, w2.grad, **tol)
 
 
 def test_llama_aot_graphs():

@@ -326,6 +326,21 @@ def _layer_norm_bw_item(b, dt, i, g, x, nnorm, mean, rstd, w):
     return b.g.reduce(_R["sum"], v, lead, False) if lead else v
 
 
+def _softmax(b, dt, x, dim, log):
+    return b.g.softmax(b.t(x, dt), dim, log)
+
+
+def _softmax_backward(b, dt, g, y, dim, log):
+    """ATen's formulas: softmax y * (g - sum(g * y)), log_softmax g - exp(y) * sum(g), the
+    sums over dim (kept)."""
+    g, y = b.t(g, dt), b.t(y, dt)
+    if log:
+        s = b.g.reduce(_R["sum"], g, (dim,), True)
+        return b.bin("subtract", g, b.bin("multiply", b.un("exp", y), s))
+    s = b.g.reduce(_R["sum"], b.bin("multiply", g, y), (dim,), True)
+    return b.bin("multiply", y, b.bin("subtract", g, s))
+
+
 def _constant(b, dt, value, shape):
     c = b.t(value, dt)
     return b.g.expand(c, shape) if shape else c
@@ -371,6 +386,8 @@ _HARD = {aten.hardtanh.default: ("hardtanh", ("min_val", "max_val"), (-1, 1)),
          aten.hardswish.default: ("hardswish", (), ())}
 _REDUCE = {aten.sum.default: "sum", aten.sum.dim_IntList: "sum", aten.mean.default: "mean",
            aten.mean.dim: "mean", aten.amax.default: "max", aten.amin.default: "min"}
+_SOFTMAX = (aten._softmax.default, aten._log_softmax.default, aten._softmax_backward_data.default,
+            aten._log_softmax_backward_data.default)
 _CASTS = (aten._to_copy.default, prims.convert_element_type.default, aten.clone.default)
 _LIKE_FILL = {aten.zeros_like.default: 0, aten.ones_like.default: 1}
 _CONSTS = (aten.full.default, aten.scalar_tensor.default, aten.full_like.default,
@@ -516,6 +533,8 @@ def _lower(t, k, val):
         a = k.get("approximate", "none")
         op = {"none": "gelu_erf", "tanh": "gelu"}.get(a)
         return Lowering(_unary(op), dt, (k["input"],)) if dt in FLOAT and op else None
+    if t in _SOFTMAX:
+        return _lower_softmax(t, k, val)
     if t in (aten.mm.default, aten.bmm.default):
         return Lowering(_matmul, dt, (k["input"], k["mat2"]), "mm") if dt in FLOAT else None
     if t is aten.addmm.default:
@@ -527,6 +546,26 @@ def _lower(t, k, val):
         ok = _is_num(v) and dt in ANY and all(type(s) is int for s in shape)
         return Lowering(_constant, dt, (v, shape), "const") if ok else None
     return None
+
+
+def _lower_softmax(t, k, val):
+    """_softmax / _log_softmax (a graph softmax node: the same row kernel as the table's op) and
+    their backward ops (ATen's formulas) over a static dim of a float tensor."""
+    log = t in (aten._log_softmax.default, aten._log_softmax_backward_data.default)
+    nd = val.dim()
+    dim = k.get("dim")
+    if val.dtype not in FLOAT or nd == 0 or type(dim) is not int or not -nd <= dim < nd \
+            or val.numel() == 0:
+        return None
+    if t in (aten._softmax.default, aten._log_softmax.default):
+        x = k["input"]
+        ok = not k.get("half_to_float") and _float_tensor(x, val.dtype)
+        return Lowering(_softmax, val.dtype, (x, dim % nd, log)) if ok else None
+    g, y = k["grad_output"], k["output"]
+    ok = k.get("input_dtype") == val.dtype and _float_tensor(g, val.dtype) and \
+        _float_tensor(y, val.dtype) and tuple(g.meta["val"].shape) == tuple(val.shape) == \
+        tuple(y.meta["val"].shape)
+    return Lowering(_softmax_backward, val.dtype, (g, y, dim % nd, log)) if ok else None
 
 
 def _lower_cast(t, k, val):
