@@ -479,6 +479,7 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
     HG_OP_CTX(c);
     hg_op_begin(&c, "hg_plan_run");
     c.ex = p->ex;
+    c.threads_awake = 1;
     for (int32_t v = 0; v < p->nvalues; v++) {
         const hg_plan_value* pv = &p->values[v];
         if (pv->home == HG_HOME_INPUT) tv[v] = inputs[pv->index];

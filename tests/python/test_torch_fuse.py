@@ -519,6 +519,24 @@ def test_layer_norm_joins_the_cluster(dtype, affine, nnorm):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_row_reductions_on_both_threads(dtype):
+    """Inside a plan row reductions from 32 Ki elements run on the executor's threads (the
+    library's eager threshold is 256 Ki): a layer norm and a row sum over 64 x 1024 against
+    float64 and the unfused graph."""
+    def f(x, w):
+        y = F.layer_norm(x * 2, (1024,), w, None, 1e-5)
+        return y, (x * x).sum(-1, keepdim=True) + y
+    args = lambda: (torch.randn(64, 1024, dtype=dtype, generator=GEN) * 3,  # noqa: E731
+                    torch.randn(1024, dtype=dtype, generator=GEN))
+    ref, gm = fuse(f, *args(), clusters=1)
+    for _ in range(2):
+        a = args()
+        want = [w.to(dtype) for w in ref(*[t.double() for t in a])]
+        for w_, g_ in zip(want, gm(*a)):
+            torch.testing.assert_close(g_, w_, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_layer_norm_statistics_and_backward(dtype):
     """Through AOTAutograd: the forward's mean and rstd (saved for the backward) and
     native_layer_norm_backward's three gradients are graph nodes of the plans; values and

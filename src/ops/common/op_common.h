@@ -32,6 +32,8 @@ struct hg_op_ctx {
     hg_executor_obj* ex;       // executor of the first tensor seen (all must match)
     int allocated;             // 1 when hg_op_output allocated out->buffer
     hg_op_copy* copies;        // inputs copied by hg_op_read_first, released with the context
+    int threads_awake;         // 1 inside a plan's run: its steps follow one another, so the
+                               // pool's workers are still spinning (smaller work pays to split)
     // Tracing only (base/trace.h; trace.t0 == 0 when off): the call's span, the dtype and
     // shape of its result (or first input) and the bytes of its tensors.
     hg_trace_span trace;

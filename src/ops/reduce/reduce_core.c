@@ -15,6 +15,10 @@
 // keeps at least this many per piece: where 2 threads woken from sleep stop losing to one
 // (docs/performance.md).
 #define RED_MIN_PARALLEL 262144
+// The same inside a plan (hg_op_ctx.threads_awake: the previous step left the workers
+// spinning): a layer norm's row statistics over 4 x 64 x 256 f32 on both threads made BERT's
+// forward 1.06x faster (docs/performance.md, 2026-11-29 sixth session).
+#define RED_MIN_PARALLEL_AWAKE 32768
 
 hg_status hg_reduce_dtype(hg_reduce_op op, hg_dtype x, hg_dtype* out) {
     if ((int)op < 0 || op >= HG_REDUCE_COUNT)
@@ -387,7 +391,7 @@ static hg_status run_pass(hg_op_ctx* c, red_job* j) {
     const red_plan* p = j->p;
     int T = hg_op_num_threads(c);
     double work = (double)p->M * (double)p->N;
-    int nw = work < RED_MIN_PARALLEL ? 1 : T;
+    int nw = work < (c->threads_awake ? RED_MIN_PARALLEL_AWAKE : RED_MIN_PARALLEL) ? 1 : T;
     int nk = p->nk;
     j->rows = nk > 0 && llabs(p->rx[p->nr - 1]) > llabs(p->kx[nk - 1]);
     if (j->rows) {
