@@ -443,6 +443,24 @@ def _aot(fn, *args):
     return aot_function(fn, fw_compiler=compiler, bw_compiler=compiler), graphs
 
 
+def _aot_like_eager(fn, shapes, dtype, atol=1e-5):
+    """fn through _aot on new random leaves of the given shapes: its value and the leaves'
+    gradients against eager's (float64 within 1e-10, float32 within 1e-4 relative and atol);
+    returns the fused graphs."""
+    compiled, graphs = _aot(fn, *[torch.randn(sh, dtype=dtype) for sh in shapes])
+    leaves = [torch.randn(sh, dtype=dtype, requires_grad=True) for sh in shapes]
+    out = compiled(*leaves)
+    out.backward()
+    ref = [t.detach().clone().requires_grad_() for t in leaves]
+    want = fn(*ref)
+    want.backward()
+    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=1e-4, atol=atol)
+    torch.testing.assert_close(out, want, **tol)
+    for got, r in zip(leaves, ref):
+        torch.testing.assert_close(got.grad, r.grad, **tol)
+    return graphs
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("name", ["newgelu", "silu_mlp", "tanh_sigmoid_softmax"])
 def test_aot_forward_backward(name, dtype):
@@ -460,20 +478,8 @@ def test_aot_forward_backward(name, dtype):
     fn = {"newgelu": newgelu_fn, "silu_mlp": silu_mlp,
           "tanh_sigmoid_softmax": tanh_sigmoid_softmax}[name]
     shape_w = (8, 8) if name == "silu_mlp" else (6, 8)
-    compiled, graphs = _aot(fn, torch.randn(6, 8, dtype=dtype),
-                            torch.randn(*shape_w, dtype=dtype))
-    x = torch.randn(6, 8, dtype=dtype, requires_grad=True)
-    w = torch.randn(*shape_w, dtype=dtype, requires_grad=True)
-    out = compiled(x, w)
-    out.backward()
+    graphs = _aot_like_eager(fn, [(6, 8), shape_w], dtype)
     assert len(graphs) == 2 and all(kernels(g) for g in graphs)
-    x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
-    want = fn(x2, w2)
-    want.backward()
-    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(out, want, **tol)
-    torch.testing.assert_close(x.grad, x2.grad, **tol)
-    torch.testing.assert_close(w.grad, w2.grad, **tol)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -543,24 +549,11 @@ def test_layer_norm_statistics_and_backward(dtype):
     gradients against eager."""
     def fn(x, w, b):
         return (F.layer_norm(torch.tanh(x), (8,), w, b, 1e-5) * x).pow(2).sum()
-    compiled, graphs = _aot(fn, torch.randn(6, 4, 8, dtype=dtype), torch.randn(8, dtype=dtype),
-                            torch.randn(8, dtype=dtype))
-    x = torch.randn(6, 4, 8, dtype=dtype, requires_grad=True)
-    w = torch.randn(8, dtype=dtype, requires_grad=True)
-    b = torch.randn(8, dtype=dtype, requires_grad=True)
-    out = compiled(x, w, b)
-    out.backward()
+    graphs = _aot_like_eager(fn, [(6, 4, 8), (8,), (8,)], dtype, atol=1e-4)
     assert len(graphs) == 2
     for g in graphs:
         assert not targets(g) & {aten.native_layer_norm.default,
                                  aten.native_layer_norm_backward.default}, g.code
-    ref = [t.detach().clone().requires_grad_() for t in (x, w, b)]
-    want = fn(*ref)
-    want.backward()
-    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(out, want, **tol)
-    for got, r in zip((x, w, b), ref):
-        torch.testing.assert_close(got.grad, r.grad, **tol)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -589,21 +582,10 @@ def test_softmax_backward_fuses(dtype):
     def fn(x, w):
         p = torch.softmax(x @ w, -1)
         return (p * torch.log_softmax(x, 0)[:, :p.shape[1]]).sum()
-    compiled, graphs = _aot(fn, torch.randn(6, 8, dtype=dtype), torch.randn(8, 5, dtype=dtype))
-    x = torch.randn(6, 8, dtype=dtype, requires_grad=True)
-    w = torch.randn(8, 5, dtype=dtype, requires_grad=True)
-    out = compiled(x, w)
-    out.backward()
+    graphs = _aot_like_eager(fn, [(6, 8), (8, 5)], dtype)
     softmax_ops = {aten._softmax.default, aten._log_softmax.default,
                    aten._softmax_backward_data.default, aten._log_softmax_backward_data.default}
     assert len(graphs) == 2 and not any(targets(g) & softmax_ops for g in graphs)
-    x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
-    want = fn(x2, w2)
-    want.backward()
-    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(out, want, **tol)
-    torch.testing.assert_close(x.grad, x2.grad, **tol)
-    torch.testing.assert_close(w.grad, w2.grad, **tol)
 
 
 def test_llama_aot_graphs():

@@ -74,8 +74,11 @@ void HG_SIMD_NAME(hg_sgemm_ukernel_)(int64_t kc, const float* a, const float* b,
 // FMAs: on cores with two load ports and two 512-bit FMA pipes the loads bound it. 8 rows
 // divide every batch that is a multiple of 8; 12 rows fit the 64-row products users have
 // badly (docs/performance.md).
-__attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_avx512(
-    int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
+// The 8 x 32 tile: row i of A at step p is a[i * rs + p * cs] (a packed panel: rs 1, cs 8; a
+// row-major A read in place: rs lda, cs 1), B a packed 32-wide panel.
+static inline __attribute__((always_inline, target("avx512f"))) void tile8x32(
+    int64_t kc, const float* a, int64_t rs, int64_t cs, const float* b, float* c, int64_t ldc,
+    float alpha, float beta) {
     __m512 acc0[8], acc1[8];
     for (int i = 0; i < 8; i++) {
         acc0[i] = _mm512_setzero_ps();
@@ -87,11 +90,11 @@ __attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_avx512(
         __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 #pragma GCC unroll 8
         for (int i = 0; i < 8; i++) {
-            __m512 ai = _mm512_set1_ps(a[i]);
+            __m512 ai = _mm512_set1_ps(a[i * rs]);
             acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
             acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
         }
-        a += 8;
+        a += cs;
         b += 32;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -106,6 +109,11 @@ __attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_avx512(
     }
 }
 
+__attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_avx512(
+    int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
+    tile8x32(kc, a, 1, 8, b, c, ldc, alpha, beta);
+}
+
 // hg_sgemm_ukernel8x32_avx512 reading a row-major A in place: row i of the tile is
 // a[i*lda + p]. x W^T and dY W need no packed copy of A then; the 8 rows stream through L1 as
 // the packed panel's one stream would (each line serves 16 steps), and the two threads of a
@@ -113,38 +121,7 @@ __attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_avx512(
 __attribute__((target("avx512f"))) void hg_sgemm_ukernel8x32_lda_avx512(
     int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, float alpha,
     float beta) {
-    __m512 acc0[8], acc1[8];
-    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
-    const float *a4 = a3 + lda, *a5 = a3 + 2 * lda, *a6 = a3 + 3 * lda, *a7 = a6 + lda;
-    for (int i = 0; i < 8; i++) {
-        acc0[i] = _mm512_setzero_ps();
-        acc1[i] = _mm512_setzero_ps();
-        _mm_prefetch((const char*)(c + i * ldc), _MM_HINT_T0);
-        _mm_prefetch((const char*)(c + i * ldc + 31), _MM_HINT_T0);
-    }
-    for (int64_t p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-#define HG_ROW(i, ai)                                                                          \
-    {                                                                                          \
-        __m512 v = _mm512_set1_ps(ai[p]);                                                      \
-        acc0[i] = _mm512_fmadd_ps(v, b0, acc0[i]);                                             \
-        acc1[i] = _mm512_fmadd_ps(v, b1, acc1[i]);                                             \
-    }
-        HG_ROW(0, a0) HG_ROW(1, a1) HG_ROW(2, a2) HG_ROW(3, a3)
-        HG_ROW(4, a4) HG_ROW(5, a5) HG_ROW(6, a6) HG_ROW(7, a7)
-#undef HG_ROW
-        b += 32;
-    }
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    for (int i = 0; i < 8; i++) {
-        __m512 r0 = _mm512_mul_ps(acc0[i], va), r1 = _mm512_mul_ps(acc1[i], va);
-        if (beta != 0.0f) {
-            r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc), r0);
-            r1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc + 16), r1);
-        }
-        _mm512_storeu_ps(c + i * ldc, r0);
-        _mm512_storeu_ps(c + i * ldc + 16, r1);
-    }
+    tile8x32(kc, a, lda, 1, b, c, ldc, alpha, beta);
 }
 
 // Packs rows [0, mr) (mr <= 8) of a row-major A block (row stride lda < 2^31 / 16 elements)
