@@ -278,21 +278,18 @@ static void gemm_serial(const gemm_args* g) {
                     for (int64_t ir = 0; ir < mc; ir += MR) {
                         int64_t mr = mc - ir < MR ? mc - ir : MR;
                         float* ct = g->c + (ic + ir) * g->ldc + jc + jr;
-                        int lda_tile = in_place && mr == MR;
-                        if (mr == MR && nr == NR) {
-                            if (lda_tile)
-                                g->kern->fn_lda(kc, asrc + ir * g->lda, g->lda, bp, ct, g->ldc,
-                                                g->alpha, beta);
-                            else
-                                kern(kc, pa + ir * kc, bp, ct, g->ldc, g->alpha, beta);
-                            continue;
-                        }
-                        // Partial tile: compute the full tile aside, then merge the valid part.
-                        if (lda_tile)
-                            g->kern->fn_lda(kc, asrc + ir * g->lda, g->lda, bp, tile, NR,
-                                            g->alpha, 0.0f);
+                        // A partial tile is computed aside (tile, beta 0), then its valid
+                        // part merged.
+                        int full = mr == MR && nr == NR;
+                        float* dst = full ? ct : tile;
+                        int64_t ldd = full ? g->ldc : NR;
+                        float bd = full ? beta : 0.0f;
+                        if (in_place && mr == MR)
+                            g->kern->fn_lda(kc, asrc + ir * g->lda, g->lda, bp, dst, ldd,
+                                            g->alpha, bd);
                         else
-                            kern(kc, pa + ir * kc, bp, tile, NR, g->alpha, 0.0f);
+                            kern(kc, pa + ir * kc, bp, dst, ldd, g->alpha, bd);
+                        if (full) continue;
                         for (int64_t i = 0; i < mr; i++)
                             for (int64_t j = 0; j < nr; j++) {
                                 float* cij = ct + i * g->ldc + j;
