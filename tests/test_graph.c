@@ -500,6 +500,114 @@ static void test_library_nodes(void) {
     CHECK_OK(hg_graph_destroy(g));
 }
 
+// The norm node: layer norm / rms norm of (x + 1) over the last 1 or 2 dims of a (3, 4, 6)
+// input, with weight and bias or without, times 2: kernel, library norm step, kernel; against
+// float64 math on random values and on rows of one repeated value (variance 0), 1e30 (the
+// squared deviations overflow f32) and -0.
+static void test_norm_node(void) {
+    const int64_t sh[3] = {3, 4, 6};
+    for (int variant = 0; variant < 8; variant++) {
+        int rms = variant & 1, affine = (variant >> 1) & 1, nnorm = 1 + ((variant >> 2) & 1);
+        int64_t R = nnorm == 1 ? 6 : 24, rows = 72 / R;
+        hg_graph g;
+        int32_t x, w = -1, b = -1, one, x1, y, two, out;
+        CHECK_OK(hg_graph_create(&g));
+        CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 3, sh, &x));
+        if (affine) CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, nnorm, sh + 3 - nnorm, &w));
+        if (affine && !rms) CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, nnorm, sh + 3 - nnorm, &b));
+        CHECK_OK(hg_graph_constant(g, HG_DTYPE_F32, hg_scalar_f(1.0), &one));
+        CHECK_OK(hg_graph_constant(g, HG_DTYPE_F32, hg_scalar_f(2.0), &two));
+        CHECK_OK(hg_graph_binary(g, HG_BINARY_ADD, x, one, &x1));
+        CHECK_OK(hg_graph_norm(g, x1, nnorm, w, b, 1e-5, rms, &y));
+        CHECK_OK(hg_graph_binary(g, HG_BINARY_MUL, y, two, &out));
+        CHECK_OK(hg_graph_output(g, out));
+        hg_plan p;
+        CHECK_OK(hg_graph_compile(g, g_ex, &p));
+        hg_plan_info info;
+        CHECK_OK(hg_plan_info_get(p, &info));
+        CHECK_MSG(info.library_calls == 1 && info.kernels == 2, "variant %d: %d calls, %d kernels",
+                  variant, (int)info.library_calls, (int)info.kernels);
+        float xv[72], wv[24], bv[24], got[72];
+        for (int i = 0; i < 72; i++) xv[i] = frand();
+        for (int i = 0; i < 24; i++) wv[i] = frand() / 4, bv[i] = frand();
+        for (int i = 0; i < R; i++) xv[i] = 2.5f;                    // row 0: variance 0
+        if (rows > 2) for (int i = 0; i < R; i++) xv[R + i] = i % 2 ? 1e30f : -1e30f;
+        xv[2 * R] = -0.0f;
+        hg_buffer bx, bw, bb, bo;
+        hg_tensor tx, tw, tb, to, ins[3];
+        CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, 72, &bx));
+        CHECK_OK(hg_buffer_write(bx, 0, xv, 72));
+        CHECK_OK(hg_tensor_from_buffer(bx, 3, sh, &tx));
+        CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, 72, &bo));
+        CHECK_OK(hg_tensor_from_buffer(bo, 3, sh, &to));
+        CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)R, &bw));
+        CHECK_OK(hg_buffer_write(bw, 0, wv, (size_t)R));
+        CHECK_OK(hg_tensor_from_buffer(bw, nnorm, sh + 3 - nnorm, &tw));
+        CHECK_OK(hg_buffer_create(g_ex, HG_DTYPE_F32, (size_t)R, &bb));
+        CHECK_OK(hg_buffer_write(bb, 0, bv, (size_t)R));
+        CHECK_OK(hg_tensor_from_buffer(bb, nnorm, sh + 3 - nnorm, &tb));
+        int nin = 0;
+        ins[nin++] = tx;
+        if (affine) ins[nin++] = tw;
+        if (affine && !rms) ins[nin++] = tb;
+        CHECK_OK(hg_plan_run(p, nin, ins, 1, &to));
+        CHECK_OK(hg_buffer_read(bo, 0, got, 72));
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            double mean = 0, var = 0;
+            const float* xr = xv + r * R;
+            for (int64_t i = 0; i < R; i++) mean += (double)(xr[i] + 1.0f);
+            mean = rms ? 0.0 : mean / (double)R;
+            for (int64_t i = 0; i < R; i++) {
+                double d = (double)(xr[i] + 1.0f) - mean;
+                var += d * d;
+            }
+            double rstd = 1.0 / sqrt(var / (double)R + 1e-5);
+            for (int64_t i = 0; i < R; i++) {
+                double want = ((double)(xr[i] + 1.0f) - mean) * rstd;
+                if (affine) want = want * wv[i] + (rms ? 0.0 : bv[i]);
+                want *= 2.0;
+                double tol = 1e-5 * (1.0 + fabs(want)) + (affine ? 1e-5 * fabs(wv[i]) * 8 : 0.0);
+                if (!(fabs((double)got[r * R + i] - want) <= tol)) {
+                    if (bad++ < 3)
+                        fprintf(stderr, "norm variant %d row %lld [%lld]: %g, want %g\n", variant,
+                                (long long)r, (long long)i, (double)got[r * R + i], want);
+                }
+            }
+        }
+        CHECK_MSG(bad == 0, "norm variant %d: %d wrong values", variant, bad);
+        hg_buffer_destroy(bx); hg_buffer_destroy(bw); hg_buffer_destroy(bb); hg_buffer_destroy(bo);
+        CHECK_OK(hg_plan_destroy(p));
+        CHECK_OK(hg_graph_destroy(g));
+    }
+    // Bad arguments: each refused with its status, the graph unchanged.
+    hg_graph g;
+    int32_t x, xi, w, wb, t;
+    CHECK_OK(hg_graph_create(&g));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 3, sh, &x));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_I32, 3, sh, &xi));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, sh + 2, &w));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, sh + 1, &wb));
+    CHECK_STATUS(hg_graph_norm(g, xi, 1, -1, -1, 1e-5, 0, &t), HG_ERR_DTYPE_MISMATCH);
+    CHECK(msg_has("expected a float dtype"));
+    CHECK_STATUS(hg_graph_norm(g, x, 0, -1, -1, 1e-5, 0, &t), HG_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(hg_graph_norm(g, x, 4, -1, -1, 1e-5, 0, &t), HG_ERR_INVALID_ARGUMENT);
+    CHECK(msg_has("nnorm 4 is out of range"));
+    CHECK_STATUS(hg_graph_norm(g, x, 1, -1, -1, -1.0, 0, &t), HG_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(hg_graph_norm(g, x, 1, -1, -1, NAN, 0, &t), HG_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(hg_graph_norm(g, x, 1, w, w, 1e-5, 1, &t), HG_ERR_INVALID_ARGUMENT);
+    CHECK(msg_has("rms_norm takes no bias"));
+    CHECK_STATUS(hg_graph_norm(g, x, 1, wb, -1, 1e-5, 0, &t), HG_ERR_SIZE_MISMATCH);
+    CHECK_MSG(msg_has("'weight' is f32(4,); expected f32(6,)"), "%s", hg_last_error());
+    CHECK_STATUS(hg_graph_norm(g, x, 1, w, 99, 1e-5, 0, &t), HG_ERR_OUT_OF_RANGE);
+    CHECK_OK(hg_graph_norm(g, x, 1, w, w, 1e-5, 0, &t));
+    char* text = NULL;
+    CHECK_OK(hg_graph_print(g, &text));
+    CHECK(text && strstr(text, "layer_norm %0, %2, %2 dims=1 eps=1e-05 weight bias : f32(3, 4, 6)"));
+    free(text);
+    CHECK_OK(hg_graph_destroy(g));
+}
+
 static void test_dump(void) {
     char path[] = "/tmp/hg_graph_dumpXXXXXX";
     int fd = mkstemp(path);
@@ -710,6 +818,7 @@ int main(void) {
     test_buffer_reuse();
     test_threads();
     test_library_nodes();
+    test_norm_node();
     test_dump();
     test_limits();
     test_errors();

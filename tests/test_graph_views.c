@@ -545,6 +545,109 @@ static void test_concat_parts_in_place(void) {
     }
 }
 
+static dn d_reshape(dgraph* d, dn x, int32_t nd, const int64_t* sh) {
+    dn r;
+    CHECK_OK(hg_graph_reshape(d->g, x.id, nd, sh, &r.id));
+    r.h = ht_new(nd, sh);
+    memcpy(r.h.d, x.h.d, (size_t)ht_numel(&r.h) * sizeof(double));
+    return r;
+}
+
+// A reshape between elementwise chains moves to the values in memory when every operand stays
+// a view (a bias over the dims the reshape keeps at the end; operands with all the elements):
+// the chains become one kernel. A broadcast along a merged dim, or a strided view under it
+// (the reshape would copy), keeps it where it is. Reshapes of reshapes are one.
+static void test_reshape_moves(void) {
+    const int64_t rows[2] = {6, 8}, split[3] = {2, 3, 8};
+    for (int variant = 0; variant < 5; variant++) {
+        dgraph d = {0};
+        CHECK_OK(hg_graph_create(&d.g));
+        dn x = d_input(&d, 2, rows), z = d_input(&d, 3, split), p;
+        if (variant == 0) p = d_input(&d, 1, (int64_t[]){8});              // bias: moves
+        if (variant == 1) p = d_input(&d, 2, (int64_t[]){1, 8});           // leading 1: moves
+        if (variant == 2) p = d_input(&d, 2, (int64_t[]){6, 1});           // per row: stays
+        if (variant == 3) p = d_input(&d, 2, rows);                       // full: moves
+        if (variant == 4) {                                               // transposed: stays
+            dn t = d_input(&d, 2, (int64_t[]){8, 6});
+            p = keep(d_permute(&d, t, (int32_t[]){1, 0}, (int32_t[]){1, 0}));
+        }
+        dn y = keep(d_bin(&d, HG_BINARY_ADD, keep(d_neg(&d, x)), p));
+        dn r = keep(d_reshape(&d, y, 3, split));
+        d_output(&d, keep(d_bin(&d, HG_BINARY_MUL, r, z)));
+        int32_t kernels = d_check(&d, "reshape moves");
+        int want = variant == 2 || variant == 4 ? 2 : 1;
+        CHECK_MSG(kernels == want, "variant %d: %d kernels, want %d", variant, kernels, want);
+        d_free(&d, NULL, 0);
+        pool_free();
+    }
+    hg_graph g;
+    int32_t x, a, b;
+    CHECK_OK(hg_graph_create(&g));
+    CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, rows, &x));
+    CHECK_OK(hg_graph_reshape(g, x, 3, split, &a));
+    CHECK_OK(hg_graph_reshape(g, a, 2, (int64_t[]){3, 16}, &b));
+    CHECK(node_count(g, b) == 2);   // x, one reshape of x
+    CHECK_OK(hg_graph_destroy(g));
+}
+
+// A norm node as a plan step on this executor (the device row kernels on a device): bit for bit
+// the eager hg_layer_norm / hg_rms_norm of the same values, read through a reshape of a kernel's
+// output, on rows of 96 values (several per thread).
+static void test_norm_step(void) {
+    const int64_t sh[3] = {5, 8, 96}, flat[2] = {40, 96};
+    float* xv = malloc(40 * 96 * sizeof *xv);
+    float *got = malloc(40 * 96 * sizeof *got), *want = malloc(40 * 96 * sizeof *want);
+    float wv[96], bv[96];
+    for (int i = 0; i < 40 * 96; i++) xv[i] = (float)(rnd(2001) - 1000) / 100.0f;
+    for (int i = 0; i < 96; i++) wv[i] = (float)(rnd(201) - 100) / 50.0f, bv[i] = (float)(rnd(21) - 10);
+    for (int rms = 0; rms < 2 && xv && got && want; rms++) {
+        hg_graph g;
+        int32_t x, w, b = -1, nx, r, y;
+        CHECK_OK(hg_graph_create(&g));
+        CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 2, flat, &x));
+        CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, (int64_t[]){96}, &w));
+        if (!rms) CHECK_OK(hg_graph_input(g, HG_DTYPE_F32, 1, (int64_t[]){96}, &b));
+        CHECK_OK(hg_graph_unary(g, HG_UNARY_NEG, x, &nx));
+        CHECK_OK(hg_graph_reshape(g, nx, 3, sh, &r));
+        CHECK_OK(hg_graph_norm(g, r, 1, w, b, 1e-5, rms, &y));
+        CHECK_OK(hg_graph_output(g, y));
+        hg_plan plan;
+        CHECK_OK(hg_graph_compile(g, g_ex, &plan));
+        ht hx = ht_new(2, flat), hw = ht_new(1, (int64_t[]){96}), hn = ht_new(3, sh);
+        for (int i = 0; i < 40 * 96; i++) hx.d[i] = xv[i], hn.d[i] = -(double)xv[i];
+        for (int i = 0; i < 96; i++) hw.d[i] = wv[i];
+        hg_tensor tx = dev_tensor(&hx, 1), tw = dev_tensor(&hw, 1), tb = dev_tensor(&hw, 0);
+        hg_tensor tn = dev_tensor(&hn, 1), to = dev_tensor(&hn, 0), te = dev_tensor(&hn, 0);
+        CHECK_OK(hg_buffer_write(tb.buffer, 0, bv, 96));
+        hg_tensor ins[3] = {tx, tw, tb};
+        CHECK_OK(hg_plan_run(plan, rms ? 2 : 3, ins, 1, &to));
+        CHECK_OK(rms ? hg_rms_norm(&tn, 1, &tw, 1e-5, &te) : hg_layer_norm(&tn, 1, &tw, &tb, 1e-5, &te));
+        CHECK_OK(hg_buffer_read(to.buffer, 0, got, 40 * 96));
+        CHECK_OK(hg_buffer_read(te.buffer, 0, want, 40 * 96));
+        CHECK_MSG(memcmp(got, want, 40 * 96 * sizeof *got) == 0, "norm step (rms %d) differs "
+                  "from the eager op", rms);
+        int bad = 0;
+        for (int r0 = 0; r0 < 40; r0++) {
+            double mean = 0, var = 0;
+            for (int i = 0; i < 96; i++) mean += hn.d[r0 * 96 + i];
+            mean = rms ? 0.0 : mean / 96;
+            for (int i = 0; i < 96; i++) var += (hn.d[r0 * 96 + i] - mean) * (hn.d[r0 * 96 + i] - mean);
+            double rstd = 1.0 / sqrt(var / 96 + 1e-5);
+            for (int i = 0; i < 96; i++) {
+                double v = (hn.d[r0 * 96 + i] - mean) * rstd * wv[i] + (rms ? 0.0 : bv[i]);
+                bad += !(fabs(got[r0 * 96 + i] - v) <= 1e-5 * (1.0 + fabs(v)));
+            }
+        }
+        CHECK_MSG(bad == 0, "norm step (rms %d): %d values off the float64 result", rms, bad);
+        hg_tensor all[6] = {tx, tw, tb, tn, to, te};
+        for (int i = 0; i < 6; i++) hg_buffer_destroy(all[i].buffer);
+        free(hx.d); free(hw.d); free(hn.d);
+        CHECK_OK(hg_plan_destroy(plan));
+        CHECK_OK(hg_graph_destroy(g));
+    }
+    free(xv); free(got); free(want);
+}
+
 // A view of a deep DAG that reads each node twice (x[k+1] = x[k] * x[k] + 1) moves once per
 // node, not once per path (2^60 here), and stays exact.
 static void test_shared_dag(void) {
@@ -735,6 +838,8 @@ static void run(int on_device) {
     test_transpose_read_by_matmul();
     test_large_arena_released();
     test_shared_dag();
+    test_reshape_moves();
+    test_norm_step();
     test_errors();
 }
 

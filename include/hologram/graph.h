@@ -73,6 +73,11 @@ HG_API hg_status hg_graph_reduce(hg_graph g, hg_reduce_op op, int32_t x, int32_t
                                  const int32_t* axes, int keepdims, int32_t* out_node);
 HG_API hg_status hg_graph_softmax(hg_graph g, int32_t x, int32_t axis, int log, int32_t* out_node);
 HG_API hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_node);
+// hg_layer_norm (rms = 0) / hg_rms_norm (rms = 1) of x over its last nnorm dims, as one library
+// step of the plan (statistics in f64 per row, one pass). weight and bias: nodes of x's dtype
+// and its last nnorm dims, or -1 for none (rms: bias must be -1).
+HG_API hg_status hg_graph_norm(hg_graph g, int32_t x, int32_t nnorm, int32_t weight, int32_t bias,
+                               double eps, int rms, int32_t* out_node);
 // Marks a node as an output (in the order of the calls).
 HG_API hg_status hg_graph_output(hg_graph g, int32_t node);
 // Node facts (for tracers): dtype, ndim and shape (shape needs HG_MAX_DIMS entries).

@@ -246,6 +246,16 @@ static PyObject* Graph_softmax(HgGraph* self, PyObject* args) {
     return node_result(st_, node, "Graph.softmax");
 }
 
+static PyObject* Graph_norm(HgGraph* self, PyObject* args) {
+    int x, nnorm, w, b, rms = 0, node;
+    double eps;
+    if (!PyArg_ParseTuple(args, "iiiid|p:norm", &x, &nnorm, &w, &b, &eps, &rms) ||
+        graph_check(self))
+        return NULL;
+    hg_status st_ = hg_graph_norm(self->g, x, nnorm, w, b, eps, rms, &node);
+    return node_result(st_, node, "Graph.norm");
+}
+
 static PyObject* Graph_matmul(HgGraph* self, PyObject* args) {
     int a, b, node;
     if (!PyArg_ParseTuple(args, "ii:matmul", &a, &b) || graph_check(self)) return NULL;
@@ -338,6 +348,8 @@ static PyMethodDef Graph_methods[] = {
     {"reduce", (PyCFunction)Graph_reduce, METH_VARARGS,
      "reduce(op, x, axes or None, keepdims=False) -> node"},
     {"softmax", (PyCFunction)Graph_softmax, METH_VARARGS, "softmax(x, axis, log=False) -> node"},
+    {"norm", (PyCFunction)Graph_norm, METH_VARARGS,
+     "norm(x, nnorm, weight, bias, eps, rms=False) -> node (weight/bias -1: none)"},
     {"matmul", (PyCFunction)Graph_matmul, METH_VARARGS, "matmul(a, b) -> node"},
     {"output", (PyCFunction)Graph_output, METH_O, "output(node): mark as an output"},
     {"node_info", (PyCFunction)Graph_node_info, METH_O, "node_info(node) -> (dtype_name, shape)"},

@@ -2,6 +2,7 @@
 // rules (and messages) of the eager ops: elementwise dtypes come from a scratch hg_ew_expr
 // built exactly as the eager op builds its one-node expression.
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/dtype.h"
@@ -436,6 +437,46 @@ hg_status hg_graph_softmax(hg_graph g, int32_t x, int32_t axis, int log, int32_t
     hg_gnode n = hg_gnode_make(HG_GOP_SOFTMAX, log ? 1 : 0, xn->dtype, xn->ndim, xn->shape);
     n.in[0] = x;
     n.aux = ax;
+    return add(o, &n, out_node);
+}
+
+hg_status hg_graph_norm(hg_graph g, int32_t x, int32_t nnorm, int32_t weight, int32_t bias,
+                        double eps, int rms, int32_t* out_node) {
+    static const char fn[] = "hg_graph_norm";
+    static const char* const names[] = {"x", "weight", "bias"};
+    int32_t ids[3] = {x, weight < 0 ? x : weight, bias < 0 ? x : bias};
+    hg_graph_obj* o = begin(g, fn, out_node, 3, ids, names);
+    if (!o) return begin_status();
+    const hg_gnode* xn = &o->ir.nodes[x];
+    if (!hg_dtype_is_float((int)xn->dtype))
+        return hg_error(HG_ERR_DTYPE_MISMATCH, "%s: x is %s; expected a float dtype", fn,
+                        hg_dtype_name(xn->dtype));
+    if (nnorm < 1 || nnorm > xn->ndim)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: nnorm %d is out of range for x of %d dims "
+                        "(valid: 1..%d)", fn, (int)nnorm, (int)xn->ndim, (int)xn->ndim);
+    if (!(eps >= 0.0) || isinf(eps))
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: eps %g must be finite and >= 0", fn, eps);
+    if (rms && bias >= 0)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: rms_norm takes no bias (pass -1)", fn);
+    for (int i = 1; i < 3; i++) {
+        if ((i == 1 ? weight : bias) < 0) continue;
+        const hg_gnode* p = &o->ir.nodes[ids[i]];
+        int same = p->ndim == nnorm && p->dtype == xn->dtype;
+        for (int32_t d = 0; same && d < nnorm; d++)
+            same = p->shape[d] == xn->shape[xn->ndim - nnorm + d];
+        if (!same) {
+            char a[HG_DIMS_TEXT], b[HG_DIMS_TEXT];
+            return hg_error(HG_ERR_SIZE_MISMATCH, "%s: '%s' is %s%s; expected %s%s (x's dtype, "
+                            "its last %d dims)", fn, names[i], hg_dtype_name(p->dtype),
+                            hg_op_dims(a, p->ndim, p->shape), hg_dtype_name(xn->dtype),
+                            hg_op_dims(b, nnorm, xn->shape + (xn->ndim - nnorm)), (int)nnorm);
+        }
+    }
+    hg_gnode n = hg_gnode_make(HG_GOP_NORM, rms ? 1 : 0, xn->dtype, xn->ndim, xn->shape);
+    memcpy(n.in, ids, sizeof ids);
+    n.aux = nnorm;
+    n.aux2 = (weight >= 0 ? HG_GNORM_WEIGHT : 0) | (bias >= 0 ? HG_GNORM_BIAS : 0);
+    n.value = hg_scalar_f(eps);
     return add(o, &n, out_node);
 }
 

@@ -58,6 +58,7 @@ typedef enum hg_step_kind {
     HG_STEP_EW_REDUCE,     // elementwise group + trailing full reduction in one ISA kernel
     HG_STEP_REDUCE,        // library call hg_reduce_into
     HG_STEP_SOFTMAX,       // library call hg_softmax_into
+    HG_STEP_NORM,          // library call hg_layer_norm / hg_rms_norm
     HG_STEP_MATMUL,        // library call hg_matmul_into
     HG_STEP_ARANGE,        // library call hg_arange (no inputs)
     HG_STEP_RESHAPE,       // view of the source (copied into its slot where no view exists)

@@ -26,6 +26,7 @@ const hg_gop_info hg_gop_table[HG_GOP_COUNT] = {
     [HG_GOP_PERMUTE] = {"permute", 1, 0},
     [HG_GOP_SLICE] = {"slice", 1, 0},
     [HG_GOP_CONCAT] = {"concat", 2, 0},
+    [HG_GOP_NORM] = {"norm", 3, 0},
 };
 _Static_assert(sizeof hg_gop_table / sizeof hg_gop_table[0] == HG_GOP_COUNT, "gop table size");
 
@@ -106,7 +107,7 @@ static int table_grow(hg_gir* g) {
 int32_t hg_gir_add(hg_gir* g, const hg_gnode* src) {
     hg_gnode n = *src;
     for (int32_t i = n.ndim; i < HG_MAX_DIMS; i++) n.shape[i] = 0;
-    if (n.kind != HG_GOP_CONST) memset(&n.value, 0, sizeof n.value);
+    if (n.kind != HG_GOP_CONST && n.kind != HG_GOP_NORM) memset(&n.value, 0, sizeof n.value);
     uint64_t h = node_hash(&n);
     if (g->table_cap) {
         for (uint32_t p = (uint32_t)h & (g->table_cap - 1); g->table[p];
@@ -260,6 +261,23 @@ hg_status hg_gir_verify(const hg_gir* g, const char* after) {
                 return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): %s %%%d: %s", after,
                                 hg_gnode_op_name(n), (int)id, why);
         }
+        if (n->kind == HG_GOP_NORM) {
+            int ok = n->aux >= 1 && n->aux <= n->ndim && hg_gir_same_shape(n, &g->nodes[n->in[0]]);
+            for (int i = 1; i < 3 && ok; i++) {
+                const hg_gnode* q = &g->nodes[n->in[i]];
+                if (!(n->aux2 & (i == 1 ? HG_GNORM_WEIGHT : HG_GNORM_BIAS))) {
+                    ok = n->in[i] == n->in[0];
+                    continue;
+                }
+                ok = q->ndim == n->aux && q->dtype == n->dtype;
+                for (int32_t d = 0; ok && d < q->ndim; d++)
+                    ok = q->shape[d] == n->shape[n->ndim - q->ndim + d];
+            }
+            if (!ok)
+                return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): norm %%%d's operands "
+                                "do not match its %lld normalized dims", after, (int)id,
+                                (long long)n->aux);
+        }
         if (n->kind == HG_GOP_INPUT) {
             if (n->aux < 0 || n->aux >= g->ninputs)
                 return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): input %%%d has index "
@@ -340,6 +358,7 @@ const char* hg_gnode_op_name(const hg_gnode* n) {
     case HG_GOP_REDUCE:
         return (n->op >= 0 && n->op < HG_REDUCE_COUNT) ? reduce_names[n->op] : "reduce.?";
     case HG_GOP_SOFTMAX: return n->op ? "log_softmax" : "softmax";
+    case HG_GOP_NORM: return n->op ? "rms_norm" : "layer_norm";
     default: return (n->kind >= 0 && n->kind < HG_GOP_COUNT) ? hg_gop_table[n->kind].name : "?";
     }
 }
@@ -378,6 +397,10 @@ hg_status hg_gir_print(const hg_gir* g, const int32_t* group, char** out_text) {
             hg_sb_printf(&b, " axis=%d start=%lld step=%lld", (int)n->op, (long long)n->aux,
                          (long long)n->aux2);
         if (n->kind == HG_GOP_CONCAT) hg_sb_printf(&b, " axis=%d", (int)n->op);
+        if (n->kind == HG_GOP_NORM)
+            hg_sb_printf(&b, " dims=%lld eps=%g%s%s", (long long)n->aux, n->value.f,
+                         (n->aux2 & HG_GNORM_WEIGHT) ? " weight" : "",
+                         (n->aux2 & HG_GNORM_BIAS) ? " bias" : "");
         hg_sb_printf(&b, " : ");
         print_shape(&b, n);
         if (group && group[id] >= 0) hg_sb_printf(&b, " [k%d]", (int)group[id]);

@@ -35,6 +35,9 @@ typedef enum hg_gop {
     HG_GOP_SLICE,       // in[0][..., start::step, ...] on dim op, shape[op] elements; aux = start,
                         // aux2 = step (> 0)
     HG_GOP_CONCAT,      // in[0] and in[1] joined along dim op (n inputs: a left fold)
+    HG_GOP_NORM,        // layer norm (op 0) / rms norm (op 1) of in[0] over its last aux dims;
+                        // in[1] weight, in[2] bias, each in[0] itself where absent (aux2 bits:
+                        // HG_GNORM_WEIGHT, HG_GNORM_BIAS); eps in value.f
     HG_GOP_COUNT
 } hg_gop;
 
@@ -44,6 +47,8 @@ typedef struct hg_gop_info {
     int elementwise;    // 1: fusable into one hg_ew_expr (expand is a broadcast: a no-op there)
 } hg_gop_info;
 extern const hg_gop_info hg_gop_table[HG_GOP_COUNT];
+#define HG_GNORM_WEIGHT 1
+#define HG_GNORM_BIAS 2
 
 typedef struct hg_gnode {
     int32_t kind;                 // hg_gop

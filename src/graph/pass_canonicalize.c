@@ -115,7 +115,7 @@ static int foldable(const hg_gir* g, const hg_gnode* n) {
 
 static int32_t simplify(void* vc, const hg_gnode* n);
 
-// ---- views (permute, slice) and concat ----
+// ---- views (permute, slice, reshape) and concat ----
 // A view of an elementwise node is the node of views of its operands (elementwise ops are pure
 // and per element, so this is exact): views move to the values in memory (inputs, library
 // results), where a kernel reads them through strides, and the chains on both sides of a view
@@ -160,11 +160,73 @@ static int32_t view_operand(canon* c, const hg_gnode* v, int32_t nd, const int64
     return simplify(c, &w);
 }
 
+// ---- reshape ----
+// A reshape moves the same way when it keeps each operand a view: an operand with all of the
+// node's elements is reshaped itself (same C order), a broadcast one must vary only along the
+// dims the reshape leaves alone at the end (a bias over the last dim of a (B*T, C) product read
+// as (B, T, C)). It stops at values in memory (inputs, library results), which a reshape views
+// without a copy; one reaching a strided view (permute, slice) would copy, so it stays.
+
+// Dims at the end that a and b share.
+static int32_t common_suffix(const hg_gnode* a, const hg_gnode* b) {
+    int32_t k = 0;
+    while (k < a->ndim && k < b->ndim && a->shape[a->ndim - 1 - k] == b->shape[b->ndim - 1 - k])
+        k++;
+    return k;
+}
+
+// Whether broadcast operand on of node x (right-aligned) varies only along the last `suffix`
+// dims of x.
+static int varies_in_suffix(const hg_gnode* on, int32_t suffix) {
+    for (int32_t j = 0; j < on->ndim - suffix; j++)
+        if (on->shape[j] != 1) return 0;
+    return 1;
+}
+
+// Whether a reshape of node o to v's shape moves down to values in memory without a copy.
+static int reshape_moves(const hg_gir* g, int32_t o, const hg_gnode* v, int depth) {
+    const hg_gnode* x = &g->nodes[o];
+    if (x->kind == HG_GOP_PERMUTE || x->kind == HG_GOP_SLICE) return 0;
+    if (x->kind == HG_GOP_RESHAPE) return reshape_moves(g, x->in[0], v, depth);
+    if (!pushable(x)) return 1;
+    if (depth > 8 || hg_gir_numel(x) == 0) return 0;
+    int32_t suffix = common_suffix(x, v);
+    for (int i = 0; i < hg_gop_table[x->kind].arity; i++) {
+        const hg_gnode* on = &g->nodes[x->in[i]];
+        if (on->ndim == 0) continue;
+        if (hg_gir_numel(on) == hg_gir_numel(x)) {
+            if (!reshape_moves(g, x->in[i], v, depth + 1)) return 0;
+        } else if (!varies_in_suffix(on, suffix)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+// Operand o of node x, for x reshaped to v's shape (reshape_moves said it can).
+static int32_t reshape_operand(canon* c, const hg_gnode* v, const hg_gnode* x, int32_t o) {
+    hg_gnode on = c->g->nodes[o];
+    if (on.ndim == 0) return o;
+    hg_gnode w = *v;
+    w.in[0] = o;
+    w.dtype = on.dtype;
+    if (hg_gir_numel(&on) != hg_gir_numel(x)) {
+        int32_t keep = common_suffix(x, v);
+        if (keep >= on.ndim) return o;   // broadcasts to v's shape as it is
+        w.ndim = keep;                   // drop its leading 1s
+        memset(w.shape, 0, sizeof w.shape);
+        memcpy(w.shape, on.shape + (on.ndim - keep), (size_t)keep * sizeof w.shape[0]);
+    }
+    return simplify(c, &w);
+}
+
 static int32_t view_push(canon* c, const hg_gnode* v) {
     hg_gnode x = c->g->nodes[v->in[0]], nn = x;
     memcpy(nn.shape, v->shape, sizeof nn.shape);
+    nn.ndim = v->ndim;
     for (int i = 0; i < hg_gop_table[x.kind].arity; i++) {
-        int32_t r = view_operand(c, v, x.ndim, x.shape, x.in[i]);
+        int32_t r = v->kind == HG_GOP_RESHAPE ? reshape_operand(c, v, &x, x.in[i])
+                                              : view_operand(c, v, x.ndim, x.shape, x.in[i]);
         if (r < 0) return r;
         nn.in[i] = r;
     }
@@ -244,6 +306,14 @@ static int32_t simplify_view(canon* c, const hg_gnode* n) {
                 return simplify(c, &m);
             }
         }
+    } else if (n->kind == HG_GOP_RESHAPE) {
+        if (hg_gir_same_shape(x, n)) return n->in[0];
+        if (x->kind == HG_GOP_RESHAPE) {
+            hg_gnode m = *n;
+            m.in[0] = x->in[0];
+            return simplify(c, &m);
+        }
+        if (!reshape_moves(c->g, n->in[0], n, 0)) return -3;
     } else {
         int32_t ax = n->op;
         const hg_gnode* y = &c->g->nodes[n->in[1]];
@@ -279,7 +349,8 @@ static int32_t simplify_view(canon* c, const hg_gnode* n) {
 
 static int32_t simplify(void* vc, const hg_gnode* n) {
     canon* c = vc;
-    if (n->kind == HG_GOP_PERMUTE || n->kind == HG_GOP_SLICE || n->kind == HG_GOP_CONCAT) {
+    if (n->kind == HG_GOP_PERMUTE || n->kind == HG_GOP_SLICE || n->kind == HG_GOP_CONCAT ||
+        n->kind == HG_GOP_RESHAPE) {
         int32_t r = simplify_view(c, n);
         if (r != -3) return r;
     }

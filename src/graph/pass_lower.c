@@ -342,6 +342,7 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
         if (x < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: %%%d reads a node with no value", (int)id); break; }
         hg_step_kind kind = n->kind == HG_GOP_REDUCE ? HG_STEP_REDUCE
                             : n->kind == HG_GOP_SOFTMAX ? HG_STEP_SOFTMAX
+                            : n->kind == HG_GOP_NORM ? HG_STEP_NORM
                             : n->kind == HG_GOP_MATMUL ? HG_STEP_MATMUL
                             : n->kind == HG_GOP_RESHAPE ? HG_STEP_RESHAPE
                             : n->kind == HG_GOP_PERMUTE || n->kind == HG_GOP_SLICE ? HG_STEP_VIEW
@@ -351,14 +352,19 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
                          hg_gnode_op_name(n));
             break;
         }
-        int nin = kind == HG_STEP_MATMUL ? 2 : 1;
+        int nin = kind == HG_STEP_MATMUL ? 2 : kind == HG_STEP_NORM ? 3 : 1;
         hg_plan_step* st = new_step(&L, kind, id, nin, 1);
         if (!st) goto oom;
         st->in[0] = x;
-        if (nin == 2) {
-            st->in[1] = L.value_of[n->in[1]];
-            if (st->in[1] < 0) { s = hg_error(HG_ERR_INTERNAL, "graph lower: matmul operand has no value"); break; }
+        for (int i = 1; i < nin; i++) {
+            st->in[i] = L.value_of[n->in[i]];
+            if (st->in[i] < 0) {
+                s = hg_error(HG_ERR_INTERNAL, "graph lower: %s operand %d has no value",
+                             hg_gnode_op_name(n), i);
+                break;
+            }
         }
+        if (s) break;
         int view = kind == HG_STEP_RESHAPE || kind == HG_STEP_VIEW;
         int32_t v = new_value(&L, id, view ? HG_HOME_VIEW : HG_HOME_SLOT, -1);
         if (v < 0) goto oom;

@@ -11,6 +11,7 @@
 #include "ops/common/op_common.h"
 #include "tensor/tensor_internal.h"
 #include "ops/reduce/reduce.h"
+#include "ops/rows/norm.h"
 #include "ops/rows/softmax.h"
 #include "ops/linalg/matmul.h"
 
@@ -168,7 +169,7 @@ hg_status hg_graph_compile_opts(hg_graph gh, hg_executor exh, const hg_compile_o
     for (int32_t i = 0; i < p->nsteps; i++) {
         hg_step_kind k = p->steps[i].kind;
         if (k == HG_STEP_EW || k == HG_STEP_EW_REDUCE) p->info.kernels++;
-        else if (k == HG_STEP_REDUCE || k == HG_STEP_SOFTMAX || k == HG_STEP_MATMUL ||
+        else if (k == HG_STEP_REDUCE || k == HG_STEP_SOFTMAX || k == HG_STEP_NORM || k == HG_STEP_MATMUL ||
                  k == HG_STEP_ARANGE)
             p->info.library_calls++;
     }
@@ -238,7 +239,8 @@ hg_status hg_plan_info_get(hg_plan h, hg_plan_info* out) {
 
 static const char* step_name(hg_step_kind k) {
     static const char* const names[HG_STEP_KIND_COUNT] = {
-        "kernel", "kernel+reduce", "call hg_reduce", "call hg_softmax", "call hg_matmul",
+        "kernel", "kernel+reduce", "call hg_reduce", "call hg_softmax", "call hg_norm",
+        "call hg_matmul",
         "call hg_arange", "view reshape", "copy", "view", "concat"};
     return (unsigned)k < HG_STEP_KIND_COUNT ? names[k] : "?";
 }
@@ -456,7 +458,8 @@ static hg_status run_concat(const hg_plan_obj* p, const hg_plan_step* st, const 
 static void trace_step(const hg_plan_obj* p, const hg_plan_step* st, int32_t i,
                        const hg_tensor* out, hg_trace_span* sp) {
     static const char* const kinds[HG_STEP_KIND_COUNT] = {
-        "fused elementwise", "fused elementwise + reduction", "reduction", "softmax", "matmul",
+        "fused elementwise", "fused elementwise + reduction", "reduction", "softmax", "norm",
+        "matmul",
         "arange", "reshape", "copy", "view", "concat"};
     char name[48];
     snprintf(name, sizeof name, "step %d: %s", (int)i, hg_gnode_op_name(&p->ir.nodes[st->node]));
@@ -526,6 +529,13 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
         case HG_STEP_MATMUL:
             s = hg_matmul_into(&c, &ins[0], &ins[1], &outs[0]);
             break;
+        case HG_STEP_NORM: {   // the same row kernels as hg_layer_norm / hg_rms_norm
+            const hg_gnode* n = &p->ir.nodes[st->node];
+            const hg_tensor* w = (n->aux2 & HG_GNORM_WEIGHT) ? &ins[1] : NULL;
+            const hg_tensor* b = (n->aux2 & HG_GNORM_BIAS) ? &ins[2] : NULL;
+            s = hg_norm_into(&c, n->op, &ins[0], (int32_t)n->aux, w, b, n->value.f, &outs[0]);
+            break;
+        }
         case HG_STEP_ARANGE:
             s = hg_arange(&outs[0], 0.0, 1.0);
             break;

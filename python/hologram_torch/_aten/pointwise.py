@@ -284,12 +284,16 @@ def _addmm(b, dt, bias, x, y):
 
 
 def _layer_norm_item(b, dt, i, x, nnorm, w, bias, eps):
-    """native_layer_norm(x, shape, w, bias, eps)[i]: 0 (x - mean) * rstd * w + bias, 1 the
-    mean, 2 rstd (the graph compiler computes the shared statistics once: hash-consing). The
-    statistics in float64, as the op table's C kernel (hg_layer_norm) has them: the squared
-    deviations of a float32 row cannot overflow (ATen's float accumulation gives NaN or
+    """native_layer_norm(x, shape, w, bias, eps)[i]: 0 the normalized x, a graph norm node (the
+    op table's row kernel hg_layer_norm as one step of the plan: one pass per row); 1 the mean
+    and 2 rstd (for the backward) in graph nodes, the graph compiler computing the shared
+    statistics once (hash-consing). The statistics in float64, as the row kernel has them: the
+    squared deviations of a float32 row cannot overflow (ATen's float accumulation gives NaN or
     rstd = 0 there: docs/torch.md)."""
     x = b.t(x, dt)
+    if i == 0:
+        return b.g.norm(x, nnorm, -1 if w is None else b.t(w, dt),
+                        -1 if bias is None else b.t(bias, dt), float(eps))
     nd = len(b.g.node_info(x)[1])
     axes = tuple(range(nd - nnorm, nd))
     x64 = b.t(Ref(x), torch.float64)

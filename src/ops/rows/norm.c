@@ -542,3 +542,12 @@ done:
     free(b_owned);
     return s;
 }
+
+hg_status hg_norm_into(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
+                       const hg_tensor* weight, const hg_tensor* bias, double eps,
+                       const hg_tensor* out) {
+    if (hg_op_route_of(c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE)
+        return hg_dev_rows(c, rms ? HG_DEV_RMS_NORM : HG_DEV_LAYER_NORM, x, x->ndim - nnorm,
+                           weight, rms ? NULL : bias, eps, out);
+    return hg_norm_rows(c, rms, x, nnorm, weight, bias, eps, out, NULL, NULL);
+}

@@ -16,4 +16,11 @@ hg_status hg_norm_rows(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
                        const hg_tensor* weight, const hg_tensor* bias, double eps,
                        const hg_tensor* out, const hg_tensor* mean, const hg_tensor* rstd);
 
+// The graph compiler's norm step (HG_GOP_NORM): hg_norm_rows without statistics on the host,
+// the device row kernels on a device; x, weight, bias and out as checked when the graph was
+// built (weight and bias of x's dtype, NULL where absent).
+hg_status hg_norm_into(hg_op_ctx* c, int rms, const hg_tensor* x, int32_t nnorm,
+                       const hg_tensor* weight, const hg_tensor* bias, double eps,
+                       const hg_tensor* out);
+
 #endif
