@@ -524,6 +524,51 @@ def test_layer_norm_joins_the_cluster(dtype, affine, nnorm):
     check(ref, gm, torch.randn(4, 16))
 
 
+def _rms(h, w, dims=(-1,), p=2):
+    """RMSNorm as Hugging Face's Llama writes it."""
+    return w * (h * torch.rsqrt(h.pow(p).mean(dims, keepdim=True) + 1e-6))
+
+
+def _plan_text(gm):
+    k = kernels(gm)[0].target
+    return "".join(p.print() for p in k._plans.values())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_rms_norm_becomes_a_norm_step(dtype):
+    """x * rsqrt(mean(x ** 2, trailing dims) + eps) (RMSNorm written out, as in Llama) is one
+    norm step of the plan, between the residual add's kernel and the weight's; against the
+    float64 graph on random and special values (a row with inf or NaN is NaN, a zero row 0).
+    Other exponents or dims stay elementwise nodes and reductions; the gradients (AOT, the
+    rsqrt saved for the backward) match eager."""
+    shape = (6, 5, 16)
+    for dims, p, norm_step in (((-1,), 2, True), ((-2, -1), 2, True), ((1,), 2, False),
+                               ((-1,), 3, False)):
+        def f(x, r, w):
+            h = x + r
+            return h, _rms(h, w, dims, p)
+        wshape = shape[-len(dims):] if norm_step else shape[-1:]
+        def args():
+            x, r = special(shape, dtype), torch.randn(shape, dtype=dtype, generator=GEN)
+            x[2, 3] = r[2, 3] = 0.0
+            return x, r, torch.randn(wshape, dtype=dtype, generator=GEN)
+        ref, gm = fuse(f, *args(), clusters=1)
+        for _ in range(3):
+            a = args()
+            want = [w.to(dtype) for w in ref(*[t.double() for t in a])]
+            got = gm(*a)
+            for w_, g_ in zip(want, got):
+                assert g_.dtype == dtype and g_.shape == w_.shape and g_.stride() == w_.stride()
+                # rows holding 1e30: torch's float32 x ** 2 overflows (rstd 0, the row 0); the
+                # norm step's float64 sum of squares does not (docs/torch.md)
+                big = (a[0] + a[1]).abs().amax(-1, keepdim=True) > 1e18
+                ok = ~big.expand_as(w_) if dtype == torch.float32 else torch.ones_like(w_, dtype=torch.bool)
+                torch.testing.assert_close(g_[ok], w_[ok], equal_nan=True, rtol=1e-4, atol=1e-5)
+        assert ("call hg_norm" in _plan_text(gm)) == norm_step, (dims, p, _plan_text(gm))
+    for dt in (torch.float32, torch.float64):
+        _aot_like_eager(lambda x, w: (_rms(x * 2, w) * x).sum(), [(8, 32), (32,)], dt)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_row_reductions_on_both_threads(dtype):
     """Inside a plan row reductions from 32 Ki elements run on the executor's threads (the

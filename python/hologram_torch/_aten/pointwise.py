@@ -450,10 +450,57 @@ def lower(gm, node):
         return None
     if "self" in k and "input" not in k:   # normalization names a Tensor self "input"
         k["input"] = k["self"]
-    low = _lower(t, k, val)
+    low = _lower_rms_norm(gm, node, val) if t is aten.mul.Tensor else None
+    low = low or _lower(t, k, val)
     if low is None or not _operands_ok(node, val, low.operands):
         return None
     return low
+
+
+def _call_args(gm, node, target):
+    """node's normalized keyword arguments when it calls target, else None."""
+    if not isinstance(node, torch.fx.Node) or node.op != "call_function" or node.target is not target:
+        return None
+    k = _args(gm, node)
+    if k is not None and "self" in k and "input" not in k:
+        k["input"] = k["self"]
+    return k
+
+
+def _lower_rms_norm(gm, node, val):
+    """x * rsqrt(mean(x ** 2, trailing dims, keepdim) + eps), RMSNorm as Hugging Face's Llama
+    (and T5, Mistral, Qwen) write it: a graph norm node (rms), the row kernel of the op table's
+    hg_rms_norm in one pass per row (its sum of squares in float64; torch's in float32 differs
+    by rounding). The weight multiply after it stays an elementwise node."""
+    k = _args(gm, node)
+    if k is None or val.dtype not in FLOAT:
+        return None
+    for x, r in ((k.get("input"), k.get("other")), (k.get("other"), k.get("input"))):
+        xv = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
+        kr = _call_args(gm, r, aten.rsqrt.default)
+        ka = kr and _call_args(gm, kr["input"], aten.add.Tensor)
+        if not ka or xv is None or xv.dtype != val.dtype or tuple(xv.shape) != tuple(val.shape) \
+                or xv.numel() == 0 or ka.get("alpha", 1) != 1:
+            continue
+        for m, eps in ((ka["input"], ka["other"]), (ka["other"], ka["input"])):
+            km = _call_args(gm, m, aten.mean.dim)
+            kp = km and _call_args(gm, km["input"], aten.pow.Tensor_Scalar)
+            if not kp or kp["input"] is not x or kp["exponent"] != 2 or not _is_num(eps) or \
+                    not math.isfinite(eps) or eps < 0 or not km.get("keepdim") or \
+                    km.get("dtype") not in (None, val.dtype):
+                continue
+            nd = xv.dim()
+            dims = sorted(d % nd for d in km.get("dim") or ())
+            n = len(dims)
+            if n and dims == list(range(nd - n, nd)):
+                return Lowering(_rms_norm, val.dtype, (x, r, n, float(eps)))
+    return None
+
+
+def _rms_norm(b, dt, x, rstd, nnorm, eps):
+    """rstd (the matched rsqrt) stays an operand, so the cluster keeps the mul's edges; the
+    graph compiler drops it where nothing else reads it."""
+    return b.g.norm(b.t(x, dt), nnorm, -1, -1, eps, True)
 
 
 def _lower(t, k, val):
