@@ -128,8 +128,9 @@ static int pushable(const hg_gnode* x) {
 }
 
 // View v applied to operand o of a node of rank nd and shape pshape that broadcasts o (o's dims
-// align with the last ones). The node, -1 on error, -3 when that needs a reshape (a permute
-// moving one of the broadcast leading dims between o's own).
+// align with the last ones). The node, -1 on error. A permute that moves one of the broadcast
+// leading dims between o's own (a (T, D) table read by a (B, H, T, D) -> (B, T, H, D)
+// transpose) views o with those dims as 1s: a reshape of o to rank nd, then the permute.
 static int32_t view_operand(canon* c, const hg_gnode* v, int32_t nd, const int64_t* pshape,
                             int32_t o) {
     hg_gnode on = c->g->nodes[o];
@@ -143,7 +144,25 @@ static int32_t view_operand(canon* c, const hg_gnode* v, int32_t nd, const int64
     if (v->kind == HG_GOP_PERMUTE) {
         int32_t p[HG_MAX_DIMS], identity = 1;
         for (int32_t i = 0; i < lead; i++)
-            if (hg_gperm_get(v, i) >= lead) return -3;
+            if (hg_gperm_get(v, i) >= lead) {
+                int64_t rs[HG_MAX_DIMS];
+                for (int32_t d = 0; d < nd; d++) rs[d] = d < lead ? 1 : on.shape[d - lead];
+                hg_gnode r = hg_gnode_make(HG_GOP_RESHAPE, 0, on.dtype, nd, rs);
+                r.in[0] = o;
+                int32_t ro = simplify(c, &r);
+                if (ro < 0) return ro;
+                w.in[0] = ro;
+                w.ndim = nd;
+                for (int32_t d = 0; d < nd; d++) w.shape[d] = r.shape[hg_gperm_get(v, d)];
+                int32_t wo = simplify(c, &w), k = 0;
+                while (k < nd && w.shape[k] == 1) k++;
+                if (wo < 0 || k == 0) return wo;
+                // leading 1s of a broadcast operand say nothing: dropped (kernels then see the
+                // operand's own rank, as the rest of the graph's broadcasts)
+                hg_gnode s = hg_gnode_make(HG_GOP_RESHAPE, 0, on.dtype, nd - k, w.shape + k);
+                s.in[0] = wo;
+                return simplify(c, &s);
+            }
         for (int32_t j = 0; j < on.ndim; j++) {
             p[j] = hg_gperm_get(v, lead + j) - lead;
             w.shape[j] = on.shape[p[j]];
@@ -284,6 +303,19 @@ static int32_t simplify_view(canon* c, const hg_gnode* n) {
             m.aux = hg_gperm_pack(n->ndim, p);
             return simplify(c, &m);
         }
+        // Moving only dims of size 1 keeps C order: a reshape (kernels read it as a plain
+        // broadcast, not through gathered strides), where that reshape moves on as far as the
+        // permute would. Not of a slice, which a reshape may copy.
+        int kept = x->kind != HG_GOP_SLICE;
+        for (int32_t i = 0, last = -1; kept && i < n->ndim; i++) {
+            int32_t d = hg_gperm_get(n, i);
+            if (x->shape[d] == 1) continue;
+            kept = d > last;
+            last = d;
+        }
+        hg_gnode m = hg_gnode_make(HG_GOP_RESHAPE, 0, n->dtype, n->ndim, n->shape);
+        m.in[0] = n->in[0];
+        if (kept && (!pushable(x) || reshape_moves(c->g, n->in[0], &m, 0))) return simplify(c, &m);
     } else if (n->kind == HG_GOP_SLICE) {
         int32_t ax = n->op;
         if (n->aux == 0 && (n->aux2 == 1 || n->shape[ax] <= 1) && n->shape[ax] == x->shape[ax])
