@@ -283,15 +283,16 @@ def _addmm(b, dt, bias, x, y):
     return b.bin("add", _matmul(b, dt, x, y), b.t(bias, dt))
 
 
-def _layer_norm_item(b, dt, i, x, nnorm, w, bias, eps):
-    """native_layer_norm(x, shape, w, bias, eps)[i]: 0 the normalized x, a graph norm node (the
-    op table's row kernel hg_layer_norm as one step of the plan: one pass per row); 1 the mean
-    and 2 rstd (for the backward) in graph nodes, the graph compiler computing the shared
+def _layer_norm_item(b, dt, i, x, nnorm, w, bias, eps, step):
+    """native_layer_norm(x, shape, w, bias, eps)[i]: with step (the graph reads no statistics:
+    inference) the output as a graph norm node (the op table's row kernel hg_layer_norm as one
+    step of the plan: one pass per row); else all three in graph nodes, 0 the normalized x,
+    1 the mean and 2 rstd (for the backward), the graph compiler computing the shared
     statistics once (hash-consing). The statistics in float64, as the row kernel has them: the
     squared deviations of a float32 row cannot overflow (ATen's float accumulation gives NaN or
     rstd = 0 there: docs/torch.md)."""
     x = b.t(x, dt)
-    if i == 0:
+    if step:
         return b.g.norm(x, nnorm, -1 if w is None else b.t(w, dt),
                         -1 if bias is None else b.t(bias, dt), float(eps))
     nd = len(b.g.node_info(x)[1])
@@ -471,7 +472,8 @@ def _lower_rms_norm(gm, node, val):
     """x * rsqrt(mean(x ** 2, trailing dims, keepdim) + eps), RMSNorm as Hugging Face's Llama
     (and T5, Mistral, Qwen) write it: a graph norm node (rms), the row kernel of the op table's
     hg_rms_norm in one pass per row (its sum of squares in float64; torch's in float32 differs
-    by rounding). The weight multiply after it stays an elementwise node."""
+    by rounding), where nothing else reads the rsqrt (inference). The weight multiply after it
+    stays an elementwise node."""
     k = _args(gm, node)
     if k is None or val.dtype not in FLOAT:
         return None
@@ -482,6 +484,8 @@ def _lower_rms_norm(gm, node, val):
         if not ka or xv is None or xv.dtype != val.dtype or tuple(xv.shape) != tuple(val.shape) \
                 or xv.numel() == 0 or ka.get("alpha", 1) != 1:
             continue
+        if len(r.users) != 1:   # the rsqrt is read elsewhere (saved for the backward): its
+            continue            # reduction runs anyway, and the product is one kernel more
         for m, eps in ((ka["input"], ka["other"]), (ka["other"], ka["input"])):
             km = _call_args(gm, m, aten.mean.dim)
             kp = km and _call_args(gm, km["input"], aten.pow.Tensor_Scalar)
@@ -731,7 +735,11 @@ def _lower_norm_item(node, val):
               tuple(shape) == tuple(xv.shape[xv.dim() - n:]) and _is_num(eps) and
               math.isfinite(eps) and eps >= 0 and 0 <= i <= 2 and
               all(o is None or _float_tensor(o, dt) for o in (w, bias)))
-        return Lowering(_layer_norm_item, dt, (i, x, n, w, bias, eps)) if ok else None
+        # the norm step where nothing reads the statistics (the backward reads them in
+        # training: computed as graph nodes, the output is one kernel more from them)
+        step = i == 0 and not any(u.target is operator.getitem and u.args[1] != 0 and u.users
+                                  for u in src.users)
+        return Lowering(_layer_norm_item, dt, (i, x, n, w, bias, eps, step)) if ok else None
     if src.target is aten.native_layer_norm_backward.default and len(src.args) == 8 and \
             not src.kwargs:
         g, x, shape, mean, rstd, w, bias, mask = src.args
