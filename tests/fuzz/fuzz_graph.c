@@ -4,7 +4,7 @@
 // The input decodes byte by byte (every byte string is valid; missing bytes read as 0) into a
 // small graph built through the public API (hologram/graph.h): 1-3 inputs of a chosen dtype and
 // small shapes (0-d, empty, broadcastable, strided views), then up to MAX_NODES ops: unary,
-// binary, binary_scalar, constant, where, fma, cast, expand, reshape, reduce, softmax and
+// binary, binary_scalar, constant, where, fma, cast, expand, reshape, reduce, softmax, norm and
 // matmul, with constants from a list of interesting values (0, -0.0, 1, -1, 2, 0.5, NaN, ±inf,
 // integer extremes, 255, ...) so that the rules match often. Each op is applied at the same time
 // to tensors with the eager op library (hg_unary, hg_binary, hg_where, hg_cast, hg_reduce, ...),
@@ -16,7 +16,7 @@
 //   - a graph that builds compiles (hg_graph_compile) and runs on a CPU executor;
 //   - every output has the eager result's dtype and shape and equals it bit for bit (any NaN
 //     matches any NaN: rules.h allows a NaN's sign and payload to change), except downstream of
-//     float sums / means / products / var / std / logsumexp / softmax / matmul, whose summation
+//     float sums / means / products / var / std / logsumexp / softmax / norm / matmul, whose summation
 //     order may depend on fusion and layout (there only dtype and shape are compared);
 //   - the guard elements around every output are untouched; nothing leaks (LeakSanitizer).
 // On a mismatch the graph, the plan and the results of plans compiled without rewrites and
@@ -120,10 +120,10 @@ static int64_t numel(int32_t nd, const int64_t* s) {
 // ---- the graph and its eager mirror ----
 
 typedef enum kind { K_INPUT, K_UNARY, K_BINARY, K_SCALAR, K_CONST, K_WHERE, K_FMA, K_CAST,
-                    K_EXPAND, K_RESHAPE, K_REDUCE, K_SOFTMAX, K_MATMUL } kind;
+                    K_EXPAND, K_RESHAPE, K_REDUCE, K_SOFTMAX, K_MATMUL, K_NORM } kind;
 static const char* const kind_names[] = {"input", "unary", "binary", "scalar", "const", "where",
                                          "fma", "cast", "expand", "reshape", "reduce", "softmax",
-                                         "matmul"};
+                                         "matmul", "norm"};
 
 typedef struct rec {
     kind k;
@@ -182,7 +182,7 @@ static void settle(state* st, kind k, hg_status gs, int32_t node, int eager_ran,
         // Refused by both, which is what counts; different status codes are noted (once per
         // op kind) rather than failed: the graph builder and the view functions word some
         // shape errors differently.
-        static char noted[K_MATMUL + 1];
+        static char noted[K_NORM + 1];
         if (eager_ran && gs != es && !noted[k]) {
             noted[k] = 1;
             fprintf(stderr, "fuzz_graph: note: %s refused with %s by the graph (%s), with %s by the "
@@ -409,9 +409,18 @@ static void one_op(reader* rd, state* st, hg_dtype main_dt, const int64_t* full,
         settle(st, K_REDUCE, gs, node, a->have_ev, es, &ev, 1, exact, 0, 0);
         break;
     }
-    default: {   // softmax / log_softmax, or matmul
+    default: {   // softmax / log_softmax, layer / rms norm, or matmul
         unsigned how = next(rd);
-        if (how & 1) {
+        if ((how & 3) == 2) {   // over the last 1 or 2 dims, no weight or bias
+            rec* a = &st->r[pick(rd, st)];
+            int32_t nnorm = 1 + (int32_t)((how >> 2) & 1);
+            int rms = (how >> 3) & 1;
+            gs = gcall(hg_graph_norm(st->g, a->node, nnorm, -1, -1, 1e-5, rms, &node));
+            if (a->have_ev)
+                es = rms ? hg_rms_norm(&a->ev, nnorm, NULL, 1e-5, &ev)
+                         : hg_layer_norm(&a->ev, nnorm, NULL, NULL, 1e-5, &ev);
+            settle(st, K_NORM, gs, node, a->have_ev, es, &ev, 1, 0, 0, 0);
+        } else if (how & 1) {
             rec* a = &st->r[pick(rd, st)];
             int32_t axis = (int32_t)((how >> 2) % 5) - 2;
             int log = (how >> 1) & 1;
