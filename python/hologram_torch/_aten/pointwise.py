@@ -427,11 +427,15 @@ def _operands_ok(node, val, ops):
 
 
 def _args(gm, node):
+    """node's arguments by name (a Tensor self also as "input"), or None."""
     try:
         p = node.normalized_arguments(gm, normalize_to_only_use_kwargs=True)
     except Exception:   # a schema torch cannot match: leave the node alone
         return None
-    return None if p is None else p.kwargs
+    k = None if p is None else p.kwargs
+    if k is not None and "self" in k and "input" not in k:   # normalization names it "self"
+        k["input"] = k["self"]
+    return k
 
 
 def lower(gm, node):
@@ -449,9 +453,7 @@ def lower(gm, node):
     k = _args(gm, node)
     if k is None:
         return None
-    if "self" in k and "input" not in k:   # normalization names a Tensor self "input"
-        k["input"] = k["self"]
-    low = _lower_rms_norm(gm, node, val) if t is aten.mul.Tensor else None
+    low = _lower_rms_norm(gm, k, val) if t is aten.mul.Tensor else None
     low = low or _lower(t, k, val)
     if low is None or not _operands_ok(node, val, low.operands):
         return None
@@ -459,23 +461,19 @@ def lower(gm, node):
 
 
 def _call_args(gm, node, target):
-    """node's normalized keyword arguments when it calls target, else None."""
+    """node's arguments by name when it calls target, else None."""
     if not isinstance(node, torch.fx.Node) or node.op != "call_function" or node.target is not target:
         return None
-    k = _args(gm, node)
-    if k is not None and "self" in k and "input" not in k:
-        k["input"] = k["self"]
-    return k
+    return _args(gm, node)
 
 
-def _lower_rms_norm(gm, node, val):
+def _lower_rms_norm(gm, k, val):
     """x * rsqrt(mean(x ** 2, trailing dims, keepdim) + eps), RMSNorm as Hugging Face's Llama
     (and T5, Mistral, Qwen) write it: a graph norm node (rms), the row kernel of the op table's
     hg_rms_norm in one pass per row (its sum of squares in float64; torch's in float32 differs
     by rounding), where nothing else reads the rsqrt (inference). The weight multiply after it
-    stays an elementwise node."""
-    k = _args(gm, node)
-    if k is None or val.dtype not in FLOAT:
+    stays an elementwise node. k: the mul's arguments."""
+    if val.dtype not in FLOAT:
         return None
     for x, r in ((k.get("input"), k.get("other")), (k.get("other"), k.get("input"))):
         xv = _tensor_val(x) if isinstance(x, torch.fx.Node) else None
