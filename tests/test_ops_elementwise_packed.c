@@ -259,6 +259,33 @@ static int f32_case(hg_executor ex, const int64_t* shape, const hg_tensor* t,
     return ok;
 }
 
+// The rotary in its output's layout (torch keeps q's (B, S, H, D) memory for q * cos + ...):
+// out and a are (B, S, H, D) memory viewed as (B, H, S, D), b an (S, D) table broadcast, c
+// contiguous (B, H, S, D). The lanes run in the output's order, where the run next to the rows
+// is H rows; when that is short and S rows of D make a tile, S moves next to the rows
+// (ewise_rows.c move_to_rows: a and the output then gathered and scattered per tile, b and c
+// read in place). out = a * b + c against a float64 reference.
+static int output_order_case(hg_executor ex, int64_t B, int64_t H, int64_t S, int64_t D) {
+    hg_dtype dt = HG_DTYPE_F32;
+    int64_t shape[4] = {B, H, S, D}, qshape[4] = {B, S, H, D}, tshape[2] = {S, D};
+    int64_t numel = B * H * S * D;
+    hg_buffer ba = make_buf(ex, dt, numel, 37), bb = make_buf(ex, dt, S * D, 53);
+    hg_buffer bc = make_buf(ex, dt, numel, 11), bo = make_buf(ex, dt, numel, 5);
+    hg_tensor q, a, b, c, oq, o;
+    whole(ba, 4, qshape, &q);
+    CHECK_OK(hg_tensor_permute(&q, (const int32_t[]){0, 2, 1, 3}, &a));
+    whole(bb, 2, tshape, &b);
+    whole(bc, 4, shape, &c);
+    whole(bo, 4, qshape, &oq);
+    CHECK_OK(hg_tensor_permute(&oq, (const int32_t[]){0, 2, 1, 3}, &o));
+    hg_tensor t[4] = {a, b, c, o};
+    hg_buffer buf[4] = {ba, bb, bc, bo};
+    char what[96];
+    snprintf(what, sizeof what, "rotary in the output's layout (%lld, %lld, %lld, %lld)",
+             (long long)B, (long long)H, (long long)S, (long long)D);
+    return f32_case(ex, shape, t, buf, what);
+}
+
 // Packed tiles run as the rows of one launch (ewise_rows.c run_tiles_as_rows) with a gathered
 // operand broadcast in any pattern — (B, H, 1, D) repeats one row over each run (its sub-rows
 // 0 apart), (B, H, S, 1) has lanes 0 apart (the loop's path) —: a = q permuted as in
@@ -456,6 +483,12 @@ int main(void) {
         rotary_case(ex, 2, 5, 100, 81, 0);  // runs of 8100 lanes, D not a multiple of 16
         for (unsigned keep = 0; keep < 16; keep++)   // every broadcast pattern of b
             repeated_row_case(ex, keep & 1 ? 2 : 3, 4, keep & 2 ? 64 : 17, 64, keep);
+        output_order_case(ex, 4, 4, 64, 64);   // S moves next to the rows: tiles of 4096
+        output_order_case(ex, 2, 3, 17, 64);   // tiles of 1088 lanes
+        output_order_case(ex, 2, 2, 100, 81);  // tiles of 8100 lanes, D not a multiple of 16
+        output_order_case(ex, 2, 20, 64, 64);  // runs of H = 20 rows (no operand in place there)
+        output_order_case(ex, 2, 3, 200, 64);  // S's tile too long: packed as before
+        output_order_case(ex, 1, 2, 8, 64);    // S's tile too short: packed as before
         block_rows_case(ex, 3, 4, 5, 129);
         block_rows_case(ex, 2, 3, 64, 200);
         half_rows_case(ex, 4, 4, 64, 32);

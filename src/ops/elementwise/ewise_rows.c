@@ -307,8 +307,56 @@ static int run_tiles_as_rows(hg_ew_kernel* k, const ew_variant* v, const ew_layo
     return 1;
 }
 
+// Whether a tile of one run of dim d (d's rows of cols lanes) has a size run_tiles_as_rows
+// takes and leaves some operand in place (its rows adjacent along d).
+static int run_fits(const ew_layout* L, int32_t nops, int32_t d) {
+    int32_t od = L->ndim - 1;
+    int64_t cols = L->size[od], lanes = L->size[d] * cols;
+    if (lanes > EW_PACK_LANES || lanes < EW_PACK_MIN_TILE) return 0;
+    for (int32_t o = 0; o < nops; o++)
+        if (L->cls[o] == CL_STRIDED && L->stride[o][od] == 1 && L->stride[o][d] == cols) return 1;
+    return 0;
+}
+
+// L with outer dim d moved next to the rows' dim (the others keep their order), the operands
+// classed again: elementwise results do not depend on the order the lanes run in. Where the
+// run next to the rows is short (a (B, T, H, D) output over a (B, H, T, D) operand: runs of
+// H = 4 rows) and another dim's is a tile (T = 64 rows of D), its tiles run as rows on the
+// backend's threads, where packing gathered 8192 lanes at a time on the caller (Llama's rotary
+// under its output's layout, docs/performance.md).
+static void move_to_rows(const ew_layout* L, int32_t nops, int32_t d, ew_layout* M) {
+    int32_t od = L->ndim - 1, at = 0, order[HG_MAX_DIMS];
+    for (int32_t i = 0; i < od; i++)
+        if (i != d) order[at++] = i;
+    order[at++] = d;
+    order[at] = od;
+    *M = *L;
+    M->nstrided = 0;
+    for (int32_t i = 0; i <= od; i++) M->size[i] = L->size[order[i]];
+    for (int32_t o = 0; o < nops; o++) {
+        if (L->cls[o] == CL_SCALAR) continue;
+        int64_t expect = 1;
+        int linear = 1;
+        for (int32_t i = od; i >= 0; i--) {
+            M->stride[o][i] = L->stride[o][order[i]];
+            linear &= M->stride[o][i] == expect;
+            expect *= M->size[i];
+        }
+        M->cls[o] = linear ? CL_LINEAR : CL_STRIDED;
+        M->nstrided += !linear;
+    }
+}
+
 static hg_status run_packed(hg_ew_kernel* k, const hg_ew_arg* in, const hg_ew_arg* out,
                             const ew_layout* L) {
+    ew_layout M;
+    if (L->ndim > 2 && !run_fits(L, k->nops, L->ndim - 2))
+        for (int32_t d = L->ndim - 3; d >= 0; d--)
+            if (run_fits(L, k->nops, d)) {
+                move_to_rows(L, k->nops, d, &M);
+                L = &M;
+                break;
+            }
     const hg_ew_expr* e = &k->e;
     int32_t nin = e->ninputs, nops = k->nops, od = L->ndim - 1;   // od: the outer dims
     int64_t cols = L->size[od], nrows = L->numel / cols, runs = L->size[od - 1];
