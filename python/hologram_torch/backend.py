@@ -205,8 +205,12 @@ def hologram_backend(gm, example_inputs, **options):
     # AOTAutograd makes a training (joint) graph on the same condition
     training = torch.is_grad_enabled() and any(
         isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs)
+    # The min-cut partitioner (inductor's): the forward saves fewer tensors and the backward
+    # recomputes cheap pointwise values (never a random one) inside its fused kernels
+    from functorch.compile import min_cut_rematerialization_partition
     return aot_autograd(fw_compiler=_compiler("forward"), bw_compiler=_compiler("backward"),
                         inference_compiler=_compiler("inference"),
+                        partition_fn=min_cut_rematerialization_partition,
                         decompositions=decompositions(training))(gm, example_inputs)
 
 
