@@ -24,7 +24,7 @@ from collections import Counter
 
 import torch
 
-from ._aten.attention import ungroup_kv_heads
+from ._aten.attention import ungroup_kv_heads, ungroup_kv_heads_joint
 from ._aten.fuse import fuse_elementwise
 from ._aten.patterns import gelu_tanh_formula
 from ._aten.table import TABLE
@@ -205,13 +205,19 @@ def hologram_backend(gm, example_inputs, **options):
     # AOTAutograd makes a training (joint) graph on the same condition
     training = torch.is_grad_enabled() and any(
         isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs)
-    # The min-cut partitioner (inductor's): the forward saves fewer tensors and the backward
-    # recomputes cheap pointwise values (never a random one) inside its fused kernels
-    from functorch.compile import min_cut_rematerialization_partition
     return aot_autograd(fw_compiler=_compiler("forward"), bw_compiler=_compiler("backward"),
-                        inference_compiler=_compiler("inference"),
-                        partition_fn=min_cut_rematerialization_partition,
+                        inference_compiler=_compiler("inference"), partition_fn=_partition,
                         decompositions=decompositions(training))(gm, example_inputs)
+
+
+def _partition(joint_module, joint_inputs, **kwargs):
+    """The joint graph's passes (ungroup_kv_heads_joint: grouped key / value heads read by
+    the attention and its backward op, nothing saved of repeat_kv's copies), then the min-cut
+    partitioner (inductor's): the forward saves fewer tensors and the backward recomputes
+    cheap pointwise values (never a random one) inside its fused kernels."""
+    from functorch.compile import min_cut_rematerialization_partition
+    ungroup_kv_heads_joint(joint_module)
+    return min_cut_rematerialization_partition(joint_module, joint_inputs, **kwargs)
 
 
 def _register_in(registry):

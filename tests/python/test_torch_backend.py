@@ -245,9 +245,10 @@ def _repeat_kv(x, r):
 @pytest.mark.parametrize("train", [False, True], ids=["eval", "train"])
 def test_grouped_kv_heads_read_without_copies(train):
     """Llama's grouped keys and values (repeat_kv's copies before the attention): the attention
-    reads the 2 key / value heads in place for the 4 query heads (the pass ungroup_kv_heads:
-    no clone left in the inference graph), causal and masked; outputs and float64 gradients
-    as eager. A repeat the pass does not know (a head order other than repeat_kv's) keeps its
+    reads the 2 key / value heads in place for the 4 query heads (the passes ungroup_kv_heads
+    and, in training, ungroup_kv_heads_joint: no clone left in the inference graph or the
+    training forward; the backward op's key / value gradients are the group sums), causal and
+    masked; outputs and float64 gradients as eager. A repeat the pass does not know (a head order other than repeat_kv's) keeps its
     copy."""
     torch.manual_seed(2)
     proj = nn.Linear(16, 64).double()
@@ -271,13 +272,16 @@ def test_grouped_kv_heads_read_without_copies(train):
         torch.testing.assert_close(got, want)
         graph = [r for r in backend.reports() if r.graph == ("forward" if train else "inference")][-1]
         assert graph.hologram["_scaled_dot_product_flash_attention_for_cpu"] == 1
-        if not train:
-            copies = graph.torch["clone"] + graph.hologram["clone"]
-            assert (copies == 0) == (order == "hf"), graph
+        # no copy left in the inference graph, nor in the training forward (the joint graph's
+        # pass ungroup_kv_heads_joint: the backward op reads the grouped heads too)
+        copies = graph.torch["clone"] + graph.hologram["clone"]
+        assert (copies == 0) == (order == "hf"), graph
         if train:
             (g,) = torch.autograd.grad((got ** 2).sum(), x)
             (w,) = torch.autograd.grad((want ** 2).sum(), x)
             torch.testing.assert_close(g, w)
+            bw = [r for r in backend.reports() if r.graph == "backward"][-1]
+            assert bw.hologram["_scaled_dot_product_flash_attention_for_cpu_backward"] == 1
 
 
 def test_report_counts_where_nodes_ran():

@@ -8,6 +8,7 @@ query that attends no key, as ATen); the backward op
 (hg_scaled_dot_product_attention_backward: the probabilities recomputed from that logsumexp,
 one task per key/value head). Dropout must be 0."""
 import math
+import operator
 
 import torch
 
@@ -208,6 +209,100 @@ def ungroup_kv_heads(gm):
             work.extend(n.all_input_nodes)
             graph.erase_node(n)
             erased.add(n)
+    if made:
+        graph.lint()
+        gm.recompile()
+    return made
+
+
+_SQUEEZES = (aten.squeeze.dims, aten.squeeze.dim)
+
+
+def _summed_over_group(grad, x):
+    """The node that sums grad (a gradient of rep = repeat_kv(x, r), (B, Hkv * r, S, D)) back
+    to x's shape as AOTAutograd writes repeat_kv's backward: view (B, Hkv, r, S, D), sum over
+    dim 2 (kept), squeeze dim 2; else None."""
+    b, h, s, d = x.meta["val"].shape
+    users = list(grad.users)
+    if len(users) != 1 or not _call(users[0], *_RESHAPES):
+        return None
+    view = users[0]
+    rv = view.meta.get("val")
+    if not isinstance(rv, torch.Tensor) or rv.dim() != 5 or tuple(rv.shape[:2]) != (b, h) or \
+            tuple(rv.shape[3:]) != (s, d) or len(view.users) != 1:
+        return None
+    total = next(iter(view.users))
+    if not (_call(total, aten.sum.dim_IntList) and list(total.args[1]) in ([2], [-3]) and
+            (total.args[2] if len(total.args) > 2 else total.kwargs.get("keepdim", False)) and
+            "dtype" not in total.kwargs and len(total.users) == 1):
+        return None
+    sq = next(iter(total.users))
+    dims = sq.args[1] if len(sq.args) > 1 else None
+    if not (_call(sq, *_SQUEEZES) and dims in (2, -3, [2], [-3])):
+        return None
+    return sq
+
+
+def ungroup_kv_heads_joint(gm):
+    """ungroup_kv_heads on AOTAutograd's joint (forward and backward) graph, before the
+    partition: there the repeated keys / values are also what the backward op reads, so they
+    are saved (a copy per layer and operand in the training forward) and the backward op's
+    gradients for them are summed back over each group (a view and a sum per operand). Where
+    the backward op reads the same copies and its gradient for each is summed exactly as
+    repeat_kv's backward does, both ops take the grouped tensor and the backward op's gradient
+    is that sum (hologram's backward sums over the query heads that read a key / value head).
+    Returns how many operands it changed."""
+    graph, made = gm.graph, 0
+    bw_op = aten._scaled_dot_product_flash_attention_for_cpu_backward.default
+    for node in list(graph.nodes):
+        if not _call(node, aten._scaled_dot_product_flash_attention_for_cpu.default):
+            continue
+        for i in (1, 2):
+            rep = node.args[i]
+            x = _grouped_source(rep)
+            if x is None:
+                continue
+            bws = [u for u in rep.users if u is not node]
+            if not bws or not all(_call(u, bw_op) and u.args[i + 1] is rep and
+                                  u.args[1] is node.args[0] and
+                                  all(a is not rep for j, a in enumerate(u.args) if j != i + 1)
+                                  for u in bws):
+                continue
+            sums = []
+            for u in bws:
+                gets = [g for g in u.users if _call(g, operator.getitem) and g.args[1] == i]
+                sq = _summed_over_group(gets[0], x) if len(gets) == 1 else None
+                if sq is None:
+                    break
+                sums.append((u, gets[0], sq))
+            if len(sums) != len(bws):
+                continue
+            xv = x.meta["val"]
+            args, saved = list(node.args), [(u, u.args, u.meta["val"]) for u in bws]
+            node.args = tuple(x if j == i else a for j, a in enumerate(args))
+            for u, get, sq in sums:
+                vals = list(u.meta["val"])
+                vals[i] = sq.meta["val"]
+                u.args = tuple(x if j == i + 1 else a for j, a in enumerate(u.args))
+                u.meta["val"] = tuple(vals) if isinstance(u.meta["val"], tuple) else vals
+            if not _sdpa_accepts(node) or not all(_sdpa_bw_accepts(u) for u, _, _ in sums) or \
+                    tuple(xv.shape) != tuple(sums[0][2].meta["val"].shape):
+                node.args = tuple(args)
+                for u, a, v in saved:
+                    u.args, u.meta["val"] = a, v
+                continue
+            for u, get, sq in sums:
+                get.meta["val"] = sq.meta["val"]
+                sq.replace_all_uses_with(get)
+            made += 1
+            work, erased = [rep] + [sq for _, _, sq in sums], set()
+            while work:   # the copies and the sums nothing reads now
+                n = work.pop()
+                if n in erased or n.users or n.op != "call_function" or n is x:
+                    continue
+                work.extend(n.all_input_nodes)
+                graph.erase_node(n)
+                erased.add(n)
     if made:
         graph.lint()
         gm.recompile()
