@@ -404,6 +404,28 @@ static void test_concat_random(void) {
     }
 }
 
+// Concat parts copied by the concat step (views of inputs: no kernel writes them in place) of
+// 32768 elements and more, which plan_run.c copy_part splits over the executor's threads along
+// the longest dim other than the axis: the rotary's halves of a head-permuted q swapped (rows
+// of 32 floats), and permuted halves joined along the heads.
+static void test_concat_large_parts(void) {
+    dgraph d = {0};
+    CHECK_OK(hg_graph_create(&d.g));
+    int64_t B = 4, S = 64, H = 4, D = 64;
+    dn q = d_input(&d, 4, (int64_t[]){B, S, H, D});
+    int32_t perm[4] = {0, 2, 1, 3};
+    dn qt = keep(d_permute(&d, q, perm, perm));
+    dn x1 = keep(d_slice(&d, qt, 3, 0, D / 2, 1));
+    dn x2 = keep(d_slice(&d, qt, 3, D / 2, HG_SLICE_NONE, 1));
+    d_output(&d, keep(d_concat(&d, 2, (dn[]){x2, x1}, 3)));
+    dn h1 = keep(d_slice(&d, qt, 1, 2, HG_SLICE_NONE, 1));
+    dn h0 = keep(d_slice(&d, qt, 1, 0, 2, 1));
+    d_output(&d, keep(d_concat(&d, 3, (dn[]){h1, h0, h1}, 1)));
+    d_check(&d, "concat of large copied parts");
+    d_free(&d, NULL, 0);
+    pool_free();
+}
+
 // Rotary embedding as Llama's graph has it: x * cos + cat(-x[..., h:], x[..., :h]) * sin, on a
 // head-permuted x; plus a reduction over an axis of a permuted product.
 static void test_rotary_and_reductions(void) {
@@ -845,6 +867,7 @@ static void run(int on_device) {
     test_permute_random();
     test_slice_random();
     test_concat_random();
+    test_concat_large_parts();
     test_rotary_and_reductions();
     test_concat_parts_in_place();
     test_canonical();
