@@ -49,8 +49,10 @@ hg_status hg_pass_canonicalize(hg_gir* g, hg_executor_obj* ex, const hg_compile_
 // a group that the kernels reading it recompute, with no step of its own, is marked
 // HG_GROUP_RECOMPUTED there.
 #define HG_GROUP_RECOMPUTED (-2)
+// emit_at[gid]: the node id at which the group's kernel runs (its root, or an earlier one where
+// a later sibling group joined it: pass_fuse.c merge_siblings); -1 for a group left empty.
 hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngroups,
-                       int32_t* fused_reduce);
+                       int32_t* fused_reduce, int32_t* emit_at);
 
 // ---- plans ----
 typedef enum hg_step_kind {
@@ -137,7 +139,7 @@ typedef struct hg_plan_obj {
 
 // lower + plan: builds the steps, values and slots of p from the fused IR.
 hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
-                        const int32_t* fused_reduce);
+                        const int32_t* fused_reduce, const int32_t* emit_at);
 hg_status hg_pass_plan(hg_plan_obj* p);
 // Releases everything a plan owns (not its handle).
 void hg_plan_release(hg_plan_obj* p);

@@ -168,8 +168,171 @@ static int choose_recomputed(const fuse_ctx* f, int32_t ng, int32_t* red, char* 
     return 0;
 }
 
+// Sibling kernels: two plain groups of one shape where the later one (B) reads what the earlier
+// one (A) reads or computes run as one kernel at A's place, storing what either stores: Llama's
+// SiLU backward wrote sigmoid(gate) in one kernel, read it with the gradient and gate in a
+// second (d_up, read by a matmul) and again in a third (d_gate). B joins A when every value it
+// reads from outside is computed before A's place (so the merged kernel can run there); a
+// plain group read only by the merged one (the sigmoid) then joins it too, its value no longer
+// stored. Concat parts and groups with fused or recomputed reductions stay as they are.
+typedef struct merge_ctx {
+    const fuse_ctx* f;
+    const int32_t* red;
+    int32_t *emit, *members;
+    char* seen;
+} merge_ctx;
+
+// Every value the members of group k read from outside groups a and k is ready before position
+// `at` (computed by a step before it), and none of k's members is read by a concat.
+static int ready_before(const merge_ctx* m, int32_t k, int32_t a, int32_t at) {
+    const hg_gir* g = m->f->g;
+    const int32_t* group = m->f->group;
+    for (int32_t id = 0; id < g->n; id++) {
+        if (group[id] != k) continue;
+        const hg_gnode* n = &g->nodes[id];
+        for (int i = 0; i < hg_gop_table[n->kind].arity; i++) {
+            int32_t o = n->in[i], og = group[o];
+            if (og == k || og == a || (g->nodes[o].kind == HG_GOP_CONST && og < 0)) continue;
+            if (o >= at) return 0;
+            if (og >= 0 && (m->red[og] == HG_GROUP_RECOMPUTED || m->emit[og] >= at)) return 0;
+        }
+        for (int32_t i = m->f->cons_start[id]; i < m->f->cons_start[id + 1]; i++)
+            if (g->nodes[m->f->cons[i]].kind == HG_GOP_CONCAT) return 0;
+    }
+    return 1;
+}
+
+// Members of a and b, distinct outside operands, and values stored (read outside the union, or
+// outputs, and the union's last member) of the union of groups a and b.
+static void union_counts(const merge_ctx* m, int32_t a, int32_t b, int32_t* nodes,
+                         int32_t* inputs, int32_t* stored) {
+    const fuse_ctx* f = m->f;
+    const hg_gir* g = f->g;
+    int32_t last = -1;
+    *nodes = *inputs = *stored = 0;
+    memset(m->seen, 0, (size_t)g->n);
+    for (int32_t id = 0; id < g->n; id++) {
+        int32_t k = f->group[id];
+        if (k != a && k != b) continue;
+        last = id;
+        ++*nodes;
+        const hg_gnode* n = &g->nodes[id];
+        for (int i = 0; i < hg_gop_table[n->kind].arity; i++) {
+            int32_t o = n->in[i], og = f->group[o];
+            if (og == a || og == b || m->seen[o] || g->nodes[o].kind == HG_GOP_CONST) continue;
+            m->seen[o] = 1;
+            ++*inputs;
+        }
+    }
+    for (int32_t id = 0; id < last; id++) {
+        int32_t k = f->group[id];
+        if (k != a && k != b) continue;
+        int out = f->is_output[id];
+        for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1] && !out; i++)
+            out = f->group[f->cons[i]] != a && f->group[f->cons[i]] != b;
+        *stored += out;
+    }
+    ++*stored;   // the last member
+}
+
+// Whether group b reads a value group a reads or computes.
+static int shares(const merge_ctx* m, int32_t a, int32_t b) {
+    const fuse_ctx* f = m->f;
+    const hg_gir* g = f->g;
+    memset(m->seen, 0, (size_t)g->n);
+    for (int32_t id = 0; id < g->n; id++) {
+        if (f->group[id] != a) continue;
+        m->seen[id] = 1;
+        const hg_gnode* n = &g->nodes[id];
+        for (int i = 0; i < hg_gop_table[n->kind].arity; i++) m->seen[n->in[i]] = 1;
+    }
+    for (int32_t id = 0; id < g->n; id++) {
+        if (f->group[id] != b) continue;
+        const hg_gnode* n = &g->nodes[id];
+        for (int i = 0; i < hg_gop_table[n->kind].arity; i++)
+            if (m->seen[n->in[i]] && g->nodes[n->in[i]].kind != HG_GOP_CONST) return 1;
+    }
+    return 0;
+}
+
+static int32_t root_of_group(const fuse_ctx* f, int32_t k) {
+    int32_t r = -1;
+    for (int32_t id = 0; id < f->g->n; id++)
+        if (f->group[id] == k) r = id;
+    return r;
+}
+
+static int fits(const merge_ctx* m, int32_t a, int32_t b) {
+    int32_t nodes, inputs, stored;
+    union_counts(m, a, b, &nodes, &inputs, &stored);
+    return nodes <= HG_EW_MAX_NODES / 4 && inputs <= HG_EW_MAX_INPUTS &&
+           stored <= HG_EW_MAX_OUTPUTS;
+}
+
+static void join(merge_ctx* m, int32_t a, int32_t b) {
+    int32_t* group = m->f->group;
+    for (int32_t id = 0; id < m->f->g->n; id++)
+        if (group[id] == b) group[id] = a;
+    m->members[a] += m->members[b];
+    m->members[b] = 0;
+    m->emit[b] = -1;
+}
+
+// Group c's members are read only by c itself and group a.
+static int read_only_by(const fuse_ctx* f, int32_t c, int32_t a) {
+    for (int32_t id = 0; id < f->g->n; id++) {
+        if (f->group[id] != c) continue;
+        if (f->is_output[id] || f->cons_start[id] == f->cons_start[id + 1]) return 0;
+        for (int32_t i = f->cons_start[id]; i < f->cons_start[id + 1]; i++)
+            if (f->group[f->cons[i]] != c && f->group[f->cons[i]] != a) return 0;
+    }
+    return 1;
+}
+
+static void merge_siblings(const fuse_ctx* f, int32_t ng, const int32_t* red, int32_t* emit,
+                           char* seen) {
+    const hg_gir* g = f->g;
+    int32_t* members = calloc((size_t)ng + 1, sizeof *members);
+    if (!members) return;   // an optimization: without memory the groups stay as they are
+    merge_ctx m = {f, red, emit, members, seen};
+    for (int32_t id = 0; id < g->n; id++)
+        if (f->group[id] >= 0) members[f->group[id]]++;
+    for (int32_t b = 1; b < ng; b++) {
+        if (red[b] != -1 || !members[b]) continue;
+        int32_t rb = root_of_group(f, b);
+        for (int32_t a = b - 1; a >= 0; a--) {
+            if (red[a] != -1 || !members[a] || emit[a] < 0) continue;
+            int32_t ra = root_of_group(f, a);
+            if (!hg_gir_same_shape(&g->nodes[ra], &g->nodes[rb]) || !shares(&m, a, b) ||
+                !ready_before(&m, b, a, emit[a]) || !ready_before(&m, a, b, emit[a]) ||
+                !fits(&m, a, b))
+                continue;
+            join(&m, a, b);
+            // Groups read only by the union now join it (their values no longer stored).
+            int32_t root = rb > ra ? rb : ra;
+            for (int changed = 1; changed;) {
+                changed = 0;
+                for (int32_t c = 0; c < ng; c++) {
+                    if (c == a || red[c] != -1 || !members[c] || emit[c] < 0) continue;
+                    int32_t rc = root_of_group(f, c);
+                    if (!hg_shape_broadcasts_to(g->nodes[rc].ndim, g->nodes[rc].shape,
+                                                g->nodes[root].ndim, g->nodes[root].shape) ||
+                        !recompute_ok(&g->nodes[rc], &g->nodes[root]) ||
+                        !read_only_by(f, c, a) || !ready_before(&m, c, a, emit[a]) ||
+                        !fits(&m, a, c))
+                        continue;
+                    join(&m, a, c);
+                    changed = 1;
+                }
+            }
+            break;
+        }
+    }
+    free(members);
+}
+
 hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngroups,
-                       int32_t* fused_reduce) {
+                       int32_t* fused_reduce, int32_t* emit_at) {
     int32_t n = g->n;
     fuse_ctx f = {g, calloc((size_t)n + 1, sizeof(int32_t)), NULL, calloc((size_t)n + 1, 1), group};
     char* seen = malloc((size_t)n + 1);
@@ -272,6 +435,10 @@ hg_status hg_pass_fuse(const hg_gir* g, int fusion, int32_t* group, int32_t* ngr
         red[gid] = id;
     }
     if (fusion && choose_recomputed(&f, ng, red, seen)) goto oom;
+    for (int32_t k = 0; k < ng; k++) emit_at[k] = -1;
+    for (int32_t id = 0; id < n; id++)
+        if (group[id] >= 0) emit_at[group[id]] = id;   // a group's kernel runs at its root
+    if (fusion) merge_siblings(&f, ng, red, emit_at, seen);
     for (int32_t k = 0; k < ng; k++) fused_reduce[k] = red[k];
     *ngroups = ng;
     goto done;

@@ -11,6 +11,7 @@ typedef struct lower_ctx {
     hg_plan_obj* p;
     int32_t* value_of;      // node -> value (-1: none)
     int32_t cap_values, cap_steps;
+    char* read_outside;     // node -> read by a node outside its group (stored by its kernel)
 } lower_ctx;
 
 static int32_t new_value(lower_ctx* L, int32_t node, hg_value_home home, int32_t index) {
@@ -139,7 +140,7 @@ static hg_status build_expr(lower_ctx* L, int32_t gid, int32_t root, const int32
         s = hg_ew_output(e, en[root], r->dtype);
     }
     for (int32_t id = 0; id < root && !s; id++)
-        if (group[id] == gid && is_output[id]) {
+        if (group[id] == gid && (is_output[id] || L->read_outside[id])) {
             outs[(*nouts)++] = id;
             s = hg_ew_output(e, en[id], g->nodes[id].dtype);
         }
@@ -234,9 +235,10 @@ static void place_concat_parts(hg_plan_obj* p) {
 }
 
 hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
-                        const int32_t* fused_reduce) {
+                        const int32_t* fused_reduce, const int32_t* emit_at) {
     const hg_gir* g = &p->ir;
-    lower_ctx L = {p, malloc((size_t)(g->n + 1) * sizeof(int32_t)), 0, 0};
+    lower_ctx L = {p, malloc((size_t)(g->n + 1) * sizeof(int32_t)), 0, 0,
+                   calloc((size_t)g->n + 1, 1)};
     char* is_output = calloc((size_t)g->n + 1, 1);
     char* reduce_done = calloc((size_t)g->n + 1, 1);
     char* absorbed = calloc((size_t)g->n + 1, 1);
@@ -246,12 +248,18 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
     hg_status s = HG_OK;
     p->input_value = malloc(((size_t)p->ninputs + 1) * sizeof(int32_t));
     p->output_value = malloc(((size_t)p->noutputs + 1) * sizeof(int32_t));
-    if (!L.value_of || !is_output || !reduce_done || !absorbed || !root_of || !e || !p->input_value ||
+    if (!L.value_of || !L.read_outside || !is_output || !reduce_done || !absorbed || !root_of || !e ||
+        !p->input_value ||
         !p->output_value) {
         s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
         goto done;
     }
     for (int32_t i = 0; i < g->n; i++) L.value_of[i] = -1;
+    for (int32_t id = 0; id < g->n; id++)
+        for (int i = 0; i < hg_gop_table[g->nodes[id].kind].arity; i++) {
+            int32_t o = g->nodes[id].in[i];
+            if (group[o] >= 0 && group[o] != group[id]) L.read_outside[o] = 1;
+        }
     for (int32_t i = 0; i < g->noutputs; i++) is_output[g->outputs[i]] = 1;
     if ((s = mark_absorbed(g, is_output, absorbed))) goto done;
     for (int32_t k = 0; k < ngroups; k++) root_of[k] = -1;
@@ -269,13 +277,14 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
             continue;
         }
         if (gid >= 0) {
-            if (root_of[gid] != id) continue;
+            if (emit_at[gid] != id) continue;
             if (fused_reduce && fused_reduce[gid] == HG_GROUP_RECOMPUTED) continue;
+            int32_t r = root_of[gid];   // the kernel runs here; its expression ends at r
             int32_t next, nouts;
             int32_t red = fused_reduce ? fused_reduce[gid] : -1;
             // A fused trailing reduction: the group's root is not stored, only the reduction.
-            if (red >= 0 && !is_output[id]) {
-                if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next,
+            if (red >= 0 && !is_output[r]) {
+                if ((s = build_expr(&L, gid, r, group, fused_reduce, is_output, 1, e, ext, &next,
                                     outs, &nouts)))
                     break;
                 hg_fused_reduce* fr = NULL;
@@ -295,7 +304,7 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
                     st->fred = fr;
                     st->kernel = k;
                     memcpy(st->in, ext, (size_t)next * sizeof *ext);
-                    for (int32_t m = 0; m <= id; m++) st->ew_nodes += group[m] == gid;
+                    for (int32_t m = 0; m <= r; m++) st->ew_nodes += group[m] == gid;
                     int32_t v = new_value(&L, red, HG_HOME_SLOT, -1);
                     if (v < 0) goto oom;
                     st->out[0] = L.value_of[red] = v;
@@ -303,19 +312,19 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
                     continue;
                 }
             }
-            if ((s = build_expr(&L, gid, id, group, fused_reduce, is_output, 1, e, ext, &next, outs,
+            if ((s = build_expr(&L, gid, r, group, fused_reduce, is_output, 1, e, ext, &next, outs,
                                 &nouts)))
                 break;
             hg_ew_kernel* k = NULL;
             if ((s = hg_ew_kernel_create(p->ex, e, &k))) {
-                s = hg_error_prefix(s, "graph lower: kernel for %%%d", (int)id);
+                s = hg_error_prefix(s, "graph lower: kernel for %%%d", (int)r);
                 break;
             }
-            hg_plan_step* st = new_step(&L, HG_STEP_EW, id, next, nouts);
+            hg_plan_step* st = new_step(&L, HG_STEP_EW, r, next, nouts);
             if (!st) { hg_ew_kernel_destroy(k); goto oom; }
             st->kernel = k;
             memcpy(st->in, ext, (size_t)next * sizeof *ext);
-            for (int32_t m = 0; m <= id; m++) st->ew_nodes += group[m] == gid;
+            for (int32_t m = 0; m <= r; m++) st->ew_nodes += group[m] == gid;
             for (int32_t j = 0; j < nouts; j++) {
                 int32_t v = new_value(&L, outs[j], HG_HOME_SLOT, -1);
                 if (v < 0) goto oom;
@@ -400,6 +409,7 @@ done:
     free(reduce_done);
     free(absorbed);
     free(root_of);
+    free(L.read_outside);
     free(e);
     return s;
 }

@@ -152,7 +152,7 @@ hg_status hg_graph_compile_opts(hg_graph gh, hg_executor exh, const hg_compile_o
     p->ex = ex;
     p->ninputs = g->ir.ninputs;
     p->noutputs = g->ir.noutputs;
-    int32_t *group = NULL, *fused = NULL, ngroups = 0;
+    int32_t *group = NULL, *fused = NULL, *emit = NULL, ngroups = 0;
     hg_status s = hg_gir_copy(&p->ir, &g->ir);
     if (s) goto fail;
     if (o->dump) dump_ir(&p->ir, NULL, "build");
@@ -161,10 +161,11 @@ hg_status hg_graph_compile_opts(hg_graph gh, hg_executor exh, const hg_compile_o
     if (o->dump) dump_ir(&p->ir, NULL, "canonicalize");
     group = malloc(((size_t)p->ir.n + 1) * sizeof *group);
     fused = malloc(((size_t)p->ir.n + 1) * sizeof *fused);
-    if (!group || !fused) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn); goto fail; }
-    if ((s = hg_pass_fuse(&p->ir, o->fusion, group, &ngroups, fused))) goto fail;
+    emit = malloc(((size_t)p->ir.n + 1) * sizeof *emit);
+    if (!group || !fused || !emit) { s = hg_error(HG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn); goto fail; }
+    if ((s = hg_pass_fuse(&p->ir, o->fusion, group, &ngroups, fused, emit))) goto fail;
     if (o->dump) dump_ir(&p->ir, group, "fuse");
-    if ((s = hg_pass_lower(p, group, ngroups, fused))) goto fail;
+    if ((s = hg_pass_lower(p, group, ngroups, fused, emit))) goto fail;
     if ((s = hg_pass_plan(p))) goto fail;
     for (int32_t i = 0; i < p->nsteps; i++) {
         hg_step_kind k = p->steps[i].kind;
@@ -182,6 +183,7 @@ hg_status hg_graph_compile_opts(hg_graph gh, hg_executor exh, const hg_compile_o
     }
     free(group);
     free(fused);
+    free(emit);
     p->handle = hg_handle_insert(HG_HANDLE_PLAN, p);
     if (!p->handle) {
         plan_free(p);
@@ -197,6 +199,7 @@ hg_status hg_graph_compile_opts(hg_graph gh, hg_executor exh, const hg_compile_o
 fail:
     free(group);
     free(fused);
+    free(emit);
     plan_free(p);
     return s;
 }

@@ -181,6 +181,19 @@ def _grouped_source(rep):
     return x if ok else None
 
 
+def _erase_unread(graph, nodes):
+    """Erases the call nodes of `nodes` that nothing reads, then those of their inputs that
+    nothing reads then, and so on."""
+    work, erased = list(nodes), set()
+    while work:
+        n = work.pop()
+        if n in erased or n.users or n.op != "call_function":
+            continue
+        work.extend(n.all_input_nodes)
+        graph.erase_node(n)
+        erased.add(n)
+
+
 def ungroup_kv_heads(gm):
     """FX pass: the attention op reads grouped keys and values (fewer heads than the query,
     each shared by a run of query heads) directly, instead of the copies repeat_kv makes of
@@ -201,14 +214,7 @@ def ungroup_kv_heads(gm):
             node.args = tuple(args)
             continue
         made += sum(x is not None for x in new)
-        work, erased = list(old), set()
-        while work:   # the copies nothing reads now
-            n = work.pop()
-            if n in erased or n.users or n.op != "call_function":
-                continue
-            work.extend(n.all_input_nodes)
-            graph.erase_node(n)
-            erased.add(n)
+        _erase_unread(graph, old)   # the copies nothing reads now
     if made:
         graph.lint()
         gm.recompile()
@@ -295,14 +301,7 @@ def ungroup_kv_heads_joint(gm):
                 get.meta["val"] = sq.meta["val"]
                 sq.replace_all_uses_with(get)
             made += 1
-            work, erased = [rep] + [sq for _, _, sq in sums], set()
-            while work:   # the copies and the sums nothing reads now
-                n = work.pop()
-                if n in erased or n.users or n.op != "call_function" or n is x:
-                    continue
-                work.extend(n.all_input_nodes)
-                graph.erase_node(n)
-                erased.add(n)
+            _erase_unread(graph, [rep] + [sq for _, _, sq in sums])   # copies and sums
     if made:
         graph.lint()
         gm.recompile()
