@@ -178,7 +178,7 @@ static int choose_recomputed(const fuse_ctx* f, int32_t ng, int32_t* red, char* 
 typedef struct merge_ctx {
     const fuse_ctx* f;
     const int32_t* red;
-    int32_t *emit, *members;
+    int32_t *emit, *members, *root;
     char* seen;
 } merge_ctx;
 
@@ -255,13 +255,6 @@ static int shares(const merge_ctx* m, int32_t a, int32_t b) {
     return 0;
 }
 
-static int32_t root_of_group(const fuse_ctx* f, int32_t k) {
-    int32_t r = -1;
-    for (int32_t id = 0; id < f->g->n; id++)
-        if (f->group[id] == k) r = id;
-    return r;
-}
-
 static int fits(const merge_ctx* m, int32_t a, int32_t b) {
     int32_t nodes, inputs, stored;
     union_counts(m, a, b, &nodes, &inputs, &stored);
@@ -275,6 +268,7 @@ static void join(merge_ctx* m, int32_t a, int32_t b) {
         if (group[id] == b) group[id] = a;
     m->members[a] += m->members[b];
     m->members[b] = 0;
+    if (m->root[b] > m->root[a]) m->root[a] = m->root[b];
     m->emit[b] = -1;
 }
 
@@ -289,37 +283,40 @@ static int read_only_by(const fuse_ctx* f, int32_t c, int32_t a) {
     return 1;
 }
 
+// Candidates: the SIBLING_WINDOW groups before a group (in root order), where siblings are in
+// practice; the pass stays linear in the graph's size (each check walks the graph).
+#define SIBLING_WINDOW 8
+
 static void merge_siblings(const fuse_ctx* f, int32_t ng, const int32_t* red, int32_t* emit,
                            char* seen) {
     const hg_gir* g = f->g;
-    int32_t* members = calloc((size_t)ng + 1, sizeof *members);
+    int32_t* members = calloc((size_t)ng * 2 + 1, sizeof *members);
     if (!members) return;   // an optimization: without memory the groups stay as they are
-    merge_ctx m = {f, red, emit, members, seen};
+    merge_ctx m = {f, red, emit, members, members + ng, seen};
     for (int32_t id = 0; id < g->n; id++)
-        if (f->group[id] >= 0) members[f->group[id]]++;
+        if (f->group[id] >= 0) members[f->group[id]]++, m.root[f->group[id]] = id;
     for (int32_t b = 1; b < ng; b++) {
         if (red[b] != -1 || !members[b]) continue;
-        int32_t rb = root_of_group(f, b);
-        for (int32_t a = b - 1; a >= 0; a--) {
+        int32_t rb = m.root[b];
+        for (int32_t a = b - 1; a >= 0 && a >= b - SIBLING_WINDOW; a--) {
             if (red[a] != -1 || !members[a] || emit[a] < 0) continue;
-            int32_t ra = root_of_group(f, a);
+            int32_t ra = m.root[a];
             if (!hg_gir_same_shape(&g->nodes[ra], &g->nodes[rb]) || !shares(&m, a, b) ||
                 !ready_before(&m, b, a, emit[a]) || !ready_before(&m, a, b, emit[a]) ||
                 !fits(&m, a, b))
                 continue;
             join(&m, a, b);
             // Groups read only by the union now join it (their values no longer stored).
-            int32_t root = rb > ra ? rb : ra;
+            const hg_gnode* r = &g->nodes[m.root[a]];
+            int32_t lo = a - SIBLING_WINDOW > 0 ? a - SIBLING_WINDOW : 0;
             for (int changed = 1; changed;) {
                 changed = 0;
-                for (int32_t c = 0; c < ng; c++) {
+                for (int32_t c = lo; c < b; c++) {
                     if (c == a || red[c] != -1 || !members[c] || emit[c] < 0) continue;
-                    int32_t rc = root_of_group(f, c);
-                    if (!hg_shape_broadcasts_to(g->nodes[rc].ndim, g->nodes[rc].shape,
-                                                g->nodes[root].ndim, g->nodes[root].shape) ||
-                        !recompute_ok(&g->nodes[rc], &g->nodes[root]) ||
-                        !read_only_by(f, c, a) || !ready_before(&m, c, a, emit[a]) ||
-                        !fits(&m, a, c))
+                    const hg_gnode* cr = &g->nodes[m.root[c]];
+                    if (!hg_shape_broadcasts_to(cr->ndim, cr->shape, r->ndim, r->shape) ||
+                        !recompute_ok(cr, r) || !read_only_by(f, c, a) ||
+                        !ready_before(&m, c, a, emit[a]) || !fits(&m, a, c))
                         continue;
                     join(&m, a, c);
                     changed = 1;
