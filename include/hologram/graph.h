@@ -78,6 +78,12 @@ HG_API hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_
 // and its last nnorm dims, or -1 for none (rms: bias must be -1).
 HG_API hg_status hg_graph_norm(hg_graph g, int32_t x, int32_t nnorm, int32_t weight, int32_t bias,
                                double eps, int rms, int32_t* out_node);
+// The row statistics a layer norm node (hg_graph_norm, rms 0) normalized with, as
+// hg_layer_norm_stats writes them: which 0 the mean, 1 rstd = 1 / sqrt(var + eps); x's dtype,
+// x's shape with the normalized dims as 1. Computed by the norm's own step (no second pass) on
+// host executors; a device's row kernels write no statistics (hg_plan_run: HG_ERR_UNSUPPORTED
+// there, build them as reductions).
+HG_API hg_status hg_graph_norm_stat(hg_graph g, int32_t norm, int which, int32_t* out_node);
 // Marks a node as an output (in the order of the calls).
 HG_API hg_status hg_graph_output(hg_graph g, int32_t node);
 // Node facts (for tracers): dtype, ndim and shape (shape needs HG_MAX_DIMS entries).

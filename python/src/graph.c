@@ -246,6 +246,13 @@ static PyObject* Graph_softmax(HgGraph* self, PyObject* args) {
     return node_result(st_, node, "Graph.softmax");
 }
 
+static PyObject* Graph_norm_stat(HgGraph* self, PyObject* args) {
+    int norm, which, node;
+    if (!PyArg_ParseTuple(args, "ii:norm_stat", &norm, &which) || graph_check(self)) return NULL;
+    hg_status st_ = hg_graph_norm_stat(self->g, norm, which, &node);
+    return node_result(st_, node, "Graph.norm_stat");
+}
+
 static PyObject* Graph_norm(HgGraph* self, PyObject* args) {
     int x, nnorm, w, b, rms = 0, node;
     double eps;
@@ -350,6 +357,8 @@ static PyMethodDef Graph_methods[] = {
     {"softmax", (PyCFunction)Graph_softmax, METH_VARARGS, "softmax(x, axis, log=False) -> node"},
     {"norm", (PyCFunction)Graph_norm, METH_VARARGS,
      "norm(x, nnorm, weight, bias, eps, rms=False) -> node (weight/bias -1: none)"},
+    {"norm_stat", (PyCFunction)Graph_norm_stat, METH_VARARGS,
+     "norm_stat(norm, which) -> node: the mean (0) / rstd (1) of a layer norm node"},
     {"matmul", (PyCFunction)Graph_matmul, METH_VARARGS, "matmul(a, b) -> node"},
     {"output", (PyCFunction)Graph_output, METH_O, "output(node): mark as an output"},
     {"node_info", (PyCFunction)Graph_node_info, METH_O, "node_info(node) -> (dtype_name, shape)"},

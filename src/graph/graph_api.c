@@ -480,6 +480,26 @@ hg_status hg_graph_norm(hg_graph g, int32_t x, int32_t nnorm, int32_t weight, in
     return add(o, &n, out_node);
 }
 
+hg_status hg_graph_norm_stat(hg_graph g, int32_t norm, int which, int32_t* out_node) {
+    static const char fn[] = "hg_graph_norm_stat";
+    static const char* const names[] = {"norm"};
+    hg_graph_obj* o = begin(g, fn, out_node, 1, &norm, names);
+    if (!o) return begin_status();
+    const hg_gnode* m = &o->ir.nodes[norm];
+    if (m->kind != HG_GOP_NORM || m->op != 0)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: node %d is %s; expected a layer norm node "
+                        "(hg_graph_norm with rms 0)", fn, (int)norm, hg_gnode_op_name(m));
+    if (which != 0 && which != 1)
+        return hg_error(HG_ERR_INVALID_ARGUMENT, "%s: which is %d; expected 0 (mean) or 1 (rstd)",
+                        fn, which);
+    int64_t shape[HG_MAX_DIMS] = {0};
+    for (int32_t d = 0; d < m->ndim; d++) shape[d] = d < m->ndim - m->aux ? m->shape[d] : 1;
+    hg_gnode n = hg_gnode_make(HG_GOP_NORM_STAT, which, m->dtype, m->ndim, shape);
+    n.in[0] = norm;
+    n.aux = m->aux;
+    return add(o, &n, out_node);
+}
+
 hg_status hg_graph_matmul(hg_graph g, int32_t a, int32_t b, int32_t* out_node) {
     static const char fn[] = "hg_graph_matmul";
     static const char* const names[] = {"a", "b"};

@@ -27,6 +27,7 @@ const hg_gop_info hg_gop_table[HG_GOP_COUNT] = {
     [HG_GOP_SLICE] = {"slice", 1, 0},
     [HG_GOP_CONCAT] = {"concat", 2, 0},
     [HG_GOP_NORM] = {"norm", 3, 0},
+    [HG_GOP_NORM_STAT] = {"norm_stat", 1, 0},
 };
 _Static_assert(sizeof hg_gop_table / sizeof hg_gop_table[0] == HG_GOP_COUNT, "gop table size");
 
@@ -278,6 +279,16 @@ hg_status hg_gir_verify(const hg_gir* g, const char* after) {
                                 "do not match its %lld normalized dims", after, (int)id,
                                 (long long)n->aux);
         }
+        if (n->kind == HG_GOP_NORM_STAT) {
+            const hg_gnode* m = &g->nodes[n->in[0]];
+            int ok = m->kind == HG_GOP_NORM && m->op == 0 && n->aux == m->aux &&
+                     n->ndim == m->ndim && n->dtype == m->dtype && (n->op == 0 || n->op == 1);
+            for (int32_t d = 0; ok && d < n->ndim; d++)
+                ok = n->shape[d] == (d < n->ndim - n->aux ? m->shape[d] : 1);
+            if (!ok)
+                return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): norm_stat %%%d is not "
+                                "a statistic of the layer norm it reads", after, (int)id);
+        }
         if (n->kind == HG_GOP_INPUT) {
             if (n->aux < 0 || n->aux >= g->ninputs)
                 return hg_error(HG_ERR_INTERNAL, "graph verify (after %s): input %%%d has index "
@@ -359,6 +370,7 @@ const char* hg_gnode_op_name(const hg_gnode* n) {
         return (n->op >= 0 && n->op < HG_REDUCE_COUNT) ? reduce_names[n->op] : "reduce.?";
     case HG_GOP_SOFTMAX: return n->op ? "log_softmax" : "softmax";
     case HG_GOP_NORM: return n->op ? "rms_norm" : "layer_norm";
+    case HG_GOP_NORM_STAT: return n->op ? "norm_rstd" : "norm_mean";
     default: return (n->kind >= 0 && n->kind < HG_GOP_COUNT) ? hg_gop_table[n->kind].name : "?";
     }
 }

@@ -38,6 +38,9 @@ typedef enum hg_gop {
     HG_GOP_NORM,        // layer norm (op 0) / rms norm (op 1) of in[0] over its last aux dims;
                         // in[1] weight, in[2] bias, each in[0] itself where absent (aux2 bits:
                         // HG_GNORM_WEIGHT, HG_GNORM_BIAS); eps in value.f
+    HG_GOP_NORM_STAT,   // the mean (op 0) / rstd (op 1) a layer norm node in[0] normalized with:
+                        // its shape with the last aux (its dims) as 1; no step of its own, an
+                        // output of in[0]'s norm step
     HG_GOP_COUNT
 } hg_gop;
 

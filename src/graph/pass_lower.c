@@ -243,18 +243,22 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
     char* reduce_done = calloc((size_t)g->n + 1, 1);
     char* absorbed = calloc((size_t)g->n + 1, 1);
     int32_t* root_of = malloc(((size_t)ngroups + 1) * sizeof(int32_t));
+    int32_t* stat_of = malloc(((size_t)g->n + 1) * 2 * sizeof(int32_t));   // norm -> stat nodes
     hg_ew_expr* e = malloc(sizeof *e);
     int32_t ext[HG_EW_MAX_INPUTS], outs[HG_EW_MAX_OUTPUTS + 1];
     hg_status s = HG_OK;
     p->input_value = malloc(((size_t)p->ninputs + 1) * sizeof(int32_t));
     p->output_value = malloc(((size_t)p->noutputs + 1) * sizeof(int32_t));
-    if (!L.value_of || !L.read_outside || !is_output || !reduce_done || !absorbed || !root_of || !e ||
+    if (!L.value_of || !L.read_outside || !is_output || !reduce_done || !absorbed || !root_of || !stat_of || !e ||
         !p->input_value ||
         !p->output_value) {
         s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
         goto done;
     }
-    for (int32_t i = 0; i < g->n; i++) L.value_of[i] = -1;
+    for (int32_t i = 0; i < g->n; i++) L.value_of[i] = stat_of[2 * i] = stat_of[2 * i + 1] = -1;
+    for (int32_t id = 0; id < g->n; id++)   // hash-consed: one node per norm and statistic
+        if (g->nodes[id].kind == HG_GOP_NORM_STAT)
+            stat_of[2 * g->nodes[id].in[0] + g->nodes[id].op] = id;
     for (int32_t id = 0; id < g->n; id++)
         for (int i = 0; i < hg_gop_table[g->nodes[id].kind].arity; i++) {
             int32_t o = g->nodes[id].in[i];
@@ -342,6 +346,7 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
             p->steps[p->nsteps - 1].out[0] = L.value_of[id] = v;
             continue;
         }
+        if (n->kind == HG_GOP_NORM_STAT) continue;   // an output of its norm's step
         if (n->kind == HG_GOP_CONCAT) {
             if (absorbed[id]) continue;
             if ((s = lower_concat(&L, id, absorbed))) break;
@@ -362,7 +367,11 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
             break;
         }
         int nin = kind == HG_STEP_MATMUL ? 2 : kind == HG_STEP_NORM ? 3 : 1;
-        hg_plan_step* st = new_step(&L, kind, id, nin, 1);
+        // a layer norm's statistics read by the graph: more outputs of its step
+        int32_t stats[2] = {kind == HG_STEP_NORM ? stat_of[2 * id] : -1,
+                            kind == HG_STEP_NORM ? stat_of[2 * id + 1] : -1};
+        int nout = 1 + (stats[0] >= 0) + (stats[1] >= 0);
+        hg_plan_step* st = new_step(&L, kind, id, nin, nout);
         if (!st) goto oom;
         st->in[0] = x;
         for (int i = 1; i < nin; i++) {
@@ -380,6 +389,12 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
         if (view) p->values[v].src = x;
         p->values[v].strided = kind == HG_STEP_VIEW;
         p->steps[p->nsteps - 1].out[0] = L.value_of[id] = v;
+        for (int j = 0, k = 1; j < 2; j++) {
+            if (stats[j] < 0) continue;
+            int32_t sv = new_value(&L, stats[j], HG_HOME_SLOT, -1);
+            if (sv < 0) goto oom;
+            p->steps[p->nsteps - 1].out[k++] = L.value_of[stats[j]] = sv;
+        }
     }
     // Outputs: computed in place in the caller's tensor where possible, else copied there.
     for (int32_t k = 0; k < g->noutputs && !s; k++) {
@@ -409,6 +424,7 @@ done:
     free(reduce_done);
     free(absorbed);
     free(root_of);
+    free(stat_of);
     free(L.read_outside);
     free(e);
     return s;

@@ -1,5 +1,6 @@
 // Plans: compile (the pass pipeline), run, info, print, destroy, and the executor's list of
 // live plans (destroyed with the executor).
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "base/shape.h"
 #include "graph/graph_internal.h"
 #include "ops/common/op_common.h"
+#include "ops/common/op_dispatch.h"
 #include "tensor/tensor_internal.h"
 #include "ops/reduce/reduce.h"
 #include "ops/rows/norm.h"
@@ -504,6 +506,42 @@ static hg_status run_concat(const hg_plan_obj* p, const hg_plan_step* st, const 
 }
 
 // The "step" span of plan step i (its output's dtype and shape, the step's kind).
+// A layer norm step that also writes its statistics (hg_graph_norm_stat; each NULL where the
+// graph reads none): the host row kernel writes them from the same pass, through a temporary
+// where the tensor is not C-contiguous. A device's row kernels write none (documented: build
+// them as graph nodes there).
+static hg_status run_norm_stats(hg_op_ctx* c, const hg_tensor* x, int32_t nnorm,
+                                const hg_tensor* w, const hg_tensor* b, double eps,
+                                const hg_tensor* out, const hg_tensor* mean,
+                                const hg_tensor* rstd) {
+    if (hg_op_route_of(c, HG_OPF_ROWS, x->dtype) == HG_ROUTE_DEVICE)
+        return hg_error(HG_ERR_UNSUPPORTED, "hg_plan_run: a layer norm's statistics "
+                        "(hg_graph_norm_stat) are computed on host executors only; on this "
+                        "device build them as graph nodes (reductions)");
+    if (hg_view_numel(x) == 0) {   // rows of no element (or none): torch's mean 0, rstd NaN
+        hg_status s = mean ? hg_fill(mean, hg_scalar_f(0.0)) : HG_OK;
+        return s || !rstd ? s : hg_fill(rstd, hg_scalar_f(NAN));
+    }
+    const hg_tensor* st[2] = {mean, rstd};
+    hg_tensor tmp[2];
+    hg_buffer buf[2] = {{0}, {0}};
+    hg_status s = HG_OK;
+    for (int i = 0; i < 2 && !s; i++) {
+        if (!st[i] || hg_tensor_is_c_contiguous(st[i], hg_view_numel(st[i]))) continue;
+        s = hg_buffer_create_ex((hg_executor){c->ex->handle}, x->dtype,
+                                (size_t)hg_view_numel(st[i]), HG_BUFFER_UNINITIALIZED, &buf[i]);
+        if (!s) s = hg_tensor_view(buf[i], st[i]->ndim, st[i]->shape, NULL, 0, &tmp[i]);
+    }
+    if (!s)
+        s = hg_norm_rows(c, 0, x, nnorm, w, b, eps, out, buf[0].handle ? &tmp[0] : mean,
+                         buf[1].handle ? &tmp[1] : rstd);
+    for (int i = 0; i < 2; i++) {
+        if (!s && buf[i].handle) s = hg_tensor_copy(st[i], &tmp[i]);
+        if (buf[i].handle) hg_buffer_destroy(buf[i]);
+    }
+    return s;
+}
+
 static void trace_step(const hg_plan_obj* p, const hg_plan_step* st, int32_t i,
                        const hg_tensor* out, hg_trace_span* sp) {
     static const char* const kinds[HG_STEP_KIND_COUNT] = {
@@ -582,7 +620,15 @@ static hg_status run_steps(hg_plan_obj* p, hg_plan_arena* a, const hg_tensor* in
             const hg_gnode* n = &p->ir.nodes[st->node];
             const hg_tensor* w = (n->aux2 & HG_GNORM_WEIGHT) ? &ins[1] : NULL;
             const hg_tensor* b = (n->aux2 & HG_GNORM_BIAS) ? &ins[2] : NULL;
-            s = hg_norm_into(&c, n->op, &ins[0], (int32_t)n->aux, w, b, n->value.f, &outs[0]);
+            if (st->nout == 1) {
+                s = hg_norm_into(&c, n->op, &ins[0], (int32_t)n->aux, w, b, n->value.f, &outs[0]);
+                break;
+            }
+            const hg_tensor* stat[2] = {NULL, NULL};   // mean, rstd (hg_graph_norm_stat)
+            for (int32_t j = 1; j < st->nout; j++)
+                stat[p->ir.nodes[p->values[st->out[j]].node].op] = &outs[j];
+            s = run_norm_stats(&c, &ins[0], (int32_t)n->aux, w, b, n->value.f, &outs[0], stat[0],
+                               stat[1]);
             break;
         }
         case HG_STEP_ARANGE:

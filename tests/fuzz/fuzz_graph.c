@@ -420,6 +420,21 @@ static void one_op(reader* rd, state* st, hg_dtype main_dt, const int64_t* full,
                 es = rms ? hg_rms_norm(&a->ev, nnorm, NULL, 1e-5, &ev)
                          : hg_layer_norm(&a->ev, nnorm, NULL, NULL, 1e-5, &ev);
             settle(st, K_NORM, gs, node, a->have_ev, es, &ev, 1, 0, 0, 0);
+            if (!gs && !rms && ((how >> 4) & 1) && st->nr < MAX_NODES) {   // a statistic too
+                int which = (how >> 5) & 1;
+                int32_t sn = -1;
+                hg_tensor sv, o;
+                memset(&sv, 0, sizeof sv);
+                memset(&o, 0, sizeof o);
+                hg_status ss = gcall(hg_graph_norm_stat(st->g, node, which, &sn));
+                hg_status se = HG_OK;
+                if (a->have_ev) {
+                    se = hg_layer_norm_stats(&a->ev, nnorm, NULL, NULL, 1e-5, &o,
+                                             which ? NULL : &sv, which ? &sv : NULL);
+                    if (o.buffer.handle) hg_buffer_destroy(o.buffer);
+                }
+                settle(st, K_NORM, ss, sn, a->have_ev, se, &sv, 1, 0, 0, 0);
+            }
         } else if (how & 1) {
             rec* a = &st->r[pick(rd, st)];
             int32_t axis = (int32_t)((how >> 2) % 5) - 2;

@@ -594,9 +594,10 @@ def test_row_reductions_on_both_threads(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_layer_norm_statistics_and_backward(dtype):
-    """Through AOTAutograd: the forward's mean and rstd (saved for the backward) and
-    native_layer_norm_backward's three gradients are graph nodes of the plans; values and
-    gradients against eager."""
+    """Through AOTAutograd: the forward's output, mean and rstd (saved for the backward) come
+    from one norm step of its plan on the CPU (hg_graph_norm_stat: no reductions, no float64
+    copy of the input), native_layer_norm_backward's three gradients are graph nodes of the
+    backward's plan; values and gradients against eager."""
     def fn(x, w, b):
         return (F.layer_norm(torch.tanh(x), (8,), w, b, 1e-5) * x).pow(2).sum()
     graphs = _aot_like_eager(fn, [(6, 4, 8), (8,), (8,)], dtype, atol=1e-4)
@@ -604,6 +605,10 @@ def test_layer_norm_statistics_and_backward(dtype):
     for g in graphs:
         assert not targets(g) & {aten.native_layer_norm.default,
                                  aten.native_layer_norm_backward.default}, g.code
+    fw = "".join(p.print() for k in kernels(graphs[0]) for p in k.target._plans.values())
+    norm_steps = [ln for ln in fw.splitlines() if "call hg_norm" in ln]
+    assert len(norm_steps) == 1 and norm_steps[0].split("<-")[0].count(":out") == 3, fw
+    assert fw.count("call hg_reduce") == 1, fw   # the loss's sum only
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

@@ -63,9 +63,10 @@ class FusedKernel:
     def __repr__(self):
         return f"FusedKernel({', '.join(self.ops)})"
 
-    def build(self, g):
-        """Adds the cluster to the hologram Graph g; returns the output node ids."""
-        b = Build(g)
+    def build(self, g, host=True):
+        """Adds the cluster to the hologram Graph g (for a host executor or not); returns the
+        output node ids."""
+        b = Build(g, host)
         env = [g.input(dt, shape) for dt, shape in self.in_specs]
         for low, ops in self.recipe:
             env.append(low.emit(b, low.dtype, *[Ref(env[o.i]) if isinstance(o, _Slot) else o
@@ -75,7 +76,7 @@ class FusedKernel:
     def _compile(self, ex):
         g = hg._C.Graph()
         try:
-            for o in self.build(g):
+            for o in self.build(g, ex.backend == "cpu"):
                 g.output(o)
             return g.compile(ex)
         finally:

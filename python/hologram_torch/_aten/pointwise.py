@@ -42,8 +42,9 @@ class Ref:
 class Build:
     """Emits nodes into a hologram Graph; t() is an operand in a given torch dtype."""
 
-    def __init__(self, g):
+    def __init__(self, g, host=True):
         self.g = g
+        self.host = host   # for a host (cpu) executor: library steps that exist there only
 
     def t(self, x, dt):
         name = B.DTYPES[dt]
@@ -284,17 +285,18 @@ def _addmm(b, dt, bias, x, y):
 
 
 def _layer_norm_item(b, dt, i, x, nnorm, w, bias, eps, step):
-    """native_layer_norm(x, shape, w, bias, eps)[i]: with step (the graph reads no statistics:
-    inference) the output as a graph norm node (the op table's row kernel hg_layer_norm as one
-    step of the plan: one pass per row); else all three in graph nodes, 0 the normalized x,
-    1 the mean and 2 rstd (for the backward), the graph compiler computing the shared
-    statistics once (hash-consing). The statistics in float64, as the row kernel has them: the
-    squared deviations of a float32 row cannot overflow (ATen's float accumulation gives NaN or
-    rstd = 0 there: docs/torch.md)."""
+    """native_layer_norm(x, shape, w, bias, eps)[i], 0 the normalized x, 1 the mean and 2 rstd
+    (for the backward). As a graph norm node (the op table's row kernel as one step of the
+    plan: one pass per row) with step (the graph reads no statistics: inference) or on a host
+    executor (the statistics come from the same step: hg_graph_norm_stat); else all three in
+    graph nodes, the graph compiler computing the shared statistics once (hash-consing). The
+    statistics in float64, as the row kernel has them: the squared deviations of a float32 row
+    cannot overflow (ATen's float accumulation gives NaN or rstd = 0 there: docs/torch.md)."""
     x = b.t(x, dt)
-    if step:
-        return b.g.norm(x, nnorm, -1 if w is None else b.t(w, dt),
-                        -1 if bias is None else b.t(bias, dt), float(eps))
+    if step or b.host:
+        y = b.g.norm(x, nnorm, -1 if w is None else b.t(w, dt),
+                     -1 if bias is None else b.t(bias, dt), float(eps))
+        return y if i == 0 else b.g.norm_stat(y, i - 1)
     nd = len(b.g.node_info(x)[1])
     axes = tuple(range(nd - nnorm, nd))
     x64 = b.t(Ref(x), torch.float64)
