@@ -612,6 +612,36 @@ def test_layer_norm_statistics_and_backward(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_dropout_backward_joins_the_cluster(dtype):
+    """native_dropout_backward between the residual gradient's add and a GELU backward (GPT-2's
+    training backward) is a node of their kernel: grad * (mask * scale) bit for bit ATen's,
+    NaN where an infinite gradient was dropped, -0 from a negative one."""
+    aten_bw = torch.ops.aten.native_dropout_backward.default
+
+    def f(g, r, mask, x):
+        d = aten_bw(g + r, mask, 1 / 0.9)
+        return torch.ops.aten.gelu_backward(d, x, approximate="tanh")
+    def args():
+        g = special((6, 40), dtype)
+        g[0, :3] = torch.tensor([math.inf, -math.inf, -2.0], dtype=dtype)
+        mask = torch.rand(6, 40, generator=GEN) > 0.1
+        mask[0, :3] = False
+        return g, torch.zeros(6, 40, dtype=dtype), mask, torch.randn(6, 40, dtype=dtype,
+                                                                        generator=GEN)
+    ref, gm = fuse(f, *args(), clusters=1)
+    assert aten_bw not in targets(gm)
+    for _ in range(2):
+        a = args()
+        want, got = aten_bw(a[0] + a[1], a[2], 1 / 0.9), None
+        _, gm2 = fuse(lambda g, r, m: aten_bw(g + r, m, 1 / 0.9), *a[:3], clusters=1)
+        got = gm2(*a[:3])
+        assert torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0))
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(torch.signbit(got), torch.signbit(want))
+        check(ref, gm, *a, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_softmax_joins_the_cluster(dtype):
     """An attention's scores written out (GPT-2 in training: matmul, scale, mask, softmax,
     matmul) is one plan and a log_softmax another: no _softmax / _log_softmax left;

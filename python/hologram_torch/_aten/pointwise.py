@@ -209,6 +209,11 @@ def _threshold_backward(b, dt, grad, x, thr):
     return b.g.where(b.bin("less_equal", b.t(x, dt), b.t(thr, dt)), b.t(0, dt), b.t(grad, dt))
 
 
+def _dropout_backward(b, dt, grad, mask, scale):
+    # ATen: grad * (mask * scale), the mask bool (NaN where an infinite grad was dropped)
+    return b.bin("multiply", b.t(grad, dt), b.bin("multiply", b.t(mask, dt), b.t(scale, dt)))
+
+
 def _sigmoid_backward(b, dt, grad, y):
     y = b.t(y, dt)            # ATen: grad * (1 - y) * y
     return b.bin("multiply", b.bin("multiply", b.t(grad, dt),
@@ -566,6 +571,11 @@ def _lower(t, k, val):
     if t is aten.pow.Scalar:
         return Lowering(_binary("power"), dt, (k["input"], k["exponent"])) \
             if dt in FLOAT else None
+    if t is aten.native_dropout_backward.default:
+        m, scale = k["mask"], k["scale"]
+        mv = _tensor_val(m) if isinstance(m, torch.fx.Node) else None
+        ok = dt in FLOAT and mv is not None and mv.dtype == torch.bool and _is_num(scale)
+        return Lowering(_dropout_backward, dt, (k["grad_output"], m, float(scale))) if ok else None
     if t in _BACKWARD:
         fn, names = _BACKWARD[t]
         return Lowering(fn, dt, tuple(k[n] for n in names)) if dt in FLOAT else None
