@@ -249,9 +249,8 @@ hg_status hg_pass_lower(hg_plan_obj* p, const int32_t* group, int32_t ngroups,
     hg_status s = HG_OK;
     p->input_value = malloc(((size_t)p->ninputs + 1) * sizeof(int32_t));
     p->output_value = malloc(((size_t)p->noutputs + 1) * sizeof(int32_t));
-    if (!L.value_of || !L.read_outside || !is_output || !reduce_done || !absorbed || !root_of || !stat_of || !e ||
-        !p->input_value ||
-        !p->output_value) {
+    if (!L.value_of || !L.read_outside || !is_output || !reduce_done || !absorbed || !root_of ||
+        !stat_of || !e || !p->input_value || !p->output_value) {
         s = hg_error(HG_ERR_OUT_OF_MEMORY, "graph lower: out of memory");
         goto done;
     }

@@ -505,7 +505,6 @@ static hg_status run_concat(const hg_plan_obj* p, const hg_plan_step* st, const 
     return HG_OK;
 }
 
-// The "step" span of plan step i (its output's dtype and shape, the step's kind).
 // A layer norm step that also writes its statistics (hg_graph_norm_stat; each NULL where the
 // graph reads none): the host row kernel writes them from the same pass, through a temporary
 // where the tensor is not C-contiguous. A device's row kernels write none (documented: build
@@ -542,6 +541,7 @@ static hg_status run_norm_stats(hg_op_ctx* c, const hg_tensor* x, int32_t nnorm,
     return s;
 }
 
+// The "step" span of plan step i (its output's dtype and shape, the step's kind).
 static void trace_step(const hg_plan_obj* p, const hg_plan_step* st, int32_t i,
                        const hg_tensor* out, hg_trace_span* sp) {
     static const char* const kinds[HG_STEP_KIND_COUNT] = {
